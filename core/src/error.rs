@@ -335,6 +335,7 @@ pub type FormatResult<T> = Result<T, FormatError>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::string::ToString;
 
     #[test]
     fn display_names_kind_field_batch_and_offset() {
