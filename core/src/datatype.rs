@@ -180,3 +180,169 @@ impl CompressionCodec {
         }
     }
 }
+
+#[cfg(feature = "alloc")]
+pub use logical::DataType;
+
+#[cfg(feature = "alloc")]
+mod logical {
+    use super::{DateUnit, IntervalUnit, Precision, TimeUnit, UnionMode};
+    use crate::schema::Field;
+    use alloc::sync::Arc;
+
+    /// The logical type of an array.
+    ///
+    /// A dictionary-encoded field has its *value* type here and its index type in
+    /// [`Field::dictionary`](crate::schema::Field), as in `Schema.fbs`.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum DataType {
+        /// All values null; no buffers.
+        Null,
+        /// Bit-packed booleans.
+        Boolean,
+        /// Signed 8-bit integer.
+        Int8,
+        /// Signed 16-bit integer.
+        Int16,
+        /// Signed 32-bit integer.
+        Int32,
+        /// Signed 64-bit integer.
+        Int64,
+        /// Unsigned 8-bit integer.
+        UInt8,
+        /// Unsigned 16-bit integer.
+        UInt16,
+        /// Unsigned 32-bit integer.
+        UInt32,
+        /// Unsigned 64-bit integer.
+        UInt64,
+        /// IEEE 754 half precision.
+        Float16,
+        /// IEEE 754 single precision.
+        Float32,
+        /// IEEE 754 double precision.
+        Float64,
+        /// 32-bit decimal with precision and scale.
+        Decimal32(u8, i8),
+        /// 64-bit decimal with precision and scale.
+        Decimal64(u8, i8),
+        /// 128-bit decimal with precision and scale.
+        Decimal128(u8, i8),
+        /// 256-bit decimal with precision and scale.
+        Decimal256(u8, i8),
+        /// Days since the UNIX epoch, i32.
+        Date32,
+        /// Milliseconds since the UNIX epoch, i64.
+        Date64,
+        /// Time of day, i32, in seconds or milliseconds.
+        Time32(TimeUnit),
+        /// Time of day, i64, in microseconds or nanoseconds.
+        Time64(TimeUnit),
+        /// Time since the UNIX epoch, i64, with an optional IANA or `±HH:MM` timezone.
+        Timestamp(TimeUnit, Option<Arc<str>>),
+        /// Elapsed time, i64.
+        Duration(TimeUnit),
+        /// Calendar interval.
+        Interval(IntervalUnit),
+        /// Variable-length bytes, i32 offsets.
+        Binary,
+        /// Variable-length bytes, i64 offsets.
+        LargeBinary,
+        /// Bytes of a fixed width.
+        FixedSizeBinary(i32),
+        /// UTF-8 text, i32 offsets.
+        Utf8,
+        /// UTF-8 text, i64 offsets.
+        LargeUtf8,
+        /// Bytes as 16-byte views into variadic data buffers.
+        BinaryView,
+        /// UTF-8 text as 16-byte views into variadic data buffers.
+        Utf8View,
+        /// Lists, i32 offsets.
+        List(Arc<Field>),
+        /// Lists, i64 offsets.
+        LargeList(Arc<Field>),
+        /// Lists as i32 offsets and sizes.
+        ListView(Arc<Field>),
+        /// Lists as i64 offsets and sizes.
+        LargeListView(Arc<Field>),
+        /// Lists of a fixed length.
+        FixedSizeList(Arc<Field>, i32),
+        /// Named children of equal length.
+        Struct(Arc<[Field]>),
+        /// A list of `entries: struct<key, value>`; the flag says whether keys are sorted.
+        Map(Arc<Field>, bool),
+        /// One of several children per slot; `type_ids[i]` selects `fields[i]`.
+        Union(Arc<[Field]>, Arc<[i8]>, UnionMode),
+        /// Logical values stored as runs: children `run_ends` (i16/i32/i64) and `values`.
+        RunEndEncoded(Arc<[Field; 2]>),
+    }
+
+    impl DataType {
+        /// The child fields of a nested type, in order; empty for flat types.
+        pub fn children(&self) -> &[Field] {
+            match self {
+                DataType::List(f)
+                | DataType::LargeList(f)
+                | DataType::ListView(f)
+                | DataType::LargeListView(f)
+                | DataType::FixedSizeList(f, _)
+                | DataType::Map(f, _) => core::slice::from_ref(f.as_ref()),
+                DataType::Struct(fields) | DataType::Union(fields, _, _) => fields,
+                DataType::RunEndEncoded(pair) => pair.as_slice(),
+                _ => &[],
+            }
+        }
+
+        /// Width in bytes of one value in the fixed-width data buffer, for fixed-width types.
+        pub fn byte_width(&self) -> Option<usize> {
+            use DataType::*;
+            Some(match self {
+                Int8 | UInt8 => 1,
+                Int16 | UInt16 | Float16 => 2,
+                Int32 | UInt32 | Float32 | Date32 | Time32(_) | Decimal32(..) => 4,
+                Int64 | UInt64 | Float64 | Date64 | Time64(_) | Timestamp(..) | Duration(_)
+                | Decimal64(..) => 8,
+                Decimal128(..) => 16,
+                Decimal256(..) => 32,
+                Interval(IntervalUnit::YearMonth) => 4,
+                Interval(IntervalUnit::DayTime) => 8,
+                Interval(IntervalUnit::MonthDayNano) => 16,
+                FixedSizeBinary(w) => usize::try_from(*w).ok()?,
+                _ => return None,
+            })
+        }
+
+        /// The floating-point type of a precision.
+        pub fn float(precision: Precision) -> Self {
+            match precision {
+                Precision::Half => DataType::Float16,
+                Precision::Single => DataType::Float32,
+                Precision::Double => DataType::Float64,
+            }
+        }
+
+        /// The date type of a unit.
+        pub fn date(unit: DateUnit) -> Self {
+            match unit {
+                DateUnit::Day => DataType::Date32,
+                DateUnit::Millisecond => DataType::Date64,
+            }
+        }
+
+        /// Whether values of this type are nested (have child fields).
+        pub fn is_nested(&self) -> bool {
+            !self.children().is_empty() || matches!(self, DataType::Struct(_) | DataType::Union(..))
+        }
+
+        /// Type ids of a union, in child order (empty for other types).
+        pub fn union_type_ids(&self) -> &[i8] {
+            match self {
+                DataType::Union(_, ids, _) => ids,
+                _ => &[],
+            }
+        }
+    }
+
+}

@@ -9,7 +9,29 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod array;
+#[cfg(feature = "alloc")]
+pub mod bytes;
+#[cfg(feature = "alloc")]
+pub mod compression;
 pub mod datatype;
 pub mod error;
+pub mod flatbuffer;
+pub mod format;
+#[cfg(feature = "alloc")]
+pub mod ipc;
+#[cfg(feature = "alloc")]
+pub mod schema;
+pub mod source;
 
+#[cfg(feature = "alloc")]
+pub use array::{ArrayView, RecordBatch};
+#[cfg(feature = "alloc")]
+pub use datatype::DataType;
 pub use error::{Error, FormatError, FormatErrorKind, FormatResult};
+#[cfg(feature = "alloc")]
+pub use ipc::{FileReader, ReaderOptions, StreamReader};
+#[cfg(feature = "alloc")]
+pub use schema::{Field, Schema};
+pub use source::RandomAccess;

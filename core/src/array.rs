@@ -1,0 +1,742 @@
+//! Validated array views: [`ArrayView`] and [`RecordBatch`].
+//!
+//! Unvalidated [`ArrayParts`] (buffers cut from a message body by the IPC decoder, or built in
+//! memory) enter [`ArrayView::try_new`], which checks every rule of the Arrow columnar format once.
+//! Afterwards the accessors cannot fail or panic: they read little-endian values straight from the
+//! borrowed or shared [`Bytes`].
+
+use crate::bytes::Bytes;
+use crate::datatype::{DataType, IntType, UnionMode};
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::schema::{Field, Schema};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+/// A fixed-width little-endian value that can be read from array bytes.
+pub trait Native: Copy + Default {
+    /// Size in bytes.
+    const WIDTH: usize;
+    /// Reads the value from exactly `WIDTH` little-endian bytes (default if the length differs).
+    fn from_le_slice(bytes: &[u8]) -> Self;
+}
+
+macro_rules! native {
+    ($($t:ty),*) => {$(
+        impl Native for $t {
+            const WIDTH: usize = core::mem::size_of::<$t>();
+            #[inline(always)]
+            fn from_le_slice(bytes: &[u8]) -> Self {
+                bytes.try_into().map(<$t>::from_le_bytes).unwrap_or_default()
+            }
+        }
+    )*};
+}
+native!(i8, i16, i32, i64, i128, u8, u16, u32, u64, f32, f64);
+
+/// The values of a dictionary-encoded array: its index type and the dictionary itself.
+#[derive(Debug, Clone)]
+pub struct Dictionary<'a> {
+    /// Integer type of the indices in the array's first buffer.
+    pub index_type: IntType,
+    /// The dictionary's values, shared by every batch that uses it.
+    pub values: Arc<ArrayView<'a>>,
+}
+
+/// The unvalidated parts of an array, as laid out in an IPC message (validity first, apart).
+#[derive(Debug, Clone, Default)]
+pub struct ArrayParts<'a> {
+    /// Logical type (the value type when `dictionary` is set).
+    pub data_type: Option<DataType>,
+    /// Number of slots.
+    pub len: usize,
+    /// Slot offset into the buffers (non-zero for sliced arrays).
+    pub offset: usize,
+    /// Declared number of null slots.
+    pub null_count: usize,
+    /// Validity bitmap, absent when no slot is null.
+    pub validity: Option<Bytes<'a>>,
+    /// The type's other buffers in format order (offsets, data, sizes, type ids, views, …).
+    pub buffers: Vec<Bytes<'a>>,
+    /// Child arrays in field order.
+    pub children: Vec<ArrayView<'a>>,
+    /// The dictionary, for a dictionary-encoded array.
+    pub dictionary: Option<Dictionary<'a>>,
+}
+
+/// A validated array whose buffers are borrowed (`'a`) or shared.
+#[derive(Debug, Clone)]
+pub struct ArrayView<'a> {
+    data_type: DataType,
+    len: usize,
+    offset: usize,
+    null_count: usize,
+    validity: Option<Bytes<'a>>,
+    buffers: Vec<Bytes<'a>>,
+    children: Vec<ArrayView<'a>>,
+    dictionary: Option<Dictionary<'a>>,
+}
+
+fn bad(what: &'static str, index: usize) -> FormatError {
+    FormatErrorKind::InvalidArray {
+        what,
+        index: index as u64,
+    }
+    .into()
+}
+
+fn need(ok: bool, what: &'static str, index: usize) -> FormatResult<()> {
+    if ok { Ok(()) } else { Err(bad(what, index)) }
+}
+
+/// Reads element `i` of a buffer of `T`s; 0 past the end (validation rules that out).
+#[inline(always)]
+fn read<T: Native>(buf: &[u8], i: usize) -> T {
+    let start = i.wrapping_mul(T::WIDTH);
+    buf.get(start..start.wrapping_add(T::WIDTH))
+        .map_or_else(T::default, T::from_le_slice)
+}
+
+/// Whether bit `i` of an LSB-first bitmap is set.
+#[inline(always)]
+pub fn bit(bitmap: &[u8], i: usize) -> bool {
+    bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
+}
+
+/// Number of set bits in `bitmap` in `range`.
+pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
+    let (start, end) = (range.start, range.end);
+    if start >= end {
+        return 0;
+    }
+    let mut count = 0;
+    let mut i = start;
+    while i < end && i % 8 != 0 {
+        count += usize::from(bit(bitmap, i));
+        i += 1;
+    }
+    let whole_end = end - end % 8;
+    if i < whole_end {
+        let bytes = bitmap.get(i / 8..whole_end / 8).unwrap_or_default();
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            count += u64::from_le_bytes(c.try_into().unwrap_or_default()).count_ones() as usize;
+        }
+        count += chunks
+            .remainder()
+            .iter()
+            .map(|b| b.count_ones() as usize)
+            .sum::<usize>();
+        i = whole_end;
+    }
+    while i < end {
+        count += usize::from(bit(bitmap, i));
+        i += 1;
+    }
+    count
+}
+
+fn bytes_for_bits(bits: usize) -> usize {
+    bits.div_ceil(8)
+}
+
+impl<'a> ArrayView<'a> {
+    /// Validates `parts` against every rule of the columnar format for its type.
+    pub fn try_new(parts: ArrayParts<'a>) -> FormatResult<Self> {
+        let data_type = parts
+            .data_type
+            .ok_or(FormatErrorKind::MissingField { what: "array type" })?;
+        let mut array = ArrayView {
+            data_type,
+            len: parts.len,
+            offset: parts.offset,
+            null_count: parts.null_count,
+            validity: parts.validity,
+            buffers: parts.buffers,
+            children: parts.children,
+            dictionary: parts.dictionary,
+        };
+        array.validate()?;
+        Ok(array)
+    }
+
+    fn end(&self) -> FormatResult<usize> {
+        self.offset
+            .checked_add(self.len)
+            .ok_or_else(|| bad("offset + length overflows", self.offset))
+    }
+
+    fn validate(&mut self) -> FormatResult<()> {
+        let end = self.end()?;
+        self.validate_nulls(end)?;
+        self.validate_children_types()?;
+        if let Some(dict) = &self.dictionary {
+            return self.validate_dictionary_indices(dict.index_type, dict.values.len(), end);
+        }
+        self.validate_layout(end)
+    }
+
+    fn validate_nulls(&mut self, end: usize) -> FormatResult<()> {
+        let logical_nulls_only = self.dictionary.is_none()
+            && matches!(
+                self.data_type,
+                DataType::Null | DataType::Union(..) | DataType::RunEndEncoded(..)
+            );
+        if logical_nulls_only {
+            // These types have no validity bitmap; nulls come from their children.
+            need(self.validity.is_none(), "validity bitmap on a type without one", 0)?;
+            self.null_count = if self.data_type == DataType::Null { self.len } else { 0 };
+            return Ok(());
+        }
+        match &self.validity {
+            Some(bitmap) => {
+                need(bitmap.len() >= bytes_for_bits(end), "validity bitmap too short", end)?;
+                let valid = count_set_bits(bitmap, self.offset..end);
+                need(
+                    self.len - valid == self.null_count,
+                    "null count disagrees with validity bitmap",
+                    self.null_count,
+                )
+            }
+            None => need(self.null_count == 0, "nulls declared without a validity bitmap", 0),
+        }
+    }
+
+    fn validate_children_types(&self) -> FormatResult<()> {
+        let fields = if self.dictionary.is_some() { &[][..] } else { self.data_type.children() };
+        need(
+            fields.len() == self.children.len(),
+            "number of children differs from the type",
+            self.children.len(),
+        )?;
+        for (i, (field, child)) in fields.iter().zip(&self.children).enumerate() {
+            let same = match (field.dictionary(), &child.dictionary) {
+                (Some(enc), Some(dict)) => enc.index_type == dict.index_type,
+                (None, None) => true,
+                _ => false,
+            };
+            need(
+                same && child.data_type == *field.data_type(),
+                "child array type differs from its field",
+                i,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn buffer_count(&self, n: usize) -> FormatResult<()> {
+        need(self.buffers.len() == n, "wrong number of buffers", self.buffers.len())
+    }
+
+    /// Checks that buffer `b` holds at least `end` values of `width` bytes.
+    fn fixed_buffer(&self, b: usize, width: usize, end: usize) -> FormatResult<()> {
+        let needed = end
+            .checked_mul(width)
+            .ok_or_else(|| bad("buffer size overflows", end))?;
+        let have = self.buffers.get(b).map_or(0, |b| b.len());
+        need(have >= needed, "buffer too short for the array length", end)
+    }
+
+    fn validate_dictionary_indices(
+        &self,
+        index_type: IntType,
+        dict_len: usize,
+        end: usize,
+    ) -> FormatResult<()> {
+        self.buffer_count(1)?;
+        self.fixed_buffer(0, index_type.byte_width(), end)?;
+        for i in 0..self.len {
+            if self.is_valid(i) {
+                let key = self.dictionary_index(i);
+                need(key < dict_len, "dictionary index out of range", i)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_layout(&self, end: usize) -> FormatResult<()> {
+        use DataType::*;
+        match &self.data_type {
+            Null => self.buffer_count(0),
+            Boolean => {
+                self.buffer_count(1)?;
+                self.fixed_buffer(0, 1, bytes_for_bits(end))
+            }
+            Binary | Utf8 => self.validate_var_binary::<i32>(end),
+            LargeBinary | LargeUtf8 => self.validate_var_binary::<i64>(end),
+            BinaryView | Utf8View => self.validate_views(end),
+            List(_) | Map(..) => self.validate_list_offsets::<i32>(end),
+            LargeList(_) => self.validate_list_offsets::<i64>(end),
+            ListView(_) => self.validate_list_views::<i32>(end),
+            LargeListView(_) => self.validate_list_views::<i64>(end),
+            FixedSizeList(_, size) => {
+                self.buffer_count(0)?;
+                let size = usize::try_from(*size).map_err(|_| bad("negative list size", 0))?;
+                let needed = end.checked_mul(size).ok_or_else(|| bad("list size overflows", end))?;
+                need(self.child(0).is_some_and(|c| c.len >= needed), "child too short for fixed-size lists", end)
+            }
+            Struct(_) => {
+                self.buffer_count(0)?;
+                for (i, child) in self.children.iter().enumerate() {
+                    need(child.len >= end, "struct child shorter than the struct", i)?;
+                }
+                Ok(())
+            }
+            Union(_, type_ids, mode) => self.validate_union(type_ids, *mode, end),
+            RunEndEncoded(_) => self.validate_run_ends(end),
+            other => {
+                self.buffer_count(1)?;
+                let width = other.byte_width().ok_or_else(|| bad("type has no layout", 0))?;
+                self.fixed_buffer(0, width, end)
+            }
+        }
+    }
+
+    /// Offsets `offset..=end` are non-decreasing, start ≥ 0 and end ≤ `limit`.
+    fn validate_offsets<O: Native + Into<i64>>(&self, end: usize, limit: usize) -> FormatResult<()> {
+        if self.len == 0 && self.buffers.first().is_some_and(|b| b.is_empty()) {
+            return Ok(()); // an empty array may omit its offsets
+        }
+        self.fixed_buffer(0, O::WIDTH, end + 1)?;
+        let offsets = self.buffer(0);
+        let mut prev: i64 = read::<O>(offsets, self.offset).into();
+        need(prev >= 0, "negative offset", self.offset)?;
+        for i in self.offset + 1..=end {
+            let cur: i64 = read::<O>(offsets, i).into();
+            need(cur >= prev, "offsets decrease", i)?;
+            prev = cur;
+        }
+        need(
+            usize::try_from(prev).is_ok_and(|p| p <= limit),
+            "offset past the end of the values",
+            end,
+        )
+    }
+
+    fn validate_var_binary<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
+        self.buffer_count(2)?;
+        let data = self.buffer(1);
+        self.validate_offsets::<O>(end, data.len())?;
+        if matches!(self.data_type, DataType::Utf8 | DataType::LargeUtf8) && self.len > 0 {
+            let offsets = self.buffer(0);
+            let first = read::<O>(offsets, self.offset).into() as usize;
+            let last = read::<O>(offsets, end).into() as usize;
+            let text = data.get(first..last).unwrap_or_default();
+            core::str::from_utf8(text).map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
+            // Whole range is UTF-8; each value boundary must also be a char boundary.
+            for i in self.offset..end {
+                let at = read::<O>(offsets, i).into() as usize - first;
+                // A boundary may not fall on a UTF-8 continuation byte (0b10xx_xxxx).
+                let boundary = text.get(at).is_none_or(|b| (*b as i8) >= -0x40);
+                need(boundary, "value boundary splits a UTF-8 character", i)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_views(&self, end: usize) -> FormatResult<()> {
+        need(!self.buffers.is_empty(), "wrong number of buffers", 0)?;
+        self.fixed_buffer(0, 16, end)?;
+        let utf8 = self.data_type == DataType::Utf8View;
+        let views = self.buffer(0);
+        for i in self.offset..end {
+            let view = views.get(i * 16..i * 16 + 16).unwrap_or_default();
+            let len = read::<i32>(view, 0);
+            let len = usize::try_from(len).map_err(|_| bad("negative view length", i))?;
+            let value = if len <= 12 {
+                view.get(4..4 + len).unwrap_or_default()
+            } else {
+                let buffer = usize::try_from(read::<i32>(view, 2))
+                    .map_err(|_| bad("negative view buffer index", i))?;
+                let start = usize::try_from(read::<i32>(view, 3))
+                    .map_err(|_| bad("negative view offset", i))?;
+                let data = self
+                    .buffers
+                    .get(buffer + 1)
+                    .ok_or_else(|| bad("view buffer index out of range", i))?;
+                let value = data
+                    .get(start..start + len)
+                    .ok_or_else(|| bad("view past the end of its buffer", i))?;
+                need(view.get(4..8) == value.get(..4), "view prefix differs from its data", i)?;
+                value
+            };
+            if utf8 {
+                core::str::from_utf8(value).map_err(|_| bad("invalid UTF-8", i))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_list_offsets<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
+        self.buffer_count(1)?;
+        let child_len = self.child(0).map_or(0, |c| c.len);
+        self.validate_offsets::<O>(end, child_len)
+    }
+
+    fn validate_list_views<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
+        self.buffer_count(2)?;
+        self.fixed_buffer(0, O::WIDTH, end)?;
+        self.fixed_buffer(1, O::WIDTH, end)?;
+        let child_len = self.child(0).map_or(0, |c| c.len) as i64;
+        for i in self.offset..end {
+            let start: i64 = read::<O>(self.buffer(0), i).into();
+            let size: i64 = read::<O>(self.buffer(1), i).into();
+            need(start >= 0 && size >= 0, "negative list view offset or size", i)?;
+            need(
+                start.checked_add(size).is_some_and(|e| e <= child_len),
+                "list view past the end of its child",
+                i,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn validate_union(&self, type_ids: &[i8], mode: UnionMode, end: usize) -> FormatResult<()> {
+        let dense = mode == UnionMode::Dense;
+        self.buffer_count(if dense { 2 } else { 1 })?;
+        self.fixed_buffer(0, 1, end)?;
+        if dense {
+            self.fixed_buffer(1, 4, end)?;
+        } else {
+            for (i, child) in self.children.iter().enumerate() {
+                need(child.len >= end, "sparse union child shorter than the union", i)?;
+            }
+        }
+        for i in self.offset..end {
+            let id = read::<i8>(self.buffer(0), i);
+            let child = type_ids
+                .iter()
+                .position(|t| *t == id)
+                .ok_or_else(|| bad("union type id not declared by the type", i))?;
+            if dense {
+                let offset = read::<i32>(self.buffer(1), i);
+                let child_len = self.children.get(child).map_or(0, |c| c.len);
+                need(
+                    usize::try_from(offset).is_ok_and(|o| o < child_len),
+                    "dense union offset out of range",
+                    i,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_run_ends(&self, end: usize) -> FormatResult<()> {
+        self.buffer_count(0)?;
+        let (Some(run_ends), Some(values)) = (self.child(0), self.child(1)) else {
+            return Err(bad("run-end encoded array needs two children", 0));
+        };
+        need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
+        need(values.len >= run_ends.len, "fewer values than runs", values.len)?;
+        let mut prev = 0i64;
+        for i in 0..run_ends.len {
+            let cur = run_ends.integer(i);
+            need(cur > prev, "run ends not strictly increasing", i)?;
+            prev = cur;
+        }
+        need(
+            self.len == 0 || usize::try_from(prev).is_ok_and(|p| p >= end),
+            "run ends stop before the array ends",
+            end,
+        )
+    }
+
+    /// The logical type (the value type for a dictionary-encoded array).
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no slots.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Slot offset into the buffers (children of structs and sparse unions share it).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Number of null slots (logical nulls of unions and run-end encoding not included).
+    pub fn null_count(&self) -> usize {
+        self.null_count
+    }
+
+    /// Whether slot `i` holds a value (unions and run-end encoded arrays: always true here).
+    #[inline(always)]
+    pub fn is_valid(&self, i: usize) -> bool {
+        match &self.validity {
+            Some(bitmap) if self.null_count > 0 => bit(bitmap, self.offset + i),
+            _ => self.null_count == 0,
+        }
+    }
+
+    /// Whether slot `i` is null.
+    #[inline(always)]
+    pub fn is_null(&self, i: usize) -> bool {
+        !self.is_valid(i)
+    }
+
+    /// The validity bitmap's bytes (indexed by `offset() + i`), if the array has one.
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.validity.as_deref()
+    }
+
+    /// Buffer `i` in format order, validity excluded (empty if the type has fewer).
+    #[inline(always)]
+    pub fn buffer(&self, i: usize) -> &[u8] {
+        self.buffers.get(i).map_or(&[], |b| b)
+    }
+
+    /// The raw buffers in format order, validity excluded.
+    pub fn buffers(&self) -> &[Bytes<'a>] {
+        &self.buffers
+    }
+
+    /// The child arrays in field order.
+    pub fn children(&self) -> &[ArrayView<'a>] {
+        &self.children
+    }
+
+    /// Child array `i`.
+    pub fn child(&self, i: usize) -> Option<&ArrayView<'a>> {
+        self.children.get(i)
+    }
+
+    /// The dictionary, for a dictionary-encoded array.
+    pub fn dictionary(&self) -> Option<&Dictionary<'a>> {
+        self.dictionary.as_ref()
+    }
+
+    /// Fixed-width value of slot `i` (Int*, UInt*, Float*, dates, times, …).
+    #[inline(always)]
+    pub fn value<T: Native>(&self, i: usize) -> T {
+        read::<T>(self.buffer(0), self.offset + i)
+    }
+
+    /// The bytes of fixed-width slot `i` (decimals, intervals, fixed-size binary).
+    pub fn fixed_bytes(&self, i: usize) -> &[u8] {
+        let width = self.data_type.byte_width().unwrap_or(0);
+        let start = (self.offset + i) * width;
+        self.buffer(0).get(start..start + width).unwrap_or_default()
+    }
+
+    /// Boolean value of slot `i`.
+    #[inline(always)]
+    pub fn bool_value(&self, i: usize) -> bool {
+        bit(self.buffer(0), self.offset + i)
+    }
+
+    /// Slot `i` of an Int16/32/64 or UInt8–32 array widened to i64 (run ends, indices).
+    pub fn integer(&self, i: usize) -> i64 {
+        let j = self.offset + i;
+        match self.data_type {
+            DataType::Int8 => read::<i8>(self.buffer(0), j).into(),
+            DataType::Int16 => read::<i16>(self.buffer(0), j).into(),
+            DataType::Int32 => read::<i32>(self.buffer(0), j).into(),
+            DataType::Int64 => read::<i64>(self.buffer(0), j),
+            DataType::UInt8 => read::<u8>(self.buffer(0), j).into(),
+            DataType::UInt16 => read::<u16>(self.buffer(0), j).into(),
+            DataType::UInt32 => read::<u32>(self.buffer(0), j).into(),
+            _ => 0,
+        }
+    }
+
+    /// The dictionary index stored in slot `i` of a dictionary-encoded array.
+    pub fn dictionary_index(&self, i: usize) -> usize {
+        let j = self.offset + i;
+        let buf = self.buffer(0);
+        let key: i128 = match self.dictionary.as_ref().map(|d| d.index_type) {
+            Some(IntType { bit_width: 8, signed: true }) => read::<i8>(buf, j).into(),
+            Some(IntType { bit_width: 16, signed: true }) => read::<i16>(buf, j).into(),
+            Some(IntType { bit_width: 32, signed: true }) => read::<i32>(buf, j).into(),
+            Some(IntType { bit_width: 64, signed: true }) => read::<i64>(buf, j).into(),
+            Some(IntType { bit_width: 8, signed: false }) => read::<u8>(buf, j).into(),
+            Some(IntType { bit_width: 16, signed: false }) => read::<u16>(buf, j).into(),
+            Some(IntType { bit_width: 32, signed: false }) => read::<u32>(buf, j).into(),
+            Some(IntType { bit_width: 64, signed: false }) => read::<u64>(buf, j).into(),
+            _ => return usize::MAX,
+        };
+        usize::try_from(key).unwrap_or(usize::MAX)
+    }
+
+    /// The bytes of slot `i` of a Binary, Utf8 (any offset width), view or fixed-size binary array.
+    pub fn bytes_value(&self, i: usize) -> &[u8] {
+        let j = self.offset + i;
+        match self.data_type {
+            DataType::Binary | DataType::Utf8 => {
+                let (s, e) = (read::<i32>(self.buffer(0), j), read::<i32>(self.buffer(0), j + 1));
+                self.buffer(1).get(s as usize..e as usize).unwrap_or_default()
+            }
+            DataType::LargeBinary | DataType::LargeUtf8 => {
+                let (s, e) = (read::<i64>(self.buffer(0), j), read::<i64>(self.buffer(0), j + 1));
+                self.buffer(1).get(s as usize..e as usize).unwrap_or_default()
+            }
+            DataType::BinaryView | DataType::Utf8View => {
+                let view = self.buffer(0).get(j * 16..j * 16 + 16).unwrap_or_default();
+                let len = read::<i32>(view, 0) as usize;
+                if len <= 12 {
+                    view.get(4..4 + len).unwrap_or_default()
+                } else {
+                    let start = read::<i32>(view, 3) as usize;
+                    self.buffer(read::<i32>(view, 2) as usize + 1)
+                        .get(start..start + len)
+                        .unwrap_or_default()
+                }
+            }
+            DataType::FixedSizeBinary(_) => self.fixed_bytes(i),
+            _ => &[],
+        }
+    }
+
+    /// The text of slot `i` of a Utf8, LargeUtf8 or Utf8View array (validated on construction).
+    pub fn str_value(&self, i: usize) -> &str {
+        core::str::from_utf8(self.bytes_value(i)).unwrap_or_default()
+    }
+
+    /// The range of child slots that list slot `i` spans (any list, list view, map or
+    /// fixed-size list).
+    pub fn list_range(&self, i: usize) -> Range<usize> {
+        let j = self.offset + i;
+        let (start, end): (i64, i64) = match self.data_type {
+            DataType::List(_) | DataType::Map(..) => (
+                read::<i32>(self.buffer(0), j).into(),
+                read::<i32>(self.buffer(0), j + 1).into(),
+            ),
+            DataType::LargeList(_) => (read(self.buffer(0), j), read(self.buffer(0), j + 1)),
+            DataType::ListView(_) => {
+                let s: i64 = read::<i32>(self.buffer(0), j).into();
+                (s, s + i64::from(read::<i32>(self.buffer(1), j)))
+            }
+            DataType::LargeListView(_) => {
+                let s: i64 = read(self.buffer(0), j);
+                (s, s.saturating_add(read(self.buffer(1), j)))
+            }
+            DataType::FixedSizeList(_, size) => {
+                let size = i64::from(size);
+                (j as i64 * size, (j as i64 + 1) * size)
+            }
+            _ => (0, 0),
+        };
+        start as usize..end as usize
+    }
+
+    /// For union slot `i`: the index of the selected child and the slot within that child.
+    pub fn union_value(&self, i: usize) -> (usize, usize) {
+        let j = self.offset + i;
+        let (type_ids, dense) = match &self.data_type {
+            DataType::Union(_, ids, mode) => (&ids[..], *mode == UnionMode::Dense),
+            _ => return (0, 0),
+        };
+        let id = read::<i8>(self.buffer(0), j);
+        let child = type_ids.iter().position(|t| *t == id).unwrap_or(0);
+        let slot = if dense { read::<i32>(self.buffer(1), j) as usize } else { j };
+        (child, slot)
+    }
+
+    /// For run-end encoded slot `i`: the index of its run in the `values` child.
+    pub fn run_index(&self, i: usize) -> usize {
+        let Some(run_ends) = self.child(0) else { return 0 };
+        let logical = (self.offset + i) as i64;
+        // First run whose end is greater than the logical index.
+        let (mut lo, mut hi) = (0, run_ends.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if run_ends.integer(mid) <= logical {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The slot range `offset..offset + len` of this array as a new view (no copy).
+    pub fn slice(&self, offset: usize, len: usize) -> FormatResult<Self> {
+        need(
+            offset.checked_add(len).is_some_and(|e| e <= self.len),
+            "slice past the end of the array",
+            offset,
+        )?;
+        let mut sliced = self.clone();
+        sliced.offset += offset;
+        sliced.len = len;
+        sliced.null_count = match &self.validity {
+            Some(bitmap) if self.null_count > 0 => {
+                len - count_set_bits(bitmap, sliced.offset..sliced.offset + len)
+            }
+            _ if self.data_type == DataType::Null => len,
+            _ => 0,
+        };
+        Ok(sliced)
+    }
+}
+
+/// A schema and equal-length columns: one record batch.
+#[derive(Debug, Clone)]
+pub struct RecordBatch<'a> {
+    schema: Arc<Schema>,
+    columns: Vec<ArrayView<'a>>,
+    num_rows: usize,
+}
+
+impl<'a> RecordBatch<'a> {
+    /// Checks that the columns match the schema's fields and all have `num_rows` slots.
+    pub fn try_new(
+        schema: Arc<Schema>,
+        columns: Vec<ArrayView<'a>>,
+        num_rows: usize,
+    ) -> FormatResult<Self> {
+        need(
+            schema.fields().len() == columns.len(),
+            "number of columns differs from the schema",
+            columns.len(),
+        )?;
+        for (i, (field, column)) in schema.fields().iter().zip(&columns).enumerate() {
+            let field_err = |e: FormatError| e.in_field(field.name());
+            need(column.len == num_rows, "column length differs from the batch", i)
+                .map_err(field_err)?;
+            need(
+                column.data_type == *field.data_type()
+                    && column.dictionary.is_some() == field.dictionary().is_some(),
+                "column type differs from its field",
+                i,
+            )
+            .map_err(field_err)?;
+        }
+        Ok(RecordBatch {
+            schema,
+            columns,
+            num_rows,
+        })
+    }
+
+    /// The batch's schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    /// The columns in schema order.
+    pub fn columns(&self) -> &[ArrayView<'a>] {
+        &self.columns
+    }
+
+    /// Column `i`.
+    pub fn column(&self, i: usize) -> Option<&ArrayView<'a>> {
+        self.columns.get(i)
+    }
+
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+
+    /// The field for column `i`.
+    pub fn field(&self, i: usize) -> Option<&Field> {
+        self.schema.fields().get(i)
+    }
+}

@@ -1,0 +1,755 @@
+//! LZ4 frame decoding (`LZ4_FRAME`), written against the LZ4 frame format specification.
+//!
+//! Compressed bytes enter as one slice holding one or more frames (skippable frames are passed
+//! over); decompressed bytes leave through the caller's [`Output`], which refuses to grow past
+//! the buffer's declared size. The frame container (header, block sizes, checksums) is parsed
+//! here; each block's LZ4 sequences are decoded by `lz4_flex`'s block decoder, with the previous
+//! 64 KiB of the frame's output as dictionary when blocks are linked.
+//!
+//! Every header flag, size and checksum in the frame is checked; error offsets are relative to
+//! the start of the compressed bytes.
+
+use twox_hash::XxHash32;
+
+use super::Output;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+
+/// The codec's name in errors, as `Message.fbs` spells it.
+const CODEC: &str = "LZ4_FRAME";
+
+/// Magic number opening an LZ4 frame.
+const FRAME_MAGIC: u32 = 0x184D_2204;
+/// Magic numbers opening a skippable frame.
+const SKIPPABLE_MAGIC: core::ops::RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
+
+/// FLG bits 7-6: format version, which must be `01`.
+const FLG_VERSION_MASK: u8 = 0b1100_0000;
+/// The only version this decoder (and the specification) knows.
+const FLG_VERSION_01: u8 = 0b0100_0000;
+/// FLG bit 5: blocks are independent (no matches into earlier blocks).
+const FLG_BLOCK_INDEPENDENCE: u8 = 1 << 5;
+/// FLG bit 4: each block is followed by its xxHash32.
+const FLG_BLOCK_CHECKSUM: u8 = 1 << 4;
+/// FLG bit 3: the header holds the 8-byte content size.
+const FLG_CONTENT_SIZE: u8 = 1 << 3;
+/// FLG bit 2: the frame ends with the xxHash32 of its content.
+const FLG_CONTENT_CHECKSUM: u8 = 1 << 2;
+/// FLG bit 1: reserved, must be zero.
+const FLG_RESERVED: u8 = 1 << 1;
+/// FLG bit 0: the header holds a 4-byte dictionary id.
+const FLG_DICT_ID: u8 = 1;
+
+/// BD bits 6-4: block maximum size code.
+const BD_BLOCK_MAX_SHIFT: u8 = 4;
+/// BD bits 7 and 3-0: reserved, must be zero.
+const BD_RESERVED: u8 = 0b1000_1111;
+
+/// High bit of a block size: the block is stored uncompressed.
+const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
+
+/// How far back an LZ4 match can reach, so how much earlier output a linked block can use.
+const WINDOW: usize = 64 * 1024;
+
+/// A `Decompression` error for this codec at `offset` in the compressed bytes.
+fn corrupt(what: &'static str, offset: usize) -> FormatError {
+    FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
+}
+
+/// Decodes every frame in `input` into `out`.
+pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
+    if input.is_empty() {
+        return Err(corrupt("no frame in compressed buffer", 0));
+    }
+    let mut cursor = Cursor::new(input);
+    while !cursor.is_empty() {
+        let frame_at = cursor.pos;
+        match cursor.u32("truncated frame magic number")? {
+            FRAME_MAGIC => decode_frame(&mut cursor, out)?,
+            magic if SKIPPABLE_MAGIC.contains(&magic) => {
+                let len = cursor.u32("truncated skippable frame size")?;
+                cursor.take(
+                    usize::try_from(len).unwrap_or(usize::MAX),
+                    "truncated skippable frame",
+                )?;
+            }
+            _ => return Err(corrupt("bad frame magic number", frame_at)),
+        }
+    }
+    Ok(())
+}
+
+/// Decodes one frame whose magic number has just been read.
+fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
+    let descriptor_at = cursor.pos;
+    let flg = cursor.u8("truncated frame descriptor")?;
+    let bd = cursor.u8("truncated frame descriptor")?;
+    if flg & FLG_VERSION_MASK != FLG_VERSION_01 {
+        return Err(corrupt("unknown frame version", descriptor_at));
+    }
+    if flg & FLG_RESERVED != 0 || bd & BD_RESERVED != 0 {
+        return Err(corrupt("reserved frame descriptor bit set", descriptor_at));
+    }
+    let block_max = match bd >> BD_BLOCK_MAX_SHIFT {
+        4 => 64 * 1024,
+        5 => 256 * 1024,
+        6 => 1024 * 1024,
+        7 => 4 * 1024 * 1024,
+        _ => return Err(corrupt("invalid block maximum size", descriptor_at)),
+    };
+    let content_size = if flg & FLG_CONTENT_SIZE != 0 {
+        Some(cursor.u64("truncated frame descriptor")?)
+    } else {
+        None
+    };
+    let has_dict_id = flg & FLG_DICT_ID != 0;
+    if has_dict_id {
+        cursor.u32("truncated frame descriptor")?;
+    }
+    let descriptor = cursor.since(descriptor_at);
+    let checksum_at = cursor.pos;
+    let header_checksum = cursor.u8("truncated frame descriptor")?;
+    if header_checksum != ((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8 {
+        return Err(corrupt("frame header checksum mismatch", checksum_at));
+    }
+    if has_dict_id {
+        return Err(FormatError::new(FormatErrorKind::Unsupported {
+            what: "LZ4_FRAME preset dictionary (dictionary id in frame header)",
+        })
+        .at(descriptor_at as u64));
+    }
+    if content_size.is_some_and(|size| size > out.remaining() as u64) {
+        return Err(corrupt(
+            "frame content size exceeds the declared buffer size",
+            descriptor_at,
+        ));
+    }
+
+    let frame_start = out.written();
+    let linked = flg & FLG_BLOCK_INDEPENDENCE == 0;
+    loop {
+        let block_at = cursor.pos;
+        let size = cursor.u32("truncated block size")?;
+        if size == 0 {
+            break;
+        }
+        let stored = size & BLOCK_UNCOMPRESSED != 0;
+        let len = usize::try_from(size & !BLOCK_UNCOMPRESSED).unwrap_or(usize::MAX);
+        if len > block_max {
+            return Err(corrupt(
+                "block larger than the frame's block maximum size",
+                block_at,
+            ));
+        }
+        let data_at = cursor.pos;
+        let data = cursor.take(len, "truncated block")?;
+        if flg & FLG_BLOCK_CHECKSUM != 0 {
+            let checksum = cursor.u32("truncated block checksum")?;
+            if XxHash32::oneshot(0, data) != checksum {
+                return Err(corrupt("block checksum mismatch", data_at));
+            }
+        }
+        if stored {
+            if !out.push(data) {
+                return Err(corrupt(
+                    "decompressed data is longer than the declared size",
+                    data_at,
+                ));
+            }
+        } else {
+            decode_block(data, out, block_max, linked.then_some(frame_start))
+                .map_err(|what| corrupt(what, data_at))?;
+        }
+    }
+
+    let content = out.as_slice().get(frame_start..).unwrap_or_default();
+    if flg & FLG_CONTENT_CHECKSUM != 0 {
+        let checksum_at = cursor.pos;
+        let checksum = cursor.u32("truncated content checksum")?;
+        if XxHash32::oneshot(0, content) != checksum {
+            return Err(corrupt("content checksum mismatch", checksum_at));
+        }
+    }
+    if content_size.is_some_and(|size| size != content.len() as u64) {
+        return Err(corrupt(
+            "frame content size does not match its data",
+            descriptor_at,
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes one compressed block into `out`, at most `block_max` bytes. `linked_from` is where
+/// this frame's output starts when blocks may match into earlier blocks.
+fn decode_block(
+    data: &[u8],
+    out: &mut Output,
+    block_max: usize,
+    linked_from: Option<usize>,
+) -> Result<(), &'static str> {
+    let (earlier, room) = out.room(block_max);
+    let declared_ends_here = room.len() < block_max;
+    let decoded = match linked_from {
+        None => lz4_flex::block::decompress_into(data, room),
+        Some(frame_start) => {
+            let dict_start = frame_start.max(earlier.len().saturating_sub(WINDOW));
+            let dict = earlier.get(dict_start..).unwrap_or_default();
+            lz4_flex::block::decompress_into_with_dict(data, room, dict)
+        }
+    };
+    match decoded {
+        Ok(n) => {
+            out.advance(n);
+            Ok(())
+        }
+        Err(lz4_flex::block::DecompressError::OutputTooSmall { .. }) if declared_ends_here => {
+            Err("decompressed data is longer than the declared size")
+        }
+        Err(lz4_flex::block::DecompressError::OutputTooSmall { .. }) => {
+            Err("block decompresses to more than the block maximum size")
+        }
+        Err(_) => Err("invalid compressed block"),
+    }
+}
+
+/// Reads the frame's fields front to back, refusing to read past the end.
+struct Cursor<'a> {
+    /// The whole compressed input.
+    input: &'a [u8],
+    /// Offset of the next unread byte.
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Cursor { input, pos: 0 }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pos >= self.input.len()
+    }
+
+    /// The next `len` bytes, or a `what` error at the current offset if fewer remain.
+    fn take(&mut self, len: usize, what: &'static str) -> FormatResult<&'a [u8]> {
+        let bytes = self
+            .pos
+            .checked_add(len)
+            .and_then(|end| self.input.get(self.pos..end))
+            .ok_or_else(|| corrupt(what, self.pos))?;
+        self.pos = self.pos.saturating_add(len);
+        Ok(bytes)
+    }
+
+    /// The next `N` bytes as an array.
+    fn array<const N: usize>(&mut self, what: &'static str) -> FormatResult<[u8; N]> {
+        let bytes = self.take(N, what)?;
+        bytes.try_into().map_err(|_| corrupt(what, self.pos))
+    }
+
+    fn u8(&mut self, what: &'static str) -> FormatResult<u8> {
+        self.array::<1>(what).map(|[b]| b)
+    }
+
+    fn u32(&mut self, what: &'static str) -> FormatResult<u32> {
+        self.array(what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, what: &'static str) -> FormatResult<u64> {
+        self.array(what).map(u64::from_le_bytes)
+    }
+
+    /// The bytes read since offset `start`.
+    fn since(&self, start: usize) -> &'a [u8] {
+        self.input.get(start..self.pos).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compression::{Decompressed, decompress_buffer};
+    use crate::datatype::CompressionCodec;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+    use std::io::Write;
+
+    const LIMIT: u64 = 1 << 30;
+
+    /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
+    fn phrases(len: usize, every: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len);
+        let mut i = 0u32;
+        while out.len() < len {
+            out.extend_from_slice(b"quiver reads arrow ");
+            out.extend_from_slice(&(i / every).to_le_bytes());
+            i += 1;
+        }
+        out.truncate(len);
+        out
+    }
+
+    fn text(len: usize) -> Vec<u8> {
+        phrases(len, 7)
+    }
+
+    /// Bytes that do not compress (xorshift).
+    fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect()
+    }
+
+    fn encode(info: &FrameInfo, data: &[u8]) -> Vec<u8> {
+        let mut encoder = FrameEncoder::with_frame_info(info.clone(), Vec::new());
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// The frame as an IPC body buffer declaring `declared` bytes.
+    fn body(declared: usize, frame: &[u8]) -> Vec<u8> {
+        let mut buf = (declared as i64).to_le_bytes().to_vec();
+        buf.extend_from_slice(frame);
+        buf
+    }
+
+    fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
+        let buf = body(declared, frame);
+        match decompress_buffer(CompressionCodec::Lz4Frame, &buf, LIMIT)? {
+            Decompressed::Owned(v) => Ok(v),
+            Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
+        }
+    }
+
+    fn infos() -> Vec<FrameInfo> {
+        let mut infos = Vec::new();
+        for block_size in [
+            BlockSize::Max64KB,
+            BlockSize::Max256KB,
+            BlockSize::Max1MB,
+            BlockSize::Max4MB,
+        ] {
+            for block_mode in [BlockMode::Independent, BlockMode::Linked] {
+                for (block_checksums, content_checksum) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    infos.push(
+                        FrameInfo::new()
+                            .block_size(block_size)
+                            .block_mode(block_mode)
+                            .block_checksums(block_checksums)
+                            .content_checksum(content_checksum),
+                    );
+                }
+            }
+        }
+        infos
+    }
+
+    #[test]
+    fn round_trips_frames_from_lz4_flex() {
+        let inputs = [
+            Vec::new(),
+            b"a".to_vec(),
+            text(100),
+            text(70_000),
+            text(300_000),
+            text(1_500_000),
+            noise(200_000, 7),
+        ];
+        for info in infos() {
+            for input in &inputs {
+                for with_size in [false, true] {
+                    let info = info
+                        .clone()
+                        .content_size(with_size.then_some(input.len() as u64));
+                    let frame = encode(&info, input);
+                    let decoded = decode(input.len(), &frame)
+                        .unwrap_or_else(|e| panic!("{info:?}, {} bytes: {e}", input.len()));
+                    assert!(decoded == *input, "{info:?}, {} bytes", input.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn linked_blocks_match_into_earlier_blocks() {
+        // 48 KiB of noise, three times over, in 64 KiB blocks: the later blocks are mostly
+        // matches into earlier ones, which only a decoder that keeps the earlier output as
+        // dictionary can resolve.
+        let once = noise(48 * 1024, 3);
+        let input = [once.as_slice(), &once, &once].concat();
+        let info = FrameInfo::new().block_size(BlockSize::Max64KB);
+        let linked = encode(&info.clone().block_mode(BlockMode::Linked), &input);
+        let independent = encode(&info.block_mode(BlockMode::Independent), &input);
+        assert!(
+            linked.len() < independent.len() * 3 / 4,
+            "blocks were not linked"
+        );
+        assert_eq!(decode(input.len(), &linked).unwrap(), input);
+        assert_eq!(decode(input.len(), &independent).unwrap(), input);
+    }
+
+    /// Frames written by the reference `lz4` command-line tool (v1.9.4).
+    mod reference {
+        /// `lz4 -BD -BX --content-size hello.txt` on `hello hello hello hello hello hello\n`:
+        /// block checksums, content size, content checksum, one block.
+        pub const HELLO: &[u8] = &[
+            0x04, 0x22, 0x4d, 0x18, 0x7c, 0x40, 0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x21, 0x10, 0x00, 0x00, 0x00, 0x6f, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x20, 0x06, 0x00,
+            0x06, 0x50, 0x65, 0x6c, 0x6c, 0x6f, 0x0a, 0x1f, 0x7a, 0xf8, 0x92, 0x00, 0x00, 0x00,
+            0x00, 0x53, 0xce, 0x99, 0x36,
+        ];
+
+        /// `lz4 -B4 -BD -BX --content-size` on `phrases(70_000, 500)`: two linked 64 KiB blocks,
+        /// the second opening with a match into the first; block and content checksums.
+        pub const REPEATS_70000: &[u8] = &[
+            0x04, 0x22, 0x4d, 0x18, 0x5c, 0x40, 0x70, 0x11, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0xe3, 0x4b, 0x01, 0x00, 0x00, 0xff, 0x08, 0x71, 0x75, 0x69, 0x76, 0x65, 0x72, 0x20,
+            0x72, 0x65, 0x61, 0x64, 0x73, 0x20, 0x61, 0x72, 0x72, 0x6f, 0x77, 0x20, 0x00, 0x00,
+            0x00, 0x00, 0x17, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0x1f, 0x01, 0xec, 0x2c, 0x03, 0x0f,
+            0x17, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xee, 0x1f, 0x02, 0xec, 0x2c, 0x03, 0x0f, 0x17, 0x00, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xee, 0x1f, 0x03, 0xec, 0x2c, 0x03, 0x0f, 0x17, 0x00, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xee, 0x1f,
+            0x04, 0xec, 0x2c, 0x03, 0x0f, 0x17, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xee, 0x1f, 0x05, 0xec, 0x2c,
+            0x03, 0x0f, 0x17, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x41, 0x50, 0x65, 0x72, 0x20, 0x72, 0x65,
+            0xe7, 0xf5, 0x79, 0x2d, 0x26, 0x00, 0x00, 0x00, 0x06, 0xf7, 0xff, 0x0f, 0x44, 0x1f,
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x8b,
+            0x1f, 0x06, 0xec, 0x2c, 0x03, 0x0f, 0x17, 0x00, 0xff, 0xff, 0xff, 0xa9, 0x50, 0x20,
+            0x72, 0x65, 0x61, 0x64, 0x0b, 0xb3, 0x71, 0xa8, 0x00, 0x00, 0x00, 0x00, 0x4d, 0x2f,
+            0x12, 0xcb,
+        ];
+    }
+
+    #[test]
+    fn decodes_reference_frame() {
+        let expected = b"hello hello hello hello hello hello\n";
+        assert_eq!(decode(expected.len(), reference::HELLO).unwrap(), expected);
+        let expected = phrases(70_000, 500);
+        assert_eq!(
+            decode(expected.len(), reference::REPEATS_70000).unwrap(),
+            expected
+        );
+    }
+
+    fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
+        decode(declared, frame).expect_err("corrupt frame decoded")
+    }
+
+    fn assert_corrupt(err: &FormatError, what: &str) {
+        match &err.kind {
+            FormatErrorKind::Decompression { codec, what: w } => {
+                assert_eq!(*codec, CODEC);
+                assert_eq!(*w, what, "{err}");
+            }
+            other => panic!("expected Decompression({what}), got {other:?}"),
+        }
+    }
+
+    fn checked_frame(input: &[u8]) -> Vec<u8> {
+        let info = FrameInfo::new()
+            .block_size(BlockSize::Max64KB)
+            .block_checksums(true)
+            .content_checksum(true)
+            .content_size(Some(input.len() as u64));
+        encode(&info, input)
+    }
+
+    #[test]
+    fn bad_magic_is_corrupt() {
+        let input = text(1000);
+        let mut frame = checked_frame(&input);
+        frame[0] ^= 1;
+        let err = decode_err(input.len(), &frame);
+        assert_corrupt(&err, "bad frame magic number");
+        assert_eq!(err.offset, Some(8));
+    }
+
+    #[test]
+    fn bad_header_checksum_is_corrupt() {
+        let input = text(1000);
+        let frame = checked_frame(&input);
+        // Header: magic, FLG, BD, 8-byte content size, checksum at 14.
+        let mut bad = frame.clone();
+        bad[14] ^= 0xff;
+        assert_corrupt(
+            &decode_err(input.len(), &bad),
+            "frame header checksum mismatch",
+        );
+        let mut bad = frame.clone();
+        bad[6] ^= 1; // content size changed under the checksum
+        assert_corrupt(
+            &decode_err(input.len(), &bad),
+            "frame header checksum mismatch",
+        );
+    }
+
+    /// Rewrites a frame's descriptor byte and fixes the header checksum, so the decoder gets as
+    /// far as checking what the byte means.
+    fn with_descriptor(frame: &[u8], index: usize, value: u8) -> Vec<u8> {
+        let mut frame = frame.to_vec();
+        frame[index] = value;
+        let flg = frame[4];
+        let end = 6
+            + if flg & FLG_CONTENT_SIZE != 0 { 8 } else { 0 }
+            + if flg & FLG_DICT_ID != 0 { 4 } else { 0 };
+        frame[end] = (XxHash32::oneshot(0, &frame[4..end]) >> 8) as u8;
+        frame
+    }
+
+    #[test]
+    fn bad_descriptor_bits_are_corrupt() {
+        let input = text(1000);
+        let frame = checked_frame(&input);
+        let (flg, bd) = (frame[4], frame[5]);
+        for (index, value, what) in [
+            (4, flg & !FLG_VERSION_MASK, "unknown frame version"),
+            (4, flg | FLG_VERSION_MASK, "unknown frame version"),
+            (4, flg | FLG_RESERVED, "reserved frame descriptor bit set"),
+            (5, bd | 0x80, "reserved frame descriptor bit set"),
+            (5, bd | 0x01, "reserved frame descriptor bit set"),
+            (5, 0x30, "invalid block maximum size"),
+            (5, 0x00, "invalid block maximum size"),
+        ] {
+            let bad = with_descriptor(&frame, index, value);
+            assert_corrupt(&decode_err(input.len(), &bad), what);
+        }
+    }
+
+    /// A frame header with descriptor bytes `flg`, `bd`, optional `fields`, and its checksum.
+    fn header(flg: u8, bd: u8, fields: &[u8]) -> Vec<u8> {
+        let mut frame = FRAME_MAGIC.to_le_bytes().to_vec();
+        frame.extend_from_slice(&[flg, bd]);
+        frame.extend_from_slice(fields);
+        let checksum = (XxHash32::oneshot(0, &frame[4..]) >> 8) as u8;
+        frame.push(checksum);
+        frame
+    }
+
+    #[test]
+    fn dictionary_id_is_unsupported() {
+        // An empty frame whose header carries a dictionary id.
+        let mut frame = header(FLG_VERSION_01 | FLG_DICT_ID, 0x40, &[1, 2, 3, 4]);
+        frame.extend_from_slice(&[0, 0, 0, 0]);
+        let err = decode_err(0, &frame);
+        assert!(
+            matches!(err.kind, FormatErrorKind::Unsupported { .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn truncation_at_every_position_is_an_error() {
+        let input = text(5000);
+        for info in [
+            FrameInfo::new()
+                .block_checksums(true)
+                .content_checksum(true)
+                .content_size(Some(5000)),
+            FrameInfo::new().block_mode(BlockMode::Linked),
+        ] {
+            let frame = encode(&info, &input);
+            for len in 0..frame.len() {
+                let err = decode_err(input.len(), &frame[..len]);
+                assert!(
+                    matches!(err.kind, FormatErrorKind::Decompression { .. }),
+                    "cut at {len}: {err:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_corrupted_byte_is_an_error_or_harmless() {
+        // Flipping any byte of a fully checksummed frame must be caught.
+        let input = text(3000);
+        let frame = checked_frame(&input);
+        for i in 0..frame.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut bad = frame.clone();
+                bad[i] ^= flip;
+                assert!(decode(input.len(), &bad).is_err(), "byte {i} ^ {flip:#x}");
+            }
+        }
+        // Without checksums a flip may decode to other bytes, but must never panic.
+        let plain = encode(&FrameInfo::new().block_mode(BlockMode::Linked), &input);
+        for i in 0..plain.len() {
+            let mut bad = plain.clone();
+            bad[i] ^= 0x5a;
+            let _ = decode(input.len(), &bad);
+        }
+    }
+
+    #[test]
+    fn bad_block_checksum_is_corrupt() {
+        let input = text(1000);
+        let mut frame = checked_frame(&input);
+        // Block size at 15..19, data follows; flip a data byte (checksum is checked first).
+        frame[20] ^= 0x10;
+        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
+        let mut frame = checked_frame(&input);
+        let checksum_at = frame.len() - 4 - 4 - 4; // before end mark and content checksum
+        frame[checksum_at] ^= 1;
+        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
+    }
+
+    #[test]
+    fn bad_content_checksum_is_corrupt() {
+        let input = text(1000);
+        let mut frame = checked_frame(&input);
+        let last = frame.len() - 1;
+        frame[last] ^= 1;
+        let err = decode_err(input.len(), &frame);
+        assert_corrupt(&err, "content checksum mismatch");
+        assert_eq!(err.offset, Some(8 + last as u64 - 3));
+    }
+
+    #[test]
+    fn block_above_maximum_size_is_corrupt() {
+        // Independent blocks of at most 64 KiB; one stored block of 64 KiB + 1 bytes.
+        let flg = FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE;
+        let mut frame = header(flg, 0x40, &[]);
+        frame.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024 + 1)).to_le_bytes());
+        frame.extend_from_slice(&[0; 64 * 1024 + 1]);
+        frame.extend_from_slice(&[0; 4]);
+        assert_corrupt(
+            &decode_err(64 * 1024 + 1, &frame),
+            "block larger than the frame's block maximum size",
+        );
+        // Exactly 64 KiB is fine.
+        let mut ok = header(flg, 0x40, &[]);
+        ok.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024)).to_le_bytes());
+        ok.extend_from_slice(&[7; 64 * 1024]);
+        ok.extend_from_slice(&[0; 4]);
+        assert_eq!(decode(64 * 1024, &ok).unwrap(), [7; 64 * 1024]);
+    }
+
+    #[test]
+    fn compressed_block_decoding_past_the_block_maximum_is_corrupt() {
+        // One compressed block: literal "a", then a match of 70 000 bytes at offset 1, more than
+        // the 64 KiB block maximum (token 0x1F, extra match length in 255-steps).
+        let mut block = vec![0x1f, b'a', 1, 0];
+        let mut extra = 70_000 - 4 - 15;
+        while extra >= 255 {
+            block.push(255);
+            extra -= 255;
+        }
+        block.push(extra as u8);
+        block.extend_from_slice(&[0x50, b'b', b'b', b'b', b'b', b'b']);
+        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x40, &[]);
+        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&block);
+        frame.extend_from_slice(&[0; 4]);
+        assert_corrupt(
+            &decode_err(70_006, &frame),
+            "block decompresses to more than the block maximum size",
+        );
+        // The same block in a frame with 256 KiB blocks decodes.
+        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x50, &[]);
+        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&block);
+        frame.extend_from_slice(&[0; 4]);
+        let out = decode(70_006, &frame).unwrap();
+        assert!(out[..70_001].iter().all(|&b| b == b'a') && out.ends_with(b"bbbbb"));
+    }
+
+    #[test]
+    fn declared_size_must_match_the_data() {
+        for input in [text(100), text(200_000), noise(1000, 9)] {
+            for info in [
+                FrameInfo::new(),
+                FrameInfo::new().content_size(Some(input.len() as u64)),
+            ] {
+                let frame = encode(&info, &input);
+                let n = input.len();
+                for declared in [0, 1, n - 1] {
+                    let err = decode_err(declared, &frame);
+                    let what = if info.content_size.is_some() {
+                        "frame content size exceeds the declared buffer size"
+                    } else {
+                        "decompressed data is longer than the declared size"
+                    };
+                    assert_corrupt(&err, what);
+                }
+                for declared in [n + 1, 2 * n] {
+                    assert_corrupt(
+                        &decode_err(declared, &frame),
+                        "decompressed data is shorter than the declared size",
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn content_size_field_must_match_the_frame() {
+        let input = text(1000);
+        let frame = checked_frame(&input);
+        // Claim 999 bytes in the header (checksum fixed): the data says 1000.
+        let mut bad = frame.clone();
+        bad[6..14].copy_from_slice(&999u64.to_le_bytes());
+        let bad = with_descriptor(&bad, 4, bad[4]);
+        assert_corrupt(
+            &decode_err(input.len(), &bad),
+            "frame content size does not match its data",
+        );
+        // Claim more than the declared buffer size: refused before decoding.
+        let mut bad = frame.clone();
+        bad[6..14].copy_from_slice(&u64::MAX.to_le_bytes());
+        let bad = with_descriptor(&bad, 4, bad[4]);
+        assert_corrupt(
+            &decode_err(input.len(), &bad),
+            "frame content size exceeds the declared buffer size",
+        );
+    }
+
+    #[test]
+    fn concatenated_and_skippable_frames() {
+        let a = text(1000);
+        let b = noise(500, 5);
+        let mut frames = encode(&FrameInfo::new(), &a);
+        frames.extend_from_slice(&0x184D_2A53u32.to_le_bytes());
+        frames.extend_from_slice(&3u32.to_le_bytes());
+        frames.extend_from_slice(b"xyz");
+        frames.extend_from_slice(&encode(&FrameInfo::new().content_checksum(true), &b));
+        let mut both = a.clone();
+        both.extend_from_slice(&b);
+        assert_eq!(decode(both.len(), &frames).unwrap(), both);
+
+        // Trailing bytes that are not a frame are an error.
+        let mut trailing = frames.clone();
+        trailing.extend_from_slice(&[0, 0]);
+        assert!(decode(both.len(), &trailing).is_err());
+        // A truncated skippable frame too.
+        let mut skip = encode(&FrameInfo::new(), &a);
+        skip.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
+        skip.extend_from_slice(&100u32.to_le_bytes());
+        skip.extend_from_slice(b"short");
+        assert_corrupt(&decode_err(a.len(), &skip), "truncated skippable frame");
+    }
+
+    #[test]
+    fn empty_input_after_prefix_is_corrupt() {
+        assert_corrupt(&decode_err(0, &[]), "no frame in compressed buffer");
+    }
+}

@@ -1,0 +1,444 @@
+//! Body compression: turns one compressed IPC body buffer back into its bytes.
+//!
+//! A record batch whose `BodyCompression` method is `BUFFER` stores every body buffer on its own:
+//! an 8-byte little-endian `i64` holding the uncompressed length, then the bytes compressed with
+//! the batch's codec (`LZ4_FRAME` or `ZSTD`). A prefix of `-1` means the bytes after it are stored
+//! uncompressed, and a buffer of zero bytes stays empty, with no prefix at all.
+//!
+//! Data enters as the buffer's bytes, exactly as the message body holds them, borrowed from the
+//! caller. It leaves as a [`Decompressed`]: the caller's own bytes when nothing was compressed (no
+//! copy), or a `Vec<u8>` holding exactly the declared number of bytes. A declared size above the
+//! caller's limit is refused before anything is allocated; below it, the output grows with the
+//! data actually decoded (never past the declared size), so a short hostile buffer cannot make the
+//! decoder reserve the whole declared size up front.
+//!
+//! Error offsets are relative to the start of the buffer; rebase them onto the body's position
+//! with [`FormatError::rebase`].
+//!
+//! Each codec sits behind a cargo feature (`lz4`, `zstd`); without it, a compressed buffer is an
+//! [`Unsupported`](FormatErrorKind::Unsupported) error, while uncompressed ones still read.
+
+#[cfg(feature = "lz4")]
+mod lz4;
+#[cfg(feature = "zstd")]
+mod zstd;
+
+use alloc::vec::Vec;
+use core::ops::Deref;
+
+use crate::datatype::CompressionCodec;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+
+/// Default cap on one buffer's declared uncompressed size: 1 GiB.
+///
+/// Large enough for any single column buffer a reader would sensibly hold in memory at once, small
+/// enough that one hostile length prefix cannot ask for more. Pass a different limit to
+/// [`decompress_buffer`] to change it.
+pub const DEFAULT_DECOMPRESSION_LIMIT: u64 = 1 << 30;
+
+/// Size of the uncompressed-length prefix in front of every non-empty buffer.
+const PREFIX_LEN: usize = 8;
+
+/// Prefix value marking a buffer whose bytes are stored uncompressed.
+const UNCOMPRESSED: i64 = -1;
+
+/// One body buffer split at its length prefix, before any decompression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompressedBuffer<'a> {
+    /// Zero bytes in the body: the buffer is empty and has no prefix.
+    Empty,
+    /// Prefix `-1`: these bytes are the buffer itself.
+    Uncompressed(&'a [u8]),
+    /// These bytes decompress to `uncompressed_len` bytes.
+    Compressed {
+        /// The uncompressed length the prefix declares.
+        uncompressed_len: u64,
+        /// The compressed bytes after the prefix.
+        data: &'a [u8],
+    },
+}
+
+impl<'a> CompressedBuffer<'a> {
+    /// Reads the length prefix of `buf`, a body buffer exactly as the message body holds it.
+    ///
+    /// Fails with `Truncated` when a non-empty buffer is shorter than the 8-byte prefix, and with
+    /// `InvalidValue` when the prefix is negative but not `-1`.
+    pub fn parse(buf: &'a [u8]) -> FormatResult<Self> {
+        if buf.is_empty() {
+            return Ok(CompressedBuffer::Empty);
+        }
+        let Some((prefix, data)) = buf.split_first_chunk::<PREFIX_LEN>() else {
+            return Err(FormatError::new(FormatErrorKind::Truncated {
+                what: "compressed buffer length prefix",
+                needed: PREFIX_LEN as u64,
+                available: buf.len() as u64,
+            })
+            .at(0));
+        };
+        let declared = i64::from_le_bytes(*prefix);
+        match u64::try_from(declared) {
+            Ok(uncompressed_len) => Ok(CompressedBuffer::Compressed {
+                uncompressed_len,
+                data,
+            }),
+            Err(_) if declared == UNCOMPRESSED => Ok(CompressedBuffer::Uncompressed(data)),
+            Err(_) => Err(FormatError::new(FormatErrorKind::InvalidValue {
+                what: "compressed buffer uncompressed length",
+                value: declared,
+            })
+            .at(0)),
+        }
+    }
+}
+
+/// The bytes of one body buffer after decompression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decompressed<'a> {
+    /// The buffer was empty or stored uncompressed: the caller's own bytes, not copied.
+    Borrowed(&'a [u8]),
+    /// The buffer was compressed: exactly the declared number of decompressed bytes.
+    Owned(Vec<u8>),
+}
+
+impl Decompressed<'_> {
+    /// The buffer's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Decompressed::Borrowed(bytes) => bytes,
+            Decompressed::Owned(bytes) => bytes,
+        }
+    }
+
+    /// The buffer's bytes as an owned vector, copying them only if they were borrowed.
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Decompressed::Borrowed(bytes) => bytes.to_vec(),
+            Decompressed::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl Deref for Decompressed<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for Decompressed<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+/// Decompresses one IPC body buffer `buf` (prefix included) written with `codec`.
+///
+/// Returns [`Decompressed::Borrowed`] for an empty buffer or one stored uncompressed (prefix
+/// `-1`), so the caller can use the body's bytes without a copy, and [`Decompressed::Owned`] with
+/// exactly the declared number of bytes otherwise.
+///
+/// Errors, with offsets relative to `buf`:
+/// - `Truncated` or `InvalidValue` for a bad length prefix (see [`CompressedBuffer::parse`]);
+/// - `Unsupported` when this build lacks the codec's feature;
+/// - `LimitExceeded` when the declared size is above `limit` (or above what `usize` holds),
+///   checked before anything is allocated;
+/// - `Decompression` for corrupt data, including data that decodes to more or fewer bytes than
+///   declared (decoding stops as soon as the output would pass the declared size).
+pub fn decompress_buffer(
+    codec: CompressionCodec,
+    buf: &[u8],
+    limit: u64,
+) -> FormatResult<Decompressed<'_>> {
+    let (declared, data) = match CompressedBuffer::parse(buf)? {
+        CompressedBuffer::Empty => return Ok(Decompressed::Borrowed(buf)),
+        CompressedBuffer::Uncompressed(data) => return Ok(Decompressed::Borrowed(data)),
+        CompressedBuffer::Compressed {
+            uncompressed_len,
+            data,
+        } => (uncompressed_len, data),
+    };
+    let decode = decoder(codec)?;
+    let limit = limit.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX));
+    let declared = usize::try_from(declared)
+        .ok()
+        .filter(|&d| d as u64 <= limit)
+        .ok_or_else(|| {
+            FormatError::new(FormatErrorKind::LimitExceeded {
+                what: "declared uncompressed buffer size",
+                requested: declared,
+                limit,
+            })
+            .at(0)
+        })?;
+    let mut out = Output::new(declared);
+    decode(data, &mut out).map_err(|e| e.rebase(PREFIX_LEN as u64))?;
+    if out.remaining() != 0 {
+        return Err(FormatError::new(FormatErrorKind::Decompression {
+            codec: codec.name(),
+            what: "decompressed data is shorter than the declared size",
+        })
+        .at(buf.len() as u64));
+    }
+    Ok(Decompressed::Owned(out.into_vec()))
+}
+
+/// A codec's decoder: decodes all of `data` into the output, or fails.
+type Decode = fn(&[u8], &mut Output) -> FormatResult<()>;
+
+/// The decoder for `codec`, or `Unsupported` when this build lacks its feature.
+fn decoder(codec: CompressionCodec) -> FormatResult<Decode> {
+    match codec {
+        #[cfg(feature = "lz4")]
+        CompressionCodec::Lz4Frame => Ok(lz4::decompress),
+        #[cfg(not(feature = "lz4"))]
+        CompressionCodec::Lz4Frame => Err(FormatErrorKind::Unsupported {
+            what: "LZ4_FRAME compression (build with the `lz4` feature)",
+        }
+        .into()),
+        #[cfg(feature = "zstd")]
+        CompressionCodec::Zstd => Ok(zstd::decompress),
+        #[cfg(not(feature = "zstd"))]
+        CompressionCodec::Zstd => Err(FormatErrorKind::Unsupported {
+            what: "ZSTD compression (build with the `zstd` feature)",
+        }
+        .into()),
+    }
+}
+
+/// The output of one buffer's decompression: exactly `declared` bytes once complete.
+///
+/// Grows by doubling as decoders ask for room, and never past `declared`: memory follows the data
+/// actually produced, not what the prefix claims.
+struct Output {
+    /// Zero-initialised storage; the first `written` bytes are output.
+    bytes: Vec<u8>,
+    /// How many bytes have been produced.
+    written: usize,
+    /// The declared uncompressed size.
+    declared: usize,
+}
+
+// Unused only when no codec feature is enabled.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+impl Output {
+    /// An empty output for `declared` bytes; allocates nothing yet.
+    fn new(declared: usize) -> Self {
+        Output {
+            bytes: Vec::new(),
+            written: 0,
+            declared,
+        }
+    }
+
+    /// How many bytes have been produced so far.
+    fn written(&self) -> usize {
+        self.written
+    }
+
+    /// How many more bytes fit before the declared size is reached.
+    fn remaining(&self) -> usize {
+        self.declared.saturating_sub(self.written)
+    }
+
+    /// The bytes produced so far.
+    fn as_slice(&self) -> &[u8] {
+        self.bytes.get(..self.written).unwrap_or_default()
+    }
+
+    /// The bytes produced so far, and room after them for `want` more bytes, or fewer where the
+    /// declared size ends. Write into the room, then [`advance`](Self::advance).
+    fn room(&mut self, want: usize) -> (&[u8], &mut [u8]) {
+        let end = self.written.saturating_add(want.min(self.remaining()));
+        if self.bytes.len() < end {
+            let grown = end
+                .max(self.bytes.len().saturating_mul(2))
+                .min(self.declared);
+            self.bytes
+                .reserve_exact(grown.saturating_sub(self.bytes.len()));
+            self.bytes.resize(grown, 0);
+        }
+        let (done, rest) = self
+            .bytes
+            .split_at_mut_checked(self.written)
+            .unwrap_or_default();
+        let room = rest
+            .get_mut(..end.saturating_sub(self.written))
+            .unwrap_or_default();
+        (done, room)
+    }
+
+    /// Counts `n` more bytes, just written into the last [`room`](Self::room), as output.
+    fn advance(&mut self, n: usize) {
+        self.written = self.written.saturating_add(n).min(self.bytes.len());
+    }
+
+    /// Appends `data`, or returns `false` (appending nothing) if it would pass the declared size.
+    fn push(&mut self, data: &[u8]) -> bool {
+        if data.len() > self.remaining() {
+            return false;
+        }
+        let (_, room) = self.room(data.len());
+        match room.get_mut(..data.len()) {
+            Some(room) => room.copy_from_slice(data),
+            None => return false,
+        }
+        self.advance(data.len());
+        true
+    }
+
+    /// The output, exactly the bytes produced.
+    fn into_vec(mut self) -> Vec<u8> {
+        self.bytes.truncate(self.written);
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn prefixed(declared: i64, data: &[u8]) -> Vec<u8> {
+        let mut buf = declared.to_le_bytes().to_vec();
+        buf.extend_from_slice(data);
+        buf
+    }
+
+    #[test]
+    fn minus_one_borrows_the_bytes_after_the_prefix() {
+        let buf = prefixed(-1, b"plain bytes");
+        for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+            let out = decompress_buffer(codec, &buf, DEFAULT_DECOMPRESSION_LIMIT).unwrap();
+            assert_eq!(out, Decompressed::Borrowed(b"plain bytes"));
+            let Decompressed::Borrowed(bytes) = out else {
+                unreachable!()
+            };
+            assert!(core::ptr::eq(bytes, &buf[8..]), "not a copy");
+        }
+        let only_prefix = prefixed(-1, b"");
+        let out = decompress_buffer(CompressionCodec::Zstd, &only_prefix, 0).unwrap();
+        assert_eq!(out.as_slice(), b"");
+    }
+
+    #[test]
+    fn empty_buffer_stays_empty() {
+        for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+            let out = decompress_buffer(codec, &[], 0).unwrap();
+            assert_eq!(out, Decompressed::Borrowed(&[]));
+        }
+        assert_eq!(
+            CompressedBuffer::parse(&[]).unwrap(),
+            CompressedBuffer::Empty
+        );
+    }
+
+    #[test]
+    fn parse_splits_the_prefix() {
+        let buf = prefixed(5, b"xyz");
+        assert_eq!(
+            CompressedBuffer::parse(&buf).unwrap(),
+            CompressedBuffer::Compressed {
+                uncompressed_len: 5,
+                data: b"xyz"
+            }
+        );
+    }
+
+    #[test]
+    fn short_prefix_is_truncated() {
+        for len in 1..8 {
+            let buf = vec![0u8; len];
+            let err = decompress_buffer(CompressionCodec::Lz4Frame, &buf, 100).unwrap_err();
+            assert_eq!(
+                err.kind,
+                FormatErrorKind::Truncated {
+                    what: "compressed buffer length prefix",
+                    needed: 8,
+                    available: len as u64,
+                }
+            );
+            assert_eq!(err.offset, Some(0));
+        }
+    }
+
+    #[test]
+    fn negative_prefix_other_than_minus_one_is_invalid() {
+        for declared in [-2, -100, i64::MIN] {
+            let buf = prefixed(declared, b"abc");
+            let err = decompress_buffer(CompressionCodec::Zstd, &buf, 100).unwrap_err();
+            assert_eq!(
+                err.kind,
+                FormatErrorKind::InvalidValue {
+                    what: "compressed buffer uncompressed length",
+                    value: declared,
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn declared_size_above_limit_fails_before_decoding() {
+        // A huge claim with four bytes of "data": refused on the prefix alone.
+        for declared in [i64::MAX, 1 << 40, 1001] {
+            let buf = prefixed(declared, b"junk");
+            for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+                let err = decompress_buffer(codec, &buf, 1000).unwrap_err();
+                assert_eq!(
+                    err.kind,
+                    FormatErrorKind::LimitExceeded {
+                        what: "declared uncompressed buffer size",
+                        requested: declared as u64,
+                        limit: 1000,
+                    }
+                );
+            }
+        }
+        let err = decompress_buffer(
+            CompressionCodec::Zstd,
+            &prefixed(i64::MAX, b"junk"),
+            DEFAULT_DECOMPRESSION_LIMIT,
+        )
+        .unwrap_err();
+        assert!(matches!(err.kind, FormatErrorKind::LimitExceeded { .. }));
+    }
+
+    #[test]
+    fn declared_size_within_limit_but_tiny_input_does_not_reserve_it() {
+        // 1 GiB declared, a few bytes of garbage: fails as corrupt without touching the declared
+        // size (this would take seconds and a gigabyte if it were reserved up front).
+        let buf = prefixed(1 << 30, b"\x04\x22\x4d\x18garbage");
+        for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+            let err = decompress_buffer(codec, &buf, DEFAULT_DECOMPRESSION_LIMIT).unwrap_err();
+            assert!(
+                matches!(err.kind, FormatErrorKind::Decompression { .. }),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn output_never_grows_past_declared() {
+        let mut out = Output::new(10);
+        let (_, room) = out.room(1000);
+        assert_eq!(room.len(), 10);
+        room[..4].copy_from_slice(b"abcd");
+        out.advance(4);
+        assert!(!out.push(b"0123456789"));
+        assert!(out.push(b"efghij"));
+        assert_eq!(out.remaining(), 0);
+        assert_eq!(out.room(5).1.len(), 0);
+        assert!(out.bytes.capacity() <= 10);
+        assert_eq!(out.into_vec(), b"abcdefghij");
+    }
+
+    #[test]
+    fn decompressed_derefs_to_its_bytes() {
+        let owned = Decompressed::Owned(vec![1, 2, 3]);
+        assert_eq!(&*owned, &[1, 2, 3]);
+        assert_eq!(owned.into_vec(), vec![1, 2, 3]);
+        assert_eq!(Decompressed::Borrowed(b"ab").into_vec(), b"ab".to_vec());
+    }
+}

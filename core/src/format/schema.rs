@@ -1,0 +1,481 @@
+//! Views of `Schema.fbs`: [`Schema`], [`Field`], [`Type`], [`DictionaryEncoding`] and
+//! [`KeyValue`] metadata.
+//!
+//! A [`Schema`] is reached through a [`Message`](super::Message) header or a
+//! [`Footer`](super::Footer); everything here borrows from that flatbuffer.
+
+use super::{Int32s, Int64s, enum_field, invalid, missing};
+use crate::datatype::{
+    DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
+};
+use crate::error::FormatResult;
+use crate::flatbuffer::{Table, Tables, Vector};
+
+// Schema slots.
+const SCHEMA_ENDIANNESS: u16 = 0;
+const SCHEMA_FIELDS: u16 = 1;
+const SCHEMA_CUSTOM_METADATA: u16 = 2;
+const SCHEMA_FEATURES: u16 = 3;
+
+// Field slots (the `type` union takes two: its tag, then its table).
+const FIELD_NAME: u16 = 0;
+const FIELD_NULLABLE: u16 = 1;
+const FIELD_TYPE_TYPE: u16 = 2;
+const FIELD_TYPE: u16 = 3;
+const FIELD_DICTIONARY: u16 = 4;
+const FIELD_CHILDREN: u16 = 5;
+const FIELD_CUSTOM_METADATA: u16 = 6;
+
+// DictionaryEncoding slots.
+const DICTIONARY_ID: u16 = 0;
+const DICTIONARY_INDEX_TYPE: u16 = 1;
+const DICTIONARY_IS_ORDERED: u16 = 2;
+const DICTIONARY_KIND: u16 = 3;
+
+// KeyValue slots.
+const KEY_VALUE_KEY: u16 = 0;
+const KEY_VALUE_VALUE: u16 = 1;
+
+// `Type` union tags, in `Schema.fbs` order (0 is NONE).
+const TYPE_NULL: u8 = 1;
+const TYPE_INT: u8 = 2;
+const TYPE_FLOATING_POINT: u8 = 3;
+const TYPE_BINARY: u8 = 4;
+const TYPE_UTF8: u8 = 5;
+const TYPE_BOOL: u8 = 6;
+const TYPE_DECIMAL: u8 = 7;
+const TYPE_DATE: u8 = 8;
+const TYPE_TIME: u8 = 9;
+const TYPE_TIMESTAMP: u8 = 10;
+const TYPE_INTERVAL: u8 = 11;
+const TYPE_LIST: u8 = 12;
+const TYPE_STRUCT: u8 = 13;
+const TYPE_UNION: u8 = 14;
+const TYPE_FIXED_SIZE_BINARY: u8 = 15;
+const TYPE_FIXED_SIZE_LIST: u8 = 16;
+const TYPE_MAP: u8 = 17;
+const TYPE_DURATION: u8 = 18;
+const TYPE_LARGE_BINARY: u8 = 19;
+const TYPE_LARGE_UTF8: u8 = 20;
+const TYPE_LARGE_LIST: u8 = 21;
+const TYPE_RUN_END_ENCODED: u8 = 22;
+const TYPE_BINARY_VIEW: u8 = 23;
+const TYPE_UTF8_VIEW: u8 = 24;
+const TYPE_LIST_VIEW: u8 = 25;
+const TYPE_LARGE_LIST_VIEW: u8 = 26;
+
+/// `TimeUnit` enum values used as defaults.
+const TIME_UNIT_SECOND: i16 = 0;
+const TIME_UNIT_MILLISECOND: i16 = 1;
+/// `DateUnit.MILLISECOND`, the default of `Date.unit`.
+const DATE_UNIT_MILLISECOND: i16 = 1;
+
+/// The columns of a record batch, their byte order and metadata (`Schema` table).
+#[derive(Clone, Copy, Debug)]
+pub struct Schema<'a> {
+    table: Table<'a>,
+}
+
+impl<'a> Schema<'a> {
+    pub(super) fn from_table(table: Table<'a>) -> Self {
+        Schema { table }
+    }
+
+    /// Byte order of the buffers (`Schema.endianness`, little by default).
+    pub fn endianness(&self) -> FormatResult<Endianness> {
+        enum_field(
+            &self.table,
+            SCHEMA_ENDIANNESS,
+            0,
+            "Schema.endianness",
+            Endianness::from_fb,
+        )
+    }
+
+    /// The top-level fields (`Schema.fields`; empty when absent).
+    pub fn fields(&self) -> FormatResult<Fields<'a>> {
+        Fields::read(&self.table, SCHEMA_FIELDS, "Schema.fields")
+    }
+
+    /// User-defined metadata (`Schema.custom_metadata`; empty when absent).
+    pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
+        KeyValues::read(
+            &self.table,
+            SCHEMA_CUSTOM_METADATA,
+            "Schema.custom_metadata",
+        )
+    }
+
+    /// The `Feature` enum values the stream uses (`Schema.features`; empty when absent).
+    ///
+    /// Known values: 0 `UNUSED`, 1 `DICTIONARY_REPLACEMENT`, 2 `COMPRESSED_BODY`.
+    pub fn features(&self) -> FormatResult<Int64s<'a>> {
+        Ok(self
+            .table
+            .vector(SCHEMA_FEATURES, "Schema.features")?
+            .unwrap_or_else(Vector::empty))
+    }
+}
+
+/// A vector of [`Field`]s: a schema's columns or a field's children.
+#[derive(Clone, Copy, Debug)]
+pub struct Fields<'a> {
+    tables: Tables<'a>,
+}
+
+impl<'a> Fields<'a> {
+    fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
+        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
+        Ok(Fields { tables })
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether there are no fields.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Field `i`, after checking its table (an index out of range is an error too).
+    pub fn get(&self, i: usize) -> FormatResult<Field<'a>> {
+        Field::from_table(self.tables.get(i)?)
+    }
+
+    /// The fields in order, each checked as it is read.
+    pub fn iter(&self) -> impl Iterator<Item = FormatResult<Field<'a>>> + 'a {
+        self.tables
+            .iter()
+            .map(|table| table.and_then(Field::from_table))
+    }
+}
+
+/// One column, or a child of a nested column (`Field` table).
+#[derive(Clone, Copy, Debug)]
+pub struct Field<'a> {
+    table: Table<'a>,
+    nullable: bool,
+}
+
+impl<'a> Field<'a> {
+    fn from_table(table: Table<'a>) -> FormatResult<Self> {
+        let nullable = table.bool(FIELD_NULLABLE, false, "Field.nullable")?;
+        Ok(Field { table, nullable })
+    }
+
+    /// The field's name (`Field.name`; optional, e.g. for list items).
+    pub fn name(&self) -> FormatResult<Option<&'a str>> {
+        self.table.str(FIELD_NAME, "Field.name")
+    }
+
+    /// Whether the field may hold nulls (`Field.nullable`).
+    pub fn nullable(&self) -> bool {
+        self.nullable
+    }
+
+    /// The logical type (`Field.type`), or of the values if the field is dictionary encoded.
+    pub fn type_(&self) -> FormatResult<Type<'a>> {
+        let tag = self.table.u8(FIELD_TYPE_TYPE, 0, "Field.type_type")?;
+        if tag > TYPE_LARGE_LIST_VIEW {
+            return Err(invalid("Field.type union tag", tag, &self.table));
+        }
+        let Some((tag, t)) = self
+            .table
+            .union(FIELD_TYPE_TYPE, FIELD_TYPE, "Field.type")?
+        else {
+            return Err(missing("Field.type", &self.table));
+        };
+        Type::read(tag, &t)
+    }
+
+    /// How the field is dictionary encoded (`Field.dictionary`), or `None` if it is not.
+    pub fn dictionary(&self) -> FormatResult<Option<DictionaryEncoding>> {
+        self.table
+            .table(FIELD_DICTIONARY, "Field.dictionary")?
+            .map(|t| DictionaryEncoding::read(&t))
+            .transpose()
+    }
+
+    /// The child fields of a nested type (`Field.children`; empty when absent).
+    pub fn children(&self) -> FormatResult<Fields<'a>> {
+        Fields::read(&self.table, FIELD_CHILDREN, "Field.children")
+    }
+
+    /// User-defined metadata (`Field.custom_metadata`; empty when absent).
+    pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
+        KeyValues::read(&self.table, FIELD_CUSTOM_METADATA, "Field.custom_metadata")
+    }
+}
+
+/// A field's logical type: the `Type` union with each member's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Type<'a> {
+    /// All values are null.
+    Null,
+    /// An integer.
+    Int(IntType),
+    /// A floating-point number.
+    FloatingPoint(Precision),
+    /// Variable-length bytes with 32-bit offsets.
+    Binary,
+    /// UTF-8 text with 32-bit offsets.
+    Utf8,
+    /// A bit-packed boolean.
+    Bool,
+    /// A decimal as a two's-complement integer of `bit_width` bits.
+    Decimal {
+        /// Total number of decimal digits.
+        precision: i32,
+        /// Digits after the decimal point.
+        scale: i32,
+        /// 128 or 256 as the format allows (not checked here).
+        bit_width: i32,
+    },
+    /// A date since the epoch.
+    Date(DateUnit),
+    /// A time of day.
+    Time {
+        /// The unit.
+        unit: TimeUnit,
+        /// 32 or 64 as the format allows (not checked here).
+        bit_width: i32,
+    },
+    /// A 64-bit timestamp since the epoch.
+    Timestamp {
+        /// The unit.
+        unit: TimeUnit,
+        /// The time zone name or offset, if any.
+        timezone: Option<&'a str>,
+    },
+    /// A calendar interval.
+    Interval(IntervalUnit),
+    /// A list with 32-bit offsets.
+    List,
+    /// A struct (`Struct_` in the `.fbs`).
+    Struct,
+    /// A union of its children.
+    Union {
+        /// Sparse or dense.
+        mode: UnionMode,
+        /// The type id of each child, when not simply the child index.
+        type_ids: Option<Int32s<'a>>,
+    },
+    /// Fixed-width bytes.
+    FixedSizeBinary {
+        /// Bytes per value.
+        byte_width: i32,
+    },
+    /// A list of a fixed number of items.
+    FixedSizeList {
+        /// Items per value.
+        list_size: i32,
+    },
+    /// A map, laid out as a list of key-value structs.
+    Map {
+        /// Whether the keys within each value are sorted.
+        keys_sorted: bool,
+    },
+    /// An elapsed time as a 64-bit integer.
+    Duration(TimeUnit),
+    /// Variable-length bytes with 64-bit offsets.
+    LargeBinary,
+    /// UTF-8 text with 64-bit offsets.
+    LargeUtf8,
+    /// A list with 64-bit offsets.
+    LargeList,
+    /// Run-end encoded values (children: run ends, values).
+    RunEndEncoded,
+    /// Variable-length bytes as views.
+    BinaryView,
+    /// UTF-8 text as views.
+    Utf8View,
+    /// A list with 32-bit offsets and sizes.
+    ListView,
+    /// A list with 64-bit offsets and sizes.
+    LargeListView,
+}
+
+impl<'a> Type<'a> {
+    /// Reads the `Type` union member `tag` from its table `t`.
+    fn read(tag: u8, t: &Table<'a>) -> FormatResult<Self> {
+        Ok(match tag {
+            TYPE_NULL => Type::Null,
+            TYPE_INT => Type::Int(int_type(t)?),
+            TYPE_FLOATING_POINT => Type::FloatingPoint(enum_field(
+                t,
+                0,
+                0,
+                "FloatingPoint.precision",
+                Precision::from_fb,
+            )?),
+            TYPE_BINARY => Type::Binary,
+            TYPE_UTF8 => Type::Utf8,
+            TYPE_BOOL => Type::Bool,
+            TYPE_DECIMAL => Type::Decimal {
+                precision: t.i32(0, 0, "Decimal.precision")?,
+                scale: t.i32(1, 0, "Decimal.scale")?,
+                bit_width: t.i32(2, 128, "Decimal.bitWidth")?,
+            },
+            TYPE_DATE => Type::Date(enum_field(
+                t,
+                0,
+                DATE_UNIT_MILLISECOND,
+                "Date.unit",
+                DateUnit::from_fb,
+            )?),
+            TYPE_TIME => Type::Time {
+                unit: enum_field(t, 0, TIME_UNIT_MILLISECOND, "Time.unit", TimeUnit::from_fb)?,
+                bit_width: t.i32(1, 32, "Time.bitWidth")?,
+            },
+            TYPE_TIMESTAMP => Type::Timestamp {
+                unit: enum_field(
+                    t,
+                    0,
+                    TIME_UNIT_SECOND,
+                    "Timestamp.unit",
+                    TimeUnit::from_fb,
+                )?,
+                timezone: t.str(1, "Timestamp.timezone")?,
+            },
+            TYPE_INTERVAL => Type::Interval(enum_field(
+                t,
+                0,
+                0,
+                "Interval.unit",
+                IntervalUnit::from_fb,
+            )?),
+            TYPE_LIST => Type::List,
+            TYPE_STRUCT => Type::Struct,
+            TYPE_UNION => Type::Union {
+                mode: enum_field(t, 0, 0, "Union.mode", UnionMode::from_fb)?,
+                type_ids: t.vector(1, "Union.typeIds")?,
+            },
+            TYPE_FIXED_SIZE_BINARY => Type::FixedSizeBinary {
+                byte_width: t.i32(0, 0, "FixedSizeBinary.byteWidth")?,
+            },
+            TYPE_FIXED_SIZE_LIST => Type::FixedSizeList {
+                list_size: t.i32(0, 0, "FixedSizeList.listSize")?,
+            },
+            TYPE_MAP => Type::Map {
+                keys_sorted: t.bool(0, false, "Map.keysSorted")?,
+            },
+            TYPE_DURATION => Type::Duration(enum_field(
+                t,
+                0,
+                TIME_UNIT_MILLISECOND,
+                "Duration.unit",
+                TimeUnit::from_fb,
+            )?),
+            TYPE_LARGE_BINARY => Type::LargeBinary,
+            TYPE_LARGE_UTF8 => Type::LargeUtf8,
+            TYPE_LARGE_LIST => Type::LargeList,
+            TYPE_RUN_END_ENCODED => Type::RunEndEncoded,
+            TYPE_BINARY_VIEW => Type::BinaryView,
+            TYPE_UTF8_VIEW => Type::Utf8View,
+            TYPE_LIST_VIEW => Type::ListView,
+            TYPE_LARGE_LIST_VIEW => Type::LargeListView,
+            _ => return Err(invalid("Field.type union tag", tag, t)),
+        })
+    }
+}
+
+/// Reads an `Int` table; widths other than 8, 16, 32 and 64 are errors.
+fn int_type(t: &Table<'_>) -> FormatResult<IntType> {
+    let bits = t.i32(0, 0, "Int.bitWidth")?;
+    let bit_width = match bits {
+        8 => 8,
+        16 => 16,
+        32 => 32,
+        64 => 64,
+        _ => return Err(invalid("Int.bitWidth", bits, t)),
+    };
+    let signed = t.bool(1, false, "Int.is_signed")?;
+    Ok(IntType { bit_width, signed })
+}
+
+/// How a field is dictionary encoded (`DictionaryEncoding` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DictionaryEncoding {
+    /// The dictionary id that `DictionaryBatch` messages refer to.
+    pub id: i64,
+    /// The type of the indices (signed 32-bit when absent).
+    pub index_type: IntType,
+    /// Whether the dictionary's order is meaningful.
+    pub is_ordered: bool,
+}
+
+impl DictionaryEncoding {
+    fn read(t: &Table<'_>) -> FormatResult<Self> {
+        let id = t.i64(DICTIONARY_ID, 0, "DictionaryEncoding.id")?;
+        let index_type = match t.table(DICTIONARY_INDEX_TYPE, "DictionaryEncoding.indexType")? {
+            Some(int) => int_type(&int)?,
+            None => IntType {
+                bit_width: 32,
+                signed: true,
+            },
+        };
+        let is_ordered = t.bool(DICTIONARY_IS_ORDERED, false, "DictionaryEncoding.isOrdered")?;
+        // DictionaryKind has one member: DenseArray (0).
+        let kind = t.i16(DICTIONARY_KIND, 0, "DictionaryEncoding.dictionaryKind")?;
+        if kind != 0 {
+            return Err(invalid("DictionaryEncoding.dictionaryKind", kind, t));
+        }
+        Ok(DictionaryEncoding {
+            id,
+            index_type,
+            is_ordered,
+        })
+    }
+}
+
+/// One user-defined metadata entry (`KeyValue` table); an absent key or value reads as `""`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyValue<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// The value.
+    pub value: &'a str,
+}
+
+/// A vector of [`KeyValue`] metadata entries.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyValues<'a> {
+    tables: Tables<'a>,
+}
+
+impl<'a> KeyValues<'a> {
+    pub(super) fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
+        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
+        Ok(KeyValues { tables })
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Entry `i` (an index out of range is an error too).
+    pub fn get(&self, i: usize) -> FormatResult<KeyValue<'a>> {
+        key_value(self.tables.get(i)?)
+    }
+
+    /// The entries in order, each checked as it is read.
+    pub fn iter(&self) -> impl Iterator<Item = FormatResult<KeyValue<'a>>> + 'a {
+        self.tables.iter().map(|t| t.and_then(key_value))
+    }
+}
+
+fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
+    Ok(KeyValue {
+        key: t.str(KEY_VALUE_KEY, "KeyValue.key")?.unwrap_or(""),
+        value: t.str(KEY_VALUE_VALUE, "KeyValue.value")?.unwrap_or(""),
+    })
+}

@@ -1,0 +1,284 @@
+//! [`FileReader`]: random access to the record batches of an Arrow IPC file.
+//!
+//! Opening costs one read of the file's tail (`footer_read_size` bytes), which yields the
+//! trailing magic, the footer length, the footer and the schema; a footer larger than that read
+//! costs exactly one more read, of the missing part only. Each block (a dictionary or a record
+//! batch) is then one read of its metadata and body together. Dictionaries are read the first
+//! time a batch that needs them is decoded.
+
+use super::{MAGIC, ReadState, ReaderOptions, field_budget, message_prefix};
+use crate::array::RecordBatch;
+use crate::bytes::Bytes;
+use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, Block};
+use crate::schema::{Metadata, Schema};
+use crate::source::RandomAccess;
+use alloc::string::ToString;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Bytes after the footer: its i32 length and the trailing magic.
+const TRAILER_LEN: usize = 4 + MAGIC.len();
+
+/// The leading magic plus its padding to 8 bytes.
+const LEADING_LEN: u64 = 8;
+
+/// Reads an Arrow IPC file from a [`RandomAccess`] source.
+#[derive(Debug)]
+pub struct FileReader<R> {
+    source: R,
+    state: super::ReadState,
+    metadata: Metadata,
+    dictionary_blocks: Vec<Block>,
+    record_batch_blocks: Vec<Block>,
+    dictionaries_read: bool,
+}
+
+impl<R: RandomAccess> FileReader<R> {
+    /// Opens the file: one read of the tail, plus one more if the footer is longer than that.
+    pub fn open(source: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        let file_len = source.len();
+        let tail_len = (options.footer_read_size.max(TRAILER_LEN) as u64).min(file_len);
+        let tail_start = file_len - tail_len;
+        if tail_len < (TRAILER_LEN as u64) + LEADING_LEN {
+            return Err(FormatError::from(FormatErrorKind::Truncated {
+                what: "IPC file",
+                needed: TRAILER_LEN as u64 + LEADING_LEN,
+                available: file_len,
+            })
+            .into());
+        }
+        let mut tail = vec![0u8; tail_len as usize];
+        read(&source, tail_start, &mut tail)?;
+
+        let trailer_at = tail.len() - TRAILER_LEN;
+        let (footer_len_bytes, magic) = tail
+            .get(trailer_at..)
+            .unwrap_or_default()
+            .split_at(4);
+        if magic != MAGIC {
+            return Err(FormatError::from(FormatErrorKind::BadMagic)
+                .at(file_len - MAGIC.len() as u64)
+                .into());
+        }
+        if tail_start == 0 && tail.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+            return Err(FormatError::from(FormatErrorKind::BadMagic).at(0).into());
+        }
+        let footer_len = i32::from_le_bytes(footer_len_bytes.try_into().unwrap_or_default());
+        let footer_at = file_len - TRAILER_LEN as u64;
+        let footer_len = u64::try_from(footer_len)
+            .ok()
+            .filter(|len| *len + LEADING_LEN <= footer_at)
+            .ok_or_else(|| {
+                FormatError::from(FormatErrorKind::InvalidValue {
+                    what: "footer length",
+                    value: i64::from(footer_len),
+                })
+                .at(footer_at)
+            })?;
+        let footer_start = footer_at - footer_len;
+
+        // The footer, from the tail when it fits, else with exactly the missing prefix read.
+        let footer_bytes = if footer_start >= tail_start {
+            let from = (footer_start - tail_start) as usize;
+            tail.truncate(trailer_at);
+            tail.drain(..from);
+            tail
+        } else {
+            let missing = (tail_start - footer_start) as usize;
+            let mut footer = vec![0u8; footer_len as usize];
+            let (head, rest) = footer.split_at_mut(missing);
+            read(&source, footer_start, head)?;
+            rest.copy_from_slice(tail.get(..trailer_at).unwrap_or_default());
+            footer
+        };
+        let located = |e: FormatError| e.rebase(footer_start);
+        let footer = format::Footer::parse(&footer_bytes).map_err(located)?;
+        let schema = Schema::from_fb(footer.schema().map_err(located)?, field_budget(footer_bytes.len()))
+            .map_err(located)?;
+        let metadata = footer
+            .custom_metadata()
+            .and_then(|kvs| {
+                kvs.iter()
+                    .map(|kv| kv.map(|kv| (kv.key.to_string(), kv.value.to_string())))
+                    .collect::<FormatResult<Metadata>>()
+            })
+            .map_err(located)?;
+        let blocks = |list: FormatResult<format::Blocks<'_>>| -> FormatResult<Vec<Block>> {
+            let list = list?;
+            let mut out = Vec::with_capacity(list.len());
+            for (i, block) in list.iter().enumerate() {
+                check_block(block, footer_start).map_err(|e| e.in_batch(i as u64))?;
+                out.push(block);
+            }
+            Ok(out)
+        };
+        let dictionary_blocks = blocks(footer.dictionaries()).map_err(located)?;
+        let record_batch_blocks = blocks(footer.record_batches()).map_err(located)?;
+        Ok(FileReader {
+            source,
+            state: ReadState::new(schema, options),
+            metadata,
+            dictionary_blocks,
+            record_batch_blocks,
+            dictionaries_read: false,
+        })
+    }
+
+    /// The file's schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.state.schema
+    }
+
+    /// The footer's custom metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// Number of record batches in the file.
+    pub fn num_batches(&self) -> usize {
+        self.record_batch_blocks.len()
+    }
+
+    /// The record batch blocks listed in the footer.
+    pub fn record_batch_blocks(&self) -> &[Block] {
+        &self.record_batch_blocks
+    }
+
+    /// The dictionary blocks listed in the footer.
+    pub fn dictionary_blocks(&self) -> &[Block] {
+        &self.dictionary_blocks
+    }
+
+    /// Reads and decodes record batch `index`: one read of its metadata and body (plus one read
+    /// per dictionary block, the first time a batch needs dictionaries).
+    pub fn batch(&mut self, index: usize) -> Result<RecordBatch<'static>, Error<R::Error>> {
+        let block = *self.record_batch_blocks.get(index).ok_or_else(|| {
+            FormatError::from(FormatErrorKind::InvalidValue {
+                what: "record batch index",
+                value: index as i64,
+            })
+        })?;
+        if !self.dictionaries_read && !self.state.dictionary_fields.is_empty() {
+            self.read_dictionaries()?;
+        }
+        let batch = index as u64;
+        let (message, body) = self.read_block(block).map_err(|e| e.in_batch(batch))?;
+        let message = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
+        self.state
+            .record_batch(message, &body)
+            .map_err(|e| e.rebase(block.offset as u64 + block.meta_data_length as u64).in_batch(batch).into())
+    }
+
+    /// Iterates over all record batches in order.
+    pub fn batches(&mut self) -> impl Iterator<Item = Result<RecordBatch<'static>, Error<R::Error>>> + '_ {
+        (0..self.num_batches()).map(move |i| self.batch(i))
+    }
+
+    /// The source.
+    pub fn inner(&self) -> &R {
+        &self.source
+    }
+
+    /// Unwraps the source.
+    pub fn into_inner(self) -> R {
+        self.source
+    }
+
+    fn read_dictionaries(&mut self) -> Result<(), Error<R::Error>> {
+        for (i, block) in self.dictionary_blocks.clone().into_iter().enumerate() {
+            let (message, body) = self.read_block(block).map_err(|e| e.in_batch(i as u64))?;
+            let parsed = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
+            self.state
+                .dictionary_batch(parsed, &body)
+                .map_err(|e| e.rebase(block.offset as u64 + block.meta_data_length as u64).in_batch(i as u64))?;
+        }
+        self.dictionaries_read = true;
+        Ok(())
+    }
+
+    /// One read of a block: its metadata flatbuffer and its body.
+    fn read_block(&self, block: Block) -> Result<(MessageBytes, Bytes<'static>), Error<R::Error>> {
+        let meta = block.meta_data_length as usize;
+        let total = meta + block.body_length as usize;
+        let mut bytes = vec![0u8; total];
+        read(&self.source, block.offset as u64, &mut bytes)?;
+        let at = block.offset as u64;
+        let (prefix, fb_len) = message_prefix(&bytes).map_err(|e| e.at(at))?;
+        if prefix + fb_len > meta {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length (past Block.metaDataLength)",
+                value: fb_len as i64,
+            })
+            .at(at)
+            .into());
+        }
+        let body = Bytes::from_vec(bytes);
+        let message = MessageBytes {
+            bytes: body.slice(prefix..prefix + fb_len).unwrap_or_default(),
+            offset: at + prefix as u64,
+        };
+        let declared = {
+            let parsed = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
+            parsed.body_length()
+        };
+        if declared != block.body_length {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "Message.bodyLength (differs from Block.bodyLength)",
+                value: declared,
+            })
+            .at(at)
+            .into());
+        }
+        Ok((message, body.slice(meta..total).unwrap_or_default()))
+    }
+}
+
+/// A message's flatbuffer and where it starts in the file.
+struct MessageBytes {
+    bytes: Bytes<'static>,
+    offset: u64,
+}
+
+impl MessageBytes {
+    fn locate(&self, e: FormatError) -> FormatError {
+        e.rebase(self.offset)
+    }
+}
+
+/// A block must lie between the leading magic and the footer, with sane lengths.
+fn check_block(block: Block, footer_start: u64) -> FormatResult<()> {
+    let invalid = |what, value| FormatError::from(FormatErrorKind::InvalidValue { what, value });
+    let offset = u64::try_from(block.offset)
+        .ok()
+        .filter(|o| *o >= LEADING_LEN)
+        .ok_or_else(|| invalid("Block.offset", block.offset))?;
+    let meta = u64::try_from(block.meta_data_length)
+        .ok()
+        .filter(|m| *m >= 8)
+        .ok_or_else(|| invalid("Block.metaDataLength", i64::from(block.meta_data_length)))?;
+    let body = u64::try_from(block.body_length).map_err(|_| invalid("Block.bodyLength", block.body_length))?;
+    let end = offset
+        .checked_add(meta)
+        .and_then(|e| e.checked_add(body))
+        .filter(|e| *e <= footer_start);
+    if end.is_none() || usize::try_from(meta + body).is_err() {
+        return Err(FormatError::from(FormatErrorKind::Truncated {
+            what: "block (past the footer)",
+            needed: offset.saturating_add(meta).saturating_add(body),
+            available: footer_start,
+        })
+        .at(offset));
+    }
+    Ok(())
+}
+
+/// One positioned read, with the source's error kept unchanged.
+fn read<R: RandomAccess>(source: &R, offset: u64, buf: &mut [u8]) -> Result<(), Error<R::Error>> {
+    source.read_at(offset, buf).map_err(|error| Error::Source {
+        error,
+        offset,
+        len: buf.len() as u64,
+    })
+}

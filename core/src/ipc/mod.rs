@@ -1,0 +1,205 @@
+//! Reading the Arrow IPC file and stream formats.
+//!
+//! [`FileReader`] reads from a [`RandomAccess`](crate::RandomAccess) source with the fewest
+//! reads a high-latency store allows: one speculative read of the tail for the footer, one read
+//! per block for its metadata and body together. [`StreamReader`] reads messages in order from an
+//! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`](crate::RecordBatch)es.
+
+mod decode;
+mod dictionary;
+mod file;
+mod stream;
+
+pub use file::FileReader;
+pub use stream::StreamReader;
+
+use crate::array::RecordBatch;
+use crate::bytes::Bytes;
+use crate::datatype::Endianness;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, MetadataVersion};
+use crate::schema::{Field, Schema};
+use alloc::sync::Arc;
+use decode::{DecodeContext, decode_columns};
+use dictionary::Dictionaries;
+use hashbrown::HashMap;
+
+/// The magic bytes that open and close an IPC file.
+pub const MAGIC: &[u8; 6] = b"ARROW1";
+
+/// The marker that precedes a message's metadata length since format 0.15.
+pub const CONTINUATION: [u8; 4] = [0xFF; 4];
+
+/// Options for the IPC readers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReaderOptions {
+    /// Bytes read from the end of a file in the first read, to get the footer in one go.
+    pub footer_read_size: usize,
+    /// Largest declared uncompressed size of one compressed buffer; larger is an error.
+    pub max_decompressed_buffer: u64,
+    /// Largest message metadata (flatbuffer) accepted from a stream.
+    pub max_metadata_size: u64,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            footer_read_size: 64 * 1024,
+            max_decompressed_buffer: crate::compression::DEFAULT_DECOMPRESSION_LIMIT,
+            max_metadata_size: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl ReaderOptions {
+    /// Sets how many bytes the first read of a file takes from its end.
+    #[must_use]
+    pub fn with_footer_read_size(mut self, bytes: usize) -> Self {
+        self.footer_read_size = bytes;
+        self
+    }
+
+    /// Sets the largest declared uncompressed size of one buffer.
+    #[must_use]
+    pub fn with_max_decompressed_buffer(mut self, bytes: u64) -> Self {
+        self.max_decompressed_buffer = bytes;
+        self
+    }
+
+    /// Sets the largest message metadata accepted from a stream.
+    #[must_use]
+    pub fn with_max_metadata_size(mut self, bytes: u64) -> Self {
+        self.max_metadata_size = bytes;
+        self
+    }
+}
+
+/// Splits a message's encapsulation prefix: returns the prefix length (8 with the continuation
+/// marker, 4 for the legacy form) and the flatbuffer length that follows it.
+fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
+    let word = |at: usize| -> FormatResult<[u8; 4]> {
+        bytes
+            .get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .ok_or_else(|| {
+                FormatErrorKind::Truncated {
+                    what: "message length prefix",
+                    needed: (at + 4) as u64,
+                    available: bytes.len() as u64,
+                }
+                .into()
+            })
+    };
+    let first = word(0)?;
+    let (prefix, len) = if first == CONTINUATION {
+        (8, i32::from_le_bytes(word(4)?))
+    } else {
+        (4, i32::from_le_bytes(first))
+    };
+    let len = usize::try_from(len).map_err(|_| FormatErrorKind::InvalidValue {
+        what: "message metadata length",
+        value: i64::from(len),
+    })?;
+    Ok((prefix, len))
+}
+
+/// The smallest number of fields a schema flatbuffer of `len` bytes can hold honestly; the
+/// budget that keeps a schema whose tables are shared from costing more than its bytes.
+fn field_budget(len: usize) -> usize {
+    len / 8 + 64
+}
+
+/// What both readers know after the schema: the schema and how to decode against it.
+#[derive(Debug)]
+struct ReadState {
+    schema: Arc<Schema>,
+    dictionary_fields: HashMap<i64, Field>,
+    dictionaries: Dictionaries<'static>,
+    options: ReaderOptions,
+}
+
+impl ReadState {
+    fn new(schema: Schema, options: ReaderOptions) -> ReadState {
+        ReadState {
+            dictionary_fields: dictionary::dictionary_fields(&schema),
+            schema: Arc::new(schema),
+            dictionaries: Dictionaries::default(),
+            options,
+        }
+    }
+
+    /// How to decode a message of `version` (V4 or later: Arrow 0.8 and after).
+    fn context(&self, version: MetadataVersion) -> FormatResult<DecodeContext> {
+        if version < MetadataVersion::V4 {
+            return Err(FormatErrorKind::Unsupported {
+                what: "message metadata versions before V4 (Arrow 0.8)",
+            }
+            .into());
+        }
+        Ok(DecodeContext {
+            big_endian: self.schema.endianness() == Endianness::Big,
+            version,
+            max_decompressed: self.options.max_decompressed_buffer,
+        })
+    }
+
+    /// Decodes a record batch message with its body.
+    fn record_batch(
+        &self,
+        message: format::Message<'_>,
+        body: &Bytes<'static>,
+    ) -> FormatResult<RecordBatch<'static>> {
+        let format::MessageHeader::RecordBatch(header) = message.header()? else {
+            return Err(unexpected("RecordBatch", message));
+        };
+        let context = self.context(message.version()?)?;
+        let (columns, rows) =
+            decode_columns(self.schema.fields(), header, body, &self.dictionaries, context)?;
+        RecordBatch::try_new(Arc::clone(&self.schema), columns, rows)
+    }
+
+    /// Decodes a dictionary batch message with its body into the dictionary map.
+    fn dictionary_batch(
+        &mut self,
+        message: format::Message<'_>,
+        body: &Bytes<'static>,
+    ) -> FormatResult<()> {
+        let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
+            return Err(unexpected("DictionaryBatch", message));
+        };
+        let id = header.id();
+        let field = self
+            .dictionary_fields
+            .get(&id)
+            .ok_or(FormatErrorKind::InvalidValue {
+                what: "DictionaryBatch.id not used by the schema",
+                value: id,
+            })?;
+        let context = self.context(message.version()?)?;
+        let (mut columns, _) = decode_columns(
+            core::slice::from_ref(field),
+            header.data()?,
+            body,
+            &self.dictionaries,
+            context,
+        )
+        .map_err(|e| e.in_field(field.name()))?;
+        let values = columns.pop().ok_or(FormatErrorKind::LayoutMismatch {
+            what: "dictionary batch without a column",
+        })?;
+        self.dictionaries.insert(id, values, header.is_delta())
+    }
+}
+
+fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
+    let found = match message.header() {
+        Ok(format::MessageHeader::Schema(_)) => 1,
+        Ok(format::MessageHeader::DictionaryBatch(_)) => 2,
+        Ok(format::MessageHeader::RecordBatch(_)) => 3,
+        Ok(format::MessageHeader::Tensor) => 4,
+        Ok(format::MessageHeader::SparseTensor) => 5,
+        Err(_) => 0,
+    };
+    FormatErrorKind::UnexpectedMessage { expected, found }.into()
+}

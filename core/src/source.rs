@@ -1,0 +1,229 @@
+//! [`RandomAccess`]: where the readers get bytes from, and [`Counting`], which shows every read.
+//!
+//! A source answers positioned reads. The reader hands it whole lists of ranges at once
+//! ([`RandomAccess::read_ranges`]), so a remote source can fetch them concurrently and one call
+//! costs one round trip. Sources own their I/O; the core only says which bytes it needs.
+
+use core::ops::Range;
+
+/// A source of bytes with a known length that can be read at any offset.
+///
+/// Errors are the source's own ([`RandomAccess::Error`]); readers return them unchanged inside
+/// [`Error::Source`](crate::Error::Source).
+pub trait RandomAccess {
+    /// The source's error type.
+    type Error: core::fmt::Debug;
+
+    /// Total length in bytes.
+    fn len(&self) -> u64;
+
+    /// Whether the source holds no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()`; a short source is an error.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), Self::Error>;
+
+    /// Reads every range in `ranges`, in order, into `out`, which is exactly as long as the
+    /// ranges together. The whole list comes in one call so that a source can fetch the ranges
+    /// concurrently; callers count one call as one round trip. The default reads them one by one.
+    fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), Self::Error> {
+        let mut rest = out;
+        for range in ranges {
+            let len = usize::try_from(range.end.saturating_sub(range.start)).unwrap_or(usize::MAX);
+            let (head, tail) = core::mem::take(&mut rest).split_at_mut(len.min(rest.len()));
+            self.read_at(range.start, head)?;
+            rest = tail;
+        }
+        Ok(())
+    }
+}
+
+/// A read past the end of an in-memory source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfBounds {
+    /// Requested start.
+    pub offset: u64,
+    /// Requested length.
+    pub len: u64,
+    /// Bytes the source holds.
+    pub available: u64,
+}
+
+impl core::fmt::Display for OutOfBounds {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "read of {} bytes at offset {} past the end of a {}-byte source",
+            self.len, self.offset, self.available
+        )
+    }
+}
+
+impl core::error::Error for OutOfBounds {}
+
+impl RandomAccess for [u8] {
+    type Error = OutOfBounds;
+
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), OutOfBounds> {
+        let err = OutOfBounds {
+            offset,
+            len: buf.len() as u64,
+            available: <[u8]>::len(self) as u64,
+        };
+        let start = usize::try_from(offset).map_err(|_| err)?;
+        let src = start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+            .ok_or(err)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl<T: RandomAccess + ?Sized> RandomAccess for &T {
+    type Error = T::Error;
+
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), Self::Error> {
+        (**self).read_at(offset, buf)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), Self::Error> {
+        (**self).read_ranges(ranges, out)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl RandomAccess for alloc::vec::Vec<u8> {
+    type Error = OutOfBounds;
+
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), OutOfBounds> {
+        self.as_slice().read_at(offset, buf)
+    }
+}
+
+#[cfg(feature = "alloc")]
+pub use counting::{Counting, ReadCall};
+
+#[cfg(feature = "alloc")]
+mod counting {
+    use super::RandomAccess;
+    use alloc::vec::Vec;
+    use core::cell::RefCell;
+    use core::ops::Range;
+
+    /// One range read through a [`Counting`] source.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct ReadCall {
+        /// Start offset.
+        pub offset: u64,
+        /// Length in bytes.
+        pub len: u64,
+        /// Which round trip (source call) the read belonged to, from 0.
+        pub round_trip: usize,
+    }
+
+    /// Wraps a source and records every read: offset, length and round trip.
+    ///
+    /// A `read_at` is one read and one round trip; a `read_ranges` call is one round trip with
+    /// one read per range. Not `Sync`: put it outside any concurrency wrapper.
+    #[derive(Debug, Default)]
+    pub struct Counting<S> {
+        inner: S,
+        log: RefCell<Vec<ReadCall>>,
+        round_trips: core::cell::Cell<usize>,
+    }
+
+    impl<S> Counting<S> {
+        /// Wraps `inner` with an empty log.
+        pub fn new(inner: S) -> Self {
+            Counting {
+                inner,
+                log: RefCell::new(Vec::new()),
+                round_trips: core::cell::Cell::new(0),
+            }
+        }
+
+        /// The wrapped source.
+        pub fn inner(&self) -> &S {
+            &self.inner
+        }
+
+        /// The wrapped source, mutably.
+        pub fn inner_mut(&mut self) -> &mut S {
+            &mut self.inner
+        }
+
+        /// Unwraps the source.
+        pub fn into_inner(self) -> S {
+            self.inner
+        }
+
+        /// Every read so far, in order.
+        pub fn reads(&self) -> Vec<ReadCall> {
+            self.log.borrow().clone()
+        }
+
+        /// Number of reads (ranges) so far.
+        pub fn read_count(&self) -> usize {
+            self.log.borrow().len()
+        }
+
+        /// Number of calls to the source (round trips) so far.
+        pub fn round_trips(&self) -> usize {
+            self.round_trips.get()
+        }
+
+        /// Total bytes read so far.
+        pub fn bytes_read(&self) -> u64 {
+            self.log.borrow().iter().map(|r| r.len).sum()
+        }
+
+        /// Forgets the reads so far.
+        pub fn reset(&self) {
+            self.log.borrow_mut().clear();
+            self.round_trips.set(0);
+        }
+
+        fn record(&self, ranges: impl Iterator<Item = Range<u64>>) {
+            let round_trip = self.round_trips.get();
+            self.round_trips.set(round_trip + 1);
+            self.log.borrow_mut().extend(ranges.map(|r| ReadCall {
+                offset: r.start,
+                len: r.end.saturating_sub(r.start),
+                round_trip,
+            }));
+        }
+    }
+
+    impl<S: RandomAccess> RandomAccess for Counting<S> {
+        type Error = S::Error;
+
+        fn len(&self) -> u64 {
+            self.inner.len()
+        }
+
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), S::Error> {
+            self.record(core::iter::once(offset..offset + buf.len() as u64));
+            self.inner.read_at(offset, buf)
+        }
+
+        fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), S::Error> {
+            self.record(ranges.iter().cloned());
+            self.inner.read_ranges(ranges, out)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Shared test support: where the Arrow conformance files are, and how to skip without them.
+
+use std::path::PathBuf;
+
+/// The `arrow-testing` data folder: `$ARROW_TESTING_DATA`, else `../shared/arrow-testing/data`
+/// beside the project. `None` (with a printed notice) when absent, unless
+/// `QUIVER_REQUIRE_ARROW_TESTING=1`, which turns a missing folder into a test failure.
+pub fn arrow_testing_data() -> Option<PathBuf> {
+    let path = std::env::var_os("ARROW_TESTING_DATA").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/arrow-testing/data")
+    });
+    if path.is_dir() {
+        return Some(path);
+    }
+    let required = std::env::var("QUIVER_REQUIRE_ARROW_TESTING").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "arrow-testing data not found at {} and QUIVER_REQUIRE_ARROW_TESTING=1",
+        path.display()
+    );
+    println!("skipped: arrow-testing data not found at {}", path.display());
+    None
+}
+
+/// Every file under the integration folder with this extension (`arrow_file` or `stream`), sorted.
+pub fn integration_files(data: &std::path::Path, extension: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let root = data.join("arrow-ipc-stream/integration");
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
