@@ -158,7 +158,17 @@ impl Schema {
         let mut budget = max_fields;
         let mut fields = Vec::new();
         for field in fb.fields()?.iter() {
-            fields.push(field_from_fb(field?, &mut budget)?);
+            let field = field_from_fb(field?, &mut budget).map_err(|e| match e.kind {
+                FormatErrorKind::FlatbufferLimit { what: "field count", .. } => {
+                    FormatError::from(FormatErrorKind::FlatbufferLimit {
+                        what: "field count",
+                        limit: max_fields as u64,
+                    })
+                    .in_field(&e.field)
+                }
+                _ => e,
+            })?;
+            fields.push(field);
         }
         Ok(Schema {
             fields,

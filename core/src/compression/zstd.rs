@@ -13,7 +13,7 @@
 //! frame or block being decoded.
 
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDecoder};
+use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 use ruzstd::io::Read;
 
 use super::Output;
@@ -137,11 +137,8 @@ fn error(e: &FrameDecoderError, offset: usize) -> FormatError {
     corrupt(what, offset)
 }
 
-/// The largest window this decoder accepts; larger frames fail with `LimitExceeded`.
 #[cfg(test)]
-const MAX_WINDOW: u64 = DEFAULT_MAX_WINDOW_SIZE;
-
-#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::compression::{Decompressed, decompress_buffer};
@@ -415,7 +412,7 @@ mod tests {
             matches!(
                 err.kind,
                 FormatErrorKind::LimitExceeded {
-                    limit: MAX_WINDOW,
+                    limit: ruzstd::decoding::DEFAULT_MAX_WINDOW_SIZE,
                     ..
                 }
             ),

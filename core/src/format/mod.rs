@@ -61,3 +61,355 @@ fn enum_field<T>(
     let value = table.i16(slot, default, what)?;
     from_fb(value).ok_or_else(|| invalid(what, value, table))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    //! Walks every Arrow IPC file in the arrow-testing integration corpus.
+
+    use super::*;
+    use crate::FormatResult;
+    use crate::datatype::{CompressionCodec, Endianness, IntType, Precision};
+    use std::path::{Path, PathBuf};
+    use std::string::String;
+    use std::vec::Vec;
+    use std::{eprintln, fs, println};
+
+    /// The arrow-testing `data` folder: `$ARROW_TESTING_DATA`, else the shared checkout.
+    fn data_dir() -> Option<PathBuf> {
+        let dir = std::env::var_os("ARROW_TESTING_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/arrow-testing/data")
+            });
+        dir.is_dir().then_some(dir)
+    }
+
+    fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                collect(&path, out);
+            } else if path.extension().is_some_and(|e| e == "arrow_file") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Every `*.arrow_file` of the integration corpus, sorted; `None` if the data is absent.
+    fn arrow_files() -> Option<Vec<PathBuf>> {
+        let Some(dir) = data_dir() else {
+            println!("arrow-testing data not found (set ARROW_TESTING_DATA); skipping");
+            return None;
+        };
+        let mut files = Vec::new();
+        collect(&dir.join("arrow-ipc-stream/integration"), &mut files);
+        files.sort();
+        Some(files)
+    }
+
+    fn i32_at(buf: &[u8], pos: usize) -> i32 {
+        i32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap())
+    }
+
+    /// The footer flatbuffer: it precedes the `i32` footer length and the `ARROW1` magic.
+    fn footer_bytes(file: &[u8]) -> &[u8] {
+        assert_eq!(&file[..6], b"ARROW1");
+        let end = file.len() - 10;
+        assert_eq!(&file[end + 4..], b"ARROW1");
+        let len = usize::try_from(i32_at(file, end)).unwrap();
+        &file[end - len..end]
+    }
+
+    /// The metadata flatbuffer of the message at `offset`, with or without the continuation
+    /// marker (files before 0.15 have none).
+    fn message_bytes(file: &[u8], offset: i64) -> &[u8] {
+        let mut pos = usize::try_from(offset).unwrap();
+        let mut len = i32_at(file, pos);
+        if len == -1 {
+            pos += 4;
+            len = i32_at(file, pos);
+        }
+        let len = usize::try_from(len).unwrap();
+        &file[pos + 4..pos + 4 + len]
+    }
+
+    /// What a walk saw, for spot checks.
+    #[derive(Default, Debug)]
+    struct Seen {
+        fields: usize,
+        types: Vec<String>,
+        dictionaries: Vec<DictionaryEncoding>,
+        metadata: Vec<(String, String)>,
+        nodes: usize,
+        buffers: usize,
+        codecs: Vec<CompressionCodec>,
+        dictionary_batches: Vec<(i64, bool)>,
+        /// The footer's version, then each message's.
+        versions: Vec<MetadataVersion>,
+    }
+
+    fn walk_metadata(kvs: KeyValues<'_>, seen: &mut Seen) -> FormatResult<()> {
+        assert_eq!(kvs.iter().count(), kvs.len());
+        for kv in kvs.iter() {
+            let kv = kv?;
+            seen.metadata.push((kv.key.into(), kv.value.into()));
+        }
+        Ok(())
+    }
+
+    /// Walks fields recursively, visiting at most `budget` fields in all.
+    fn walk_fields(fields: Fields<'_>, seen: &mut Seen, budget: &mut usize) -> FormatResult<()> {
+        for (i, field) in fields.iter().enumerate() {
+            let field = field?;
+            *budget = budget.checked_sub(1).expect("field budget exhausted");
+            seen.fields += 1;
+            let same = fields.get(i)?;
+            assert_eq!(same.name()?, field.name()?);
+            let ty = field.type_()?;
+            if let Type::Union {
+                type_ids: Some(ids),
+                ..
+            } = ty
+            {
+                assert_eq!(ids.iter().count(), ids.len());
+            }
+            seen.types
+                .push(std::format!("{:?} {:?}", field.name()?, ty));
+            let _ = field.nullable();
+            if let Some(d) = field.dictionary()? {
+                seen.dictionaries.push(d);
+            }
+            walk_metadata(field.custom_metadata()?, seen)?;
+            walk_fields(field.children()?, seen, budget)?;
+        }
+        Ok(())
+    }
+
+    fn walk_schema(schema: Schema<'_>, seen: &mut Seen) -> FormatResult<Endianness> {
+        let endianness = schema.endianness()?;
+        let _ = schema.features()?.iter().count();
+        walk_metadata(schema.custom_metadata()?, seen)?;
+        walk_fields(schema.fields()?, seen, &mut 10_000)?;
+        Ok(endianness)
+    }
+
+    fn walk_record_batch(batch: RecordBatch<'_>, seen: &mut Seen) -> FormatResult<()> {
+        let _ = batch.length();
+        let nodes = batch.nodes()?;
+        assert_eq!(nodes.iter().count(), nodes.len());
+        seen.nodes += nodes.len();
+        let buffers = batch.buffers()?;
+        assert_eq!(buffers.iter().count(), buffers.len());
+        seen.buffers += buffers.len();
+        if let Some(c) = batch.compression()? {
+            seen.codecs.push(c.codec);
+        }
+        if let Some(counts) = batch.variadic_buffer_counts()? {
+            let _ = counts.iter().count();
+        }
+        Ok(())
+    }
+
+    fn walk_message(buf: &[u8], seen: &mut Seen) -> FormatResult<()> {
+        let message = Message::parse(buf)?;
+        seen.versions.push(message.version()?);
+        let _ = message.body_length();
+        walk_metadata(message.custom_metadata()?, seen)?;
+        match message.header()? {
+            MessageHeader::Schema(schema) => {
+                walk_schema(schema, seen)?;
+            }
+            MessageHeader::RecordBatch(batch) => walk_record_batch(batch, seen)?,
+            MessageHeader::DictionaryBatch(dict) => {
+                seen.dictionary_batches.push((dict.id(), dict.is_delta()));
+                walk_record_batch(dict.data()?, seen)?;
+            }
+            other => panic!("unexpected header {other:?}"),
+        }
+        Ok(())
+    }
+
+    fn walk_footer(footer: &[u8], seen: &mut Seen) -> FormatResult<Endianness> {
+        let footer = Footer::parse(footer)?;
+        seen.versions.push(footer.version()?);
+        walk_metadata(footer.custom_metadata()?, seen)?;
+        let _ = footer.dictionaries()?.len();
+        let _ = footer.record_batches()?.len();
+        walk_schema(footer.schema()?, seen)
+    }
+
+    /// Walks the footer, the schema and every message a file's blocks point at.
+    fn walk_file(file: &[u8]) -> FormatResult<(Endianness, Seen)> {
+        let mut seen = Seen::default();
+        let endianness = walk_footer(footer_bytes(file), &mut seen)?;
+        let footer = Footer::parse(footer_bytes(file))?;
+        let dictionaries = footer.dictionaries()?;
+        let batches = footer.record_batches()?;
+        for block in dictionaries.iter().chain(batches.iter()) {
+            assert!(block.offset > 0 && block.meta_data_length > 0 && block.body_length >= 0);
+            let before = seen.dictionary_batches.len();
+            walk_message(message_bytes(file, block.offset), &mut seen)?;
+            let is_dictionary = seen.dictionary_batches.len() > before;
+            assert_eq!(
+                is_dictionary,
+                dictionaries.iter().any(|d| d == block),
+                "{block:?}"
+            );
+        }
+        // The schema message at the start of the file (after the 8-byte magic and padding).
+        walk_message(message_bytes(file, 8), &mut seen)?;
+        Ok((endianness, seen))
+    }
+
+    fn read(files: &[PathBuf], suffix: &str) -> Vec<u8> {
+        let path = files
+            .iter()
+            .find(|p| p.ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} not found"));
+        fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn walks_every_integration_file() {
+        let Some(files) = arrow_files() else { return };
+        assert_eq!(files.len(), 58, "expected the 58 integration files");
+        for path in &files {
+            let file = fs::read(path).unwrap();
+            let (endianness, seen) =
+                walk_file(&file).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let big = path.to_string_lossy().contains("bigendian");
+            assert_eq!(endianness == Endianness::Big, big, "{}", path.display());
+            assert!(seen.fields > 0 || path.ends_with("generated_null_trivial.arrow_file"));
+            // Messages are V4 or later. Some 0.14.1 writers left the footer's version out,
+            // which reads as the `.fbs` default, V1.
+            let old = path.to_string_lossy().contains("0.14.1");
+            let (footer, messages) = seen.versions.split_first().unwrap();
+            assert!(messages.iter().all(|v| *v >= MetadataVersion::V4));
+            assert!(*footer >= MetadataVersion::V4 || old, "{}", path.display());
+        }
+    }
+
+    #[test]
+    fn spot_checks() {
+        let Some(files) = arrow_files() else { return };
+
+        let file = read(&files, "1.0.0-littleendian/generated_primitive.arrow_file");
+        let footer = Footer::parse(footer_bytes(&file)).unwrap();
+        assert_eq!(footer.version().unwrap(), MetadataVersion::V5);
+        let schema = footer.schema().unwrap();
+        assert_eq!(schema.endianness().unwrap(), Endianness::Little);
+        let first = schema.fields().unwrap().get(0).unwrap();
+        assert_eq!(first.name().unwrap(), Some("bool_nullable"));
+        assert!(first.nullable());
+        assert_eq!(first.type_().unwrap(), Type::Bool);
+        assert!(first.children().unwrap().is_empty());
+        assert!(first.dictionary().unwrap().is_none());
+        let types: Vec<Type<'_>> = schema
+            .fields()
+            .unwrap()
+            .iter()
+            .map(|f| f.unwrap().type_().unwrap())
+            .collect();
+        assert!(types.contains(&Type::Int(IntType {
+            bit_width: 8,
+            signed: true
+        })));
+        assert!(types.contains(&Type::Int(IntType {
+            bit_width: 64,
+            signed: false
+        })));
+        assert!(types.contains(&Type::FloatingPoint(Precision::Double)));
+        assert!(types.contains(&Type::Utf8));
+        let batches = footer.record_batches().unwrap();
+        assert!(!batches.is_empty());
+        let message = Message::parse(message_bytes(&file, batches.get(0).unwrap().offset)).unwrap();
+        let MessageHeader::RecordBatch(batch) = message.header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        assert_eq!(batch.nodes().unwrap().len(), schema.fields().unwrap().len());
+        assert!(batch.compression().unwrap().is_none());
+        assert_eq!(message.body_length(), batches.get(0).unwrap().body_length);
+
+        let (endianness, _) =
+            walk_file(&read(&files, "1.0.0-bigendian/generated_primitive.arrow_file")).unwrap();
+        assert_eq!(endianness, Endianness::Big);
+
+        for (name, codec) in [
+            ("generated_lz4.arrow_file", CompressionCodec::Lz4Frame),
+            ("generated_zstd.arrow_file", CompressionCodec::Zstd),
+        ] {
+            let (_, seen) = walk_file(&read(&files, name)).unwrap();
+            assert!(!seen.codecs.is_empty());
+            assert!(seen.codecs.iter().all(|c| *c == codec), "{name}");
+        }
+
+        // Files from 0.14.1 have no continuation marker and metadata version V4.
+        let file = read(&files, "0.14.1/generated_primitive.arrow_file");
+        assert_ne!(i32_at(&file, 8), -1);
+        let footer = Footer::parse(footer_bytes(&file)).unwrap();
+        assert_eq!(footer.version().unwrap(), MetadataVersion::V4);
+
+        let (_, seen) =
+            walk_file(&read(&files, "1.0.0-littleendian/generated_dictionary.arrow_file")).unwrap();
+        assert!(!seen.dictionaries.is_empty());
+        assert!(!seen.dictionary_batches.is_empty());
+        for d in &seen.dictionaries {
+            assert!(seen.dictionary_batches.iter().any(|(id, _)| *id == d.id));
+        }
+
+        let (_, seen) =
+            walk_file(&read(&files, "1.0.0-littleendian/generated_decimal256.arrow_file")).unwrap();
+        assert!(seen.types.iter().any(|t| t.contains("bit_width: 256")), "{:?}", seen.types);
+
+        let (_, seen) =
+            walk_file(&read(&files, "1.0.0-littleendian/generated_custom_metadata.arrow_file"))
+                .unwrap();
+        assert!(!seen.metadata.is_empty());
+
+        let (_, seen) =
+            walk_file(&read(&files, "1.0.0-littleendian/generated_datetime.arrow_file")).unwrap();
+        assert!(seen.types.iter().any(|t| t.contains("timezone: Some(")), "{:?}", seen.types);
+
+        let (_, seen) =
+            walk_file(&read(&files, "1.0.0-littleendian/generated_union.arrow_file")).unwrap();
+        assert!(
+            seen.types
+                .iter()
+                .any(|t| t.contains("Union { mode: Dense, type_ids: Some([10, 20]) }")),
+            "{:?}",
+            seen.types
+        );
+    }
+
+    /// Asserts that every prefix of `buf` too short for `walk` to succeed gives an error with
+    /// an offset (and no panic), and that only trailing padding and string terminators may be
+    /// cut before the walk succeeds.
+    fn assert_truncations_fail(name: &str, buf: &[u8], walk: impl Fn(&[u8]) -> FormatResult<()>) {
+        walk(buf).unwrap();
+        let shortest_ok = (0..buf.len())
+            .find(|&len| walk(&buf[..len]).is_ok())
+            .unwrap_or(buf.len());
+        assert!(shortest_ok + 8 >= buf.len(), "{name}: {shortest_ok}");
+        for len in 0..shortest_ok {
+            let e = walk(&buf[..len]).unwrap_err();
+            assert!(e.offset.is_some(), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn truncated_metadata_fails_cleanly() {
+        let Some(files) = arrow_files() else { return };
+        for path in &files {
+            let name = std::format!("{}", path.display());
+            let file = fs::read(path).unwrap();
+            assert_truncations_fail(&name, footer_bytes(&file), |b| {
+                walk_footer(b, &mut Seen::default()).map(|_| ())
+            });
+            let schema_message = message_bytes(&file, 8);
+            assert_truncations_fail(&name, schema_message, |b| {
+                walk_message(b, &mut Seen::default())
+            });
+        }
+    }
+}

@@ -247,7 +247,8 @@ impl MessageBytes {
     }
 }
 
-/// A block must lie between the leading magic and the footer, with sane lengths.
+/// A block must lie between the leading magic and the footer, with sane lengths. Errors carry
+/// no offset: the caller locates them at the footer, where the lie is.
 fn check_block(block: Block, footer_start: u64) -> FormatResult<()> {
     let invalid = |what, value| FormatError::from(FormatErrorKind::InvalidValue { what, value });
     let offset = u64::try_from(block.offset)
@@ -268,8 +269,7 @@ fn check_block(block: Block, footer_start: u64) -> FormatResult<()> {
             what: "block (past the footer)",
             needed: offset.saturating_add(meta).saturating_add(body),
             available: footer_start,
-        })
-        .at(offset));
+        }));
     }
     Ok(())
 }
