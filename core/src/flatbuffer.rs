@@ -558,12 +558,24 @@ pub(crate) mod builder {
 
         pub(crate) fn i32s(self, slot: u16, values: &[i32]) -> Self {
             let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            self.with(slot, Value::Vector { elem_size: 4, bytes })
+            self.with(
+                slot,
+                Value::Vector {
+                    elem_size: 4,
+                    bytes,
+                },
+            )
         }
 
         pub(crate) fn i64s(self, slot: u16, values: &[i64]) -> Self {
             let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            self.with(slot, Value::Vector { elem_size: 8, bytes })
+            self.with(
+                slot,
+                Value::Vector {
+                    elem_size: 8,
+                    bytes,
+                },
+            )
         }
     }
 
@@ -604,7 +616,11 @@ pub(crate) mod builder {
             };
             pad(out, bytes.len());
             let pos = out.len();
-            put_u16(out, vtable + 4 + 2 * usize::from(*slot), (pos - table) as u16);
+            put_u16(
+                out,
+                vtable + 4 + 2 * usize::from(*slot),
+                (pos - table) as u16,
+            );
             out.extend_from_slice(&bytes);
             patches.push((pos, value));
         }
@@ -667,7 +683,6 @@ pub(crate) mod builder {
     pub(crate) fn raw_str(bytes: &[u8]) -> Value {
         Value::Str(bytes.into())
     }
-
 }
 
 #[cfg(test)]
@@ -792,7 +807,10 @@ mod tests {
         assert_eq!(xs, [1, 2, 3]);
         assert!(matches!(
             ts.get(3).unwrap_err().kind,
-            FormatErrorKind::InvalidValue { what: "l", value: 3 }
+            FormatErrorKind::InvalidValue {
+                what: "l",
+                value: 3
+            }
         ));
 
         let (tag, value) = t.union(12, 13, "u").unwrap().unwrap();
@@ -805,17 +823,20 @@ mod tests {
             const SIZE: usize = 16;
             fn from_le_slice(bytes: &[u8]) -> Option<Self> {
                 let (a, b) = bytes.split_at_checked(8)?;
-                Some(Pair(
-                    u64::from_le_slice(a)?,
-                    u64::from_le_slice(b)?,
-                ))
+                Some(Pair(u64::from_le_slice(a)?, u64::from_le_slice(b)?))
             }
         }
         let v = t.vector::<Pair>(14, "m").unwrap().unwrap();
         assert_eq!(v.len(), 2);
         let second = v.get(1).unwrap();
-        assert_eq!(second.0, u64::from_le_bytes([16, 17, 18, 19, 20, 21, 22, 23]));
-        assert_eq!(second.1, u64::from_le_bytes([24, 25, 26, 27, 28, 29, 30, 31]));
+        assert_eq!(
+            second.0,
+            u64::from_le_bytes([16, 17, 18, 19, 20, 21, 22, 23])
+        );
+        assert_eq!(
+            second.1,
+            u64::from_le_bytes([24, 25, 26, 27, 28, 29, 30, 31])
+        );
         assert_eq!(v.iter().count(), 2);
     }
 
@@ -869,12 +890,12 @@ mod tests {
     #[test]
     fn bad_vtable() {
         let cases: [(usize, u16); 6] = [
-            (4, 0),     // vtable size 0
-            (4, 2),     // vtable size too short for its header
-            (4, 7),     // odd size
-            (4, 100),   // vtable past the end of the buffer
-            (6, 2),     // inline size smaller than the soffset
-            (6, 1000),  // inline size past the end of the buffer
+            (4, 0),    // vtable size 0
+            (4, 2),    // vtable size too short for its header
+            (4, 7),    // odd size
+            (4, 100),  // vtable past the end of the buffer
+            (6, 2),    // inline size smaller than the soffset
+            (6, 1000), // inline size past the end of the buffer
         ];
         for (pos, value) in cases {
             let mut buf = MINIMAL;
@@ -889,7 +910,10 @@ mod tests {
         let mut buf = MINIMAL;
         // slot 0 at +6: an i32 would end at +10, past the 8 inline bytes
         buf[8] = 6;
-        let e = assert_fb_error(Table::root(&buf, "Root").unwrap().i32(0, 0, "Root.a"), "Root.a");
+        let e = assert_fb_error(
+            Table::root(&buf, "Root").unwrap().i32(0, 0, "Root.a"),
+            "Root.a",
+        );
         assert_eq!(e.offset, Some(8));
         // ... but a u8 or i16 at +6 is fine
         let t = Table::root(&buf, "Root").unwrap();
@@ -932,9 +956,12 @@ mod tests {
         let table = t.offset();
         let vt = table - i32::from_le_bytes(good[table..table + 4].try_into().unwrap()) as usize;
         let field_pos = |slot: usize| {
-            table + usize::from(u16::from_le_bytes(
-                good[vt + 4 + 2 * slot..vt + 6 + 2 * slot].try_into().unwrap(),
-            ))
+            table
+                + usize::from(u16::from_le_bytes(
+                    good[vt + 4 + 2 * slot..vt + 6 + 2 * slot]
+                        .try_into()
+                        .unwrap(),
+                ))
         };
         for slot in 0..4u16 {
             for bad in [u32::MAX, good.len() as u32, 0x8000_0000] {
@@ -1031,16 +1058,24 @@ mod tests {
     fn depth_limit_applies_to_vectors_and_unions() {
         let mut obj = Obj::new();
         for _ in 0..=MAX_DEPTH {
-            obj = Obj::new()
-                .tables(0, vec![obj])
-                .with(1, Value::U8(1));
+            obj = Obj::new().tables(0, vec![obj]).with(1, Value::U8(1));
         }
         let buf = finish(&obj);
         let mut t = Table::root(&buf, "Root").unwrap();
         for _ in 1..=MAX_DEPTH {
-            t = t.tables(0, "Root.children").unwrap().unwrap().get(0).unwrap();
+            t = t
+                .tables(0, "Root.children")
+                .unwrap()
+                .unwrap()
+                .get(0)
+                .unwrap();
         }
-        let e = t.tables(0, "Root.children").unwrap().unwrap().get(0).unwrap_err();
+        let e = t
+            .tables(0, "Root.children")
+            .unwrap()
+            .unwrap()
+            .get(0)
+            .unwrap_err();
         assert!(matches!(e.kind, FormatErrorKind::FlatbufferLimit { .. }));
         // A union value is a nested table as well; build a chain through slots 2/3.
         let mut obj = Obj::new();

@@ -4,8 +4,8 @@
 //! trailing `i32` footer length and `ARROW1` magic, which the caller has checked and stripped.
 
 use super::message::{MetadataVersion, version};
-use super::schema::{KeyValues, Schema};
 use super::missing;
+use super::schema::{KeyValues, Schema};
 use crate::error::FormatResult;
 use crate::flatbuffer::{Element, Table, Vector};
 
@@ -59,7 +59,11 @@ impl<'a> Footer<'a> {
 
     /// User-defined metadata (`Footer.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(&self.table, FOOTER_CUSTOM_METADATA, "Footer.custom_metadata")
+        KeyValues::read(
+            &self.table,
+            FOOTER_CUSTOM_METADATA,
+            "Footer.custom_metadata",
+        )
     }
 }
 
@@ -92,3 +96,116 @@ impl Element for Block {
 
 /// A footer's blocks.
 pub type Blocks<'a> = Vector<'a, Block>;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::error::FormatErrorKind;
+    use crate::flatbuffer::builder::{Obj, Value, finish};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn blocks(blocks: &[(i64, i32, i64)]) -> Value {
+        let mut bytes = Vec::new();
+        for (offset, meta, body) in blocks {
+            bytes.extend_from_slice(&offset.to_le_bytes());
+            bytes.extend_from_slice(&meta.to_le_bytes());
+            bytes.extend_from_slice(&[0xAA; 4]); // padding, ignored
+            bytes.extend_from_slice(&body.to_le_bytes());
+        }
+        Value::Vector {
+            elem_size: 24,
+            bytes,
+        }
+    }
+
+    #[test]
+    fn footer() {
+        let schema = Obj::new().tables(1, vec![Obj::new().str(0, "x")]);
+        let footer = Obj::new()
+            .with(FOOTER_VERSION, Value::I16(4))
+            .table(FOOTER_SCHEMA, schema)
+            .with(FOOTER_DICTIONARIES, blocks(&[(8, 200, 64)]))
+            .with(
+                FOOTER_RECORD_BATCHES,
+                blocks(&[(272, 180, 1024), (1476, 180, -1)]),
+            )
+            .tables(
+                FOOTER_CUSTOM_METADATA,
+                vec![Obj::new().str(0, "k").str(1, "v")],
+            );
+        let buf = finish(&footer);
+        let f = Footer::parse(&buf).unwrap();
+        assert_eq!(f.version().unwrap(), MetadataVersion::V5);
+        let field = f.schema().unwrap().fields().unwrap().get(0).unwrap();
+        assert_eq!(field.name().unwrap(), Some("x"));
+        let dictionaries = f.dictionaries().unwrap();
+        assert_eq!(dictionaries.len(), 1);
+        assert_eq!(
+            dictionaries.get(0),
+            Some(Block {
+                offset: 8,
+                meta_data_length: 200,
+                body_length: 64
+            })
+        );
+        let batches = f.record_batches().unwrap();
+        assert_eq!(
+            batches.iter().collect::<Vec<_>>(),
+            [
+                Block {
+                    offset: 272,
+                    meta_data_length: 180,
+                    body_length: 1024
+                },
+                Block {
+                    offset: 1476,
+                    meta_data_length: 180,
+                    body_length: -1
+                }
+            ]
+        );
+        assert_eq!(batches.get(2), None);
+        let md = f.custom_metadata().unwrap().get(0).unwrap();
+        assert_eq!((md.key, md.value), ("k", "v"));
+    }
+
+    #[test]
+    fn absent_fields() {
+        let buf = finish(&Obj::new());
+        let f = Footer::parse(&buf).unwrap();
+        assert_eq!(f.version().unwrap(), MetadataVersion::V1);
+        let e = f.schema().unwrap_err();
+        assert_eq!(
+            e.kind,
+            FormatErrorKind::MissingField {
+                what: "Footer.schema"
+            }
+        );
+        assert!(f.dictionaries().unwrap().is_empty());
+        assert!(f.record_batches().unwrap().is_empty());
+        assert!(f.custom_metadata().unwrap().is_empty());
+    }
+
+    #[test]
+    fn block_vector_past_the_end() {
+        let buf = finish(&Obj::new().with(FOOTER_RECORD_BATCHES, blocks(&[(1, 2, 3)])));
+        // Claim two blocks where one is stored; the vector would run past the buffer.
+        let at = buf
+            .windows(8)
+            .position(|w| w == 1i64.to_le_bytes())
+            .unwrap()
+            - 4;
+        let mut bad = buf.clone();
+        bad[at..at + 4].copy_from_slice(&(buf.len() as u32).to_le_bytes());
+        let e = Footer::parse(&bad).unwrap().record_batches().unwrap_err();
+        assert_eq!(
+            e.kind,
+            FormatErrorKind::Flatbuffer {
+                what: "Footer.recordBatches"
+            }
+        );
+        assert_eq!(e.offset, Some(at as u64));
+    }
+}

@@ -72,7 +72,11 @@ impl MetadataVersion {
 }
 
 /// Reads a `MetadataVersion` field (V1 when absent, as the `.fbs` default says).
-pub(super) fn version(table: &Table<'_>, slot: u16, what: &'static str) -> FormatResult<MetadataVersion> {
+pub(super) fn version(
+    table: &Table<'_>,
+    slot: u16,
+    what: &'static str,
+) -> FormatResult<MetadataVersion> {
     enum_field(table, slot, 0, what, MetadataVersion::from_fb)
 }
 
@@ -107,15 +111,17 @@ impl<'a> Message<'a> {
         if tag > HEADER_SPARSE_TENSOR {
             return Err(invalid("Message.header union tag", tag, &self.table));
         }
-        let Some((tag, t)) = self
-            .table
-            .union(MESSAGE_HEADER_TYPE, MESSAGE_HEADER, "Message.header")?
+        let Some((tag, t)) =
+            self.table
+                .union(MESSAGE_HEADER_TYPE, MESSAGE_HEADER, "Message.header")?
         else {
             return Err(missing("Message.header", &self.table));
         };
         Ok(match tag {
             HEADER_SCHEMA => MessageHeader::Schema(Schema::from_table(t)),
-            HEADER_DICTIONARY_BATCH => MessageHeader::DictionaryBatch(DictionaryBatch::from_table(t)?),
+            HEADER_DICTIONARY_BATCH => {
+                MessageHeader::DictionaryBatch(DictionaryBatch::from_table(t)?)
+            }
             HEADER_RECORD_BATCH => MessageHeader::RecordBatch(RecordBatch::from_table(t)?),
             HEADER_TENSOR => MessageHeader::Tensor,
             HEADER_SPARSE_TENSOR => MessageHeader::SparseTensor,
@@ -130,7 +136,11 @@ impl<'a> Message<'a> {
 
     /// User-defined metadata (`Message.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(&self.table, MESSAGE_CUSTOM_METADATA, "Message.custom_metadata")
+        KeyValues::read(
+            &self.table,
+            MESSAGE_CUSTOM_METADATA,
+            "Message.custom_metadata",
+        )
     }
 }
 
@@ -262,8 +272,8 @@ pub struct BodyCompression {
 impl BodyCompression {
     fn read(t: &Table<'_>) -> FormatResult<Self> {
         let codec = t.i8(BODY_COMPRESSION_CODEC, 0, "BodyCompression.codec")?;
-        let codec =
-            CompressionCodec::from_fb(codec).ok_or_else(|| invalid("BodyCompression.codec", codec, t))?;
+        let codec = CompressionCodec::from_fb(codec)
+            .ok_or_else(|| invalid("BodyCompression.codec", codec, t))?;
         let method = t.i8(BODY_COMPRESSION_METHOD, 0, "BodyCompression.method")?;
         let method = BodyCompressionMethod::from_fb(method)
             .ok_or_else(|| invalid("BodyCompression.method", method, t))?;
@@ -329,5 +339,269 @@ impl<'a> DictionaryBatch<'a> {
     /// (`DictionaryBatch.isDelta`).
     pub fn is_delta(&self) -> bool {
         self.is_delta
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::error::{FormatError, FormatErrorKind};
+    use crate::flatbuffer::builder::{Obj, Value, finish};
+    use std::vec::Vec;
+
+    fn structs(pairs: &[(i64, i64)]) -> Value {
+        Value::Vector {
+            elem_size: 16,
+            bytes: pairs
+                .iter()
+                .flat_map(|(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes()))
+                .collect(),
+        }
+    }
+
+    fn message(tag: u8, header: Option<Obj>) -> Obj {
+        let mut m = Obj::new()
+            .with(MESSAGE_VERSION, Value::I16(4))
+            .with(MESSAGE_HEADER_TYPE, Value::U8(tag))
+            .with(MESSAGE_BODY_LENGTH, Value::I64(1234));
+        if let Some(h) = header {
+            m = m.table(MESSAGE_HEADER, h);
+        }
+        m
+    }
+
+    fn invalid_value(e: FormatError) -> (&'static str, i64) {
+        match e.kind {
+            FormatErrorKind::InvalidValue { what, value } => (what, value),
+            other => panic!("expected InvalidValue, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn record_batch() {
+        let batch = Obj::new()
+            .with(RECORD_BATCH_LENGTH, Value::I64(10))
+            .with(RECORD_BATCH_NODES, structs(&[(10, 1), (3, 0)]))
+            .with(RECORD_BATCH_BUFFERS, structs(&[(0, 8), (8, 40), (48, 0)]))
+            .table(
+                RECORD_BATCH_COMPRESSION,
+                Obj::new().with(BODY_COMPRESSION_CODEC, Value::I8(1)),
+            )
+            .i64s(RECORD_BATCH_VARIADIC_BUFFER_COUNTS, &[2]);
+        let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
+        let m = Message::parse(&buf).unwrap();
+        assert_eq!(m.version().unwrap(), MetadataVersion::V5);
+        assert_eq!(m.header_type().unwrap(), HEADER_RECORD_BATCH);
+        assert_eq!(m.body_length(), 1234);
+        assert!(m.custom_metadata().unwrap().is_empty());
+        let MessageHeader::RecordBatch(b) = m.header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        assert_eq!(b.length(), 10);
+        let nodes = b.nodes().unwrap();
+        assert_eq!(
+            nodes.iter().collect::<Vec<_>>(),
+            [
+                FieldNode {
+                    length: 10,
+                    null_count: 1
+                },
+                FieldNode {
+                    length: 3,
+                    null_count: 0
+                }
+            ]
+        );
+        let buffers = b.buffers().unwrap();
+        assert_eq!(buffers.len(), 3);
+        assert_eq!(
+            buffers.get(1),
+            Some(Buffer {
+                offset: 8,
+                length: 40
+            })
+        );
+        assert_eq!(buffers.get(3), None);
+        assert_eq!(
+            b.compression().unwrap(),
+            Some(BodyCompression {
+                codec: CompressionCodec::Zstd,
+                method: BodyCompressionMethod::Buffer
+            })
+        );
+        assert_eq!(
+            b.variadic_buffer_counts()
+                .unwrap()
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>(),
+            [2]
+        );
+    }
+
+    #[test]
+    fn record_batch_defaults() {
+        let buf = finish(&message(HEADER_RECORD_BATCH, Some(Obj::new())));
+        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        assert_eq!(b.length(), 0);
+        assert!(b.nodes().unwrap().is_empty());
+        assert!(b.buffers().unwrap().is_empty());
+        assert_eq!(b.compression().unwrap(), None);
+        assert_eq!(b.variadic_buffer_counts().unwrap(), None);
+
+        // An empty BodyCompression table: LZ4 frame, per buffer.
+        let batch = Obj::new().table(RECORD_BATCH_COMPRESSION, Obj::new());
+        let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
+        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        assert_eq!(
+            b.compression().unwrap(),
+            Some(BodyCompression {
+                codec: CompressionCodec::Lz4Frame,
+                method: BodyCompressionMethod::Buffer
+            })
+        );
+    }
+
+    #[test]
+    fn bad_compression() {
+        for (slot, what) in [
+            (BODY_COMPRESSION_CODEC, "BodyCompression.codec"),
+            (BODY_COMPRESSION_METHOD, "BodyCompression.method"),
+        ] {
+            let batch = Obj::new().table(
+                RECORD_BATCH_COMPRESSION,
+                Obj::new().with(slot, Value::I8(-1)),
+            );
+            let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
+            let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap()
+            else {
+                panic!("expected a record batch");
+            };
+            assert_eq!(invalid_value(b.compression().unwrap_err()), (what, -1));
+        }
+    }
+
+    #[test]
+    fn dictionary_batch() {
+        let dict = Obj::new()
+            .with(DICTIONARY_BATCH_ID, Value::I64(42))
+            .table(
+                DICTIONARY_BATCH_DATA,
+                Obj::new().with(RECORD_BATCH_LENGTH, Value::I64(3)),
+            )
+            .with(DICTIONARY_BATCH_IS_DELTA, Value::Bool(true));
+        let buf = finish(&message(HEADER_DICTIONARY_BATCH, Some(dict)));
+        let MessageHeader::DictionaryBatch(d) = Message::parse(&buf).unwrap().header().unwrap()
+        else {
+            panic!("expected a dictionary batch");
+        };
+        assert_eq!(d.id(), 42);
+        assert!(d.is_delta());
+        assert_eq!(d.data().unwrap().length(), 3);
+
+        let buf = finish(&message(HEADER_DICTIONARY_BATCH, Some(Obj::new())));
+        let MessageHeader::DictionaryBatch(d) = Message::parse(&buf).unwrap().header().unwrap()
+        else {
+            panic!("expected a dictionary batch");
+        };
+        assert_eq!(d.id(), 0);
+        assert!(!d.is_delta());
+        assert_eq!(
+            d.data().unwrap_err().kind,
+            FormatErrorKind::MissingField {
+                what: "DictionaryBatch.data"
+            }
+        );
+    }
+
+    #[test]
+    fn other_headers() {
+        let buf = finish(&message(HEADER_SCHEMA, Some(Obj::new())));
+        let header = Message::parse(&buf).unwrap().header().unwrap();
+        let MessageHeader::Schema(s) = header else {
+            panic!("expected a schema");
+        };
+        assert!(s.fields().unwrap().is_empty());
+        for (tag, tensor) in [(HEADER_TENSOR, true), (HEADER_SPARSE_TENSOR, false)] {
+            let buf = finish(&message(tag, Some(Obj::new())));
+            let header = Message::parse(&buf).unwrap().header().unwrap();
+            assert_eq!(
+                (
+                    matches!(header, MessageHeader::Tensor),
+                    matches!(header, MessageHeader::SparseTensor)
+                ),
+                (tensor, !tensor)
+            );
+        }
+    }
+
+    #[test]
+    fn missing_or_unknown_header() {
+        for buf in [
+            finish(&message(0, None)),
+            finish(&message(0, Some(Obj::new()))),
+            finish(&message(HEADER_RECORD_BATCH, None)),
+        ] {
+            let e = Message::parse(&buf).unwrap().header().unwrap_err();
+            assert_eq!(
+                e.kind,
+                FormatErrorKind::MissingField {
+                    what: "Message.header"
+                }
+            );
+        }
+        let buf = finish(&message(6, Some(Obj::new())));
+        let e = Message::parse(&buf).unwrap().header().unwrap_err();
+        assert_eq!(invalid_value(e), ("Message.header union tag", 6));
+    }
+
+    #[test]
+    fn versions() {
+        for (value, version) in [
+            (0, MetadataVersion::V1),
+            (1, MetadataVersion::V2),
+            (2, MetadataVersion::V3),
+            (3, MetadataVersion::V4),
+            (4, MetadataVersion::V5),
+        ] {
+            assert_eq!(MetadataVersion::from_fb(value), Some(version));
+        }
+        let buf = finish(&Obj::new().with(MESSAGE_VERSION, Value::I16(5)));
+        let m = Message::parse(&buf).unwrap();
+        assert_eq!(
+            invalid_value(m.version().unwrap_err()),
+            ("Message.version", 5)
+        );
+        // Absent: V1, as the .fbs default says; absent body length: 0.
+        let buf = finish(&Obj::new());
+        let m = Message::parse(&buf).unwrap();
+        assert_eq!(m.version().unwrap(), MetadataVersion::V1);
+        assert_eq!(m.body_length(), 0);
+    }
+
+    #[test]
+    fn garbage_is_a_flatbuffer_error() {
+        for buf in [&[][..], &[1, 2, 3], &[0xFF; 64]] {
+            let e = Message::parse(buf).unwrap_err();
+            assert_eq!(e.kind, FormatErrorKind::Flatbuffer { what: "Message" });
+        }
+    }
+
+    #[test]
+    fn struct_elements_need_exact_sizes() {
+        assert_eq!(FieldNode::from_le_slice(&[0; 15]), None);
+        assert_eq!(Buffer::from_le_slice(&[0; 17]), None);
+        assert_eq!(
+            Buffer::from_le_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]),
+            Some(Buffer {
+                offset: 1,
+                length: 2
+            })
+        );
     }
 }

@@ -23,9 +23,7 @@ pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,
 };
-pub use schema::{
-    DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type,
-};
+pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
 use crate::error::{FormatError, FormatErrorKind};
 use crate::flatbuffer::{Table, Vector};
@@ -73,7 +71,7 @@ mod tests {
     use std::path::{Path, PathBuf};
     use std::string::String;
     use std::vec::Vec;
-    use std::{eprintln, fs, println};
+    use std::{fs, println};
 
     /// The arrow-testing `data` folder: `$ARROW_TESTING_DATA`, else the shared checkout.
     fn data_dir() -> Option<PathBuf> {
@@ -331,8 +329,11 @@ mod tests {
         assert!(batch.compression().unwrap().is_none());
         assert_eq!(message.body_length(), batches.get(0).unwrap().body_length);
 
-        let (endianness, _) =
-            walk_file(&read(&files, "1.0.0-bigendian/generated_primitive.arrow_file")).unwrap();
+        let (endianness, _) = walk_file(&read(
+            &files,
+            "1.0.0-bigendian/generated_primitive.arrow_file",
+        ))
+        .unwrap();
         assert_eq!(endianness, Endianness::Big);
 
         for (name, codec) in [
@@ -350,29 +351,51 @@ mod tests {
         let footer = Footer::parse(footer_bytes(&file)).unwrap();
         assert_eq!(footer.version().unwrap(), MetadataVersion::V4);
 
-        let (_, seen) =
-            walk_file(&read(&files, "1.0.0-littleendian/generated_dictionary.arrow_file")).unwrap();
+        let (_, seen) = walk_file(&read(
+            &files,
+            "1.0.0-littleendian/generated_dictionary.arrow_file",
+        ))
+        .unwrap();
         assert!(!seen.dictionaries.is_empty());
         assert!(!seen.dictionary_batches.is_empty());
         for d in &seen.dictionaries {
             assert!(seen.dictionary_batches.iter().any(|(id, _)| *id == d.id));
         }
 
-        let (_, seen) =
-            walk_file(&read(&files, "1.0.0-littleendian/generated_decimal256.arrow_file")).unwrap();
-        assert!(seen.types.iter().any(|t| t.contains("bit_width: 256")), "{:?}", seen.types);
+        let (_, seen) = walk_file(&read(
+            &files,
+            "1.0.0-littleendian/generated_decimal256.arrow_file",
+        ))
+        .unwrap();
+        assert!(
+            seen.types.iter().any(|t| t.contains("bit_width: 256")),
+            "{:?}",
+            seen.types
+        );
 
-        let (_, seen) =
-            walk_file(&read(&files, "1.0.0-littleendian/generated_custom_metadata.arrow_file"))
-                .unwrap();
+        let (_, seen) = walk_file(&read(
+            &files,
+            "1.0.0-littleendian/generated_custom_metadata.arrow_file",
+        ))
+        .unwrap();
         assert!(!seen.metadata.is_empty());
 
-        let (_, seen) =
-            walk_file(&read(&files, "1.0.0-littleendian/generated_datetime.arrow_file")).unwrap();
-        assert!(seen.types.iter().any(|t| t.contains("timezone: Some(")), "{:?}", seen.types);
+        let (_, seen) = walk_file(&read(
+            &files,
+            "1.0.0-littleendian/generated_datetime.arrow_file",
+        ))
+        .unwrap();
+        assert!(
+            seen.types.iter().any(|t| t.contains("timezone: Some(")),
+            "{:?}",
+            seen.types
+        );
 
-        let (_, seen) =
-            walk_file(&read(&files, "1.0.0-littleendian/generated_union.arrow_file")).unwrap();
+        let (_, seen) = walk_file(&read(
+            &files,
+            "1.0.0-littleendian/generated_union.arrow_file",
+        ))
+        .unwrap();
         assert!(
             seen.types
                 .iter()

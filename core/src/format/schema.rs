@@ -331,22 +331,12 @@ impl<'a> Type<'a> {
                 bit_width: t.i32(1, 32, "Time.bitWidth")?,
             },
             TYPE_TIMESTAMP => Type::Timestamp {
-                unit: enum_field(
-                    t,
-                    0,
-                    TIME_UNIT_SECOND,
-                    "Timestamp.unit",
-                    TimeUnit::from_fb,
-                )?,
+                unit: enum_field(t, 0, TIME_UNIT_SECOND, "Timestamp.unit", TimeUnit::from_fb)?,
                 timezone: t.str(1, "Timestamp.timezone")?,
             },
-            TYPE_INTERVAL => Type::Interval(enum_field(
-                t,
-                0,
-                0,
-                "Interval.unit",
-                IntervalUnit::from_fb,
-            )?),
+            TYPE_INTERVAL => {
+                Type::Interval(enum_field(t, 0, 0, "Interval.unit", IntervalUnit::from_fb)?)
+            }
             TYPE_LIST => Type::List,
             TYPE_STRUCT => Type::Struct,
             TYPE_UNION => Type::Union {
@@ -478,4 +468,415 @@ fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
         key: t.str(KEY_VALUE_KEY, "KeyValue.key")?.unwrap_or(""),
         value: t.str(KEY_VALUE_VALUE, "KeyValue.value")?.unwrap_or(""),
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::error::{FormatError, FormatErrorKind};
+    use crate::flatbuffer::builder::{Obj, Value, finish};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn schema(buf: &[u8]) -> Schema<'_> {
+        Schema::from_table(Table::root(buf, "Schema").unwrap())
+    }
+
+    /// A one-field schema whose field has type union `tag` with table `t`.
+    fn typed(tag: u8, t: Option<Obj>) -> Vec<u8> {
+        let mut field = Obj::new().str(0, "f").with(2, Value::U8(tag));
+        if let Some(t) = t {
+            field = field.table(3, t);
+        }
+        finish(&Obj::new().tables(1, vec![field]))
+    }
+
+    fn type_of(tag: u8, t: Obj) -> FormatResult<Type<'static>> {
+        let buf = std::boxed::Box::leak(typed(tag, Some(t)).into_boxed_slice());
+        schema(buf).fields()?.get(0)?.type_()
+    }
+
+    fn invalid_value(e: FormatError) -> (&'static str, i64) {
+        match e.kind {
+            FormatErrorKind::InvalidValue { what, value } => (what, value),
+            other => panic!("expected InvalidValue, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn types_without_parameters() {
+        let cases = [
+            (TYPE_NULL, Type::Null),
+            (TYPE_BINARY, Type::Binary),
+            (TYPE_UTF8, Type::Utf8),
+            (TYPE_BOOL, Type::Bool),
+            (TYPE_LIST, Type::List),
+            (TYPE_STRUCT, Type::Struct),
+            (TYPE_LARGE_BINARY, Type::LargeBinary),
+            (TYPE_LARGE_UTF8, Type::LargeUtf8),
+            (TYPE_LARGE_LIST, Type::LargeList),
+            (TYPE_RUN_END_ENCODED, Type::RunEndEncoded),
+            (TYPE_BINARY_VIEW, Type::BinaryView),
+            (TYPE_UTF8_VIEW, Type::Utf8View),
+            (TYPE_LIST_VIEW, Type::ListView),
+            (TYPE_LARGE_LIST_VIEW, Type::LargeListView),
+        ];
+        for (tag, expected) in cases {
+            assert_eq!(type_of(tag, Obj::new()).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn type_defaults_follow_the_fbs() {
+        let cases = [
+            (TYPE_FLOATING_POINT, Type::FloatingPoint(Precision::Half)),
+            (
+                TYPE_DECIMAL,
+                Type::Decimal {
+                    precision: 0,
+                    scale: 0,
+                    bit_width: 128,
+                },
+            ),
+            (TYPE_DATE, Type::Date(DateUnit::Millisecond)),
+            (
+                TYPE_TIME,
+                Type::Time {
+                    unit: TimeUnit::Millisecond,
+                    bit_width: 32,
+                },
+            ),
+            (
+                TYPE_TIMESTAMP,
+                Type::Timestamp {
+                    unit: TimeUnit::Second,
+                    timezone: None,
+                },
+            ),
+            (TYPE_INTERVAL, Type::Interval(IntervalUnit::YearMonth)),
+            (
+                TYPE_UNION,
+                Type::Union {
+                    mode: UnionMode::Sparse,
+                    type_ids: None,
+                },
+            ),
+            (
+                TYPE_FIXED_SIZE_BINARY,
+                Type::FixedSizeBinary { byte_width: 0 },
+            ),
+            (TYPE_FIXED_SIZE_LIST, Type::FixedSizeList { list_size: 0 }),
+            (TYPE_MAP, Type::Map { keys_sorted: false }),
+            (TYPE_DURATION, Type::Duration(TimeUnit::Millisecond)),
+        ];
+        for (tag, expected) in cases {
+            assert_eq!(type_of(tag, Obj::new()).unwrap(), expected, "tag {tag}");
+        }
+        // Int has no usable default width.
+        let e = type_of(TYPE_INT, Obj::new()).unwrap_err();
+        assert_eq!(invalid_value(e), ("Int.bitWidth", 0));
+    }
+
+    #[test]
+    fn type_parameters() {
+        let int = |bits: i32, signed: bool| {
+            Obj::new()
+                .with(0, Value::I32(bits))
+                .with(1, Value::Bool(signed))
+        };
+        for bits in [8u8, 16, 32, 64] {
+            for signed in [false, true] {
+                assert_eq!(
+                    type_of(TYPE_INT, int(i32::from(bits), signed)).unwrap(),
+                    Type::Int(IntType {
+                        bit_width: bits,
+                        signed
+                    })
+                );
+            }
+        }
+        for bits in [-8, 1, 12, 128, 256] {
+            let e = type_of(TYPE_INT, int(bits, true)).unwrap_err();
+            assert_eq!(invalid_value(e), ("Int.bitWidth", i64::from(bits)));
+        }
+        let decimal = Obj::new()
+            .with(0, Value::I32(38))
+            .with(1, Value::I32(-2))
+            .with(2, Value::I32(256));
+        assert_eq!(
+            type_of(TYPE_DECIMAL, decimal).unwrap(),
+            Type::Decimal {
+                precision: 38,
+                scale: -2,
+                bit_width: 256
+            }
+        );
+        let ts = Obj::new().with(0, Value::I16(3)).str(1, "Europe/Paris");
+        assert_eq!(
+            type_of(TYPE_TIMESTAMP, ts).unwrap(),
+            Type::Timestamp {
+                unit: TimeUnit::Nanosecond,
+                timezone: Some("Europe/Paris")
+            }
+        );
+        let time = Obj::new().with(0, Value::I16(2)).with(1, Value::I32(64));
+        assert_eq!(
+            type_of(TYPE_TIME, time).unwrap(),
+            Type::Time {
+                unit: TimeUnit::Microsecond,
+                bit_width: 64
+            }
+        );
+        let union = Obj::new().with(0, Value::I16(1)).i32s(1, &[5, 7]);
+        let Type::Union { mode, type_ids } = type_of(TYPE_UNION, union).unwrap() else {
+            panic!("expected a union");
+        };
+        assert_eq!(mode, UnionMode::Dense);
+        assert_eq!(type_ids.unwrap().iter().collect::<Vec<_>>(), [5, 7]);
+        assert_eq!(
+            type_of(TYPE_DATE, Obj::new().with(0, Value::I16(0))).unwrap(),
+            Type::Date(DateUnit::Day)
+        );
+        assert_eq!(
+            type_of(TYPE_INTERVAL, Obj::new().with(0, Value::I16(2))).unwrap(),
+            Type::Interval(IntervalUnit::MonthDayNano)
+        );
+        assert_eq!(
+            type_of(TYPE_FLOATING_POINT, Obj::new().with(0, Value::I16(2))).unwrap(),
+            Type::FloatingPoint(Precision::Double)
+        );
+        assert_eq!(
+            type_of(TYPE_FIXED_SIZE_BINARY, Obj::new().with(0, Value::I32(16))).unwrap(),
+            Type::FixedSizeBinary { byte_width: 16 }
+        );
+        assert_eq!(
+            type_of(TYPE_FIXED_SIZE_LIST, Obj::new().with(0, Value::I32(3))).unwrap(),
+            Type::FixedSizeList { list_size: 3 }
+        );
+        assert_eq!(
+            type_of(TYPE_MAP, Obj::new().with(0, Value::Bool(true))).unwrap(),
+            Type::Map { keys_sorted: true }
+        );
+        assert_eq!(
+            type_of(TYPE_DURATION, Obj::new().with(0, Value::I16(0))).unwrap(),
+            Type::Duration(TimeUnit::Second)
+        );
+    }
+
+    #[test]
+    fn unknown_enum_values() {
+        let cases = [
+            (TYPE_FLOATING_POINT, "FloatingPoint.precision"),
+            (TYPE_DATE, "Date.unit"),
+            (TYPE_TIME, "Time.unit"),
+            (TYPE_TIMESTAMP, "Timestamp.unit"),
+            (TYPE_INTERVAL, "Interval.unit"),
+            (TYPE_UNION, "Union.mode"),
+            (TYPE_DURATION, "Duration.unit"),
+        ];
+        for (tag, what) in cases {
+            let e = type_of(tag, Obj::new().with(0, Value::I16(9))).unwrap_err();
+            assert_eq!(invalid_value(e), (what, 9));
+        }
+    }
+
+    #[test]
+    fn unknown_or_absent_type() {
+        let e = type_of(TYPE_LARGE_LIST_VIEW + 1, Obj::new()).unwrap_err();
+        assert_eq!(invalid_value(e), ("Field.type union tag", 27));
+        let e = type_of(255, Obj::new()).unwrap_err();
+        assert_eq!(invalid_value(e), ("Field.type union tag", 255));
+        for buf in [
+            typed(0, Some(Obj::new())),
+            typed(TYPE_INT, None),
+            typed(0, None),
+        ] {
+            let e = schema(&buf)
+                .fields()
+                .unwrap()
+                .get(0)
+                .unwrap()
+                .type_()
+                .unwrap_err();
+            assert_eq!(e.kind, FormatErrorKind::MissingField { what: "Field.type" });
+            assert!(e.offset.is_some());
+        }
+    }
+
+    #[test]
+    fn fields_and_children() {
+        let leaf = |name: &str| {
+            Obj::new()
+                .str(0, name)
+                .with(1, Value::Bool(true))
+                .with(2, Value::U8(TYPE_NULL))
+                .table(3, Obj::new())
+        };
+        let parent = Obj::new()
+            .with(2, Value::U8(TYPE_STRUCT))
+            .table(3, Obj::new())
+            .tables(5, vec![leaf("a"), leaf("b")]);
+        let buf = finish(&Obj::new().tables(1, vec![parent, leaf("c")]));
+        let s = schema(&buf);
+        assert_eq!(s.endianness().unwrap(), Endianness::Little);
+        assert!(s.features().unwrap().is_empty());
+        assert!(s.custom_metadata().unwrap().is_empty());
+        let fields = s.fields().unwrap();
+        assert_eq!(fields.len(), 2);
+        assert!(!fields.is_empty());
+        let parent = fields.get(0).unwrap();
+        assert_eq!(parent.name().unwrap(), None);
+        assert!(!parent.nullable());
+        assert_eq!(parent.type_().unwrap(), Type::Struct);
+        let names: Vec<_> = parent
+            .children()
+            .unwrap()
+            .iter()
+            .map(|f| f.unwrap().name().unwrap().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let c = fields.get(1).unwrap();
+        assert!(c.nullable());
+        assert!(c.children().unwrap().is_empty());
+        assert!(c.custom_metadata().unwrap().is_empty());
+        assert!(fields.get(2).is_err());
+        assert_eq!(fields.iter().count(), 2);
+
+        // A schema without fields.
+        let buf = finish(&Obj::new());
+        assert!(schema(&buf).fields().unwrap().is_empty());
+    }
+
+    #[test]
+    fn schema_endianness_features_and_metadata() {
+        let kv = |k: Option<&str>, v: Option<&str>| {
+            let mut o = Obj::new();
+            if let Some(k) = k {
+                o = o.str(0, k);
+            }
+            if let Some(v) = v {
+                o = o.str(1, v);
+            }
+            o
+        };
+        let buf = finish(
+            &Obj::new()
+                .with(0, Value::I16(1))
+                .tables(
+                    2,
+                    vec![
+                        kv(Some("k"), Some("v")),
+                        kv(None, Some("x")),
+                        kv(Some("y"), None),
+                    ],
+                )
+                .i64s(3, &[1, 2]),
+        );
+        let s = schema(&buf);
+        assert_eq!(s.endianness().unwrap(), Endianness::Big);
+        assert_eq!(s.features().unwrap().iter().collect::<Vec<_>>(), [1, 2]);
+        let md = s.custom_metadata().unwrap();
+        assert_eq!(md.len(), 3);
+        assert!(!md.is_empty());
+        let entries: Vec<_> = md.iter().map(|kv| kv.unwrap()).collect();
+        assert_eq!(
+            entries,
+            [
+                KeyValue {
+                    key: "k",
+                    value: "v"
+                },
+                KeyValue {
+                    key: "",
+                    value: "x"
+                },
+                KeyValue {
+                    key: "y",
+                    value: ""
+                },
+            ]
+        );
+        assert_eq!(md.get(0).unwrap(), entries[0]);
+        assert!(md.get(3).is_err());
+
+        let buf = finish(&Obj::new().with(0, Value::I16(2)));
+        assert_eq!(
+            invalid_value(schema(&buf).endianness().unwrap_err()),
+            ("Schema.endianness", 2)
+        );
+    }
+
+    #[test]
+    fn dictionary_encoding() {
+        let field = |dict: Obj| {
+            finish(&Obj::new().tables(
+                1,
+                vec![
+                        Obj::new()
+                            .with(2, Value::U8(TYPE_UTF8))
+                            .table(3, Obj::new())
+                            .table(4, dict),
+                    ],
+            ))
+        };
+        let read = |buf: &[u8]| schema(buf).fields().unwrap().get(0).unwrap().dictionary();
+        // indexType absent: signed 32-bit.
+        let buf = field(Obj::new().with(0, Value::I64(7)));
+        assert_eq!(
+            read(&buf).unwrap(),
+            Some(DictionaryEncoding {
+                id: 7,
+                index_type: IntType {
+                    bit_width: 32,
+                    signed: true
+                },
+                is_ordered: false,
+            })
+        );
+        let buf = field(
+            Obj::new()
+                .with(0, Value::I64(-1))
+                .table(1, Obj::new().with(0, Value::I32(8)))
+                .with(2, Value::Bool(true))
+                .with(3, Value::I16(0)),
+        );
+        assert_eq!(
+            read(&buf).unwrap(),
+            Some(DictionaryEncoding {
+                id: -1,
+                index_type: IntType {
+                    bit_width: 8,
+                    signed: false
+                },
+                is_ordered: true,
+            })
+        );
+        let buf = field(Obj::new().with(3, Value::I16(1)));
+        assert_eq!(
+            invalid_value(read(&buf).unwrap_err()),
+            ("DictionaryEncoding.dictionaryKind", 1)
+        );
+        let buf = field(Obj::new().table(1, Obj::new().with(0, Value::I32(7))));
+        assert_eq!(invalid_value(read(&buf).unwrap_err()), ("Int.bitWidth", 7));
+        // Not dictionary encoded.
+        let buf = typed(TYPE_NULL, Some(Obj::new()));
+        assert_eq!(read(&buf).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_utf8_name_names_the_field() {
+        let buf = finish(&Obj::new().tables(
+            1,
+            vec![Obj::new().with(0, crate::flatbuffer::builder::raw_str(b"\xC3"))],
+        ));
+        let e = schema(&buf)
+            .fields()
+            .unwrap()
+            .get(0)
+            .unwrap()
+            .name()
+            .unwrap_err();
+        assert_eq!(e.kind, FormatErrorKind::Flatbuffer { what: "Field.name" });
+    }
 }
