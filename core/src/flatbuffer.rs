@@ -25,6 +25,10 @@
 //! buffer can still visit exponentially many tables. Callers that walk recursively must also
 //! budget the number of tables they visit.
 
+// `FormatError` carries its field path inline (no allocation), which makes it large; metadata
+// parsing is not a hot path, so results carry it unboxed.
+#![allow(clippy::result_large_err)]
+
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use core::fmt;
 use core::marker::PhantomData;
@@ -580,7 +584,7 @@ pub(crate) mod builder {
     }
 
     fn pad(out: &mut Vec<u8>, align: usize) {
-        while out.len() % align != 0 {
+        while !out.len().is_multiple_of(align) {
             out.push(0);
         }
     }

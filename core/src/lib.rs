@@ -1,4 +1,34 @@
-//! quiver: Apache Arrow IPC reading and streaming JSON, for no_std, WASM and high-latency storage.
+//! quiver: Apache Arrow IPC reading for `no_std`, WASM and high-latency storage.
+//!
+//! # A tour
+//!
+//! Bytes flow one way through the crate, one idea per module:
+//!
+//! - [`source`]: [`RandomAccess`], the positioned reads a file reader asks of its source (with a
+//!   whole list of ranges per call, so a remote source can fetch them concurrently), and
+//!   [`source::Counting`], which records every read.
+//! - [`flatbuffer`] and [`format`]: zero-copy, bounds-checked views of the Arrow flatbuffers
+//!   (`Footer`, `Message`, `Schema`, `RecordBatch`, …). No allocation; usable without `alloc`.
+//! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
+//! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
+//!   [`StreamReader`] (any [`embedded_io::Read`]); [`compression`] decodes LZ4_FRAME and ZSTD.
+//! - [`array`] and [`bytes`]: [`ArrayView`] and [`RecordBatch`], validated once on construction;
+//!   their buffers are borrowed from the block that was read, or owned when decompressed or
+//!   byte-swapped.
+//! - [`error`]: [`Error`] (the source's own error, or a [`FormatError`] saying what was wrong
+//!   and where: byte offset, batch, field path).
+//!
+//! ```
+//! use quiver::source::Counting;
+//! use quiver::{FileReader, FormatErrorKind, ReaderOptions};
+//!
+//! // Not an Arrow file: a clear error, after exactly one read of the tail.
+//! let bytes = b"definitely not an arrow file".to_vec();
+//! let source = Counting::new(bytes.as_slice());
+//! let err = FileReader::open(&source, ReaderOptions::default()).unwrap_err();
+//! assert_eq!(err.format().map(|e| &e.kind), Some(&FormatErrorKind::BadMagic));
+//! assert_eq!(source.read_count(), 1);
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -220,10 +220,12 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// A cursor at the start of `input`.
     fn new(input: &'a [u8]) -> Self {
         Cursor { input, pos: 0 }
     }
 
+    /// Whether every byte has been read.
     fn is_empty(&self) -> bool {
         self.pos >= self.input.len()
     }
@@ -245,14 +247,17 @@ impl<'a> Cursor<'a> {
         bytes.try_into().map_err(|_| corrupt(what, self.pos))
     }
 
+    /// The next byte.
     fn u8(&mut self, what: &'static str) -> FormatResult<u8> {
         self.array::<1>(what).map(|[b]| b)
     }
 
+    /// The next little-endian `u32`.
     fn u32(&mut self, what: &'static str) -> FormatResult<u32> {
         self.array(what).map(u32::from_le_bytes)
     }
 
+    /// The next little-endian `u64`.
     fn u64(&mut self, what: &'static str) -> FormatResult<u64> {
         self.array(what).map(u64::from_le_bytes)
     }

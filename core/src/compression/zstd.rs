@@ -48,7 +48,7 @@ pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
                     .ok_or_else(|| corrupt("truncated skippable frame", frame_at))?;
                 continue;
             }
-            Err(e) => return Err(error(&e, frame_at)),
+            Err(e) => return Err(from_ruzstd(&e, frame_at)),
         }
         // Zero means "not recorded" as well as "empty"; only a recorded size can be checked.
         let content_size = decoder.content_size();
@@ -63,7 +63,7 @@ pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
             let block_at = input.len().saturating_sub(rest.len());
             let finished = decoder
                 .decode_blocks(&mut rest, BlockDecodingStrategy::UptoBlocks(1))
-                .map_err(|e| error(&e, block_at))?;
+                .map_err(|e| from_ruzstd(&e, block_at))?;
             drain(&mut decoder, out, block_at)?;
             if finished {
                 break;
@@ -106,7 +106,7 @@ fn drain(decoder: &mut FrameDecoder, out: &mut Output, block_at: usize) -> Forma
 }
 
 /// Maps a `ruzstd` error at `offset` to a format error.
-fn error(e: &FrameDecoderError, offset: usize) -> FormatError {
+fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
     use FrameDecoderError as E;
     let what = match e {
         E::ReadFrameHeaderError(ReadFrameHeaderError::BadMagicNumber(_)) => {

@@ -76,14 +76,38 @@ fn data_type(t: &Value, children: Vec<Field>) -> Result<DataType, String> {
         "null" => DataType::Null,
         "bool" => DataType::Boolean,
         "int" => match int_type(t)? {
-            IntType { bit_width: 8, signed: true } => DataType::Int8,
-            IntType { bit_width: 16, signed: true } => DataType::Int16,
-            IntType { bit_width: 32, signed: true } => DataType::Int32,
-            IntType { bit_width: 64, signed: true } => DataType::Int64,
-            IntType { bit_width: 8, signed: false } => DataType::UInt8,
-            IntType { bit_width: 16, signed: false } => DataType::UInt16,
-            IntType { bit_width: 32, signed: false } => DataType::UInt32,
-            IntType { bit_width: 64, signed: false } => DataType::UInt64,
+            IntType {
+                bit_width: 8,
+                signed: true,
+            } => DataType::Int8,
+            IntType {
+                bit_width: 16,
+                signed: true,
+            } => DataType::Int16,
+            IntType {
+                bit_width: 32,
+                signed: true,
+            } => DataType::Int32,
+            IntType {
+                bit_width: 64,
+                signed: true,
+            } => DataType::Int64,
+            IntType {
+                bit_width: 8,
+                signed: false,
+            } => DataType::UInt8,
+            IntType {
+                bit_width: 16,
+                signed: false,
+            } => DataType::UInt16,
+            IntType {
+                bit_width: 32,
+                signed: false,
+            } => DataType::UInt32,
+            IntType {
+                bit_width: 64,
+                signed: false,
+            } => DataType::UInt64,
             other => return Err(format!("bad int type {other:?}")),
         },
         "floatingpoint" => DataType::float(match text(t, "precision")? {
@@ -135,12 +159,13 @@ fn data_type(t: &Value, children: Vec<Field>) -> Result<DataType, String> {
         "largelist" => DataType::LargeList(only(children)?),
         "listview" => DataType::ListView(only(children)?),
         "largelistview" => DataType::LargeListView(only(children)?),
-        "fixedsizelist" => {
-            DataType::FixedSizeList(only(children)?, small(int_at(t, "listSize")?)?)
-        }
+        "fixedsizelist" => DataType::FixedSizeList(only(children)?, small(int_at(t, "listSize")?)?),
         "struct" => DataType::Struct(children.into()),
         "map" => {
-            let sorted = t.get("keysSorted").and_then(Value::as_bool).unwrap_or(false);
+            let sorted = t
+                .get("keysSorted")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             DataType::Map(only(children)?, sorted)
         }
         "union" => {
@@ -186,7 +211,9 @@ pub fn field(f: &Value) -> Result<Field, String> {
         None => Vec::new(),
     };
     let data_type = data_type(get(f, "type")?, children).map_err(|e| format!("{name}: {e}"))?;
-    let nullable = get(f, "nullable")?.as_bool().ok_or("`nullable` not a bool")?;
+    let nullable = get(f, "nullable")?
+        .as_bool()
+        .ok_or("`nullable` not a bool")?;
     let mut out = Field::new(name, data_type, nullable).with_metadata(metadata(f)?);
     if let Some(d) = f.get("dictionary") {
         out = out.with_dictionary(DictionaryEncoding {
