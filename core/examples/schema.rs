@@ -24,7 +24,11 @@ fn run(path: &str) -> Result<(), Box<dyn std::error::Error>> {
             Some(d) => format!(" dictionary(id {}, {:?})", d.id, d.index_type),
             None => String::new(),
         };
-        println!("{}: {:?}{nullable}{dictionary}", field.name(), field.data_type());
+        println!(
+            "{}: {:?}{nullable}{dictionary}",
+            field.name(),
+            field.data_type()
+        );
     }
     let mut rows = 0;
     let batches = reader.num_batches();

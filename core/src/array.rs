@@ -184,13 +184,25 @@ impl<'a> ArrayView<'a> {
             );
         if logical_nulls_only {
             // These types have no validity bitmap; nulls come from their children.
-            need(self.validity.is_none(), "validity bitmap on a type without one", 0)?;
-            self.null_count = if self.data_type == DataType::Null { self.len } else { 0 };
+            need(
+                self.validity.is_none(),
+                "validity bitmap on a type without one",
+                0,
+            )?;
+            self.null_count = if self.data_type == DataType::Null {
+                self.len
+            } else {
+                0
+            };
             return Ok(());
         }
         match &self.validity {
             Some(bitmap) => {
-                need(bitmap.len() >= bytes_for_bits(end), "validity bitmap too short", end)?;
+                need(
+                    bitmap.len() >= bytes_for_bits(end),
+                    "validity bitmap too short",
+                    end,
+                )?;
                 let valid = count_set_bits(bitmap, self.offset..end);
                 need(
                     self.len - valid == self.null_count,
@@ -198,12 +210,20 @@ impl<'a> ArrayView<'a> {
                     self.null_count,
                 )
             }
-            None => need(self.null_count == 0, "nulls declared without a validity bitmap", 0),
+            None => need(
+                self.null_count == 0,
+                "nulls declared without a validity bitmap",
+                0,
+            ),
         }
     }
 
     fn validate_children_types(&self) -> FormatResult<()> {
-        let fields = if self.dictionary.is_some() { &[][..] } else { self.data_type.children() };
+        let fields = if self.dictionary.is_some() {
+            &[][..]
+        } else {
+            self.data_type.children()
+        };
         need(
             fields.len() == self.children.len(),
             "number of children differs from the type",
@@ -225,7 +245,11 @@ impl<'a> ArrayView<'a> {
     }
 
     fn buffer_count(&self, n: usize) -> FormatResult<()> {
-        need(self.buffers.len() == n, "wrong number of buffers", self.buffers.len())
+        need(
+            self.buffers.len() == n,
+            "wrong number of buffers",
+            self.buffers.len(),
+        )
     }
 
     /// Checks that buffer `b` holds at least `end` values of `width` bytes.
@@ -272,8 +296,14 @@ impl<'a> ArrayView<'a> {
             FixedSizeList(_, size) => {
                 self.buffer_count(0)?;
                 let size = usize::try_from(*size).map_err(|_| bad("negative list size", 0))?;
-                let needed = end.checked_mul(size).ok_or_else(|| bad("list size overflows", end))?;
-                need(self.child(0).is_some_and(|c| c.len >= needed), "child too short for fixed-size lists", end)
+                let needed = end
+                    .checked_mul(size)
+                    .ok_or_else(|| bad("list size overflows", end))?;
+                need(
+                    self.child(0).is_some_and(|c| c.len >= needed),
+                    "child too short for fixed-size lists",
+                    end,
+                )
             }
             Struct(_) => {
                 self.buffer_count(0)?;
@@ -286,14 +316,20 @@ impl<'a> ArrayView<'a> {
             RunEndEncoded(_) => self.validate_run_ends(end),
             other => {
                 self.buffer_count(1)?;
-                let width = other.byte_width().ok_or_else(|| bad("type has no layout", 0))?;
+                let width = other
+                    .byte_width()
+                    .ok_or_else(|| bad("type has no layout", 0))?;
                 self.fixed_buffer(0, width, end)
             }
         }
     }
 
     /// Offsets `offset..=end` are non-decreasing, start ≥ 0 and end ≤ `limit`.
-    fn validate_offsets<O: Native + Into<i64>>(&self, end: usize, limit: usize) -> FormatResult<()> {
+    fn validate_offsets<O: Native + Into<i64>>(
+        &self,
+        end: usize,
+        limit: usize,
+    ) -> FormatResult<()> {
         if self.len == 0 && self.buffers.first().is_some_and(|b| b.is_empty()) {
             return Ok(()); // an empty array may omit its offsets
         }
@@ -322,7 +358,8 @@ impl<'a> ArrayView<'a> {
             let first = read::<O>(offsets, self.offset).into() as usize;
             let last = read::<O>(offsets, end).into() as usize;
             let text = data.get(first..last).unwrap_or_default();
-            core::str::from_utf8(text).map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
+            core::str::from_utf8(text)
+                .map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
             // Whole range is UTF-8; each value boundary must also be a char boundary.
             for i in self.offset..end {
                 let at = read::<O>(offsets, i).into() as usize - first;
@@ -357,7 +394,11 @@ impl<'a> ArrayView<'a> {
                 let value = data
                     .get(start..start + len)
                     .ok_or_else(|| bad("view past the end of its buffer", i))?;
-                need(view.get(4..8) == value.get(..4), "view prefix differs from its data", i)?;
+                need(
+                    view.get(4..8) == value.get(..4),
+                    "view prefix differs from its data",
+                    i,
+                )?;
                 value
             };
             if utf8 {
@@ -381,7 +422,11 @@ impl<'a> ArrayView<'a> {
         for i in self.offset..end {
             let start: i64 = read::<O>(self.buffer(0), i).into();
             let size: i64 = read::<O>(self.buffer(1), i).into();
-            need(start >= 0 && size >= 0, "negative list view offset or size", i)?;
+            need(
+                start >= 0 && size >= 0,
+                "negative list view offset or size",
+                i,
+            )?;
             need(
                 start.checked_add(size).is_some_and(|e| e <= child_len),
                 "list view past the end of its child",
@@ -399,7 +444,11 @@ impl<'a> ArrayView<'a> {
             self.fixed_buffer(1, 4, end)?;
         } else {
             for (i, child) in self.children.iter().enumerate() {
-                need(child.len >= end, "sparse union child shorter than the union", i)?;
+                need(
+                    child.len >= end,
+                    "sparse union child shorter than the union",
+                    i,
+                )?;
             }
         }
         for i in self.offset..end {
@@ -427,7 +476,11 @@ impl<'a> ArrayView<'a> {
             return Err(bad("run-end encoded array needs two children", 0));
         };
         need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
-        need(values.len >= run_ends.len, "fewer values than runs", values.len)?;
+        need(
+            values.len >= run_ends.len,
+            "fewer values than runs",
+            values.len,
+        )?;
         let mut prev = 0i64;
         for i in 0..run_ends.len {
             let cur = run_ends.integer(i);
@@ -551,14 +604,38 @@ impl<'a> ArrayView<'a> {
         let j = self.offset + i;
         let buf = self.buffer(0);
         let key: i128 = match self.dictionary.as_ref().map(|d| d.index_type) {
-            Some(IntType { bit_width: 8, signed: true }) => read::<i8>(buf, j).into(),
-            Some(IntType { bit_width: 16, signed: true }) => read::<i16>(buf, j).into(),
-            Some(IntType { bit_width: 32, signed: true }) => read::<i32>(buf, j).into(),
-            Some(IntType { bit_width: 64, signed: true }) => read::<i64>(buf, j).into(),
-            Some(IntType { bit_width: 8, signed: false }) => read::<u8>(buf, j).into(),
-            Some(IntType { bit_width: 16, signed: false }) => read::<u16>(buf, j).into(),
-            Some(IntType { bit_width: 32, signed: false }) => read::<u32>(buf, j).into(),
-            Some(IntType { bit_width: 64, signed: false }) => read::<u64>(buf, j).into(),
+            Some(IntType {
+                bit_width: 8,
+                signed: true,
+            }) => read::<i8>(buf, j).into(),
+            Some(IntType {
+                bit_width: 16,
+                signed: true,
+            }) => read::<i16>(buf, j).into(),
+            Some(IntType {
+                bit_width: 32,
+                signed: true,
+            }) => read::<i32>(buf, j).into(),
+            Some(IntType {
+                bit_width: 64,
+                signed: true,
+            }) => read::<i64>(buf, j).into(),
+            Some(IntType {
+                bit_width: 8,
+                signed: false,
+            }) => read::<u8>(buf, j).into(),
+            Some(IntType {
+                bit_width: 16,
+                signed: false,
+            }) => read::<u16>(buf, j).into(),
+            Some(IntType {
+                bit_width: 32,
+                signed: false,
+            }) => read::<u32>(buf, j).into(),
+            Some(IntType {
+                bit_width: 64,
+                signed: false,
+            }) => read::<u64>(buf, j).into(),
             _ => return usize::MAX,
         };
         usize::try_from(key).unwrap_or(usize::MAX)
@@ -569,12 +646,22 @@ impl<'a> ArrayView<'a> {
         let j = self.offset + i;
         match self.data_type {
             DataType::Binary | DataType::Utf8 => {
-                let (s, e) = (read::<i32>(self.buffer(0), j), read::<i32>(self.buffer(0), j + 1));
-                self.buffer(1).get(s as usize..e as usize).unwrap_or_default()
+                let (s, e) = (
+                    read::<i32>(self.buffer(0), j),
+                    read::<i32>(self.buffer(0), j + 1),
+                );
+                self.buffer(1)
+                    .get(s as usize..e as usize)
+                    .unwrap_or_default()
             }
             DataType::LargeBinary | DataType::LargeUtf8 => {
-                let (s, e) = (read::<i64>(self.buffer(0), j), read::<i64>(self.buffer(0), j + 1));
-                self.buffer(1).get(s as usize..e as usize).unwrap_or_default()
+                let (s, e) = (
+                    read::<i64>(self.buffer(0), j),
+                    read::<i64>(self.buffer(0), j + 1),
+                );
+                self.buffer(1)
+                    .get(s as usize..e as usize)
+                    .unwrap_or_default()
             }
             DataType::BinaryView | DataType::Utf8View => {
                 let view = self.buffer(0).get(j * 16..j * 16 + 16).unwrap_or_default();
@@ -634,13 +721,19 @@ impl<'a> ArrayView<'a> {
         };
         let id = read::<i8>(self.buffer(0), j);
         let child = type_ids.iter().position(|t| *t == id).unwrap_or(0);
-        let slot = if dense { read::<i32>(self.buffer(1), j) as usize } else { j };
+        let slot = if dense {
+            read::<i32>(self.buffer(1), j) as usize
+        } else {
+            j
+        };
         (child, slot)
     }
 
     /// For run-end encoded slot `i`: the index of its run in the `values` child.
     pub fn run_index(&self, i: usize) -> usize {
-        let Some(run_ends) = self.child(0) else { return 0 };
+        let Some(run_ends) = self.child(0) else {
+            return 0;
+        };
         let logical = (self.offset + i) as i64;
         // First run whose end is greater than the logical index.
         let (mut lo, mut hi) = (0, run_ends.len);
@@ -698,8 +791,12 @@ impl<'a> RecordBatch<'a> {
         )?;
         for (i, (field, column)) in schema.fields().iter().zip(&columns).enumerate() {
             let field_err = |e: FormatError| e.in_field(field.name());
-            need(column.len == num_rows, "column length differs from the batch", i)
-                .map_err(field_err)?;
+            need(
+                column.len == num_rows,
+                "column length differs from the batch",
+                i,
+            )
+            .map_err(field_err)?;
             need(
                 column.data_type == *field.data_type()
                     && column.dictionary.is_some() == field.dictionary().is_some(),

@@ -344,5 +344,4 @@ mod logical {
             }
         }
     }
-
 }

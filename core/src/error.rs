@@ -323,7 +323,10 @@ impl fmt::Display for FormatErrorKind {
                 what,
                 requested,
                 limit,
-            } => write!(f, "{what} of {requested} bytes exceeds the limit of {limit}"),
+            } => write!(
+                f,
+                "{what} of {requested} bytes exceeds the limit of {limit}"
+            ),
             Decompression { codec, what } => write!(f, "corrupt {codec} data: {what}"),
         }
     }

@@ -25,10 +25,6 @@
 //! buffer can still visit exponentially many tables. Callers that walk recursively must also
 //! budget the number of tables they visit.
 
-// `FormatError` carries its field path inline (no allocation), which makes it large; metadata
-// parsing is not a hot path, so results carry it unboxed.
-#![allow(clippy::result_large_err)]
-
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use core::fmt;
 use core::marker::PhantomData;

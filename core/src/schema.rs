@@ -159,13 +159,14 @@ impl Schema {
         let mut fields = Vec::new();
         for field in fb.fields()?.iter() {
             let field = field_from_fb(field?, &mut budget).map_err(|e| match e.kind {
-                FormatErrorKind::FlatbufferLimit { what: "field count", .. } => {
-                    FormatError::from(FormatErrorKind::FlatbufferLimit {
-                        what: "field count",
-                        limit: max_fields as u64,
-                    })
-                    .in_field(&e.field)
-                }
+                FormatErrorKind::FlatbufferLimit {
+                    what: "field count",
+                    ..
+                } => FormatError::from(FormatErrorKind::FlatbufferLimit {
+                    what: "field count",
+                    limit: max_fields as u64,
+                })
+                .in_field(&e.field),
                 _ => e,
             })?;
             fields.push(field);
@@ -189,10 +190,12 @@ fn invalid(what: &'static str, value: i64) -> FormatError {
 }
 
 fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Field> {
-    *budget = budget.checked_sub(1).ok_or(FormatErrorKind::FlatbufferLimit {
-        what: "field count",
-        limit: 0,
-    })?;
+    *budget = budget
+        .checked_sub(1)
+        .ok_or(FormatErrorKind::FlatbufferLimit {
+            what: "field count",
+            limit: 0,
+        })?;
     let name = fb.name()?.unwrap_or_default();
     let in_field = |e: FormatError| e.in_field(name);
     let mut children = Vec::new();
@@ -200,11 +203,14 @@ fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Fiel
         children.push(field_from_fb(child.map_err(in_field)?, budget).map_err(in_field)?);
     }
     let data_type = data_type_from_fb(fb.type_().map_err(in_field)?, children).map_err(in_field)?;
-    let dictionary = fb.dictionary().map_err(in_field)?.map(|d| DictionaryEncoding {
-        id: d.id,
-        index_type: d.index_type,
-        ordered: d.is_ordered,
-    });
+    let dictionary = fb
+        .dictionary()
+        .map_err(in_field)?
+        .map(|d| DictionaryEncoding {
+            id: d.id,
+            index_type: d.index_type,
+            ordered: d.is_ordered,
+        });
     Ok(Field {
         name: name.to_string(),
         data_type,
@@ -321,15 +327,22 @@ fn data_type_from_fb(ty: format::Type<'_>, children: Vec<Field>) -> FormatResult
                 Some(ids) => {
                     expect(ids.len())?;
                     ids.iter()
-                        .map(|id| i8::try_from(id).map_err(|_| invalid("Union.typeIds", i64::from(id))))
+                        .map(|id| {
+                            i8::try_from(id).map_err(|_| invalid("Union.typeIds", i64::from(id)))
+                        })
                         .collect::<FormatResult<_>>()?
                 }
                 None => (0..children.len())
-                    .map(|i| i8::try_from(i).map_err(|_| invalid("number of union children", i as i64)))
+                    .map(|i| {
+                        i8::try_from(i).map_err(|_| invalid("number of union children", i as i64))
+                    })
                     .collect::<FormatResult<_>>()?,
             };
             if ids.iter().any(|id| *id < 0)
-                || ids.iter().enumerate().any(|(i, id)| ids.get(..i).is_some_and(|s| s.contains(id)))
+                || ids
+                    .iter()
+                    .enumerate()
+                    .any(|(i, id)| ids.get(..i).is_some_and(|s| s.contains(id)))
             {
                 return Err(invalid("Union.typeIds (negative or repeated)", 0));
             }

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 /// beside the project. `None` (with a printed notice) when absent, unless
 /// `QUIVER_REQUIRE_ARROW_TESTING=1`, which turns a missing folder into a test failure.
 pub fn arrow_testing_data() -> Option<PathBuf> {
-    let path = std::env::var_os("ARROW_TESTING_DATA").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/arrow-testing/data")
-    });
+    let path = std::env::var_os("ARROW_TESTING_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/arrow-testing/data")
+        });
     if path.is_dir() {
         return Some(path);
     }
@@ -18,7 +20,10 @@ pub fn arrow_testing_data() -> Option<PathBuf> {
         "arrow-testing data not found at {} and QUIVER_REQUIRE_ARROW_TESTING=1",
         path.display()
     );
-    println!("skipped: arrow-testing data not found at {}", path.display());
+    println!(
+        "skipped: arrow-testing data not found at {}",
+        path.display()
+    );
     None
 }
 
@@ -28,7 +33,9 @@ pub fn integration_files(data: &std::path::Path, extension: &str) -> Vec<PathBuf
     let root = data.join("arrow-ipc-stream/integration");
     let mut dirs = vec![root];
     while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {

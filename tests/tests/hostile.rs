@@ -40,7 +40,8 @@ static ALLOCATOR: Largest = Largest;
 
 /// Reads a file completely; returns the first error's text.
 fn read_file(bytes: &[u8]) -> Result<usize, String> {
-    let mut reader = FileReader::open(bytes, ReaderOptions::default()).map_err(|e| e.to_string())?;
+    let mut reader =
+        FileReader::open(bytes, ReaderOptions::default()).map_err(|e| e.to_string())?;
     let mut rows = 0;
     for batch in reader.batches() {
         rows += batch.map_err(|e| e.to_string())?.num_rows();
@@ -66,7 +67,10 @@ fn golden(name: &str) -> Option<Vec<u8>> {
 /// Asserts an error and that no single allocation exceeded `limit` bytes.
 fn assert_bounded_err(result: Result<usize, String>, limit: usize, case: &str) -> String {
     let largest = LARGEST.swap(0, Ordering::Relaxed);
-    assert!(largest <= limit, "{case}: allocated {largest} bytes at once (limit {limit})");
+    assert!(
+        largest <= limit,
+        "{case}: allocated {largest} bytes at once (limit {limit})"
+    );
     let err = result.expect_err(case);
     println!("hostile: {case}: {err}");
     err
@@ -107,16 +111,16 @@ fn find_block(file: &[u8], block: &quiver::format::Block) -> usize {
     let mut pattern = Vec::new();
     pattern.extend_from_slice(&block.offset.to_le_bytes());
     pattern.extend_from_slice(&block.meta_data_length.to_le_bytes());
-    let at = file
-        .windows(12)
+    file.windows(12)
         .rposition(|w| w == pattern)
-        .expect("block bytes in footer");
-    at
+        .expect("block bytes in footer")
 }
 
 #[test]
 fn lying_lengths_are_errors_before_any_allocation() {
-    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else {
+        return;
+    };
     let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
     let block = reader.record_batch_blocks()[0];
     let at = find_block(&file, &block);
@@ -141,7 +145,11 @@ fn lying_lengths_are_errors_before_any_allocation() {
     let mut footer = file.clone();
     let n = footer.len();
     footer[n - 10..n - 6].copy_from_slice(&(i32::MAX).to_le_bytes());
-    assert_bounded_err(read_file(&footer), limit, "footer length past the file start");
+    assert_bounded_err(
+        read_file(&footer),
+        limit,
+        "footer length past the file start",
+    );
     footer[n - 10..n - 6].copy_from_slice(&(-5i32).to_le_bytes());
     assert_bounded_err(read_file(&footer), limit, "negative footer length");
 
@@ -153,12 +161,15 @@ fn lying_lengths_are_errors_before_any_allocation() {
 
 #[test]
 fn buffer_offsets_past_the_body_are_errors() {
-    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else {
+        return;
+    };
     let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
     let block = reader.record_batch_blocks()[0];
     // The metadata's Buffer structs are (offset, length) pairs of i64; move the last non-empty
     // buffer's offset far past the body.
-    let meta = &file[block.offset as usize..(block.offset + block.meta_data_length as i64) as usize];
+    let meta =
+        &file[block.offset as usize..(block.offset + block.meta_data_length as i64) as usize];
     let body = block.body_length;
     let mut patched = file.clone();
     let mut hit = false;
@@ -173,7 +184,11 @@ fn buffer_offsets_past_the_body_are_errors() {
         }
     }
     assert!(hit, "found the last buffer");
-    let err = assert_bounded_err(read_file(&patched), file.len() * 4 + (1 << 20), "buffer past body");
+    let err = assert_bounded_err(
+        read_file(&patched),
+        file.len() * 4 + (1 << 20),
+        "buffer past body",
+    );
     assert!(err.contains("outside"), "{err}");
 }
 
@@ -215,23 +230,35 @@ fn array_rules_are_enforced() {
             len: k.len(),
             buffers: vec![Bytes::from_vec(k.iter().map(|k| *k as u8).collect())],
             dictionary: Some(Dictionary {
-                index_type: IntType { bit_width: 8, signed: true },
+                index_type: IntType {
+                    bit_width: 8,
+                    signed: true,
+                },
                 values: Arc::clone(&values),
             }),
             ..ArrayParts::default()
         })
     };
     assert!(keys(&[0, 1, 1]).is_ok());
-    assert_eq!(kind_what(&keys(&[0, 2]).unwrap_err()), "dictionary index out of range");
-    assert_eq!(kind_what(&keys(&[-1]).unwrap_err()), "dictionary index out of range");
-    println!("hostile: array rules: decreasing/negative/overlong offsets, bad UTF-8, split chars, dictionary keys");
+    assert_eq!(
+        kind_what(&keys(&[0, 2]).unwrap_err()),
+        "dictionary index out of range"
+    );
+    assert_eq!(
+        kind_what(&keys(&[-1]).unwrap_err()),
+        "dictionary index out of range"
+    );
+    println!(
+        "hostile: array rules: decreasing/negative/overlong offsets, bad UTF-8, split chars, dictionary keys"
+    );
 }
 
 /// A tiny forward flatbuffer writer for a footer whose schema nests fields `depth` deep, each
 /// with `fanout` children entries pointing at the next level (fanout > 1 makes a DAG).
 fn nested_footer(depth: usize, fanout: usize) -> Vec<u8> {
     let mut b: Vec<u8> = Vec::new();
-    let u32_at = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let u32_at =
+        |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let push_u16 = |b: &mut Vec<u8>, v: u16| b.extend_from_slice(&v.to_le_bytes());
     b.extend_from_slice(&[0; 4]); // root offset, patched below
     // vtable for Footer and Schema: slot 1 (schema / fields) at +4.

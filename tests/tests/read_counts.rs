@@ -19,7 +19,9 @@ fn footer_start(file: &[u8]) -> u64 {
 
 #[test]
 fn open_is_one_read_of_the_tail() {
-    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else {
+        return;
+    };
     let len = file.len() as u64;
     for read_size in [len as usize, 4096, (len - footer_start(&file)) as usize] {
         let source = Counting::new(file.as_slice());
@@ -28,7 +30,11 @@ fn open_is_one_read_of_the_tail() {
         let want = read_size.min(len as usize) as u64;
         assert_eq!(
             source.reads(),
-            [ReadCall { offset: len - want, len: want, round_trip: 0 }],
+            [ReadCall {
+                offset: len - want,
+                len: want,
+                round_trip: 0
+            }],
             "footer_read_size {read_size}"
         );
         println!("read_counts: open with footer_read_size={read_size}: 1 read of {want} bytes");
@@ -37,20 +43,36 @@ fn open_is_one_read_of_the_tail() {
 
 #[test]
 fn footer_larger_than_the_speculative_read_costs_one_more_read_of_the_missing_part() {
-    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else {
+        return;
+    };
     let len = file.len() as u64;
     let footer_start = footer_start(&file);
     let read_size = 64usize;
-    assert!(len - footer_start > read_size as u64, "footer must exceed the first read");
+    assert!(
+        len - footer_start > read_size as u64,
+        "footer must exceed the first read"
+    );
     let source = Counting::new(file.as_slice());
-    let reader = FileReader::open(&source, ReaderOptions::default().with_footer_read_size(read_size))
-        .unwrap();
+    let reader = FileReader::open(
+        &source,
+        ReaderOptions::default().with_footer_read_size(read_size),
+    )
+    .unwrap();
     let tail_start = len - read_size as u64;
     assert_eq!(
         source.reads(),
         [
-            ReadCall { offset: tail_start, len: read_size as u64, round_trip: 0 },
-            ReadCall { offset: footer_start, len: tail_start - footer_start, round_trip: 1 },
+            ReadCall {
+                offset: tail_start,
+                len: read_size as u64,
+                round_trip: 0
+            },
+            ReadCall {
+                offset: footer_start,
+                len: tail_start - footer_start,
+                round_trip: 1
+            },
         ]
     );
     assert_eq!(reader.num_batches(), 2);
@@ -63,7 +85,9 @@ fn footer_larger_than_the_speculative_read_costs_one_more_read_of_the_missing_pa
 
 #[test]
 fn each_batch_is_one_read_of_metadata_and_body() {
-    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_primitive.arrow_file") else {
+        return;
+    };
     let source = Counting::new(file.as_slice());
     let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
     let blocks = reader.record_batch_blocks().to_vec();
@@ -73,23 +97,36 @@ fn each_batch_is_one_read_of_metadata_and_body() {
         let want = block.meta_data_length as u64 + block.body_length as u64;
         assert_eq!(
             source.reads(),
-            [ReadCall { offset: block.offset as u64, len: want, round_trip: 0 }],
+            [ReadCall {
+                offset: block.offset as u64,
+                len: want,
+                round_trip: 0
+            }],
             "batch {i}"
         );
-        println!("read_counts: batch {i}: 1 read of {want} bytes at {}", block.offset);
+        println!(
+            "read_counts: batch {i}: 1 read of {want} bytes at {}",
+            block.offset
+        );
     }
 }
 
 #[test]
 fn dictionaries_are_read_once_when_first_needed() {
-    let Some(file) = golden("1.0.0-littleendian/generated_dictionary.arrow_file") else { return };
+    let Some(file) = golden("1.0.0-littleendian/generated_dictionary.arrow_file") else {
+        return;
+    };
     let source = Counting::new(file.as_slice());
     let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
     let dictionaries = reader.dictionary_blocks().len();
     assert!(dictionaries > 0);
     source.reset();
     reader.batch(1).unwrap();
-    assert_eq!(source.read_count(), dictionaries + 1, "first batch reads the dictionaries too");
+    assert_eq!(
+        source.read_count(),
+        dictionaries + 1,
+        "first batch reads the dictionaries too"
+    );
     source.reset();
     reader.batch(0).unwrap();
     assert_eq!(source.read_count(), 1, "later batches reuse them");

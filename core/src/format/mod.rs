@@ -14,10 +14,6 @@
 //! subtrees: code that walks [`Field::children`] recursively must also budget the number of
 //! fields it visits.
 
-// `FormatError` carries its field path inline (no allocation), which makes it large; metadata
-// parsing is not a hot path, so results carry it unboxed.
-#![allow(clippy::result_large_err)]
-
 mod file;
 mod message;
 mod schema;

@@ -214,7 +214,9 @@ impl<'a> Decoder<'_, '_, 'a> {
         use DataType::*;
         match data_type {
             Null | Struct(_) | FixedSizeList(..) | RunEndEncoded(_) => {}
-            Boolean | FixedSizeBinary(_) | Int8 | UInt8 => parts.buffers.push(self.buffer(Swap::None)?),
+            Boolean | FixedSizeBinary(_) | Int8 | UInt8 => {
+                parts.buffers.push(self.buffer(Swap::None)?)
+            }
             Interval(IntervalUnit::DayTime) => parts.buffers.push(self.buffer(Swap::Each(4))?),
             Interval(IntervalUnit::MonthDayNano) => {
                 parts.buffers.push(self.buffer(Swap::MonthDayNano)?)
@@ -299,7 +301,8 @@ fn swapped<'a>(bytes: Bytes<'a>, swap: Swap) -> Bytes<'a> {
             for view in data.chunks_exact_mut(16) {
                 let (len, rest) = view.split_at_mut(4);
                 len.reverse();
-                let inline = <[u8; 4]>::try_from(&*len).map_or(true, |l| i32::from_le_bytes(l) <= 12);
+                let inline =
+                    <[u8; 4]>::try_from(&*len).map_or(true, |l| i32::from_le_bytes(l) <= 12);
                 if !inline {
                     // prefix (raw bytes), buffer index, offset
                     let (_, index_offset) = rest.split_at_mut(4);

@@ -73,10 +73,8 @@ fn concat<'a>(base: &ArrayView<'a>, delta: &ArrayView<'a>) -> FormatResult<Array
             .chain((0..delta.len()).map(|i| delta.is_valid(i)))
             .enumerate()
         {
-            if valid {
-                if let Some(byte) = bits.get_mut(i / 8) {
-                    *byte |= 1 << (i % 8);
-                }
+            if let (true, Some(byte)) = (valid, bits.get_mut(i / 8)) {
+                *byte |= 1 << (i % 8);
             }
         }
         Some(Bytes::from_vec(bits))
@@ -92,10 +90,8 @@ fn concat<'a>(base: &ArrayView<'a>, delta: &ArrayView<'a>) -> FormatResult<Array
                 .map(|i| base.bool_value(i))
                 .chain((0..delta.len()).map(|i| delta.bool_value(i)));
             for (i, value) in values.enumerate() {
-                if value {
-                    if let Some(byte) = bits.get_mut(i / 8) {
-                        *byte |= 1 << (i % 8);
-                    }
+                if let (true, Some(byte)) = (value, bits.get_mut(i / 8)) {
+                    *byte |= 1 << (i % 8);
                 }
             }
             buffers.push(Bytes::from_vec(bits));

@@ -53,10 +53,7 @@ impl<R: RandomAccess> FileReader<R> {
         read(&source, tail_start, &mut tail)?;
 
         let trailer_at = tail.len() - TRAILER_LEN;
-        let (footer_len_bytes, magic) = tail
-            .get(trailer_at..)
-            .unwrap_or_default()
-            .split_at(4);
+        let (footer_len_bytes, magic) = tail.get(trailer_at..).unwrap_or_default().split_at(4);
         if magic != MAGIC {
             return Err(FormatError::from(FormatErrorKind::BadMagic)
                 .at(file_len - MAGIC.len() as u64)
@@ -95,8 +92,11 @@ impl<R: RandomAccess> FileReader<R> {
         };
         let located = |e: FormatError| e.rebase(footer_start);
         let footer = format::Footer::parse(&footer_bytes).map_err(located)?;
-        let schema = Schema::from_fb(footer.schema().map_err(located)?, field_budget(footer_bytes.len()))
-            .map_err(located)?;
+        let schema = Schema::from_fb(
+            footer.schema().map_err(located)?,
+            field_budget(footer_bytes.len()),
+        )
+        .map_err(located)?;
         let metadata = footer
             .custom_metadata()
             .and_then(|kvs| {
@@ -166,13 +166,17 @@ impl<R: RandomAccess> FileReader<R> {
         let batch = index as u64;
         let (message, body) = self.read_block(block).map_err(|e| e.in_batch(batch))?;
         let message = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
-        self.state
-            .record_batch(message, &body)
-            .map_err(|e| e.rebase(block.offset as u64 + block.meta_data_length as u64).in_batch(batch).into())
+        self.state.record_batch(message, &body).map_err(|e| {
+            e.rebase(block.offset as u64 + block.meta_data_length as u64)
+                .in_batch(batch)
+                .into()
+        })
     }
 
     /// Iterates over all record batches in order.
-    pub fn batches(&mut self) -> impl Iterator<Item = Result<RecordBatch<'static>, Error<R::Error>>> + '_ {
+    pub fn batches(
+        &mut self,
+    ) -> impl Iterator<Item = Result<RecordBatch<'static>, Error<R::Error>>> + '_ {
         (0..self.num_batches()).map(move |i| self.batch(i))
     }
 
@@ -190,9 +194,10 @@ impl<R: RandomAccess> FileReader<R> {
         for (i, block) in self.dictionary_blocks.clone().into_iter().enumerate() {
             let (message, body) = self.read_block(block).map_err(|e| e.in_batch(i as u64))?;
             let parsed = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
-            self.state
-                .dictionary_batch(parsed, &body)
-                .map_err(|e| e.rebase(block.offset as u64 + block.meta_data_length as u64).in_batch(i as u64))?;
+            self.state.dictionary_batch(parsed, &body).map_err(|e| {
+                e.rebase(block.offset as u64 + block.meta_data_length as u64)
+                    .in_batch(i as u64)
+            })?;
         }
         self.dictionaries_read = true;
         Ok(())
@@ -259,7 +264,8 @@ fn check_block(block: Block, footer_start: u64) -> FormatResult<()> {
         .ok()
         .filter(|m| *m >= 8)
         .ok_or_else(|| invalid("Block.metaDataLength", i64::from(block.meta_data_length)))?;
-    let body = u64::try_from(block.body_length).map_err(|_| invalid("Block.bodyLength", block.body_length))?;
+    let body = u64::try_from(block.body_length)
+        .map_err(|_| invalid("Block.bodyLength", block.body_length))?;
     let end = offset
         .checked_add(meta)
         .and_then(|e| e.checked_add(body))

@@ -154,8 +154,13 @@ impl ReadState {
             return Err(unexpected("RecordBatch", message));
         };
         let context = self.context(message.version()?)?;
-        let (columns, rows) =
-            decode_columns(self.schema.fields(), header, body, &self.dictionaries, context)?;
+        let (columns, rows) = decode_columns(
+            self.schema.fields(),
+            header,
+            body,
+            &self.dictionaries,
+            context,
+        )?;
         RecordBatch::try_new(Arc::clone(&self.schema), columns, rows)
     }
 

@@ -73,7 +73,8 @@ impl<R: embedded_io::Read> StreamReader<R> {
     /// The next record batch, applying any dictionary batches before it; `None` at the end.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
         while !self.finished {
-            let Some(raw) = read_message(&mut self.reader, &mut self.position, &self.state.options)?
+            let Some(raw) =
+                read_message(&mut self.reader, &mut self.position, &self.state.options)?
             else {
                 self.finished = true;
                 break;
