@@ -64,18 +64,25 @@ fn check(path: &Path) -> Result<(), String> {
             schema.fields().len()
         ));
     }
+    let mut ids = schema::DictionaryIds::new();
     for (json_field, field) in fields.iter().zip(schema.fields()) {
-        schema::compare_field(&schema::field(json_field)?, field, "")?;
+        schema::compare_field(&schema::field(json_field)?, field, "", false, &mut ids)?;
     }
-    let metadata = schema::metadata(json_schema)?;
-    if &metadata != schema.metadata() {
+    let mut metadata = schema::metadata(json_schema)?;
+    metadata.sort(); // a map: writers may reorder it
+    let mut actual = schema.metadata().clone();
+    actual.sort();
+    if metadata != actual {
         return Err(format!(
             "schema metadata: expected {metadata:?}, got {:?}",
             schema.metadata()
         ));
     }
 
-    let mut dictionaries = Dictionaries::new();
+    let mut dictionaries = Dictionaries {
+        json: Default::default(),
+        ids,
+    };
     for d in json
         .get("dictionaries")
         .and_then(Value::as_array)
@@ -83,7 +90,9 @@ fn check(path: &Path) -> Result<(), String> {
         .flatten()
     {
         let id = schema::int_at(d, "id")?;
-        dictionaries.insert(i64::try_from(id).map_err(|e| e.to_string())?, d);
+        dictionaries
+            .json
+            .insert(i64::try_from(id).map_err(|e| e.to_string())?, d);
     }
 
     let json_batches = schema::list(&json, "batches")?;

@@ -5,6 +5,7 @@ use quiver::datatype::{DateUnit, IntType, IntervalUnit, Precision, TimeUnit, Uni
 use quiver::schema::{DictionaryEncoding, Metadata};
 use quiver::{DataType, Field};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `obj[key]`, or an error naming the missing key.
@@ -241,23 +242,57 @@ fn shallow(t: &DataType) -> String {
     }
 }
 
+/// Dictionary ids: the IPC file's id → the JSON's id for the same field.
+///
+/// Writers renumber dictionaries (Arrow C++ gives every dictionary-encoded field its own id), so
+/// ids are matched by field position rather than by value; one IPC id must always map to the same
+/// JSON id.
+pub type DictionaryIds = HashMap<i64, i64>;
+
+/// Custom metadata sorted by key: Arrow treats it as a map, and writers reorder it.
+fn sorted(metadata: &Metadata) -> Metadata {
+    let mut out = metadata.clone();
+    out.sort();
+    out
+}
+
 /// Compares a field read from IPC with the JSON's, reporting the first difference with its path.
-pub fn compare_field(expected: &Field, actual: &Field, path: &str) -> Result<(), String> {
+///
+/// Follows Arrow's own integration comparison: custom metadata is a map (order ignored),
+/// dictionary ids may be renumbered (recorded in `ids`), and the children of a map may carry
+/// other names than the JSON's (`entries`/`key`/`value` are canonical, writers normalise them).
+pub fn compare_field(
+    expected: &Field,
+    actual: &Field,
+    path: &str,
+    in_map: bool,
+    ids: &mut DictionaryIds,
+) -> Result<(), String> {
     let path = format!("{path}/{}", expected.name());
     let differ = |what: &str, e: &dyn std::fmt::Debug, a: &dyn std::fmt::Debug| {
         Err(format!("schema {path}: {what}: expected {e:?}, got {a:?}"))
     };
-    if expected.name() != actual.name() {
+    if expected.name() != actual.name() && !in_map {
         return differ("name", &expected.name(), &actual.name());
     }
     if expected.is_nullable() != actual.is_nullable() {
         return differ("nullable", &expected.is_nullable(), &actual.is_nullable());
     }
-    if expected.metadata() != actual.metadata() {
+    if sorted(expected.metadata()) != sorted(actual.metadata()) {
         return differ("metadata", expected.metadata(), actual.metadata());
     }
-    if expected.dictionary() != actual.dictionary() {
-        return differ("dictionary", &expected.dictionary(), &actual.dictionary());
+    match (expected.dictionary(), actual.dictionary()) {
+        (None, None) => {}
+        (Some(e), Some(a)) if (e.index_type, e.ordered) == (a.index_type, a.ordered) => {
+            let json_id = *ids.entry(a.id).or_insert(e.id);
+            if json_id != e.id {
+                return Err(format!(
+                    "schema {path}: dictionary id {} stands for JSON ids {json_id} and {}",
+                    a.id, e.id
+                ));
+            }
+        }
+        (e, a) => return differ("dictionary", &e, &a),
     }
     let (et, at) = (expected.data_type(), actual.data_type());
     if shallow(et) != shallow(at) {
@@ -266,8 +301,9 @@ pub fn compare_field(expected: &Field, actual: &Field, path: &str) -> Result<(),
     if et.children().len() != at.children().len() {
         return differ("children", &et.children().len(), &at.children().len());
     }
+    let in_map = in_map || matches!(et, DataType::Map(..));
     for (e, a) in et.children().iter().zip(at.children()) {
-        compare_field(e, a, &path)?;
+        compare_field(e, a, &path, in_map, ids)?;
     }
     Ok(())
 }

@@ -2,14 +2,20 @@
 //! (`count`, `VALIDITY`, `DATA`, `OFFSET`, `SIZE`, `TYPE_ID`, `VIEWS`, `children`), recursively,
 //! following dictionary-encoded fields into the JSON `dictionaries`.
 
-use super::schema::{get, int, int_at, list, text};
+use super::schema::{DictionaryIds, get, int, int_at, list};
 use quiver::datatype::{IntervalUnit, UnionMode};
 use quiver::{ArrayView, DataType, Field};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The JSON `dictionaries`: id → the dictionary's single column.
-pub type Dictionaries<'j> = HashMap<i64, &'j Value>;
+/// The JSON side of dictionaries: id → the dictionary's single column, and how the IPC file's
+/// ids map onto the JSON's.
+pub struct Dictionaries<'j> {
+    /// JSON dictionary id → its `data` batch.
+    pub json: HashMap<i64, &'j Value>,
+    /// IPC dictionary id → JSON dictionary id, from the schema comparison.
+    pub ids: DictionaryIds,
+}
 
 /// Lower-case hex of some bytes, as the JSON writes binary values.
 fn hex(bytes: &[u8]) -> String {
@@ -126,9 +132,15 @@ pub fn compare_array(
                 ));
             }
         }
-        let json = dictionaries
+        let json_id = dictionaries
+            .ids
             .get(&encoding.id)
-            .ok_or_else(|| format!("{path}: JSON has no dictionary {}", encoding.id))?;
+            .copied()
+            .unwrap_or(encoding.id);
+        let json = dictionaries
+            .json
+            .get(&json_id)
+            .ok_or_else(|| format!("{path}: JSON has no dictionary {json_id}"))?;
         let values_field = Field::new(field.name(), field.data_type().clone(), field.is_nullable());
         let columns = list(get(json, "data")?, "columns")?;
         let values = columns
@@ -364,14 +376,13 @@ pub fn compare_array(
         ));
     }
     for ((child, json), field) in array.children().iter().zip(json_children).zip(fields) {
-        let name = text(json, "name").unwrap_or_default();
-        if name != field.name() {
-            return Err(format!(
-                "{path}: JSON child {name:?} where field {:?}",
-                field.name()
-            ));
-        }
-        compare_array(child, json, field, dictionaries, &format!("{path}/{name}"))?;
+        compare_array(
+            child,
+            json,
+            field,
+            dictionaries,
+            &format!("{path}/{}", field.name()),
+        )?;
     }
     Ok(())
 }
