@@ -169,8 +169,8 @@ pub fn compare_array(
         compare_validity(array, col, path)?;
     }
     let valid: Vec<usize> = (0..array.len()).filter(|i| array.is_valid(*i)).collect();
-    let slot_err = |i: usize, e: &dyn std::fmt::Debug, a: &dyn std::fmt::Debug| {
-        Err(format!("{path} slot {i}: expected {e:?}, got {a:?}"))
+    let slot_err = |i: usize, e: &dyn std::fmt::Display, a: &dyn std::fmt::Debug| {
+        Err(format!("{path} slot {i}: expected {e}, got {a:?}"))
     };
     macro_rules! each {
         ($key:expr, |$i:ident, $json:ident| $body:block) => {{
