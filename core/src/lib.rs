@@ -12,7 +12,7 @@
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
 //! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
 //!   [`StreamReader`] (any [`embedded_io::Read`]); [`compression`] decodes LZ4_FRAME and ZSTD.
-//! - [`array`] and [`bytes`]: [`ArrayView`] and [`RecordBatch`], validated once on construction;
+//! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`], validated once on construction;
 //!   their buffers are borrowed from the block that was read, or owned when decompressed or
 //!   byte-swapped.
 //! - [`error`]: [`Error`] (the source's own error, or a [`FormatError`] saying what was wrong

@@ -3,7 +3,7 @@
 //! [`FileReader`] reads from a [`RandomAccess`](crate::RandomAccess) source with the fewest
 //! reads a high-latency store allows: one speculative read of the tail for the footer, one read
 //! per block for its metadata and body together. [`StreamReader`] reads messages in order from an
-//! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`](crate::RecordBatch)es.
+//! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`]es.
 
 mod decode;
 mod dictionary;
