@@ -53,6 +53,8 @@ pub mod format;
 #[cfg(feature = "alloc")]
 pub mod ipc;
 #[cfg(feature = "alloc")]
+pub mod plan;
+#[cfg(feature = "alloc")]
 pub mod schema;
 pub mod source;
 

@@ -165,7 +165,7 @@ impl<R: RandomAccess> FileReader<R> {
         }
         let batch = index as u64;
         let (message, body) = self.read_block(block).map_err(|e| e.in_batch(batch))?;
-        let message = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
+        let message = message.parse(block).map_err(|e| e.in_batch(batch))?;
         self.state.record_batch(message, &body).map_err(|e| {
             e.rebase(block.offset as u64 + block.meta_data_length as u64)
                 .in_batch(batch)
@@ -193,7 +193,7 @@ impl<R: RandomAccess> FileReader<R> {
     fn read_dictionaries(&mut self) -> Result<(), Error<R::Error>> {
         for (i, block) in self.dictionary_blocks.clone().into_iter().enumerate() {
             let (message, body) = self.read_block(block).map_err(|e| e.in_batch(i as u64))?;
-            let parsed = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
+            let parsed = message.parse(block).map_err(|e| e.in_batch(i as u64))?;
             self.state.dictionary_batch(parsed, &body).map_err(|e| {
                 e.rebase(block.offset as u64 + block.meta_data_length as u64)
                     .in_batch(i as u64)
@@ -224,18 +224,6 @@ impl<R: RandomAccess> FileReader<R> {
             bytes: body.slice(prefix..prefix + fb_len).unwrap_or_default(),
             offset: at + prefix as u64,
         };
-        let declared = {
-            let parsed = format::Message::parse(&message.bytes).map_err(|e| message.locate(e))?;
-            parsed.body_length()
-        };
-        if declared != block.body_length {
-            return Err(FormatError::from(FormatErrorKind::InvalidValue {
-                what: "Message.bodyLength (differs from Block.bodyLength)",
-                value: declared,
-            })
-            .at(at)
-            .into());
-        }
         Ok((message, body.slice(meta..total).unwrap_or_default()))
     }
 }
@@ -247,8 +235,17 @@ struct MessageBytes {
 }
 
 impl MessageBytes {
-    fn locate(&self, e: FormatError) -> FormatError {
-        e.rebase(self.offset)
+    /// The message view, checked to declare the body length its block does.
+    fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
+        let message = format::Message::parse(&self.bytes).map_err(|e| e.rebase(self.offset))?;
+        if message.body_length() != block.body_length {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "Message.bodyLength (differs from Block.bodyLength)",
+                value: message.body_length(),
+            })
+            .at(self.offset));
+        }
+        Ok(message)
     }
 }
 

@@ -198,13 +198,6 @@ impl ReadState {
 }
 
 fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
-    let found = match message.header() {
-        Ok(format::MessageHeader::Schema(_)) => 1,
-        Ok(format::MessageHeader::DictionaryBatch(_)) => 2,
-        Ok(format::MessageHeader::RecordBatch(_)) => 3,
-        Ok(format::MessageHeader::Tensor) => 4,
-        Ok(format::MessageHeader::SparseTensor) => 5,
-        Err(_) => 0,
-    };
+    let found = message.header_type().unwrap_or(0);
     FormatErrorKind::UnexpectedMessage { expected, found }.into()
 }

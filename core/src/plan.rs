@@ -1,0 +1,421 @@
+//! The read planner's policy: turning the byte ranges a reader needs into as few reads as a
+//! high-latency store wants.
+//!
+//! A reader knows which byte ranges it needs (a footer, a batch's buffers, a dictionary). On a
+//! store where every request costs a round trip, it is cheaper to read a few small gaps than to
+//! issue one request per range. [`coalesce`] decides which reads to issue, and [`locate`] finds
+//! each requested range again inside the bytes those reads return.
+//!
+//! Ranges go in as `&[Range<u64>]` of file offsets and come out as a new `Vec` of reads; both
+//! functions are pure (no I/O, no state) so the policy can be tested on its own. The limits and
+//! the merging rule follow Arrow C++'s `CoalesceReadRanges`.
+
+use alloc::vec::Vec;
+use core::ops::Range;
+
+/// Default largest gap between two ranges that is read through rather than split (Arrow C++'s 8 KiB).
+pub const DEFAULT_HOLE_SIZE_LIMIT: u64 = 8 * 1024;
+
+/// Default largest coalesced read (Arrow C++'s 32 MiB); a single larger range is kept whole.
+pub const DEFAULT_RANGE_SIZE_LIMIT: u64 = 32 * 1024 * 1024;
+
+/// Merges `ranges` into the fewest reads such that every requested byte is read exactly once,
+/// no read fetches an unrequested gap longer than `hole_size_limit`, and no read grows past
+/// `range_size_limit` by merging.
+///
+/// `ranges` may be in any order and may be empty (`start >= end`, reversed ones included),
+/// duplicated or overlapping. First, ranges that overlap (share at least one byte) are joined
+/// into one *piece*: they must end up in the same read. Ranges that only touch (`a.end ==
+/// b.start`) stay separate pieces. Then the pieces are walked in order of offset. Each one joins
+/// the current read when both hold:
+///
+/// - the gap between the read's end and the piece's start is at most `hole_size_limit`, and
+/// - the read would then span at most `range_size_limit` bytes.
+///
+/// Otherwise the piece starts a new read.
+///
+/// The returned reads satisfy the following:
+///
+/// - They are non-empty, sorted by offset and pairwise disjoint (neighbours may touch).
+/// - Each non-empty input range lies inside exactly one read; empty ranges are dropped.
+/// - Each read starts at an input's start and ends at an input's end; nothing is read past the
+///   requested bytes at either edge.
+/// - Within a read, every run of bytes no input covers is at most `hole_size_limit` long.
+/// - A read longer than `range_size_limit` is a single piece: one input range, or input ranges
+///   that chain-overlap. Such a read holds no gap and no piece that could have been split off.
+///   A read that joins two or more pieces is at most `range_size_limit` long.
+/// - No two neighbouring reads could be joined into one within the limits.
+/// - The number of reads is the smallest possible. Any run of pieces that fits the limits still
+///   fits after dropping pieces from either end. So joining as much as possible from left to
+///   right never costs a read.
+///
+/// When no two inputs partially overlap, the result equals Arrow C++'s
+/// `internal::CoalesceReadRanges` for the same limits. Arrow C++ does not accept partial overlaps.
+///
+/// The result does not depend on the order of `ranges`. It costs one sort and two allocations
+/// (the sorted copy and the result). No arithmetic can overflow: ranges ending at `u64::MAX` and
+/// limits of `u64::MAX` are fine.
+#[must_use]
+pub fn coalesce(
+    ranges: &[Range<u64>],
+    hole_size_limit: u64,
+    range_size_limit: u64,
+) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+    sorted.sort_unstable_by_key(|r| r.start);
+
+    let mut reads: Vec<Range<u64>> = Vec::new();
+    // The piece being built: the union of the sorted ranges seen so far that chain-overlap.
+    let mut piece: Option<Range<u64>> = None;
+    for range in sorted {
+        match piece.as_mut() {
+            Some(current) if range.start < current.end => {
+                current.end = current.end.max(range.end);
+            }
+            _ => {
+                if let Some(done) = piece.replace(range) {
+                    push_piece(&mut reads, done, hole_size_limit, range_size_limit);
+                }
+            }
+        }
+    }
+    if let Some(done) = piece {
+        push_piece(&mut reads, done, hole_size_limit, range_size_limit);
+    }
+    reads
+}
+
+/// Appends `piece` to the last read if the gap and the merged size allow it, else starts a new
+/// read. `piece` starts at or after the end of every read so far.
+fn push_piece(
+    reads: &mut Vec<Range<u64>>,
+    piece: Range<u64>,
+    hole_size_limit: u64,
+    range_size_limit: u64,
+) {
+    if let Some(last) = reads.last_mut() {
+        // Pieces are disjoint and sorted, so `piece.start >= last.end` and
+        // `piece.end > last.start`: neither subtraction saturates.
+        let gap = piece.start.saturating_sub(last.end);
+        let merged = piece.end.saturating_sub(last.start);
+        if gap <= hole_size_limit && merged <= range_size_limit {
+            last.end = piece.end;
+            return;
+        }
+    }
+    reads.push(piece);
+}
+
+/// Finds `range` inside the reads returned by [`coalesce`]. Returns the index of the read that
+/// holds it and where its bytes sit inside that read's bytes. Uses a binary search.
+///
+/// `coalesced` must be sorted and pairwise disjoint, as [`coalesce`] returns it. Otherwise the
+/// answer is unspecified, but the function still does not panic.
+///
+/// Returns `None` in these cases:
+///
+/// - No single read holds the whole of `range`.
+/// - `range` is reversed (`start > end`).
+/// - The window does not fit in `usize`. A read that large cannot be in memory anyway.
+///
+/// An empty range `p..p` is found in a read when `read.start <= p <= read.end`. When two reads
+/// touch at `p`, it is found at the start of the later one.
+#[must_use]
+pub fn locate(coalesced: &[Range<u64>], range: &Range<u64>) -> Option<(usize, Range<usize>)> {
+    if range.start > range.end {
+        return None;
+    }
+    // The last read starting at or before `range.start` is the only one that can hold it.
+    let index = coalesced
+        .partition_point(|read| read.start <= range.start)
+        .checked_sub(1)?;
+    let read = coalesced.get(index)?;
+    if range.end > read.end {
+        return None;
+    }
+    let start = usize::try_from(range.start.checked_sub(read.start)?).ok()?;
+    let end = usize::try_from(range.end.checked_sub(read.start)?).ok()?;
+    Some((index, start..end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    const MAX: u64 = u64::MAX;
+
+    /// Converts Arrow C++'s `ReadRange {offset, length}` pairs to ranges.
+    fn from_offset_len(pairs: &[(u64, u64)]) -> Vec<Range<u64>> {
+        pairs
+            .iter()
+            .map(|&(offset, len)| offset..offset + len)
+            .collect()
+    }
+
+    /// Every case of Arrow C++'s `TEST(CoalesceReadRanges, Basics)` (interfaces_test.cc), with
+    /// its limits: hole 9, range 99.
+    #[test]
+    fn arrow_cpp_basics() {
+        #[rustfmt::skip]
+        let cases: &[(&str, &[(u64, u64)], &[(u64, u64)])] = &[
+            ("empty", &[], &[]),
+            ("zero-sized only", &[(110, 0)], &[]),
+            ("zero-sized and non-zero", &[(110, 10), (120, 0)], &[(110, 10)]),
+            ("one range", &[(110, 10)], &[(110, 10)]),
+            ("no holes, unordered", &[(130, 10), (110, 10), (120, 10)], &[(110, 30)]),
+            ("no holes", &[(110, 10), (120, 10), (130, 10)], &[(110, 30)]),
+            ("small holes only", &[(110, 11), (130, 11), (150, 11)], &[(110, 51)]),
+            ("large holes", &[(110, 10), (130, 10)], &[(110, 10), (130, 10)]),
+            (
+                "large and small holes",
+                &[(110, 11), (130, 11), (150, 10), (170, 11), (190, 11)],
+                &[(110, 50), (170, 31)],
+            ),
+            (
+                "with zero-sized ranges",
+                &[(110, 11), (130, 0), (130, 11), (145, 0), (150, 11), (200, 0)],
+                &[(110, 51)],
+            ),
+            ("no holes, large ranges", &[(110, 100), (210, 100)], &[(110, 100), (210, 100)]),
+            (
+                "small holes, large range in the middle",
+                &[(110, 10), (120, 11), (140, 100), (240, 11), (260, 11)],
+                &[(110, 21), (140, 100), (240, 31)],
+            ),
+            ("mid-size ranges that would turn large", &[(100, 50), (150, 50)], &[(100, 50), (150, 50)]),
+            (
+                "mid-size ranges, several",
+                &[(100, 30), (130, 30), (160, 30), (190, 30), (220, 30)],
+                &[(100, 90), (190, 60)],
+            ),
+            (
+                "large range in the middle, unsorted",
+                &[(140, 100), (120, 11), (240, 11), (110, 10), (260, 11)],
+                &[(110, 21), (140, 100), (240, 31)],
+            ),
+        ];
+        for &(name, input, expected) in cases {
+            let got = coalesce(&from_offset_len(input), 9, 99);
+            assert_eq!(got, from_offset_len(expected), "{name}");
+        }
+    }
+
+    #[test]
+    fn hand_checked() {
+        #[rustfmt::skip]
+        let cases: &[(&str, &[Range<u64>], u64, u64, &[Range<u64>])] = &[
+            ("empty input", &[], 9, 99, &[]),
+            ("all empty, one reversed", &[5..5, 9..9, 7..3], 9, 99, &[]),
+            ("unsorted", &[40..50, 0..10, 20..30], 10, 100, &[0..50]),
+            ("duplicates", &[10..20, 10..20, 10..20], 9, 99, &[10..20]),
+            ("contained", &[10..20, 0..100, 0..100, 50..100], 9, 99, &[0..100]),
+            ("same start, different ends", &[0..10, 0..30, 0..20], 0, 99, &[0..30]),
+            ("partial overlaps chain", &[12..20, 0..10, 5..15], 0, 99, &[0..20]),
+            ("overlap beyond the limit is forced", &[0..60, 50..120], 9, 99, &[0..120]),
+            // 11..60 and 50..120 are one 109-byte piece; 0..10 may not join it (120 > 99).
+            ("overlapping piece measured whole", &[0..10, 11..60, 50..120], 9, 99, &[0..10, 11..120]),
+            ("single huge range", &[0..1_000_000], 9, 99, &[0..1_000_000]),
+            (
+                "huge range keeps neighbours apart",
+                &[0..5, 6..1000, 1001..1005],
+                9,
+                99,
+                &[0..5, 6..1000, 1001..1005],
+            ),
+            ("adjacent, gap 0", &[0..10, 10..20, 20..30], 0, 100, &[0..30]),
+            ("adjacent, split by size", &[0..10, 10..20, 20..30], 0, 20, &[0..20, 20..30]),
+            ("zero limits keep every piece apart", &[0..10, 10..20], 0, 0, &[0..10, 10..20]),
+            ("gap exactly the hole limit", &[0..10, 19..29], 9, 99, &[0..29]),
+            ("gap one past the hole limit", &[0..10, 20..30], 9, 99, &[0..10, 20..30]),
+            ("read exactly the range limit", &[0..50, 60..99], 10, 99, &[0..99]),
+            ("read one past the range limit", &[0..50, 60..100], 10, 99, &[0..50, 60..100]),
+            ("greedy restarts at the refused piece", &[0..40, 45..80, 85..120, 125..130], 5, 90, &[0..80, 85..130]),
+            ("near u64::MAX", &[MAX - 10..MAX, MAX - 30..MAX - 20], 10, 100, &[MAX - 30..MAX]),
+            ("whole address space", &[0..1, MAX - 1..MAX], MAX, MAX, &[0..MAX]),
+            ("overlaps at u64::MAX", &[MAX - 5..MAX, MAX - 9..MAX - 2, MAX - 1..MAX], 0, 0, &[MAX - 9..MAX]),
+        ];
+        for (name, input, hole, limit, expected) in cases {
+            assert_eq!(coalesce(input, *hole, *limit), expected.to_vec(), "{name}");
+        }
+    }
+
+    #[test]
+    fn default_limits() {
+        const KIB: u64 = 1024;
+        const MIB: u64 = 1024 * KIB;
+        let ranges = [
+            0..4 * KIB,
+            12 * KIB..16 * KIB,       // gap 8 KiB: read through
+            24 * KIB + 1..28 * KIB,   // gap 8 KiB + 1: split
+            28 * KIB..28 * KIB + MIB, // adjacent
+            32 * MIB..64 * MIB + 1,   // larger than 32 MiB: whole
+            64 * MIB + 2..64 * MIB + 3,
+        ];
+        let reads = coalesce(&ranges, DEFAULT_HOLE_SIZE_LIMIT, DEFAULT_RANGE_SIZE_LIMIT);
+        assert_eq!(
+            reads,
+            vec![
+                0..16 * KIB,
+                24 * KIB + 1..28 * KIB + MIB,
+                32 * MIB..64 * MIB + 1,
+                64 * MIB + 2..64 * MIB + 3,
+            ]
+        );
+    }
+
+    #[test]
+    fn locate_cases() {
+        let reads = [10..20, 20..30, 40..50, MAX - 5..MAX];
+        let cases: &[(Range<u64>, Option<(usize, Range<usize>)>)] = &[
+            (10..20, Some((0, 0..10))),
+            (12..15, Some((0, 2..5))),
+            (20..25, Some((1, 0..5))),
+            (45..50, Some((2, 5..10))),
+            (MAX - 3..MAX, Some((3, 2..5))),
+            (15..25, None), // straddles two reads
+            (30..40, None), // in the gap
+            (35..45, None), // starts in the gap
+            (0..5, None),   // before the first read
+            (50..51, None), // after a read
+            (15..15, Some((0, 5..5))),
+            (20..20, Some((1, 0..0))), // touching reads: the later one
+            (30..30, Some((1, 10..10))),
+            (35..35, None),
+            (18..12, None), // reversed
+        ];
+        for (range, expected) in cases {
+            assert_eq!(locate(&reads, range), *expected, "{range:?}");
+        }
+        assert_eq!(locate(&[], &(0..1)), None);
+        assert_eq!(
+            locate(&[0..MAX], &(0..MAX)),
+            usize::try_from(MAX).ok().map(|m| (0, 0..m))
+        );
+    }
+
+    /// Ranges near 0 or near `u64::MAX`, with many overlaps, touches and empty ones.
+    fn arb_ranges() -> impl Strategy<Value = Vec<Range<u64>>> {
+        let base = prop_oneof![3 => Just(0u64), 1 => Just(MAX - 400)];
+        base.prop_flat_map(|base| {
+            let range = prop_oneof![
+                8 => (0u64..300, 0u64..60).prop_map(move |(a, len)| base + a..base + a + len),
+                1 => (0u64..300, 0u64..300).prop_map(move |(a, b)| base + a..base + b),
+                1 => (0u64..300).prop_map(move |a| base + a..MAX),
+            ];
+            proptest::collection::vec(range, 0..14)
+        })
+    }
+
+    fn arb_limit() -> impl Strategy<Value = u64> {
+        prop_oneof![6 => 0u64..40, 3 => 0u64..200, 1 => Just(MAX)]
+    }
+
+    /// The inputs inside `read`, sorted by start.
+    fn inputs_in(ranges: &[Range<u64>], read: &Range<u64>) -> Vec<Range<u64>> {
+        let mut inside: Vec<Range<u64>> = ranges
+            .iter()
+            .filter(|r| !r.is_empty() && read.start <= r.start && r.end <= read.end)
+            .cloned()
+            .collect();
+        inside.sort_by_key(|r| r.start);
+        inside
+    }
+
+    /// The fewest reads any valid plan needs, by dynamic programming over the pieces (unions of
+    /// chain-overlapping inputs). A run of pieces may share a read when every gap is within the
+    /// hole limit and the run is one piece or spans at most the range limit.
+    fn fewest_reads(ranges: &[Range<u64>], hole: u64, limit: u64) -> usize {
+        let mut sorted: Vec<Range<u64>> =
+            ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+        sorted.sort_by_key(|r| r.start);
+        let mut pieces: Vec<Range<u64>> = Vec::new();
+        for r in sorted {
+            match pieces.last_mut() {
+                Some(p) if r.start < p.end => p.end = p.end.max(r.end),
+                _ => pieces.push(r),
+            }
+        }
+        let n = pieces.len();
+        // best[j]: fewest reads for the first j pieces.
+        let mut best = vec![usize::MAX; n + 1];
+        best[0] = 0;
+        for j in 1..=n {
+            for i in 0..j {
+                let run = &pieces[i..j];
+                let gaps_ok = run.windows(2).all(|w| w[1].start - w[0].end <= hole);
+                let size_ok = run.len() == 1 || run[run.len() - 1].end - run[0].start <= limit;
+                if gaps_ok && size_ok && best[i] != usize::MAX {
+                    best[j] = best[j].min(best[i] + 1);
+                }
+            }
+        }
+        best[n]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn coalesce_invariants(ranges in arb_ranges(), hole in arb_limit(), limit in arb_limit()) {
+            let reads = coalesce(&ranges, hole, limit);
+
+            // Non-empty, sorted, pairwise disjoint.
+            for read in &reads {
+                prop_assert!(read.start < read.end, "empty read {read:?}");
+            }
+            for pair in reads.windows(2) {
+                prop_assert!(pair[0].end <= pair[1].start, "overlap or unsorted: {pair:?}");
+            }
+
+            // Every non-empty input lies in exactly one read, and `locate` finds it there.
+            for r in ranges.iter().filter(|r| !r.is_empty()) {
+                let holders: Vec<usize> = (0..reads.len())
+                    .filter(|&i| reads[i].start <= r.start && r.end <= reads[i].end)
+                    .collect();
+                prop_assert_eq!(holders.len(), 1, "{:?} held by {:?}", r, holders);
+                let i = holders[0];
+                let start = usize::try_from(r.start - reads[i].start).ok();
+                let end = usize::try_from(r.end - reads[i].start).ok();
+                prop_assert_eq!(locate(&reads, r), start.zip(end).map(|(s, e)| (i, s..e)));
+            }
+
+            for read in &reads {
+                let inside = inputs_in(&ranges, read);
+                // Tight edges: starts at an input's start, ends at an input's end.
+                prop_assert_eq!(inside.first().map(|r| r.start), Some(read.start));
+                prop_assert_eq!(inside.iter().map(|r| r.end).max(), Some(read.end));
+
+                // Every uncovered run inside the read is within the hole limit; a read beyond
+                // the range limit has no break at all (its inputs chain-overlap).
+                let mut covered_to = read.start;
+                for (k, r) in inside.iter().enumerate() {
+                    if k > 0 && read.end - read.start > limit {
+                        prop_assert!(r.start < covered_to, "{read:?} > {limit} is split at {covered_to}");
+                    }
+                    if r.start > covered_to {
+                        prop_assert!(r.start - covered_to <= hole, "hole {covered_to}..{} in {read:?}", r.start);
+                    }
+                    covered_to = covered_to.max(r.end);
+                }
+                prop_assert_eq!(covered_to, read.end);
+            }
+
+            // No two neighbours could have been joined.
+            for pair in reads.windows(2) {
+                let gap = pair[1].start - pair[0].end;
+                let span = pair[1].end - pair[0].start;
+                prop_assert!(gap > hole || span > limit, "{pair:?} could be one read");
+            }
+
+            // The fewest reads possible.
+            prop_assert_eq!(reads.len(), fewest_reads(&ranges, hole, limit));
+
+            // Order and duplicates do not matter.
+            let mut shuffled: Vec<Range<u64>> = ranges.iter().rev().cloned().collect();
+            shuffled.extend(ranges.iter().cloned());
+            prop_assert_eq!(coalesce(&shuffled, hole, limit), reads);
+        }
+    }
+}
