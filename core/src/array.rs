@@ -837,3 +837,220 @@ impl<'a> RecordBatch<'a> {
         self.schema.fields().get(i)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datatype::UnionMode;
+    use alloc::vec;
+
+    fn le<T: Copy, const N: usize>(values: &[T], to: impl Fn(T) -> [u8; N]) -> Bytes<'static> {
+        Bytes::from_vec(values.iter().flat_map(|v| to(*v)).collect())
+    }
+
+    fn i32s(values: &[i32]) -> Bytes<'static> {
+        le(values, i32::to_le_bytes)
+    }
+
+    fn int32(values: &[i32]) -> ArrayView<'static> {
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(DataType::Int32),
+            len: values.len(),
+            buffers: vec![i32s(values)],
+            ..ArrayParts::default()
+        })
+        .unwrap()
+    }
+
+    fn what(e: FormatError) -> &'static str {
+        match e.kind {
+            FormatErrorKind::InvalidArray { what, .. } => what,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bit_counts_match_a_naive_count() {
+        let bitmap: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+        for start in 0..70 {
+            for end in start..bitmap.len() * 8 {
+                let naive = (start..end).filter(|i| bit(&bitmap, *i)).count();
+                assert_eq!(count_set_bits(&bitmap, start..end), naive, "{start}..{end}");
+            }
+        }
+    }
+
+    #[test]
+    fn validity_and_null_count_must_agree() {
+        let parts = |null_count| ArrayParts {
+            data_type: Some(DataType::Int32),
+            len: 3,
+            null_count,
+            validity: Some(Bytes::from_vec(vec![0b101])),
+            buffers: vec![i32s(&[1, 2, 3])],
+            ..ArrayParts::default()
+        };
+        let array = ArrayView::try_new(parts(1)).unwrap();
+        assert!(array.is_valid(0) && array.is_null(1) && array.is_valid(2));
+        assert_eq!(
+            what(ArrayView::try_new(parts(0)).unwrap_err()),
+            "null count disagrees with validity bitmap"
+        );
+        let sliced = array.slice(1, 2).unwrap();
+        assert_eq!((sliced.null_count(), sliced.value::<i32>(1)), (1, 3));
+        assert!(array.slice(2, 2).is_err());
+    }
+
+    fn views(strings: &[&str], data: &[u8], utf8: bool) -> FormatResult<ArrayView<'static>> {
+        let mut views = Vec::new();
+        let mut at = 0usize;
+        for s in strings {
+            let bytes = s.as_bytes();
+            views.extend_from_slice(&(bytes.len() as i32).to_le_bytes());
+            if bytes.len() <= 12 {
+                let mut inline = [0u8; 12];
+                inline[..bytes.len()].copy_from_slice(bytes);
+                views.extend_from_slice(&inline);
+            } else {
+                views.extend_from_slice(&bytes[..4]);
+                views.extend_from_slice(&0i32.to_le_bytes());
+                views.extend_from_slice(&(at as i32).to_le_bytes());
+                at += bytes.len();
+            }
+        }
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(if utf8 {
+                DataType::Utf8View
+            } else {
+                DataType::BinaryView
+            }),
+            len: strings.len(),
+            buffers: vec![Bytes::from_vec(views), Bytes::from_vec(data.to_vec())],
+            ..ArrayParts::default()
+        })
+    }
+
+    #[test]
+    fn views_are_checked_and_read() {
+        let long = "a string longer than twelve";
+        let array = views(&["short", long], long.as_bytes(), true).unwrap();
+        assert_eq!((array.str_value(0), array.str_value(1)), ("short", long));
+        assert_eq!(
+            what(views(&["short", long], &long.as_bytes()[..20], true).unwrap_err()),
+            "view past the end of its buffer"
+        );
+        let mut wrong_prefix = long.as_bytes().to_vec();
+        wrong_prefix[0] = b'A';
+        assert_eq!(
+            what(views(&[long], &wrong_prefix, true).unwrap_err()),
+            "view prefix differs from its data"
+        );
+        let bad = "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}";
+        let mut bad_bytes = bad.as_bytes().to_vec();
+        bad_bytes[13] = 0xFF;
+        let err = views(&[bad], &bad_bytes, true).unwrap_err();
+        assert_eq!(what(err), "invalid UTF-8");
+        assert!(
+            views(&[bad], &bad_bytes, false).is_ok(),
+            "binary views need no UTF-8"
+        );
+    }
+
+    #[test]
+    fn list_views_stay_inside_their_child() {
+        let child = Field::new("item", DataType::Int32, true);
+        let list = |offsets: &[i32], sizes: &[i32]| {
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(DataType::ListView(Arc::new(child.clone()))),
+                len: offsets.len(),
+                buffers: vec![i32s(offsets), i32s(sizes)],
+                children: vec![int32(&[1, 2, 3, 4])],
+                ..ArrayParts::default()
+            })
+        };
+        let array = list(&[2, 0], &[2, 3]).unwrap();
+        assert_eq!((array.list_range(0), array.list_range(1)), (2..4, 0..3));
+        assert_eq!(
+            what(list(&[3], &[2]).unwrap_err()),
+            "list view past the end of its child"
+        );
+        assert_eq!(
+            what(list(&[0], &[-1]).unwrap_err()),
+            "negative list view offset or size"
+        );
+    }
+
+    #[test]
+    fn union_type_ids_and_offsets_are_checked() {
+        let fields: Arc<[Field]> = vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("b", DataType::Int32, true),
+        ]
+        .into();
+        let dense = |ids: &[u8], offsets: &[i32]| {
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(DataType::Union(
+                    Arc::clone(&fields),
+                    vec![5, 7].into(),
+                    UnionMode::Dense,
+                )),
+                len: ids.len(),
+                buffers: vec![Bytes::from_vec(ids.to_vec()), i32s(offsets)],
+                children: vec![int32(&[10]), int32(&[20, 21])],
+                ..ArrayParts::default()
+            })
+        };
+        let array = dense(&[7, 5, 7], &[1, 0, 0]).unwrap();
+        assert_eq!(array.union_value(0), (1, 1));
+        assert_eq!(array.union_value(1), (0, 0));
+        assert_eq!(
+            what(dense(&[6], &[0]).unwrap_err()),
+            "union type id not declared by the type"
+        );
+        assert_eq!(
+            what(dense(&[5], &[1]).unwrap_err()),
+            "dense union offset out of range"
+        );
+    }
+
+    #[test]
+    fn run_ends_must_increase_and_cover_the_array() {
+        let ty = DataType::RunEndEncoded(Arc::new([
+            Field::new("run_ends", DataType::Int32, false),
+            Field::new("values", DataType::Int32, true),
+        ]));
+        let ree = |run_ends: &[i32], len| {
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(ty.clone()),
+                len,
+                children: vec![int32(run_ends), int32(&[7, 8, 9])],
+                ..ArrayParts::default()
+            })
+        };
+        let array = ree(&[2, 3, 6], 6).unwrap();
+        let runs: Vec<usize> = (0..6).map(|i| array.run_index(i)).collect();
+        assert_eq!(runs, [0, 0, 1, 2, 2, 2]);
+        assert_eq!(array.slice(3, 2).unwrap().run_index(0), 2);
+        assert_eq!(
+            what(ree(&[2, 2, 6], 6).unwrap_err()),
+            "run ends not strictly increasing"
+        );
+        assert_eq!(
+            what(ree(&[2, 3, 5], 6).unwrap_err()),
+            "run ends stop before the array ends"
+        );
+    }
+
+    #[test]
+    fn children_must_match_their_fields() {
+        let ty = DataType::Struct(vec![Field::new("a", DataType::Int64, true)].into());
+        let err = ArrayView::try_new(ArrayParts {
+            data_type: Some(ty),
+            len: 1,
+            children: vec![int32(&[1])],
+            ..ArrayParts::default()
+        })
+        .unwrap_err();
+        assert_eq!(what(err), "child array type differs from its field");
+    }
+}
