@@ -272,6 +272,7 @@ impl<'a> Cursor<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::compression::test_data::{noise, phrases, text};
     use crate::compression::{Decompressed, decompress_buffer};
     use crate::datatype::CompressionCodec;
     use alloc::vec;
@@ -280,35 +281,6 @@ mod tests {
     use std::io::Write;
 
     const LIMIT: u64 = 1 << 30;
-
-    /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
-    fn phrases(len: usize, every: u32) -> Vec<u8> {
-        let mut out = Vec::with_capacity(len);
-        let mut i = 0u32;
-        while out.len() < len {
-            out.extend_from_slice(b"quiver reads arrow ");
-            out.extend_from_slice(&(i / every).to_le_bytes());
-            i += 1;
-        }
-        out.truncate(len);
-        out
-    }
-
-    fn text(len: usize) -> Vec<u8> {
-        phrases(len, 7)
-    }
-
-    /// Bytes that do not compress (xorshift).
-    fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            })
-            .collect()
-    }
 
     fn encode(info: &FrameInfo, data: &[u8]) -> Vec<u8> {
         let mut encoder = FrameEncoder::with_frame_info(info.clone(), Vec::new());

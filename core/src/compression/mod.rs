@@ -465,3 +465,38 @@ mod tests {
         assert_eq!(Decompressed::Borrowed(b"ab").into_vec(), b"ab".to_vec());
     }
 }
+
+/// Inputs shared by the codecs' tests.
+#[cfg(test)]
+pub(crate) mod test_data {
+    use alloc::vec::Vec;
+
+    /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
+    pub fn phrases(len: usize, every: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len);
+        let mut i = 0u32;
+        while out.len() < len {
+            out.extend_from_slice(b"quiver reads arrow ");
+            out.extend_from_slice(&(i / every).to_le_bytes());
+            i += 1;
+        }
+        out.truncate(len);
+        out
+    }
+
+    pub fn text(len: usize) -> Vec<u8> {
+        phrases(len, 7)
+    }
+
+    /// Bytes that do not compress (xorshift).
+    pub fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect()
+    }
+}

@@ -141,41 +141,13 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::compression::test_data::{noise, phrases, text};
     use crate::compression::{Decompressed, decompress_buffer};
     use crate::datatype::CompressionCodec;
     use alloc::vec::Vec;
     use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 
     const LIMIT: u64 = 1 << 30;
-
-    /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
-    fn phrases(len: usize, every: u32) -> Vec<u8> {
-        let mut out = Vec::with_capacity(len);
-        let mut i = 0u32;
-        while out.len() < len {
-            out.extend_from_slice(b"quiver reads arrow ");
-            out.extend_from_slice(&(i / every).to_le_bytes());
-            i += 1;
-        }
-        out.truncate(len);
-        out
-    }
-
-    fn text(len: usize) -> Vec<u8> {
-        phrases(len, 7)
-    }
-
-    /// Bytes that do not compress (xorshift).
-    fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            })
-            .collect()
-    }
 
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
         let mut buf = (declared as i64).to_le_bytes().to_vec();
