@@ -12,9 +12,11 @@
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
 //! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
 //!   [`StreamReader`] (any [`embedded_io::Read`]); [`compression`] decodes LZ4_FRAME and ZSTD.
-//! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`], validated once on construction;
-//!   their buffers are borrowed from the block that was read, or owned when decompressed or
-//!   byte-swapped.
+//! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`],
+//!   validated once on construction; their buffers are borrowed from the block that was read,
+//!   or owned when decompressed or byte-swapped.
+//! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into
+//!   the fewest reads within hole and size limits (a pure function, no I/O).
 //! - [`error`]: [`Error`] (the source's own error, or a [`FormatError`] saying what was wrong
 //!   and where: byte offset, batch, field path).
 //!
@@ -31,7 +33,10 @@
 //! ```
 #![no_std]
 #![forbid(unsafe_code)]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 

@@ -146,6 +146,11 @@ mod tests {
 
     const MAX: u64 = u64::MAX;
 
+    /// Converts `(start, end)` pairs to ranges; a pair may be reversed.
+    fn ranges(pairs: &[(u64, u64)]) -> Vec<Range<u64>> {
+        pairs.iter().map(|&(start, end)| start..end).collect()
+    }
+
     /// Converts Arrow C++'s `ReadRange {offset, length}` pairs to ranges.
     fn from_offset_len(pairs: &[(u64, u64)]) -> Vec<Range<u64>> {
         pairs
@@ -158,8 +163,10 @@ mod tests {
     /// its limits: hole 9, range 99.
     #[test]
     fn arrow_cpp_basics() {
+        /// Name, input, expected reads; ranges as Arrow's `(offset, length)`.
+        type ArrowCase = (&'static str, &'static [(u64, u64)], &'static [(u64, u64)]);
         #[rustfmt::skip]
-        let cases: &[(&str, &[(u64, u64)], &[(u64, u64)])] = &[
+        let cases: &[ArrowCase] = &[
             ("empty", &[], &[]),
             ("zero-sized only", &[(110, 0)], &[]),
             ("zero-sized and non-zero", &[(110, 10), (120, 0)], &[(110, 10)]),
@@ -204,40 +211,62 @@ mod tests {
 
     #[test]
     fn hand_checked() {
+        /// Name, input, hole limit, range limit, expected reads; ranges as `(start, end)`.
+        type Case = (
+            &'static str,
+            &'static [(u64, u64)],
+            u64,
+            u64,
+            &'static [(u64, u64)],
+        );
         #[rustfmt::skip]
-        let cases: &[(&str, &[Range<u64>], u64, u64, &[Range<u64>])] = &[
+        let cases: &[Case] = &[
             ("empty input", &[], 9, 99, &[]),
-            ("all empty, one reversed", &[5..5, 9..9, 7..3], 9, 99, &[]),
-            ("unsorted", &[40..50, 0..10, 20..30], 10, 100, &[0..50]),
-            ("duplicates", &[10..20, 10..20, 10..20], 9, 99, &[10..20]),
-            ("contained", &[10..20, 0..100, 0..100, 50..100], 9, 99, &[0..100]),
-            ("same start, different ends", &[0..10, 0..30, 0..20], 0, 99, &[0..30]),
-            ("partial overlaps chain", &[12..20, 0..10, 5..15], 0, 99, &[0..20]),
-            ("overlap beyond the limit is forced", &[0..60, 50..120], 9, 99, &[0..120]),
+            ("all empty, one reversed", &[(5, 5), (9, 9), (7, 3)], 9, 99, &[]),
+            ("unsorted", &[(40, 50), (0, 10), (20, 30)], 10, 100, &[(0, 50)]),
+            ("duplicates", &[(10, 20), (10, 20), (10, 20)], 9, 99, &[(10, 20)]),
+            ("contained", &[(10, 20), (0, 100), (0, 100), (50, 100)], 9, 99, &[(0, 100)]),
+            ("same start, different ends", &[(0, 10), (0, 30), (0, 20)], 0, 99, &[(0, 30)]),
+            ("partial overlaps chain", &[(12, 20), (0, 10), (5, 15)], 0, 99, &[(0, 20)]),
+            ("overlap beyond the limit is forced", &[(0, 60), (50, 120)], 9, 99, &[(0, 120)]),
             // 11..60 and 50..120 are one 109-byte piece; 0..10 may not join it (120 > 99).
-            ("overlapping piece measured whole", &[0..10, 11..60, 50..120], 9, 99, &[0..10, 11..120]),
-            ("single huge range", &[0..1_000_000], 9, 99, &[0..1_000_000]),
+            (
+                "overlapping piece measured whole",
+                &[(0, 10), (11, 60), (50, 120)], 9, 99,
+                &[(0, 10), (11, 120)],
+            ),
+            ("single huge range", &[(0, 1_000_000)], 9, 99, &[(0, 1_000_000)]),
             (
                 "huge range keeps neighbours apart",
-                &[0..5, 6..1000, 1001..1005],
-                9,
-                99,
-                &[0..5, 6..1000, 1001..1005],
+                &[(0, 5), (6, 1000), (1001, 1005)], 9, 99,
+                &[(0, 5), (6, 1000), (1001, 1005)],
             ),
-            ("adjacent, gap 0", &[0..10, 10..20, 20..30], 0, 100, &[0..30]),
-            ("adjacent, split by size", &[0..10, 10..20, 20..30], 0, 20, &[0..20, 20..30]),
-            ("zero limits keep every piece apart", &[0..10, 10..20], 0, 0, &[0..10, 10..20]),
-            ("gap exactly the hole limit", &[0..10, 19..29], 9, 99, &[0..29]),
-            ("gap one past the hole limit", &[0..10, 20..30], 9, 99, &[0..10, 20..30]),
-            ("read exactly the range limit", &[0..50, 60..99], 10, 99, &[0..99]),
-            ("read one past the range limit", &[0..50, 60..100], 10, 99, &[0..50, 60..100]),
-            ("greedy restarts at the refused piece", &[0..40, 45..80, 85..120, 125..130], 5, 90, &[0..80, 85..130]),
-            ("near u64::MAX", &[MAX - 10..MAX, MAX - 30..MAX - 20], 10, 100, &[MAX - 30..MAX]),
-            ("whole address space", &[0..1, MAX - 1..MAX], MAX, MAX, &[0..MAX]),
-            ("overlaps at u64::MAX", &[MAX - 5..MAX, MAX - 9..MAX - 2, MAX - 1..MAX], 0, 0, &[MAX - 9..MAX]),
+            ("adjacent, gap 0", &[(0, 10), (10, 20), (20, 30)], 0, 100, &[(0, 30)]),
+            ("adjacent, split by size", &[(0, 10), (10, 20), (20, 30)], 0, 20, &[(0, 20), (20, 30)]),
+            ("zero limits keep pieces apart", &[(0, 10), (10, 20)], 0, 0, &[(0, 10), (10, 20)]),
+            ("gap exactly the hole limit", &[(0, 10), (19, 29)], 9, 99, &[(0, 29)]),
+            ("gap one past the hole limit", &[(0, 10), (20, 30)], 9, 99, &[(0, 10), (20, 30)]),
+            ("read exactly the range limit", &[(0, 50), (60, 99)], 10, 99, &[(0, 99)]),
+            ("read one past the range limit", &[(0, 50), (60, 100)], 10, 99, &[(0, 50), (60, 100)]),
+            (
+                "greedy restarts at the refused piece",
+                &[(0, 40), (45, 80), (85, 120), (125, 130)], 5, 90,
+                &[(0, 80), (85, 130)],
+            ),
+            ("near u64::MAX", &[(MAX - 10, MAX), (MAX - 30, MAX - 20)], 10, 100, &[(MAX - 30, MAX)]),
+            ("whole address space", &[(0, 1), (MAX - 1, MAX)], MAX, MAX, &[(0, MAX)]),
+            (
+                "overlaps at u64::MAX",
+                &[(MAX - 5, MAX), (MAX - 9, MAX - 2), (MAX - 1, MAX)], 0, 0,
+                &[(MAX - 9, MAX)],
+            ),
         ];
-        for (name, input, hole, limit, expected) in cases {
-            assert_eq!(coalesce(input, *hole, *limit), expected.to_vec(), "{name}");
+        for &(name, input, hole, limit, expected) in cases {
+            assert_eq!(
+                coalesce(&ranges(input), hole, limit),
+                ranges(expected),
+                "{name}"
+            );
         }
     }
 
@@ -245,54 +274,54 @@ mod tests {
     fn default_limits() {
         const KIB: u64 = 1024;
         const MIB: u64 = 1024 * KIB;
-        let ranges = [
-            0..4 * KIB,
-            12 * KIB..16 * KIB,       // gap 8 KiB: read through
-            24 * KIB + 1..28 * KIB,   // gap 8 KiB + 1: split
-            28 * KIB..28 * KIB + MIB, // adjacent
-            32 * MIB..64 * MIB + 1,   // larger than 32 MiB: whole
-            64 * MIB + 2..64 * MIB + 3,
-        ];
-        let reads = coalesce(&ranges, DEFAULT_HOLE_SIZE_LIMIT, DEFAULT_RANGE_SIZE_LIMIT);
-        assert_eq!(
-            reads,
-            vec![
-                0..16 * KIB,
-                24 * KIB + 1..28 * KIB + MIB,
-                32 * MIB..64 * MIB + 1,
-                64 * MIB + 2..64 * MIB + 3,
-            ]
-        );
+        let input = ranges(&[
+            (0, 4 * KIB),
+            (12 * KIB, 16 * KIB),       // gap 8 KiB: read through
+            (24 * KIB + 1, 28 * KIB),   // gap 8 KiB + 1: split
+            (28 * KIB, 28 * KIB + MIB), // adjacent
+            (32 * MIB, 64 * MIB + 1),   // larger than 32 MiB: whole
+            (64 * MIB + 2, 64 * MIB + 3),
+        ]);
+        let reads = coalesce(&input, DEFAULT_HOLE_SIZE_LIMIT, DEFAULT_RANGE_SIZE_LIMIT);
+        let expected = ranges(&[
+            (0, 16 * KIB),
+            (24 * KIB + 1, 28 * KIB + MIB),
+            (32 * MIB, 64 * MIB + 1),
+            (64 * MIB + 2, 64 * MIB + 3),
+        ]);
+        assert_eq!(reads, expected);
     }
 
     #[test]
     fn locate_cases() {
-        let reads = [10..20, 20..30, 40..50, MAX - 5..MAX];
-        let cases: &[(Range<u64>, Option<(usize, Range<usize>)>)] = &[
-            (10..20, Some((0, 0..10))),
-            (12..15, Some((0, 2..5))),
-            (20..25, Some((1, 0..5))),
-            (45..50, Some((2, 5..10))),
-            (MAX - 3..MAX, Some((3, 2..5))),
-            (15..25, None), // straddles two reads
-            (30..40, None), // in the gap
-            (35..45, None), // starts in the gap
-            (0..5, None),   // before the first read
-            (50..51, None), // after a read
-            (15..15, Some((0, 5..5))),
-            (20..20, Some((1, 0..0))), // touching reads: the later one
-            (30..30, Some((1, 10..10))),
-            (35..35, None),
-            (18..12, None), // reversed
+        /// A `(start, end)` to find, and the `(read, window start, window end)` expected.
+        type LocateCase = ((u64, u64), Option<(usize, usize, usize)>);
+        let reads = ranges(&[(10, 20), (20, 30), (40, 50), (MAX - 5, MAX)]);
+        let cases: &[LocateCase] = &[
+            ((10, 20), Some((0, 0, 10))),
+            ((12, 15), Some((0, 2, 5))),
+            ((20, 25), Some((1, 0, 5))),
+            ((45, 50), Some((2, 5, 10))),
+            ((MAX - 3, MAX), Some((3, 2, 5))),
+            ((15, 25), None), // straddles two reads
+            ((30, 40), None), // in the gap
+            ((35, 45), None), // starts in the gap
+            ((0, 5), None),   // before the first read
+            ((50, 51), None), // after a read
+            ((15, 15), Some((0, 5, 5))),
+            ((20, 20), Some((1, 0, 0))), // touching reads: the later one
+            ((30, 30), Some((1, 10, 10))),
+            ((35, 35), None),
+            ((18, 12), None), // reversed
         ];
-        for (range, expected) in cases {
-            assert_eq!(locate(&reads, range), *expected, "{range:?}");
+        for &((start, end), expected) in cases {
+            let expected = expected.map(|(read, from, to)| (read, from..to));
+            assert_eq!(locate(&reads, &(start..end)), expected, "{start}..{end}");
         }
         assert_eq!(locate(&[], &(0..1)), None);
-        assert_eq!(
-            locate(&[0..MAX], &(0..MAX)),
-            usize::try_from(MAX).ok().map(|m| (0, 0..m))
-        );
+        let whole = ranges(&[(0, MAX)]);
+        let window = usize::try_from(MAX).ok().map(|m| (0, 0..m));
+        assert_eq!(locate(&whole, &(0..MAX)), window);
     }
 
     /// Ranges near 0 or near `u64::MAX`, with many overlaps, touches and empty ones.
