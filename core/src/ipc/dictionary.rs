@@ -66,36 +66,23 @@ fn concat<'a>(base: &ArrayView<'a>, delta: &ArrayView<'a>) -> FormatResult<Array
         return Err(unsupported.into());
     }
     let len = base.len() + delta.len();
-    let validity = if base.null_count() + delta.null_count() > 0 {
-        let mut bits = alloc::vec![0u8; len.div_ceil(8)];
-        for (i, valid) in (0..base.len())
-            .map(|i| base.is_valid(i))
-            .chain((0..delta.len()).map(|i| delta.is_valid(i)))
-            .enumerate()
-        {
-            if let (true, Some(byte)) = (valid, bits.get_mut(i / 8)) {
-                *byte |= 1 << (i % 8);
-            }
-        }
-        Some(Bytes::from_vec(bits))
-    } else {
-        None
-    };
+    let validity = (base.null_count() + delta.null_count() > 0).then(|| {
+        bitmap(
+            len,
+            (0..base.len())
+                .map(|i| base.is_valid(i))
+                .chain((0..delta.len()).map(|i| delta.is_valid(i))),
+        )
+    });
     let mut buffers = Vec::new();
     let data_type = base.data_type().clone();
     match &data_type {
-        DataType::Boolean => {
-            let mut bits = alloc::vec![0u8; len.div_ceil(8)];
-            let values = (0..base.len())
+        DataType::Boolean => buffers.push(bitmap(
+            len,
+            (0..base.len())
                 .map(|i| base.bool_value(i))
-                .chain((0..delta.len()).map(|i| delta.bool_value(i)));
-            for (i, value) in values.enumerate() {
-                if let (true, Some(byte)) = (value, bits.get_mut(i / 8)) {
-                    *byte |= 1 << (i % 8);
-                }
-            }
-            buffers.push(Bytes::from_vec(bits));
-        }
+                .chain((0..delta.len()).map(|i| delta.bool_value(i))),
+        )),
         DataType::Binary | DataType::Utf8 | DataType::LargeBinary | DataType::LargeUtf8 => {
             let large = matches!(data_type, DataType::LargeBinary | DataType::LargeUtf8);
             let mut offsets = Vec::new();
@@ -144,4 +131,88 @@ fn concat<'a>(base: &ArrayView<'a>, delta: &ArrayView<'a>) -> FormatResult<Array
         children: Vec::new(),
         dictionary: None,
     })
+}
+
+/// Packs `len` booleans into an LSB-first bitmap.
+fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
+    let mut bytes = alloc::vec![0u8; len.div_ceil(8)];
+    for (i, set) in bits.enumerate() {
+        if let (true, Some(byte)) = (set, bytes.get_mut(i / 8)) {
+            *byte |= 1 << (i % 8);
+        }
+    }
+    Bytes::from_vec(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn utf8(values: &[Option<&str>]) -> ArrayView<'static> {
+        let mut offsets = vec![0u8; 4];
+        let mut data = Vec::new();
+        for v in values {
+            data.extend_from_slice(v.unwrap_or_default().as_bytes());
+            offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
+        }
+        let nulls = values.iter().filter(|v| v.is_none()).count();
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(DataType::Utf8),
+            len: values.len(),
+            null_count: nulls,
+            validity: (nulls > 0).then(|| bitmap(values.len(), values.iter().map(Option::is_some))),
+            buffers: vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
+            ..ArrayParts::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn deltas_append_and_replacements_replace() {
+        let mut dictionaries = Dictionaries::default();
+        dictionaries
+            .insert(3, utf8(&[Some("a"), None]), false)
+            .unwrap();
+        dictionaries.insert(3, utf8(&[Some("bc")]), true).unwrap();
+        let values = dictionaries.get(3).unwrap();
+        assert_eq!(values.len(), 3);
+        assert_eq!((values.str_value(0), values.str_value(2)), ("a", "bc"));
+        assert!(values.is_null(1) && values.is_valid(2));
+        assert_eq!(values.null_count(), 1);
+
+        dictionaries.insert(3, utf8(&[Some("z")]), false).unwrap();
+        assert_eq!(dictionaries.get(3).unwrap().str_value(0), "z");
+        assert_eq!(dictionaries.get(3).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn fixed_width_and_boolean_deltas_append() {
+        let ints = |v: &[i64]| {
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(DataType::Int64),
+                len: v.len(),
+                buffers: vec![Bytes::from_vec(
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                )],
+                ..ArrayParts::default()
+            })
+            .unwrap()
+        };
+        let joined = concat(&ints(&[1, 2]), &ints(&[3])).unwrap();
+        assert_eq!((joined.value::<i64>(0), joined.value::<i64>(2)), (1, 3));
+
+        let bools = |v: &[bool]| {
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(DataType::Boolean),
+                len: v.len(),
+                buffers: vec![bitmap(v.len(), v.iter().copied())],
+                ..ArrayParts::default()
+            })
+            .unwrap()
+        };
+        let joined = concat(&bools(&[true; 7]), &bools(&[false, true])).unwrap();
+        let got: Vec<bool> = (0..9).map(|i| joined.bool_value(i)).collect();
+        assert_eq!(got, [true, true, true, true, true, true, true, false, true]);
+    }
 }
