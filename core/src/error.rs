@@ -266,6 +266,8 @@ pub enum FormatErrorKind {
         /// The limit in force.
         limit: u64,
     },
+    /// A projection names a field the schema does not have (the path is in `field`).
+    UnknownField,
     /// Compressed data is corrupt.
     Decompression {
         /// Which codec.
@@ -327,6 +329,7 @@ impl fmt::Display for FormatErrorKind {
                 f,
                 "{what} of {requested} bytes exceeds the limit of {limit}"
             ),
+            UnknownField => f.write_str("no such field"),
             Decompression { codec, what } => write!(f, "corrupt {codec} data: {what}"),
         }
     }

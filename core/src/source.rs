@@ -32,7 +32,8 @@ pub trait RandomAccess {
         let mut rest = out;
         for range in ranges {
             let len = usize::try_from(range.end.saturating_sub(range.start)).unwrap_or(usize::MAX);
-            let (head, tail) = core::mem::take(&mut rest).split_at_mut(len.min(rest.len()));
+            let len = len.min(rest.len());
+            let (head, tail) = core::mem::take(&mut rest).split_at_mut(len);
             self.read_at(range.start, head)?;
             rest = tail;
         }
@@ -225,5 +226,20 @@ mod counting {
             self.record(ranges.iter().cloned());
             self.inner.read_ranges(ranges, out)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ranges_fills_each_range_in_order() {
+        let file: &[u8] = b"0123456789";
+        let mut out = [0u8; 5];
+        file.read_ranges(&[1..3, 6..9], &mut out).unwrap();
+        assert_eq!(&out, b"12678");
+        assert!(file.read_at(8, &mut [0u8; 4]).is_err());
+        assert!(file.read_ranges(&[2..4, 8..12], &mut [0u8; 6]).is_err());
     }
 }

@@ -1,11 +1,14 @@
 //! Decoding a `RecordBatch` message body into validated arrays.
 //!
 //! The message header lists one `FieldNode` per array and the body's buffers in depth-first field
-//! order. The decoder walks the schema's fields, takes nodes and buffers as each type's layout
-//! says, cuts them from the body (decompressing and byte-swapping into owned memory when needed,
-//! borrowing otherwise), and hands each array's parts to [`ArrayView::try_new`].
+//! order. [`Layout`] says which buffers each type has; a [`Cursor`] walks nodes and buffers in
+//! step with the schema. Decoding cuts selected fields' buffers from the [`Body`]
+//! (decompressing and byte-swapping into owned memory when needed, borrowing otherwise) and
+//! hands each array's parts to [`ArrayView::try_new`]; unselected fields are stepped over. The
+//! same walk, without a body, lists the byte ranges a projection needs ([`buffer_ranges`]).
 
 use super::dictionary::Dictionaries;
+use super::projection::Projection;
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::compression::{Decompressed, decompress_buffer};
@@ -14,6 +17,7 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, MetadataVersion};
 use crate::schema::Field;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 /// What the decoder needs besides the message: limits and the file's properties.
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +31,7 @@ pub(crate) struct DecodeContext {
 }
 
 /// How a buffer's bytes are swapped when the file is big-endian.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Swap {
     /// Bytes or bits: nothing to swap.
     None,
@@ -39,73 +43,105 @@ enum Swap {
     Views,
 }
 
-struct Decoder<'m, 'b, 'a> {
+/// The buffers an array has in a message, in order.
+struct Layout {
+    /// A validity bitmap comes first.
+    validity: bool,
+    /// The bitmap is part of the array's nulls (pre-V5 unions carry one that is not).
+    keep_validity: bool,
+    /// The other fixed buffers, with how each is byte-swapped.
+    buffers: heapless::Vec<Swap, 2>,
+    /// Variadic data buffers follow (views), counted by `variadicBufferCounts`.
+    variadic: bool,
+}
+
+impl Layout {
+    fn of(field: &Field, version: MetadataVersion) -> FormatResult<Layout> {
+        use DataType::*;
+        let mut layout = Layout {
+            validity: true,
+            keep_validity: true,
+            buffers: heapless::Vec::new(),
+            variadic: false,
+        };
+        let swaps: &[Swap] = if let Some(encoding) = field.dictionary() {
+            &[Swap::Each(encoding.index_type.byte_width())]
+        } else {
+            match field.data_type() {
+                Null | RunEndEncoded(_) => {
+                    layout.validity = false;
+                    &[]
+                }
+                Union(_, _, mode) => {
+                    layout.validity = version < MetadataVersion::V5;
+                    layout.keep_validity = false;
+                    match mode {
+                        UnionMode::Sparse => &[Swap::None],
+                        UnionMode::Dense => &[Swap::None, Swap::Each(4)],
+                    }
+                }
+                Struct(_) | FixedSizeList(..) => &[],
+                Boolean | FixedSizeBinary(_) | Int8 | UInt8 => &[Swap::None],
+                Interval(IntervalUnit::DayTime) => &[Swap::Each(4)],
+                Interval(IntervalUnit::MonthDayNano) => &[Swap::MonthDayNano],
+                Binary | Utf8 => &[Swap::Each(4), Swap::None],
+                LargeBinary | LargeUtf8 => &[Swap::Each(8), Swap::None],
+                BinaryView | Utf8View => {
+                    layout.variadic = true;
+                    &[Swap::Views]
+                }
+                List(_) | Map(..) => &[Swap::Each(4)],
+                LargeList(_) => &[Swap::Each(8)],
+                ListView(_) => &[Swap::Each(4), Swap::Each(4)],
+                LargeListView(_) => &[Swap::Each(8), Swap::Each(8)],
+                other => {
+                    let width = other.byte_width().ok_or(FormatErrorKind::Unsupported {
+                        what: "data type without a buffer layout",
+                    })?;
+                    layout.buffers.extend(core::iter::once(Swap::Each(width)));
+                    &[]
+                }
+            }
+        };
+        layout.buffers.extend(swaps.iter().copied());
+        Ok(layout)
+    }
+
+    /// The child fields whose arrays follow in the message (none for dictionary indices).
+    fn children(field: &Field) -> &[Field] {
+        if field.dictionary().is_some() {
+            &[]
+        } else {
+            field.data_type().children()
+        }
+    }
+}
+
+/// The walk through a message's field nodes and buffer specs.
+struct Cursor<'m> {
     nodes: format::FieldNodes<'m>,
     next_node: usize,
     buffers: format::Buffers<'m>,
     next_buffer: usize,
     variadic: Option<format::Int64s<'m>>,
     next_variadic: usize,
-    body: &'b Bytes<'a>,
-    compression: Option<CompressionCodec>,
-    context: DecodeContext,
-    dictionaries: &'b Dictionaries<'a>,
+    version: MetadataVersion,
 }
 
-/// Decodes the arrays of `fields` from a record batch header and its body.
-///
-/// Returns the columns and the batch length. Offsets in errors are relative to the body.
-pub(crate) fn decode_columns<'a>(
-    fields: &[Field],
-    batch: format::RecordBatch<'_>,
-    body: &Bytes<'a>,
-    dictionaries: &Dictionaries<'a>,
-    context: DecodeContext,
-) -> FormatResult<(Vec<ArrayView<'a>>, usize)> {
-    let length = usize::try_from(batch.length()).map_err(|_| FormatErrorKind::InvalidValue {
-        what: "RecordBatch.length",
-        value: batch.length(),
-    })?;
-    let mut decoder = Decoder {
-        nodes: batch.nodes()?,
-        next_node: 0,
-        buffers: batch.buffers()?,
-        next_buffer: 0,
-        variadic: batch.variadic_buffer_counts()?,
-        next_variadic: 0,
-        body,
-        compression: batch.compression()?.map(|c| c.codec),
-        context,
-        dictionaries,
-    };
-    let mut columns = Vec::with_capacity(fields.len().min(decoder.nodes.len()));
-    for field in fields {
-        let column = decoder.array(field).map_err(|e| e.in_field(field.name()))?;
-        if column.len() != length {
-            return Err(FormatError::from(FormatErrorKind::InvalidArray {
-                what: "column length differs from RecordBatch.length",
-                index: column.len() as u64,
-            })
-            .in_field(field.name()));
-        }
-        columns.push(column);
+impl<'m> Cursor<'m> {
+    fn new(batch: format::RecordBatch<'m>, version: MetadataVersion) -> FormatResult<Self> {
+        Ok(Cursor {
+            nodes: batch.nodes()?,
+            next_node: 0,
+            buffers: batch.buffers()?,
+            next_buffer: 0,
+            variadic: batch.variadic_buffer_counts()?,
+            next_variadic: 0,
+            version,
+        })
     }
-    if decoder.next_node != decoder.nodes.len() {
-        return Err(FormatErrorKind::LayoutMismatch {
-            what: "field nodes left over",
-        }
-        .into());
-    }
-    if decoder.next_buffer != decoder.buffers.len() {
-        return Err(FormatErrorKind::LayoutMismatch {
-            what: "buffers left over",
-        }
-        .into());
-    }
-    Ok((columns, length))
-}
 
-impl<'a> Decoder<'_, '_, 'a> {
+    /// The next field node: its length and null count.
     fn node(&mut self) -> FormatResult<(usize, usize)> {
         let node = self
             .nodes
@@ -128,8 +164,8 @@ impl<'a> Decoder<'_, '_, 'a> {
         Ok((length, null_count))
     }
 
-    /// The next buffer, cut from the body, decompressed and put in native byte order.
-    fn buffer(&mut self, swap: Swap) -> FormatResult<Bytes<'a>> {
+    /// The next buffer's range in the body, checked to lie within `body_len`.
+    fn buffer(&mut self, body_len: u64) -> FormatResult<Range<u64>> {
         let index = self.next_buffer;
         let spec = self
             .buffers
@@ -138,23 +174,215 @@ impl<'a> Decoder<'_, '_, 'a> {
                 what: "more buffers than the message declares",
             })?;
         self.next_buffer += 1;
-        let out_of_bounds = || -> FormatError {
-            FormatErrorKind::BufferOutOfBounds {
+        let range = u64::try_from(spec.offset)
+            .ok()
+            .zip(u64::try_from(spec.length).ok())
+            .and_then(|(start, len)| Some(start..start.checked_add(len)?))
+            .filter(|r| r.end <= body_len)
+            .ok_or(FormatErrorKind::BufferOutOfBounds {
                 index: index as u64,
                 offset: spec.offset,
                 length: spec.length,
-                body: self.body.len() as u64,
+                body: body_len,
+            })?;
+        Ok(range)
+    }
+
+    /// How many variadic buffers the next view array has.
+    fn variadic_count(&mut self) -> FormatResult<usize> {
+        let count = self
+            .variadic
+            .and_then(|v| v.get(self.next_variadic))
+            .ok_or(FormatErrorKind::LayoutMismatch {
+                what: "view array without a variadic buffer count",
+            })?;
+        self.next_variadic += 1;
+        usize::try_from(count)
+            .ok()
+            .filter(|c| *c <= self.buffers.len().saturating_sub(self.next_buffer))
+            .ok_or_else(|| {
+                FormatErrorKind::InvalidValue {
+                    what: "RecordBatch.variadicBufferCounts",
+                    value: count,
+                }
+                .into()
+            })
+    }
+
+    /// Steps over `field`'s arrays, adding the body ranges of its buffers to `out` when given.
+    fn visit(
+        &mut self,
+        field: &Field,
+        selection: Option<&Projection>,
+        body_len: u64,
+        out: &mut Vec<Range<u64>>,
+    ) -> FormatResult<()> {
+        self.node()?;
+        let layout = Layout::of(field, self.version)?;
+        let mut count = usize::from(layout.validity) + layout.buffers.len();
+        if layout.variadic {
+            count += self.variadic_count()?;
+        }
+        for _ in 0..count {
+            let range = self.buffer(body_len)?;
+            if selection.is_some() {
+                out.push(range);
             }
-            .into()
+        }
+        for (i, child) in Layout::children(field).iter().enumerate() {
+            let child_selection = selection.and_then(|s| s.child(i));
+            self.visit(child, child_selection, body_len, out)
+                .map_err(|e| e.in_field(child.name()))?;
+        }
+        Ok(())
+    }
+
+    fn finish(&self) -> FormatResult<()> {
+        if self.next_node != self.nodes.len() {
+            return Err(FormatErrorKind::LayoutMismatch {
+                what: "field nodes left over",
+            }
+            .into());
+        }
+        if self.next_buffer != self.buffers.len() {
+            return Err(FormatErrorKind::LayoutMismatch {
+                what: "buffers left over",
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// A message body: whole, or only the chunks a projection fetched.
+#[derive(Debug, Clone)]
+pub(crate) enum Body<'a> {
+    /// The whole body.
+    Whole(Bytes<'a>),
+    /// Chunks of a body of `len` bytes, each with its start, sorted and disjoint.
+    Chunks {
+        /// The body's declared length.
+        len: u64,
+        /// `(start within the body, bytes)`.
+        chunks: Vec<(u64, Bytes<'a>)>,
+    },
+}
+
+impl<'a> Body<'a> {
+    fn len(&self) -> u64 {
+        match self {
+            Body::Whole(bytes) => bytes.len() as u64,
+            Body::Chunks { len, .. } => *len,
+        }
+    }
+
+    /// The bytes at `range` of the body, if they were fetched.
+    fn get(&self, range: Range<u64>) -> Option<Bytes<'a>> {
+        let (base, bytes) = match self {
+            Body::Whole(bytes) => (0, bytes),
+            Body::Chunks { chunks, .. } => {
+                let at = chunks.partition_point(|(start, _)| *start <= range.start);
+                let (start, bytes) = chunks.get(at.checked_sub(1)?)?;
+                (*start, bytes)
+            }
         };
-        let start = usize::try_from(spec.offset).map_err(|_| out_of_bounds())?;
-        let len = usize::try_from(spec.length).map_err(|_| out_of_bounds())?;
-        let end = start.checked_add(len).ok_or_else(out_of_bounds)?;
-        let raw = self.body.slice(start..end).ok_or_else(out_of_bounds)?;
+        let start = usize::try_from(range.start.checked_sub(base)?).ok()?;
+        let end = usize::try_from(range.end.checked_sub(base)?).ok()?;
+        bytes.slice(start..end)
+    }
+}
+
+/// The body ranges holding the buffers of the fields `projection` selects.
+pub(crate) fn buffer_ranges(
+    fields: &[Field],
+    projection: &Projection,
+    batch: format::RecordBatch<'_>,
+    body_len: u64,
+    version: MetadataVersion,
+) -> FormatResult<Vec<Range<u64>>> {
+    let mut cursor = Cursor::new(batch, version)?;
+    let mut out = Vec::new();
+    for (i, field) in fields.iter().enumerate() {
+        cursor
+            .visit(field, projection.child(i), body_len, &mut out)
+            .map_err(|e| e.in_field(field.name()))?;
+    }
+    cursor.finish()?;
+    Ok(out)
+}
+
+struct Decoder<'m, 'b, 'a> {
+    cursor: Cursor<'m>,
+    body: &'b Body<'a>,
+    compression: Option<CompressionCodec>,
+    context: DecodeContext,
+    dictionaries: &'b Dictionaries<'a>,
+}
+
+/// Decodes the arrays of the fields `projection` selects from a record batch header and body.
+///
+/// Returns the columns and the batch length. Offsets in errors are relative to the body.
+pub(crate) fn decode_columns<'a>(
+    fields: &[Field],
+    projection: &Projection,
+    batch: format::RecordBatch<'_>,
+    body: &Body<'a>,
+    dictionaries: &Dictionaries<'a>,
+    context: DecodeContext,
+) -> FormatResult<(Vec<ArrayView<'a>>, usize)> {
+    let length = usize::try_from(batch.length()).map_err(|_| FormatErrorKind::InvalidValue {
+        what: "RecordBatch.length",
+        value: batch.length(),
+    })?;
+    let mut decoder = Decoder {
+        cursor: Cursor::new(batch, context.version)?,
+        body,
+        compression: batch.compression()?.map(|c| c.codec),
+        context,
+        dictionaries,
+    };
+    let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
+    for (i, field) in fields.iter().enumerate() {
+        let in_field = |e: FormatError| e.in_field(field.name());
+        let Some(selection) = projection.child(i) else {
+            decoder.skip(field).map_err(in_field)?;
+            continue;
+        };
+        let column = decoder.array(field, selection).map_err(in_field)?;
+        if column.len() != length {
+            return Err(in_field(
+                FormatErrorKind::InvalidArray {
+                    what: "column length differs from RecordBatch.length",
+                    index: column.len() as u64,
+                }
+                .into(),
+            ));
+        }
+        columns.push(column);
+    }
+    decoder.cursor.finish()?;
+    Ok((columns, length))
+}
+
+impl<'a> Decoder<'_, '_, 'a> {
+    fn skip(&mut self, field: &Field) -> FormatResult<()> {
+        let body_len = self.body.len();
+        self.cursor.visit(field, None, body_len, &mut Vec::new())
+    }
+
+    /// The next buffer, cut from the body, decompressed and put in native byte order.
+    fn buffer(&mut self, swap: Swap) -> FormatResult<Bytes<'a>> {
+        let range = self.cursor.buffer(self.body.len())?;
+        let raw = self.body.get(range.clone()).ok_or_else(|| {
+            FormatError::from(FormatErrorKind::LayoutMismatch {
+                what: "buffer outside the fetched byte ranges",
+            })
+            .at(range.start)
+        })?;
         let bytes = match self.compression {
             None => raw,
             Some(codec) => match decompress_buffer(codec, &raw, self.context.max_decompressed)
-                .map_err(|e| e.rebase(start as u64))?
+                .map_err(|e| e.rebase(range.start))?
             {
                 Decompressed::Borrowed(data) => {
                     let skip = raw.len() - data.len();
@@ -170,24 +398,36 @@ impl<'a> Decoder<'_, '_, 'a> {
         })
     }
 
-    fn validity(&mut self, null_count: usize) -> FormatResult<Option<Bytes<'a>>> {
-        let bitmap = self.buffer(Swap::None)?;
-        Ok((null_count > 0).then_some(bitmap))
-    }
-
-    fn array(&mut self, field: &Field) -> FormatResult<ArrayView<'a>> {
-        let (len, null_count) = self.node()?;
-        let data_type = field.data_type();
+    fn array(&mut self, field: &Field, selection: &Projection) -> FormatResult<ArrayView<'a>> {
+        let (len, null_count) = self.cursor.node()?;
+        let layout = Layout::of(field, self.context.version)?;
+        let projected = selection.project_field(field);
         let mut parts = ArrayParts {
-            data_type: Some(data_type.clone()),
+            data_type: Some(projected.data_type().clone()),
             len,
             null_count,
             ..ArrayParts::default()
         };
+        if layout.validity {
+            let bitmap = self.buffer(Swap::None)?;
+            if layout.keep_validity && null_count > 0 {
+                parts.validity = Some(bitmap);
+            }
+        }
+        if !layout.keep_validity {
+            parts.null_count = 0;
+        }
+        for swap in &layout.buffers {
+            let buffer = self.buffer(*swap)?;
+            parts.buffers.push(buffer);
+        }
+        if layout.variadic {
+            for _ in 0..self.cursor.variadic_count()? {
+                let buffer = self.buffer(Swap::None)?;
+                parts.buffers.push(buffer);
+            }
+        }
         if let Some(encoding) = field.dictionary() {
-            parts.validity = self.validity(null_count)?;
-            let width = encoding.index_type.byte_width();
-            parts.buffers.push(self.buffer(Swap::Each(width))?);
             let values = self
                 .dictionaries
                 .get(encoding.id)
@@ -196,85 +436,16 @@ impl<'a> Decoder<'_, '_, 'a> {
                 index_type: encoding.index_type,
                 values,
             });
-            return ArrayView::try_new(parts);
         }
-        let has_validity = match data_type {
-            DataType::Null | DataType::RunEndEncoded(_) => false,
-            DataType::Union(..) => self.context.version < MetadataVersion::V5,
-            _ => true,
-        };
-        if has_validity {
-            parts.validity = self.validity(null_count)?;
-            if matches!(data_type, DataType::Union(..)) {
-                // Pre-V5 unions: the bitmap is not part of the union's logical nulls.
-                parts.validity = None;
-                parts.null_count = 0;
-            }
-        }
-        use DataType::*;
-        match data_type {
-            Null | Struct(_) | FixedSizeList(..) | RunEndEncoded(_) => {}
-            Boolean | FixedSizeBinary(_) | Int8 | UInt8 => {
-                parts.buffers.push(self.buffer(Swap::None)?)
-            }
-            Interval(IntervalUnit::DayTime) => parts.buffers.push(self.buffer(Swap::Each(4))?),
-            Interval(IntervalUnit::MonthDayNano) => {
-                parts.buffers.push(self.buffer(Swap::MonthDayNano)?)
-            }
-            Binary | Utf8 => {
-                parts.buffers.push(self.buffer(Swap::Each(4))?);
-                parts.buffers.push(self.buffer(Swap::None)?);
-            }
-            LargeBinary | LargeUtf8 => {
-                parts.buffers.push(self.buffer(Swap::Each(8))?);
-                parts.buffers.push(self.buffer(Swap::None)?);
-            }
-            BinaryView | Utf8View => {
-                parts.buffers.push(self.buffer(Swap::Views)?);
-                let count = self
-                    .variadic
-                    .and_then(|v| v.get(self.next_variadic))
-                    .ok_or(FormatErrorKind::LayoutMismatch {
-                        what: "view array without a variadic buffer count",
-                    })?;
-                self.next_variadic += 1;
-                let count = usize::try_from(count)
-                    .ok()
-                    .filter(|c| *c <= self.buffers.len().saturating_sub(self.next_buffer))
-                    .ok_or(FormatErrorKind::InvalidValue {
-                        what: "RecordBatch.variadicBufferCounts",
-                        value: count,
-                    })?;
-                for _ in 0..count {
-                    parts.buffers.push(self.buffer(Swap::None)?);
+        for (i, child) in Layout::children(field).iter().enumerate() {
+            let in_child = |e: FormatError| e.in_field(child.name());
+            match selection.child(i) {
+                Some(child_selection) => {
+                    let array = self.array(child, child_selection).map_err(in_child)?;
+                    parts.children.push(array);
                 }
+                None => self.skip(child).map_err(in_child)?,
             }
-            List(_) | Map(..) => parts.buffers.push(self.buffer(Swap::Each(4))?),
-            LargeList(_) => parts.buffers.push(self.buffer(Swap::Each(8))?),
-            ListView(_) => {
-                parts.buffers.push(self.buffer(Swap::Each(4))?);
-                parts.buffers.push(self.buffer(Swap::Each(4))?);
-            }
-            LargeListView(_) => {
-                parts.buffers.push(self.buffer(Swap::Each(8))?);
-                parts.buffers.push(self.buffer(Swap::Each(8))?);
-            }
-            Union(_, _, mode) => {
-                parts.buffers.push(self.buffer(Swap::None)?);
-                if *mode == UnionMode::Dense {
-                    parts.buffers.push(self.buffer(Swap::Each(4))?);
-                }
-            }
-            other => {
-                let width = other.byte_width().ok_or(FormatErrorKind::Unsupported {
-                    what: "data type without a buffer layout",
-                })?;
-                parts.buffers.push(self.buffer(Swap::Each(width))?);
-            }
-        }
-        for child in data_type.children() {
-            let array = self.array(child).map_err(|e| e.in_field(child.name()))?;
-            parts.children.push(array);
         }
         ArrayView::try_new(parts)
     }

@@ -6,7 +6,8 @@
 //! batch) is then one read of its metadata and body together. Dictionaries are read the first
 //! time a batch that needs them is decoded.
 
-use super::{MAGIC, ReadState, ReaderOptions, field_budget, message_prefix};
+use super::decode::Body;
+use super::{MAGIC, Projection, ReadState, ReaderOptions, field_budget, message_prefix};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
@@ -27,12 +28,12 @@ const LEADING_LEN: u64 = 8;
 /// Reads an Arrow IPC file from a [`RandomAccess`] source.
 #[derive(Debug)]
 pub struct FileReader<R> {
-    source: R,
-    state: super::ReadState,
+    pub(super) source: R,
+    pub(super) state: super::ReadState,
     metadata: Metadata,
-    dictionary_blocks: Vec<Block>,
+    pub(super) dictionary_blocks: Vec<Block>,
     record_batch_blocks: Vec<Block>,
-    dictionaries_read: bool,
+    pub(super) dictionaries_read: bool,
 }
 
 impl<R: RandomAccess> FileReader<R> {
@@ -131,6 +132,17 @@ impl<R: RandomAccess> FileReader<R> {
         &self.state.schema
     }
 
+    /// Reads only the fields `projection` selects from now on: their buffers are the only
+    /// ones decoded, and batches have [`Self::batch_schema`].
+    pub fn set_projection(&mut self, projection: Projection) {
+        self.state.set_projection(projection);
+    }
+
+    /// The schema of the batches this reader returns: the file's, projected.
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        &self.state.projected
+    }
+
     /// The footer's custom metadata.
     pub fn metadata(&self) -> &Metadata {
         &self.metadata
@@ -154,22 +166,24 @@ impl<R: RandomAccess> FileReader<R> {
     /// Reads and decodes record batch `index`: one read of its metadata and body (plus one read
     /// per dictionary block, the first time a batch needs dictionaries).
     pub fn batch(&mut self, index: usize) -> Result<RecordBatch<'static>, Error<R::Error>> {
-        let block = *self.record_batch_blocks.get(index).ok_or_else(|| {
-            FormatError::from(FormatErrorKind::InvalidValue {
-                what: "record batch index",
-                value: index as i64,
-            })
-        })?;
-        if !self.dictionaries_read && !self.state.dictionary_fields.is_empty() {
+        let block = self.record_batch_block(index)?;
+        if !self.dictionaries_read && self.state.needs_dictionaries {
             self.read_dictionaries()?;
         }
-        let batch = index as u64;
-        let (message, body) = self.read_block(block).map_err(|e| e.in_batch(batch))?;
-        let message = message.parse(block).map_err(|e| e.in_batch(batch))?;
-        self.state.record_batch(message, &body).map_err(|e| {
-            e.rebase(block.offset as u64 + block.meta_data_length as u64)
-                .in_batch(batch)
-                .into()
+        let (message, body) = self
+            .read_block(block)
+            .map_err(|e| e.in_batch(index as u64))?;
+        Ok(self.decode_batch(index, block, &message, &Body::Whole(body))?)
+    }
+
+    /// The footer's block for record batch `index`.
+    pub(super) fn record_batch_block(&self, index: usize) -> FormatResult<Block> {
+        self.record_batch_blocks.get(index).copied().ok_or_else(|| {
+            FormatErrorKind::InvalidValue {
+                what: "record batch index",
+                value: index as i64,
+            }
+            .into()
         })
     }
 
@@ -193,11 +207,7 @@ impl<R: RandomAccess> FileReader<R> {
     fn read_dictionaries(&mut self) -> Result<(), Error<R::Error>> {
         for (i, block) in self.dictionary_blocks.clone().into_iter().enumerate() {
             let (message, body) = self.read_block(block).map_err(|e| e.in_batch(i as u64))?;
-            let parsed = message.parse(block).map_err(|e| e.in_batch(i as u64))?;
-            self.state.dictionary_batch(parsed, &body).map_err(|e| {
-                e.rebase(block.offset as u64 + block.meta_data_length as u64)
-                    .in_batch(i as u64)
-            })?;
+            self.apply_dictionary(i, block, &message, &body)?;
         }
         self.dictionaries_read = true;
         Ok(())
@@ -209,34 +219,70 @@ impl<R: RandomAccess> FileReader<R> {
         let total = meta + block.body_length as usize;
         let mut bytes = vec![0u8; total];
         read(&self.source, block.offset as u64, &mut bytes)?;
-        let at = block.offset as u64;
-        let (prefix, fb_len) = message_prefix(&bytes).map_err(|e| e.at(at))?;
-        if prefix + fb_len > meta {
-            return Err(FormatError::from(FormatErrorKind::InvalidValue {
-                what: "message metadata length (past Block.metaDataLength)",
-                value: fb_len as i64,
-            })
-            .at(at)
-            .into());
-        }
-        let body = Bytes::from_vec(bytes);
-        let message = MessageBytes {
-            bytes: body.slice(prefix..prefix + fb_len).unwrap_or_default(),
-            offset: at + prefix as u64,
-        };
-        Ok((message, body.slice(meta..total).unwrap_or_default()))
+        let bytes = Bytes::from_vec(bytes);
+        let message = MessageBytes::of_block(block, &bytes)?;
+        Ok((message, bytes.slice(meta..total).unwrap_or_default()))
+    }
+
+    /// Decodes dictionary block `index` from its message and body into the dictionaries.
+    pub(super) fn apply_dictionary(
+        &mut self,
+        index: usize,
+        block: Block,
+        message: &MessageBytes,
+        body: &Bytes<'static>,
+    ) -> FormatResult<()> {
+        let batch = index as u64;
+        let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
+        self.state.dictionary_batch(parsed, body).map_err(|e| {
+            e.rebase(block.offset as u64 + block.meta_data_length as u64)
+                .in_batch(batch)
+        })
+    }
+
+    /// Decodes record batch `index` from its message and body.
+    pub(super) fn decode_batch(
+        &self,
+        index: usize,
+        block: Block,
+        message: &MessageBytes,
+        body: &Body<'static>,
+    ) -> FormatResult<RecordBatch<'static>> {
+        let batch = index as u64;
+        let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
+        self.state.record_batch(parsed, body).map_err(|e| {
+            e.rebase(block.offset as u64 + block.meta_data_length as u64)
+                .in_batch(batch)
+        })
     }
 }
 
 /// A message's flatbuffer and where it starts in the file.
-struct MessageBytes {
+pub(super) struct MessageBytes {
     bytes: Bytes<'static>,
     offset: u64,
 }
 
 impl MessageBytes {
+    /// The flatbuffer inside a block's first `metaDataLength` bytes (`bytes` may hold more).
+    pub(super) fn of_block(block: Block, bytes: &Bytes<'static>) -> FormatResult<Self> {
+        let at = block.offset as u64;
+        let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
+        if prefix + fb_len > block.meta_data_length as usize {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length (past Block.metaDataLength)",
+                value: fb_len as i64,
+            })
+            .at(at));
+        }
+        Ok(MessageBytes {
+            bytes: bytes.slice(prefix..prefix + fb_len).unwrap_or_default(),
+            offset: at + prefix as u64,
+        })
+    }
+
     /// The message view, checked to declare the body length its block does.
-    fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
+    pub(super) fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
         let message = format::Message::parse(&self.bytes).map_err(|e| e.rebase(self.offset))?;
         if message.body_length() != block.body_length {
             return Err(FormatError::from(FormatErrorKind::InvalidValue {

@@ -8,9 +8,13 @@
 mod decode;
 mod dictionary;
 mod file;
+mod projection;
+mod scan;
 mod stream;
 
 pub use file::FileReader;
+pub use projection::Projection;
+pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
 
 use crate::array::RecordBatch;
@@ -20,7 +24,7 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
-use decode::{DecodeContext, decode_columns};
+use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
@@ -114,6 +118,11 @@ fn field_budget(len: usize) -> usize {
 #[derive(Debug)]
 struct ReadState {
     schema: Arc<Schema>,
+    projection: Projection,
+    /// The schema of the batches the reader returns: `schema` with `projection` applied.
+    projected: Arc<Schema>,
+    /// Whether the projected fields use any dictionary.
+    needs_dictionaries: bool,
     dictionary_fields: HashMap<i64, Field>,
     dictionaries: Dictionaries<'static>,
     options: ReaderOptions,
@@ -121,12 +130,24 @@ struct ReadState {
 
 impl ReadState {
     fn new(schema: Schema, options: ReaderOptions) -> ReadState {
+        let schema = Arc::new(schema);
+        let dictionary_fields = dictionary::dictionary_fields(&schema);
         ReadState {
-            dictionary_fields: dictionary::dictionary_fields(&schema),
-            schema: Arc::new(schema),
+            needs_dictionaries: !dictionary_fields.is_empty(),
+            dictionary_fields,
+            projected: Arc::clone(&schema),
+            projection: Projection::All,
+            schema,
             dictionaries: Dictionaries::default(),
             options,
         }
+    }
+
+    /// Reads only the fields `projection` selects from now on.
+    fn set_projection(&mut self, projection: Projection) {
+        self.projected = Arc::new(projection.project_schema(&self.schema));
+        self.needs_dictionaries = !dictionary::dictionary_fields(&self.projected).is_empty();
+        self.projection = projection;
     }
 
     /// How to decode a message of `version` (V4 or later: Arrow 0.8 and after).
@@ -148,7 +169,7 @@ impl ReadState {
     fn record_batch(
         &self,
         message: format::Message<'_>,
-        body: &Bytes<'static>,
+        body: &Body<'static>,
     ) -> FormatResult<RecordBatch<'static>> {
         let format::MessageHeader::RecordBatch(header) = message.header()? else {
             return Err(unexpected("RecordBatch", message));
@@ -156,12 +177,13 @@ impl ReadState {
         let context = self.context(message.version()?)?;
         let (columns, rows) = decode_columns(
             self.schema.fields(),
+            &self.projection,
             header,
             body,
             &self.dictionaries,
             context,
         )?;
-        RecordBatch::try_new(Arc::clone(&self.schema), columns, rows)
+        RecordBatch::try_new(Arc::clone(&self.projected), columns, rows)
     }
 
     /// Decodes a dictionary batch message with its body into the dictionary map.
@@ -184,8 +206,9 @@ impl ReadState {
         let context = self.context(message.version()?)?;
         let (mut columns, _) = decode_columns(
             core::slice::from_ref(field),
+            &Projection::All,
             header.data()?,
-            body,
+            &Body::Whole(body.clone()),
             &self.dictionaries,
             context,
         )

@@ -7,7 +7,8 @@
 //! Buffers grow only as bytes arrive, so a length in the stream cannot make the reader allocate
 //! more than it has received (and the metadata length has a limit of its own).
 
-use super::{CONTINUATION, ReadState, ReaderOptions, field_budget};
+use super::decode::Body;
+use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{Error, FormatError, FormatErrorKind};
@@ -70,6 +71,17 @@ impl<R: embedded_io::Read> StreamReader<R> {
         &self.state.schema
     }
 
+    /// Reads only the fields `projection` selects from now on: their buffers are the only
+    /// ones decoded, and batches have [`Self::batch_schema`].
+    pub fn set_projection(&mut self, projection: Projection) {
+        self.state.set_projection(projection);
+    }
+
+    /// The schema of the batches this reader returns: the file's, projected.
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        &self.state.projected
+    }
+
     /// The next record batch, applying any dictionary batches before it; `None` at the end.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
         while !self.finished {
@@ -88,7 +100,7 @@ impl<R: embedded_io::Read> StreamReader<R> {
                     self.batches += 1;
                     return self
                         .state
-                        .record_batch(message, &raw.body)
+                        .record_batch(message, &Body::Whole(raw.body))
                         .map(Some)
                         .map_err(|e| e.rebase(body_at).in_batch(batch).into());
                 }

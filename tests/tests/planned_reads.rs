@@ -1,0 +1,224 @@
+//! Planned, coalesced reads (`FileReader::scan`): exact read and round-trip counts, projection
+//! reading only the selected buffers, and the same values as batch-by-batch reading.
+
+use quiver::ipc::{Projection, ScanOptions};
+use quiver::source::Counting;
+use quiver::{ArrayView, FileReader, ReaderOptions, RecordBatch};
+
+fn golden(name: &str) -> Option<Vec<u8>> {
+    let data = quiver_tests::arrow_testing_data()?;
+    Some(std::fs::read(data.join("arrow-ipc-stream/integration").join(name)).unwrap())
+}
+
+/// Same type, length, validity and buffer bytes, recursively (dictionaries included).
+fn assert_same(a: &ArrayView<'_>, b: &ArrayView<'_>, path: &str) {
+    assert_eq!(a.data_type(), b.data_type(), "{path}");
+    assert_eq!(
+        (a.len(), a.offset(), a.null_count()),
+        (b.len(), b.offset(), b.null_count()),
+        "{path}"
+    );
+    assert_eq!(a.validity(), b.validity(), "{path} validity");
+    assert_eq!(a.buffers(), b.buffers(), "{path} buffers");
+    assert_eq!(a.children().len(), b.children().len(), "{path}");
+    for (i, (x, y)) in a.children().iter().zip(b.children()).enumerate() {
+        assert_same(x, y, &format!("{path}.{i}"));
+    }
+    match (a.dictionary(), b.dictionary()) {
+        (Some(x), Some(y)) => assert_same(&x.values, &y.values, &format!("{path} dictionary")),
+        (None, None) => {}
+        _ => panic!("{path}: dictionary on one side only"),
+    }
+}
+
+fn batch_by_batch(file: &[u8]) -> Vec<RecordBatch<'static>> {
+    let mut reader = FileReader::open(file, ReaderOptions::default()).unwrap();
+    reader.batches().collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn a_full_scan_is_the_footer_read_plus_one_round_trip() {
+    for name in [
+        "1.0.0-littleendian/generated_decimal.arrow_file",
+        "1.0.0-littleendian/generated_dictionary.arrow_file",
+        "1.0.0-bigendian/generated_nested_dictionary.arrow_file",
+        "2.0.0-compression/generated_zstd.arrow_file",
+    ] {
+        let Some(file) = golden(name) else { return };
+        let expected = batch_by_batch(&file);
+        let source = Counting::new(file.as_slice());
+        let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+        let batches: Vec<_> = reader
+            .scan(0..usize::MAX, ScanOptions::default())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(batches.len(), expected.len());
+        for (got, want) in batches.iter().zip(&expected) {
+            for (c, (a, b)) in got.columns().iter().zip(want.columns()).enumerate() {
+                assert_same(a, b, &format!("{name} column {c}"));
+            }
+        }
+        assert_eq!(source.round_trips(), 2, "{name}");
+        assert_eq!(
+            source.read_count(),
+            2,
+            "{name}: footer + one coalesced body read"
+        );
+        let body_read = source.reads()[1];
+        assert_eq!(
+            body_read.offset, 0,
+            "{name}: the first read starts at the magic"
+        );
+        println!(
+            "planned_reads: {name}: {} batches in {} reads, {} round trips",
+            batches.len(),
+            source.read_count(),
+            source.round_trips()
+        );
+    }
+}
+
+#[test]
+fn a_projection_reads_only_its_buffers_in_three_round_trips() {
+    let name = "1.0.0-littleendian/generated_decimal.arrow_file";
+    let Some(file) = golden(name) else { return };
+    let expected = batch_by_batch(&file);
+    let source = Counting::new(file.as_slice());
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+    let footer_bytes = source.bytes_read();
+    let column = reader.schema().fields()[3].name().to_owned();
+    reader.set_projection(Projection::from_paths(reader.schema(), &[&column]).unwrap());
+    let metadata: u64 = reader
+        .record_batch_blocks()
+        .iter()
+        .map(|b| b.meta_data_length as u64)
+        .sum();
+    let batches: Vec<_> = reader
+        .scan(
+            0..usize::MAX,
+            ScanOptions::default().with_hole_size_limit(0),
+        )
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(source.round_trips(), 3, "footer, metadata, buffers");
+    let mut buffers = 0u64;
+    for (got, want) in batches.iter().zip(&expected) {
+        assert_eq!(got.columns().len(), 1);
+        assert_same(&got.columns()[0], &want.columns()[3], &column);
+        let c = &want.columns()[3];
+        buffers += c.validity().map_or(0, |v| v.len() as u64);
+        buffers += c.buffers().iter().map(|b| b.len() as u64).sum::<u64>();
+    }
+    // With no holes merged, exactly the footer, every block's metadata and the column's buffers
+    // (validity bitmaps of columns without nulls are still read: they are in the message).
+    let read = source.bytes_read();
+    assert!(read >= footer_bytes + metadata + buffers, "{read}");
+    assert!(
+        read as f64
+            <= 1.1 * (footer_bytes + metadata + buffers) as f64 + 64.0 * batches.len() as f64,
+        "read {read} bytes for {buffers} bytes of buffers"
+    );
+    println!(
+        "planned_reads: {name}: one of {} columns: {} round trips, {read} bytes of {} (buffers {buffers}, metadata {metadata}, footer {footer_bytes})",
+        reader.schema().fields().len(),
+        source.round_trips(),
+        file.len()
+    );
+}
+
+#[test]
+fn dictionaries_are_fetched_only_for_columns_that_use_them_and_only_once() {
+    let name = "1.0.0-littleendian/generated_nested_dictionary.arrow_file";
+    let Some(file) = golden(name) else { return };
+    let source = Counting::new(file.as_slice());
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+    let dictionary_extents: Vec<_> = reader
+        .dictionary_blocks()
+        .iter()
+        .map(|b| b.offset as u64..(b.offset + b.meta_data_length as i64 + b.body_length) as u64)
+        .collect();
+    let fetched_a_dictionary = |source: &Counting<&[u8]>| {
+        source.reads().iter().any(|r| {
+            dictionary_extents
+                .iter()
+                .any(|d| r.offset <= d.start && d.end <= r.offset + r.len)
+        })
+    };
+    let schema = reader.schema().clone();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let uses = !matches!(
+            quiver::Schema::new(vec![field.clone()]),
+            s if s.fields().iter().all(|f| f.dictionary().is_none() && !nested_dictionary(f))
+        );
+        source.reset();
+        reader.set_projection(Projection::from_paths(&schema, &[field.name()]).unwrap());
+        let options = ScanOptions::default().with_hole_size_limit(0);
+        let batches: Vec<_> = reader
+            .scan(0..usize::MAX, options)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!batches.is_empty());
+        let fetched = fetched_a_dictionary(&source);
+        println!(
+            "planned_reads: {name}: column {i} `{}` uses a dictionary: {uses}, fetched one: {fetched}",
+            field.name()
+        );
+        if !uses {
+            assert!(!fetched, "column {i} fetched a dictionary it does not use");
+        }
+    }
+    // Once fetched, never again.
+    reader.set_projection(Projection::All);
+    source.reset();
+    let _ = reader.scan(0..usize::MAX, ScanOptions::default()).count();
+    let first = source.bytes_read();
+    source.reset();
+    let _ = reader
+        .scan(
+            0..usize::MAX,
+            ScanOptions::default().with_hole_size_limit(0),
+        )
+        .count();
+    assert!(!fetched_a_dictionary(&source) || source.bytes_read() <= first);
+}
+
+fn nested_dictionary(field: &quiver::Field) -> bool {
+    field.dictionary().is_some() || field.data_type().children().iter().any(nested_dictionary)
+}
+
+#[test]
+fn round_trips_grow_with_the_window_not_the_batch_count() {
+    let name = "1.0.0-littleendian/generated_decimal.arrow_file";
+    let Some(file) = golden(name) else { return };
+    let source = Counting::new(file.as_slice());
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+    let blocks = reader.record_batch_blocks().to_vec();
+    let body: u64 = blocks
+        .iter()
+        .map(|b| b.meta_data_length as u64 + b.body_length as u64)
+        .sum();
+    for windows in [1u64, 2, 4, 9] {
+        source.reset();
+        let readahead = body.div_ceil(windows);
+        let n = reader
+            .scan(
+                0..usize::MAX,
+                ScanOptions::default().with_readahead(readahead),
+            )
+            .map(Result::unwrap)
+            .count();
+        assert_eq!(n, blocks.len());
+        // Whole blocks are packed greedily, so a window holds between half and all of its
+        // budget: at least `windows` and at most `2 × windows + 1` round trips, whatever the count of
+        // batches.
+        let trips = source.round_trips() as u64;
+        assert!(
+            trips >= windows && trips <= 2 * windows + 1,
+            "{windows} windows: {trips} round trips"
+        );
+        println!(
+            "planned_reads: {} batches, readahead {readahead}: {trips} round trips",
+            blocks.len()
+        );
+    }
+}
