@@ -1,20 +1,24 @@
 //! [`Bytes`]: a buffer that is either borrowed from the caller or shared and owned.
 //!
 //! Arrays borrow their buffers straight from a message body when the data can be used as it lies
-//! (uncompressed, little-endian). Decompressed or byte-swapped buffers, and bodies the reader
-//! fetched into memory of its own, are owned and shared by reference count instead.
+//! (uncompressed, little-endian). Decompressed or byte-swapped buffers, bodies the reader fetched
+//! into memory of its own, and memory a source shares (a memory map) are held by reference count
+//! instead: any owner of bytes can stand behind a [`Bytes::Shared`].
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::{Deref, Range};
 
+/// Memory that can stand behind [`Bytes::Shared`]: a `Vec<u8>`, a memory map, …
+pub type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
 /// A byte buffer: borrowed for `'a`, or a shared window of owned memory.
 #[derive(Clone)]
 pub enum Bytes<'a> {
-    /// Borrowed from the caller (a memory map, a `&[u8]` file, …).
+    /// Borrowed from the caller (a `&[u8]` file, …).
     Borrowed(&'a [u8]),
-    /// A window of a reference-counted owned buffer.
-    Shared(Arc<Vec<u8>>, Range<usize>),
+    /// A window of reference-counted memory.
+    Shared(Owner, Range<usize>),
 }
 
 impl<'a> Bytes<'a> {
@@ -22,6 +26,17 @@ impl<'a> Bytes<'a> {
     pub fn from_vec(data: Vec<u8>) -> Self {
         let len = data.len();
         Bytes::Shared(Arc::new(data), 0..len)
+    }
+
+    /// A window of shared memory (empty if `range` does not fit it).
+    pub fn from_owner(owner: Owner, range: Range<usize>) -> Self {
+        let len = (*owner).as_ref().len();
+        let range = if range.start <= range.end && range.end <= len {
+            range
+        } else {
+            0..0
+        };
+        Bytes::Shared(owner, range)
     }
 
     /// The sub-window `range` (relative to this buffer), or `None` if it does not fit.
@@ -56,7 +71,9 @@ impl Deref for Bytes<'_> {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Borrowed(b) => b,
-            Bytes::Shared(data, window) => data.get(window.clone()).unwrap_or_default(),
+            Bytes::Shared(data, window) => {
+                (**data).as_ref().get(window.clone()).unwrap_or_default()
+            }
         }
     }
 }

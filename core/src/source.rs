@@ -39,7 +39,21 @@ pub trait RandomAccess {
         }
         Ok(())
     }
+
+    /// The bytes of every range in `ranges`, in order, as windows of memory the source already
+    /// holds (a memory map), so the reader decodes them without copying. `None`, the default,
+    /// makes the reader copy with [`RandomAccess::read_ranges`] instead. One call is one round
+    /// trip, like `read_ranges`.
+    #[cfg(feature = "alloc")]
+    fn share_ranges(&self, ranges: &[Range<u64>]) -> Option<Result<SharedRanges, Self::Error>> {
+        let _ = ranges;
+        None
+    }
 }
+
+/// The bytes of several ranges, each a window of memory a source shares.
+#[cfg(feature = "alloc")]
+pub type SharedRanges = alloc::vec::Vec<crate::bytes::Bytes<'static>>;
 
 /// A read past the end of an in-memory source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +114,11 @@ impl<T: RandomAccess + ?Sized> RandomAccess for &T {
 
     fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), Self::Error> {
         (**self).read_ranges(ranges, out)
+    }
+
+    #[cfg(feature = "alloc")]
+    fn share_ranges(&self, ranges: &[Range<u64>]) -> Option<Result<SharedRanges, Self::Error>> {
+        (**self).share_ranges(ranges)
     }
 }
 
@@ -225,6 +244,15 @@ mod counting {
         fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), S::Error> {
             self.record(ranges.iter().cloned());
             self.inner.read_ranges(ranges, out)
+        }
+
+        fn share_ranges(
+            &self,
+            ranges: &[Range<u64>],
+        ) -> Option<Result<super::SharedRanges, S::Error>> {
+            let shared = self.inner.share_ranges(ranges)?;
+            self.record(ranges.iter().cloned());
+            Some(shared)
         }
     }
 }

@@ -215,13 +215,14 @@ impl<R: RandomAccess> FileReader<R> {
 
     /// One read of a block: its metadata flatbuffer and its body.
     fn read_block(&self, block: Block) -> Result<(MessageBytes, Bytes<'static>), Error<R::Error>> {
-        let meta = block.meta_data_length as usize;
-        let total = meta + block.body_length as usize;
-        let mut bytes = vec![0u8; total];
-        read(&self.source, block.offset as u64, &mut bytes)?;
-        let bytes = Bytes::from_vec(bytes);
+        let start = block.offset as u64;
+        let end = start + block.meta_data_length as u64 + block.body_length as u64;
+        let bytes = super::fetch(&self.source, &[start..end])?
+            .pop()
+            .unwrap_or_default();
         let message = MessageBytes::of_block(block, &bytes)?;
-        Ok((message, bytes.slice(meta..total).unwrap_or_default()))
+        let meta = block.meta_data_length as usize;
+        Ok((message, bytes.slice(meta..bytes.len()).unwrap_or_default()))
     }
 
     /// Decodes dictionary block `index` from its message and body into the dictionaries.

@@ -17,13 +17,17 @@ pub use projection::Projection;
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
 
+use crate::Error;
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::datatype::Endianness;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
+use crate::source::RandomAccess;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ops::Range;
 use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
@@ -77,6 +81,60 @@ impl ReaderOptions {
         self.max_metadata_size = bytes;
         self
     }
+}
+
+/// Reads `ranges` in one round trip: windows of shared memory when the source shares it,
+/// otherwise one allocation for all of them, cut into one buffer per range.
+fn fetch<R: RandomAccess>(
+    source: &R,
+    ranges: &[Range<u64>],
+) -> Result<Vec<Bytes<'static>>, Error<R::Error>> {
+    let first = ranges.first().map_or(0, |r| r.start);
+    let mut total = 0usize;
+    let mut bounds = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let len = range.end.saturating_sub(range.start);
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| total.checked_add(len))
+            .ok_or(FormatErrorKind::LimitExceeded {
+                what: "planned read",
+                requested: len,
+                limit: usize::MAX as u64,
+            })?;
+        bounds.push(total..end);
+        total = end;
+    }
+    let failed = |error| Error::Source {
+        error,
+        offset: first,
+        len: total as u64,
+    };
+    if let Some(shared) = source.share_ranges(ranges) {
+        let shared = shared.map_err(failed)?;
+        let sizes_match = shared.len() == bounds.len()
+            && shared
+                .iter()
+                .zip(&bounds)
+                .all(|(b, r)| b.len() == r.end - r.start);
+        if !sizes_match {
+            return Err(FormatError::from(FormatErrorKind::Truncated {
+                what: "shared ranges from the source",
+                needed: total as u64,
+                available: shared.iter().map(|b| b.len() as u64).sum(),
+            })
+            .at(first)
+            .into());
+        }
+        return Ok(shared);
+    }
+    let mut out = alloc::vec![0u8; total];
+    source.read_ranges(ranges, &mut out).map_err(failed)?;
+    let out = Bytes::from_vec(out);
+    Ok(bounds
+        .into_iter()
+        .map(|r| out.slice(r).unwrap_or_default())
+        .collect())
 }
 
 /// Splits a message's encapsulation prefix: returns the prefix length (8 with the continuation

@@ -18,7 +18,6 @@ use crate::format::{self, Block};
 use crate::plan::{DEFAULT_HOLE_SIZE_LIMIT, DEFAULT_RANGE_SIZE_LIMIT, coalesce, locate};
 use crate::source::RandomAccess;
 use alloc::collections::VecDeque;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -126,22 +125,17 @@ impl<R: RandomAccess> Iterator for Scan<'_, R> {
     }
 }
 
-/// The bytes of one `read_ranges` call, with the reads they came from.
+/// The bytes of one round trip, one buffer per coalesced read.
 struct Fetched {
     reads: Vec<Range<u64>>,
-    /// Where each read starts in `bytes`.
-    starts: Vec<usize>,
-    bytes: Bytes<'static>,
+    bytes: Vec<Bytes<'static>>,
 }
 
 impl Fetched {
     /// The bytes at file range `range`, which must have been asked for.
     fn get(&self, range: Range<u64>) -> FormatResult<Bytes<'static>> {
         locate(&self.reads, &range)
-            .and_then(|(read, window)| {
-                let base = *self.starts.get(read)?;
-                self.bytes.slice(base + window.start..base + window.end)
-            })
+            .and_then(|(read, window)| self.bytes.get(read)?.slice(window))
             .ok_or_else(|| {
                 FormatError::from(FormatErrorKind::LayoutMismatch {
                     what: "range outside the planned reads",
@@ -154,15 +148,14 @@ impl Fetched {
     fn chunks(&self, body: Range<u64>) -> Vec<(u64, Bytes<'static>)> {
         let first = self.reads.partition_point(|r| r.end <= body.start);
         let mut chunks = Vec::new();
-        for (read, start) in self.reads.iter().zip(&self.starts).skip(first) {
+        for (read, bytes) in self.reads.iter().zip(&self.bytes).skip(first) {
             if read.start >= body.end {
                 break;
             }
             let from = read.start.max(body.start);
             let to = read.end.min(body.end);
-            let window =
-                (start + (from - read.start) as usize)..(start + (to - read.start) as usize);
-            if let Some(bytes) = self.bytes.slice(window) {
+            let window = (from - read.start) as usize..(to - read.start) as usize;
+            if let Some(bytes) = bytes.slice(window) {
                 chunks.push((from - body.start, bytes));
             }
         }
@@ -304,36 +297,12 @@ impl<R: RandomAccess> Scan<'_, R> {
             first.start = 0;
         }
         self.fetches += 1;
-        let mut starts = Vec::with_capacity(reads.len());
-        let mut total = 0usize;
-        for read in &reads {
-            starts.push(total);
-            total = usize::try_from(read.end - read.start)
-                .ok()
-                .and_then(|len| total.checked_add(len))
-                .ok_or(FormatErrorKind::LimitExceeded {
-                    what: "planned read",
-                    requested: read.end - read.start,
-                    limit: usize::MAX as u64,
-                })?;
-        }
-        let mut out = vec![0u8; total];
-        let first = reads.first().map_or(0, |r| r.start);
-        self.reader
-            .source
-            .read_ranges(&reads, &mut out)
-            .map_err(|error| Error::Source {
-                error,
-                offset: first,
-                len: total as u64,
-            })?;
-        if first == 0 && !reads.is_empty() && out.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+        let bytes = super::fetch(&self.reader.source, &reads)?;
+        let starts_at_zero = reads.first().is_some_and(|r| r.start == 0);
+        let leading = bytes.first().and_then(|b| b.get(..MAGIC.len()));
+        if starts_at_zero && leading != Some(&MAGIC[..]) {
             return Err(FormatError::from(FormatErrorKind::BadMagic).at(0).into());
         }
-        Ok(Fetched {
-            reads,
-            starts,
-            bytes: Bytes::from_vec(out),
-        })
+        Ok(Fetched { reads, bytes })
     }
 }
