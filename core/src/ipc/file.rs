@@ -216,8 +216,8 @@ impl<R: RandomAccess> FileReader<R> {
     /// One read of a block: its metadata flatbuffer and its body.
     fn read_block(&self, block: Block) -> Result<(MessageBytes, Bytes<'static>), Error<R::Error>> {
         let start = block.offset as u64;
-        let end = start + block.meta_data_length as u64 + block.body_length as u64;
-        let bytes = super::fetch(&self.source, &[start..end])?
+        let extent = start..start + block.meta_data_length as u64 + block.body_length as u64;
+        let bytes = super::fetch(&self.source, core::slice::from_ref(&extent))?
             .pop()
             .unwrap_or_default();
         let message = MessageBytes::of_block(block, &bytes)?;
