@@ -1,0 +1,106 @@
+//! [`Concurrent`]: several requests in flight for one list of ranges.
+
+use quiver::RandomAccess;
+use quiver::source::SharedRanges;
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// Requests in flight by default, as a store such as S3 serves well.
+pub const DEFAULT_IN_FLIGHT: usize = 8;
+
+/// Runs each `read_ranges` list on up to `in_flight` scoped threads, one `read_at` per range;
+/// single reads pass straight through.
+#[derive(Debug)]
+pub struct Concurrent<S> {
+    inner: S,
+    in_flight: usize,
+}
+
+impl<S> Concurrent<S> {
+    /// Wraps `inner` with [`DEFAULT_IN_FLIGHT`] requests in flight.
+    pub fn new(inner: S) -> Self {
+        Self::with_in_flight(inner, DEFAULT_IN_FLIGHT)
+    }
+
+    /// Wraps `inner` with `in_flight` requests in flight (at least one).
+    pub fn with_in_flight(inner: S, in_flight: usize) -> Self {
+        Concurrent {
+            inner,
+            in_flight: in_flight.max(1),
+        }
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped source, mutably.
+    pub fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the source.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S> RandomAccess for Concurrent<S>
+where
+    S: RandomAccess + Sync,
+    S::Error: Send,
+{
+    type Error = S::Error;
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), S::Error> {
+        self.inner.read_at(offset, buf)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), S::Error> {
+        let workers = self.in_flight.min(ranges.len());
+        if workers <= 1 {
+            return self.inner.read_ranges(ranges, out);
+        }
+        // Cut `out` into one slice per range, then let the workers take them in order.
+        let mut jobs = Vec::with_capacity(ranges.len());
+        let mut rest = out;
+        for range in ranges {
+            let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+            let len = len.min(rest.len());
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            jobs.push((range.start, head));
+            rest = tail;
+        }
+        let queue = Mutex::new(jobs.into_iter());
+        let first_error = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let job = queue.lock().map(|mut q| q.next()).ok().flatten();
+                        let Some((offset, buf)) = job else { break };
+                        if let Err(e) = self.inner.read_at(offset, buf) {
+                            if let Ok(mut slot) = first_error.lock() {
+                                slot.get_or_insert(e);
+                            }
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        match first_error.into_inner().ok().flatten() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn share_ranges(&self, ranges: &[Range<u64>]) -> Option<Result<SharedRanges, S::Error>> {
+        self.inner.share_ranges(ranges)
+    }
+}

@@ -1,0 +1,77 @@
+//! [`Latency`]: a fixed delay on every call, to see what a read pattern costs remotely.
+
+use quiver::RandomAccess;
+use quiver::source::SharedRanges;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Sleeps `delay` before every call to the wrapped source and counts the calls: each
+/// `read_at` and each `read_ranges` list is one request, as on object storage. Put it under a
+/// [`Concurrent`](crate::Concurrent) to model requests in flight at once.
+#[derive(Debug)]
+pub struct Latency<S> {
+    inner: S,
+    delay: Duration,
+    calls: AtomicUsize,
+}
+
+impl<S> Latency<S> {
+    /// Wraps `inner`, delaying every call by `delay`.
+    pub fn new(inner: S, delay: Duration) -> Self {
+        Latency {
+            inner,
+            delay,
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    /// Calls made so far (each one paid the delay).
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped source, mutably.
+    pub fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the source.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    fn wait(&self) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(self.delay);
+    }
+}
+
+impl<S: RandomAccess> RandomAccess for Latency<S> {
+    type Error = S::Error;
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), S::Error> {
+        self.wait();
+        self.inner.read_at(offset, buf)
+    }
+
+    fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), S::Error> {
+        self.wait();
+        self.inner.read_ranges(ranges, out)
+    }
+
+    fn share_ranges(&self, ranges: &[Range<u64>]) -> Option<Result<SharedRanges, S::Error>> {
+        let shared = self.inner.share_ranges(ranges)?;
+        self.wait();
+        Some(shared)
+    }
+}
