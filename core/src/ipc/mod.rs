@@ -1,6 +1,6 @@
 //! Reading the Arrow IPC file and stream formats.
 //!
-//! [`FileReader`] reads from a [`RandomAccess`](crate::RandomAccess) source with the fewest
+//! [`FileReader`] reads from a [`RandomAccess`] source with the fewest
 //! reads a high-latency store allows: one speculative read of the tail for the footer, one read
 //! per block for its metadata and body together. [`StreamReader`] reads messages in order from an
 //! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`]es.

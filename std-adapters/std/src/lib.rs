@@ -13,7 +13,7 @@ mod concurrent;
 mod file;
 mod latency;
 
-pub use concurrent::Concurrent;
+pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT};
 pub use file::FileSource;
 pub use latency::Latency;
 
