@@ -1,0 +1,19 @@
+//! Arbitrary bytes as an IPC stream: read the schema and every batch.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use quiver::{ReaderOptions, StreamReader};
+
+fuzz_target!(|data: &[u8]| {
+    let options = ReaderOptions::default()
+        .with_max_decompressed_buffer(1 << 24)
+        .with_max_metadata_size(1 << 20);
+    let Ok(reader) = StreamReader::new(data, options) else {
+        return;
+    };
+    for batch in reader {
+        if batch.is_err() {
+            break;
+        }
+    }
+});
