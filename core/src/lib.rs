@@ -12,6 +12,8 @@
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
 //! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
 //!   [`StreamReader`] (any [`embedded_io::Read`]); [`compression`] decodes LZ4_FRAME and ZSTD.
+//! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,
+//!   `RecordBatch::from_columns`) or with one builder per type.
 //! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`],
 //!   validated once on construction; their buffers are borrowed from the block that was read,
 //!   or owned when decompressed or byte-swapped.
@@ -47,6 +49,8 @@ extern crate std;
 
 #[cfg(feature = "alloc")]
 pub mod array;
+#[cfg(feature = "alloc")]
+pub mod builder;
 #[cfg(feature = "alloc")]
 pub mod bytes;
 #[cfg(feature = "alloc")]

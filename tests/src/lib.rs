@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+pub mod arbitrary;
+
 /// The `arrow-testing` data folder: `$ARROW_TESTING_DATA`, else `../shared/arrow-testing/data`
 /// beside the project. `None` (with a printed notice) when absent, unless
 /// `QUIVER_REQUIRE_ARROW_TESTING=1`, which turns a missing folder into a test failure.

@@ -1,0 +1,553 @@
+//! Bytes and text: [`BinaryBuilder`] and [`StringBuilder`] (offsets + data for `Binary`/`Utf8`
+//! and their `Large` forms, 16-byte views + variadic data buffers for `BinaryView`/`Utf8View`),
+//! and [`FixedSizeBinaryBuilder`].
+//!
+//! A view holds values of up to 12 bytes inline; longer ones go to the current data buffer, and a
+//! new buffer starts when the current one would pass the block size.
+
+use super::bitmap::Validity;
+use super::offsets::Offsets;
+use super::{AppendValue, ArrayBuilder, misuse, remember};
+use crate::array::{ArrayParts, ArrayView};
+use crate::bytes::Bytes;
+use crate::datatype::DataType;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::any::Any;
+
+/// Values longer than this go to a data buffer of a view array.
+const MAX_INLINE: usize = 12;
+
+/// Default size at which a view array starts a new data buffer.
+pub const VIEW_BLOCK_SIZE: usize = 32 * 1024;
+
+/// Where the bytes go: offsets and one data buffer, or views and variadic data buffers.
+#[derive(Debug, Clone)]
+enum Layout {
+    Offsets {
+        offsets: Offsets,
+        data: Vec<u8>,
+        large: bool,
+    },
+    Views {
+        views: Vec<u8>,
+        full: Vec<Vec<u8>>,
+        current: Vec<u8>,
+        block_size: usize,
+    },
+}
+
+/// What `BinaryBuilder` and `StringBuilder` share: bytes per slot and validity.
+#[derive(Debug, Clone)]
+struct ByteBuilder {
+    data_type: DataType,
+    layout: Layout,
+    validity: Validity,
+    error: Option<FormatError>,
+}
+
+impl ByteBuilder {
+    fn new(data_type: DataType, utf8: bool) -> Self {
+        use DataType::*;
+        let offsets = |large| Layout::Offsets {
+            offsets: Offsets::default(),
+            data: Vec::new(),
+            large,
+        };
+        let (layout, error) = match (&data_type, utf8) {
+            (Binary, false) | (Utf8, true) => (offsets(false), None),
+            (LargeBinary, false) | (LargeUtf8, true) => (offsets(true), None),
+            (BinaryView, false) | (Utf8View, true) => (
+                Layout::Views {
+                    views: Vec::new(),
+                    full: Vec::new(),
+                    current: Vec::new(),
+                    block_size: VIEW_BLOCK_SIZE,
+                },
+                None,
+            ),
+            (_, false) => (
+                offsets(false),
+                Some(misuse("binary builder given a non-binary type", 0)),
+            ),
+            (_, true) => (
+                offsets(false),
+                Some(misuse("string builder given a non-string type", 0)),
+            ),
+        };
+        ByteBuilder {
+            data_type,
+            layout,
+            validity: Validity::default(),
+            error,
+        }
+    }
+
+    fn set_block_size(&mut self, size: usize) {
+        if let Layout::Views { block_size, .. } = &mut self.layout {
+            *block_size = size.clamp(1, i32::MAX as usize);
+        }
+    }
+
+    fn append(&mut self, value: &[u8]) {
+        if let Err(error) = self.append_bytes(value) {
+            remember(&mut self.error, error);
+            self.append_bytes(&[]).ok();
+        }
+        self.validity.append(true);
+    }
+
+    fn append_bytes(&mut self, value: &[u8]) -> FormatResult<()> {
+        match &mut self.layout {
+            Layout::Offsets { offsets, data, .. } => {
+                data.extend_from_slice(value);
+                offsets.push(data.len());
+            }
+            Layout::Views {
+                views,
+                full,
+                current,
+                block_size,
+            } => {
+                let len = i32::try_from(value.len()).map_err(|_| {
+                    FormatError::from(FormatErrorKind::LimitExceeded {
+                        what: "view value length",
+                        requested: value.len() as u64,
+                        limit: i32::MAX as u64,
+                    })
+                })?;
+                let mut view = [0u8; 16];
+                let (length, rest) = view.split_at_mut(4);
+                length.copy_from_slice(&len.to_le_bytes());
+                if value.len() <= MAX_INLINE {
+                    for (d, s) in rest.iter_mut().zip(value) {
+                        *d = *s;
+                    }
+                } else {
+                    if !current.is_empty() && current.len() + value.len() > *block_size {
+                        full.push(core::mem::take(current));
+                    }
+                    let index = i32::try_from(full.len())
+                        .map_err(|_| misuse("too many view data buffers", full.len()))?;
+                    // The block size keeps `current` within i32 (see `set_block_size`).
+                    let offset = current.len() as i32;
+                    let (prefix, location) = rest.split_at_mut(4);
+                    for (d, s) in prefix.iter_mut().zip(value) {
+                        *d = *s;
+                    }
+                    let (buffer, start) = location.split_at_mut(4);
+                    buffer.copy_from_slice(&index.to_le_bytes());
+                    start.copy_from_slice(&offset.to_le_bytes());
+                    current.extend_from_slice(value);
+                }
+                views.extend_from_slice(&view);
+            }
+        }
+        Ok(())
+    }
+
+    fn append_null(&mut self) {
+        self.append_bytes(&[]).ok();
+        self.validity.append(false);
+    }
+
+    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+        let len = self.validity.len();
+        let (null_count, validity) = self.validity.finish();
+        let error = self.error.take();
+        let buffers = match &mut self.layout {
+            Layout::Offsets {
+                offsets,
+                data,
+                large,
+            } => {
+                let data = core::mem::take(data);
+                let what = if *large {
+                    "large binary offsets"
+                } else {
+                    "binary offsets (use a Large or view type)"
+                };
+                let offsets = offsets.finish_offsets(*large, what);
+                vec![offsets?, Bytes::from_vec(data)]
+            }
+            Layout::Views {
+                views,
+                full,
+                current,
+                ..
+            } => {
+                let mut buffers = vec![Bytes::from_vec(core::mem::take(views))];
+                buffers.extend(core::mem::take(full).into_iter().map(Bytes::from_vec));
+                if !current.is_empty() {
+                    buffers.push(Bytes::from_vec(core::mem::take(current)));
+                }
+                buffers
+            }
+        };
+        if let Some(error) = error {
+            return Err(error);
+        }
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(self.data_type.clone()),
+            len,
+            null_count,
+            validity,
+            buffers,
+            ..ArrayParts::default()
+        })
+    }
+}
+
+macro_rules! byte_builder {
+    ($name:ident, $doc:literal, $small:ident, $large:ident, $view:ident, $utf8:expr) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone)]
+        pub struct $name(ByteBuilder);
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $name {
+            #[doc = concat!("An empty builder of `", stringify!($small), "` arrays (i32 offsets).")]
+            pub fn new() -> Self {
+                Self::with_data_type(DataType::$small)
+            }
+
+            #[doc = concat!("An empty builder of `", stringify!($large), "` arrays (i64 offsets).")]
+            pub fn new_large() -> Self {
+                Self::with_data_type(DataType::$large)
+            }
+
+            #[doc = concat!("An empty builder of `", stringify!($view), "` arrays (views).")]
+            pub fn new_view() -> Self {
+                Self::with_data_type(DataType::$view)
+            }
+
+            #[doc = concat!("An empty builder of `data_type` arrays: `", stringify!($small), "`, `",
+                stringify!($large), "` or `", stringify!($view), "` (another type makes `finish` fail).")]
+            pub fn with_data_type(data_type: DataType) -> Self {
+                $name(ByteBuilder::new(data_type, $utf8))
+            }
+
+            /// For a view type: start a new data buffer once the current one would pass `size`
+            /// bytes (default [`VIEW_BLOCK_SIZE`](crate::builder::VIEW_BLOCK_SIZE); at most `i32::MAX`).
+            #[must_use]
+            pub fn with_block_size(mut self, size: usize) -> Self {
+                self.0.set_block_size(size);
+                self
+            }
+        }
+
+        impl ArrayBuilder for $name {
+            fn data_type(&self) -> &DataType {
+                &self.0.data_type
+            }
+
+            fn len(&self) -> usize {
+                self.0.validity.len()
+            }
+
+            fn append_null(&mut self) {
+                self.0.append_null();
+            }
+
+            fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+                self.0.finish()
+            }
+
+            fn as_any(&self) -> &dyn Any {
+                self
+            }
+
+            fn as_any_mut(&mut self) -> &mut dyn Any {
+                self
+            }
+        }
+    };
+}
+
+byte_builder!(
+    BinaryBuilder,
+    "Builds a `Binary`, `LargeBinary` or `BinaryView` array from `&[u8]`, `Vec<u8>` or `&[u8; N]`.",
+    Binary,
+    LargeBinary,
+    BinaryView,
+    false
+);
+
+byte_builder!(
+    StringBuilder,
+    "Builds a `Utf8`, `LargeUtf8` or `Utf8View` array from `&str`, `String` or `&String`.",
+    Utf8,
+    LargeUtf8,
+    Utf8View,
+    true
+);
+
+impl BinaryBuilder {
+    fn append_bytes(&mut self, value: &[u8]) {
+        self.0.append(value);
+    }
+}
+
+impl StringBuilder {
+    fn append_str(&mut self, value: &str) {
+        self.0.append(value.as_bytes());
+    }
+}
+
+append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>]);
+append_by_ref!(StringBuilder, append_str, [&str, String, &String]);
+
+impl<const N: usize> AppendValue<&[u8; N]> for BinaryBuilder {
+    fn append_value(&mut self, value: &[u8; N]) {
+        self.append_bytes(value);
+    }
+}
+
+impl<const N: usize> AppendValue<Option<&[u8; N]>> for BinaryBuilder {
+    fn append_value(&mut self, value: Option<&[u8; N]>) {
+        match value {
+            Some(value) => self.append_bytes(value),
+            None => self.append_null(),
+        }
+    }
+}
+
+/// Builds a `FixedSizeBinary(width)` array; a value of another width makes `finish` fail.
+#[derive(Debug, Clone)]
+pub struct FixedSizeBinaryBuilder {
+    data_type: DataType,
+    width: usize,
+    values: Vec<u8>,
+    validity: Validity,
+    error: Option<FormatError>,
+}
+
+impl FixedSizeBinaryBuilder {
+    /// An empty builder of `FixedSizeBinary(width)` arrays.
+    pub fn new(width: i32) -> Self {
+        Self::with_data_type(DataType::FixedSizeBinary(width))
+    }
+
+    /// An empty builder of `data_type` arrays, which must be `FixedSizeBinary` (or `finish` fails).
+    pub fn with_data_type(data_type: DataType) -> Self {
+        let width = match data_type {
+            DataType::FixedSizeBinary(w) => usize::try_from(w).ok(),
+            _ => None,
+        };
+        FixedSizeBinaryBuilder {
+            data_type,
+            width: width.unwrap_or(0),
+            values: Vec::new(),
+            validity: Validity::default(),
+            error: width
+                .is_none()
+                .then(|| misuse("fixed-size binary builder given another type", 0)),
+        }
+    }
+
+    /// The width of every value in bytes.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+}
+
+append_by_ref!(FixedSizeBinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>]);
+
+impl<const N: usize> AppendValue<&[u8; N]> for FixedSizeBinaryBuilder {
+    fn append_value(&mut self, value: &[u8; N]) {
+        self.append_bytes(value);
+    }
+}
+
+impl<const N: usize> AppendValue<Option<&[u8; N]>> for FixedSizeBinaryBuilder {
+    fn append_value(&mut self, value: Option<&[u8; N]>) {
+        match value {
+            Some(value) => self.append_bytes(value),
+            None => self.append_null(),
+        }
+    }
+}
+
+impl FixedSizeBinaryBuilder {
+    fn append_bytes(&mut self, value: &[u8]) {
+        if value.len() == self.width {
+            self.values.extend_from_slice(value);
+        } else {
+            remember(
+                &mut self.error,
+                misuse(
+                    "fixed-size binary value of another width",
+                    self.validity.len(),
+                ),
+            );
+            self.values.resize(self.values.len() + self.width, 0);
+        }
+        self.validity.append(true);
+    }
+}
+
+impl ArrayBuilder for FixedSizeBinaryBuilder {
+    fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    fn len(&self) -> usize {
+        self.validity.len()
+    }
+
+    fn append_null(&mut self) {
+        self.values.resize(self.values.len() + self.width, 0);
+        self.validity.append(false);
+    }
+
+    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+        let len = self.validity.len();
+        let (null_count, validity) = self.validity.finish();
+        let values = core::mem::take(&mut self.values);
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(self.data_type.clone()),
+            len,
+            null_count,
+            validity,
+            buffers: vec![Bytes::from_vec(values)],
+            ..ArrayParts::default()
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    fn strings() -> Vec<Option<String>> {
+        let mut out = Vec::new();
+        for i in 0..40 {
+            out.push(match i % 4 {
+                0 => None,
+                1 => Some(String::new()),
+                2 => Some("é".repeat(i % 9)),
+                _ => Some("twelve bytes".repeat(1 + i % 3)),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn every_string_layout_reads_back() {
+        let input = strings();
+        for mut builder in [
+            StringBuilder::new(),
+            StringBuilder::new_large(),
+            StringBuilder::new_view(),
+            StringBuilder::new_view().with_block_size(40),
+        ] {
+            builder.extend_options(input.iter().map(Option::as_deref));
+            let array = builder.finish().unwrap();
+            assert_eq!(array.len(), input.len());
+            assert_eq!(array.null_count(), 10);
+            for (i, s) in input.iter().enumerate() {
+                let got = array.is_valid(i).then(|| array.str_value(i));
+                assert_eq!(got, s.as_deref(), "{:?} slot {i}", array.data_type());
+            }
+            let sliced = array.slice(5, 30).unwrap();
+            for i in 0..30 {
+                assert_eq!(sliced.str_value(i), input[i + 5].as_deref().unwrap_or(""));
+            }
+        }
+    }
+
+    #[test]
+    fn views_inline_short_values_and_split_long_ones_into_blocks() {
+        let mut builder = BinaryBuilder::new_view().with_block_size(20);
+        builder.extend_values([
+            &b"exactly12byt"[..],
+            b"thirteen byte",
+            b"fourteen bytes",
+            b"x",
+        ]);
+        let array = builder.finish().unwrap();
+        // views + two data buffers: 13 bytes, then 14 would pass 20.
+        assert_eq!(array.buffers().len(), 3);
+        assert_eq!(array.buffer(1), b"thirteen byte");
+        assert_eq!(array.bytes_value(0), b"exactly12byt");
+        assert_eq!(array.bytes_value(2), b"fourteen bytes");
+        assert_eq!(array.bytes_value(3), b"x");
+
+        let mut short = BinaryBuilder::new_view();
+        short.extend_values([b"abc"]);
+        assert_eq!(
+            short.finish().unwrap().buffers().len(),
+            1,
+            "no empty data buffer"
+        );
+    }
+
+    #[test]
+    fn binary_and_wrong_types() {
+        let mut builder = BinaryBuilder::new_large();
+        builder.extend_options([Some(vec![0u8, 255]), None, Some(vec![])]);
+        let array = builder.finish().unwrap();
+        assert_eq!(array.data_type(), &DataType::LargeBinary);
+        assert_eq!(
+            (array.bytes_value(0), array.bytes_value(2)),
+            (&[0u8, 255][..], &[][..])
+        );
+        assert!(array.is_null(1));
+
+        assert!(
+            StringBuilder::with_data_type(DataType::Binary)
+                .finish()
+                .is_err()
+        );
+        assert!(
+            BinaryBuilder::with_data_type(DataType::Utf8)
+                .finish()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn fixed_size_binary_checks_widths() {
+        let mut builder = FixedSizeBinaryBuilder::new(3);
+        builder.extend_options([Some(b"abc"), None, Some(b"xyz")]);
+        let array = builder.finish().unwrap();
+        assert_eq!(
+            (array.bytes_value(0), array.fixed_bytes(2)),
+            (&b"abc"[..], &b"xyz"[..])
+        );
+        assert!(array.is_null(1));
+        builder.append_value(b"toolong");
+        builder.append_value(b"abc");
+        assert!(matches!(
+            builder.finish().unwrap_err().kind,
+            FormatErrorKind::InvalidArray { index: 0, .. }
+        ));
+        assert!(
+            builder.finish().unwrap().is_empty(),
+            "the error is reported once"
+        );
+        let mut zero = FixedSizeBinaryBuilder::new(0);
+        zero.extend_values([b""; 3]);
+        assert_eq!(zero.finish().unwrap().len(), 3);
+        assert!(FixedSizeBinaryBuilder::new(-1).finish().is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! [`BooleanBuilder`]: bit-packed booleans, values and validity as two bitmaps.
+
+use super::bitmap::{BitmapBuilder, Validity};
+use super::{AppendValue, ArrayBuilder};
+use crate::array::{ArrayParts, ArrayView};
+use crate::bytes::Bytes;
+use crate::datatype::DataType;
+use crate::error::FormatResult;
+use alloc::vec;
+use core::any::Any;
+
+/// Builds a `Boolean` array.
+#[derive(Debug, Clone)]
+pub struct BooleanBuilder {
+    data_type: DataType,
+    values: BitmapBuilder,
+    validity: Validity,
+}
+
+impl Default for BooleanBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BooleanBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        BooleanBuilder {
+            data_type: DataType::Boolean,
+            values: BitmapBuilder::new(),
+            validity: Validity::default(),
+        }
+    }
+}
+
+impl AppendValue<bool> for BooleanBuilder {
+    fn append_value(&mut self, value: bool) {
+        self.values.append(value);
+        self.validity.append(true);
+    }
+}
+
+impl AppendValue<Option<bool>> for BooleanBuilder {
+    fn append_value(&mut self, value: Option<bool>) {
+        <Self as AppendValue<bool>>::append_option(self, value);
+    }
+}
+
+impl ArrayBuilder for BooleanBuilder {
+    fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    fn len(&self) -> usize {
+        self.validity.len()
+    }
+
+    fn append_null(&mut self) {
+        self.append_nulls(1);
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        self.values.append_n(n, false);
+        self.validity.append_n(n, false);
+    }
+
+    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+        let len = self.validity.len();
+        let (null_count, validity) = self.validity.finish();
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(DataType::Boolean),
+            len,
+            null_count,
+            validity,
+            buffers: vec![Bytes::from_vec(self.values.finish())],
+            ..ArrayParts::default()
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_and_nulls_read_back() {
+        let mut builder = BooleanBuilder::new();
+        let input: alloc::vec::Vec<Option<bool>> = (0..21)
+            .map(|i| (i % 5 != 4).then_some(i % 3 == 0))
+            .collect();
+        builder.extend_options(input.iter().copied());
+        let array = builder.finish().unwrap();
+        assert_eq!((array.len(), array.null_count()), (21, 4));
+        for (i, expected) in input.iter().enumerate() {
+            let got = array.is_valid(i).then(|| array.bool_value(i));
+            assert_eq!(got, *expected, "slot {i}");
+        }
+        let sliced = array.slice(9, 7).unwrap();
+        assert_eq!(sliced.null_count(), 2);
+        assert!(sliced.is_null(0) && sliced.bool_value(3) && sliced.is_null(5));
+    }
+}
