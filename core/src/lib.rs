@@ -11,7 +11,9 @@
 //!   (`Footer`, `Message`, `Schema`, `RecordBatch`, …). No allocation; usable without `alloc`.
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
 //! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
-//!   [`StreamReader`] (any [`embedded_io::Read`]); [`compression`] decodes LZ4_FRAME and ZSTD.
+//!   [`StreamReader`] (any [`embedded_io::Read`]); the [`FileWriter`] and [`StreamWriter`]
+//!   (any [`embedded_io::Write`]), built on [`flatbuffer_builder`]; [`compression`] decodes and
+//!   encodes LZ4_FRAME and ZSTD.
 //! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,
 //!   `RecordBatch::from_columns`) or with one builder per type.
 //! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`],
@@ -58,6 +60,8 @@ pub mod compression;
 pub mod datatype;
 pub mod error;
 pub mod flatbuffer;
+#[cfg(feature = "alloc")]
+pub mod flatbuffer_builder;
 pub mod format;
 #[cfg(feature = "alloc")]
 pub mod ipc;
@@ -74,6 +78,8 @@ pub use datatype::DataType;
 pub use error::{Error, FormatError, FormatErrorKind, FormatResult};
 #[cfg(feature = "alloc")]
 pub use ipc::{FileReader, ReaderOptions, StreamReader};
+#[cfg(feature = "alloc")]
+pub use ipc::{FileWriter, StreamWriter, WriterOptions};
 #[cfg(feature = "alloc")]
 pub use schema::{Field, Schema};
 pub use source::RandomAccess;

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 pub mod arbitrary;
+pub mod equal;
+pub mod ten_columns;
 
 /// The `arrow-testing` data folder: `$ARROW_TESTING_DATA`, else `../shared/arrow-testing/data`
 /// beside the project. `None` (with a printed notice) when absent, unless

@@ -222,3 +222,131 @@ fn round_trips_grow_with_the_window_not_the_batch_count() {
         );
     }
 }
+
+/// The 100-batch, ten-column file the counts are stated for, written by quiver.
+fn hundred_batches() -> Vec<u8> {
+    quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default())
+}
+
+#[test]
+fn a_hundred_batches_read_in_two_reads_and_two_round_trips() {
+    let file = hundred_batches();
+    let source = Counting::new(file.as_slice());
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+    let rows: usize = reader
+        .scan(0..usize::MAX, ScanOptions::default())
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(rows, 200_000);
+    assert_eq!(source.read_count(), 2, "footer + body");
+    assert_eq!(source.round_trips(), 2);
+    println!(
+        "planned_reads: 100 batches, {} bytes: {} reads, {} round trips",
+        file.len(),
+        source.read_count(),
+        source.round_trips()
+    );
+}
+
+/// Bytes of a column's buffers (validity included), dictionary values excluded.
+fn buffer_bytes(column: &ArrayView<'_>) -> u64 {
+    column.validity().map_or(0, |v| v.len() as u64)
+        + column.buffers().iter().map(|b| b.len() as u64).sum::<u64>()
+        + column.children().iter().map(buffer_bytes).sum::<u64>()
+}
+
+#[test]
+fn one_column_of_a_hundred_batches_is_three_round_trips_and_its_own_bytes() {
+    let file = hundred_batches();
+    let expected = batch_by_batch(&file);
+    for (path, index) in [
+        ("i32", 0),
+        ("struct.name", 8),
+        ("list", 7),
+        ("dictionary", 9),
+    ] {
+        let source = Counting::new(file.as_slice());
+        let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+        let footer = source.bytes_read();
+        let metadata: u64 = reader
+            .record_batch_blocks()
+            .iter()
+            .map(|b| b.meta_data_length as u64)
+            .sum();
+        let dictionaries: u64 = reader
+            .dictionary_blocks()
+            .iter()
+            .map(|b| b.meta_data_length as u64 + b.body_length as u64)
+            .sum();
+        reader.set_projection(Projection::from_paths(reader.schema(), &[path]).unwrap());
+        let batches: Vec<_> = reader
+            .scan(0..usize::MAX, ScanOptions::default())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(batches.len(), 100);
+        assert!(
+            source.round_trips() <= 3,
+            "{path}: {} round trips",
+            source.round_trips()
+        );
+        // The column's own buffers, as the projected arrays hold them.
+        let column: u64 = batches.iter().map(|b| buffer_bytes(&b.columns()[0])).sum();
+        let uses_dictionary = path == "dictionary";
+        let needed = column + metadata + footer + if uses_dictionary { dictionaries } else { 0 };
+        let read = source.bytes_read();
+        assert!(
+            read as f64 <= 1.1 * needed as f64,
+            "{path}: read {read}, needed {needed}"
+        );
+        // With holes merged, the first read may run from offset 0 (checking the magic) through
+        // a small dictionary block before batch 0; with no holes merged, the dictionary is read
+        // only when the projection needs it.
+        let exact = Counting::new(file.as_slice());
+        let mut again = FileReader::open(&exact, ReaderOptions::default()).unwrap();
+        again.set_projection(Projection::from_paths(again.schema(), &[path]).unwrap());
+        let scan = again.scan(
+            0..usize::MAX,
+            ScanOptions::default().with_hole_size_limit(0),
+        );
+        assert_eq!(scan.map(Result::unwrap).count(), 100);
+        let fetched_dictionary = exact.reads().iter().any(|r| {
+            again.dictionary_blocks().iter().any(|b| {
+                (r.offset..r.offset + r.len)
+                    .contains(&(b.offset as u64 + b.meta_data_length as u64))
+            })
+        });
+        assert_eq!(fetched_dictionary, uses_dictionary, "{path}");
+        let whole = &expected[0].columns()[index];
+        assert_eq!(batches[0].columns()[0].len(), whole.len());
+        if path != "struct.name" {
+            assert_same(&batches[0].columns()[0], whole, path);
+        }
+        println!(
+            "planned_reads: 100 batches, `{path}`: {} round trips, {read} bytes read of {} (column {column}, metadata {metadata}, footer read {footer}), dictionary fetched: {fetched_dictionary}",
+            source.round_trips(),
+            file.len()
+        );
+    }
+}
+
+#[test]
+fn a_small_window_costs_round_trips_by_file_size_not_batch_count() {
+    let file = hundred_batches();
+    let source = Counting::new(file.as_slice());
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).unwrap();
+    for window in [file.len() as u64 / 4, file.len() as u64 / 10] {
+        source.reset();
+        let n = reader
+            .scan(0..usize::MAX, ScanOptions::default().with_readahead(window))
+            .map(Result::unwrap)
+            .count();
+        assert_eq!(n, 100);
+        let windows = (file.len() as u64).div_ceil(window);
+        let trips = source.round_trips() as u64;
+        assert!(
+            trips <= 2 * windows + 1,
+            "window {window}: {trips} round trips"
+        );
+        println!("planned_reads: 100 batches, window {window} bytes: {trips} round trips");
+    }
+}

@@ -18,10 +18,19 @@
 //! Each codec sits behind a cargo feature (`lz4`, `zstd`); without it, a compressed buffer is an
 //! [`Unsupported`](FormatErrorKind::Unsupported) error, while uncompressed ones still read.
 
+mod encode;
 #[cfg(feature = "lz4")]
 mod lz4;
+#[cfg(feature = "lz4")]
+mod lz4_encode;
 #[cfg(feature = "zstd")]
 mod zstd;
+#[cfg(feature = "zstd")]
+mod zstd_encode;
+
+pub use encode::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buffer};
+#[cfg(feature = "lz4")]
+pub use lz4_encode::{Lz4BlockSize, Lz4FrameOptions};
 
 use alloc::vec::Vec;
 use core::ops::Deref;

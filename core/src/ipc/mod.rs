@@ -13,11 +13,13 @@ pub mod fuzzing;
 mod projection;
 mod scan;
 mod stream;
+pub mod writer;
 
 pub use file::FileReader;
 pub use projection::Projection;
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
+pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
 
 use crate::Error;
 use crate::array::RecordBatch;

@@ -1,0 +1,65 @@
+//! Zstandard encoding (`ZSTD`), through `ruzstd`'s frame compressor (pure Rust, no_std).
+//!
+//! Uncompressed bytes enter as one slice; one frame leaves, appended to the caller's `Vec<u8>`.
+//! `ruzstd` implements its fastest level only (about the reference library's level 1); its frames
+//! carry no content size, and a content checksum only when `ruzstd`'s `hash` feature is on, which
+//! quiver leaves off. The reference library that Arrow C++ and arrow-rs use reads them as usual.
+
+use alloc::vec::Vec;
+use ruzstd::encoding::{CompressionLevel, FrameCompressor};
+
+/// Appends one Zstandard frame holding `data` to `out`.
+pub fn compress_frame(data: &[u8], out: &mut Vec<u8>) {
+    let mut compressor = FrameCompressor::new(CompressionLevel::Fastest);
+    compressor.set_source(data);
+    compressor.set_drain(out);
+    compressor.compress();
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::compression::test_data::{noise, text};
+    use crate::compression::{Output, zstd};
+
+    fn ours(frame: &[u8], len: usize) -> Vec<u8> {
+        let mut out = Output::new(len);
+        zstd::decompress(frame, &mut out).unwrap();
+        assert_eq!(out.remaining(), 0);
+        out.into_vec()
+    }
+
+    #[test]
+    fn frames_read_back() {
+        let inputs = [
+            Vec::new(),
+            b"x".to_vec(),
+            text(1000),
+            text(300_000),
+            noise(70_000, 7),
+            [text(100_000), noise(200_000, 3)].concat(),
+        ];
+        for input in &inputs {
+            let mut frame = Vec::new();
+            compress_frame(input, &mut frame);
+            assert_eq!(&ours(&frame, input.len()), input);
+        }
+    }
+
+    #[test]
+    fn text_shrinks() {
+        let input = text(200_000);
+        let mut frame = Vec::new();
+        compress_frame(&input, &mut frame);
+        assert!(frame.len() < input.len() / 4, "{}", frame.len());
+    }
+
+    #[test]
+    fn appends_to_what_is_there() {
+        let mut out = b"prefix".to_vec();
+        compress_frame(b"hello hello hello", &mut out);
+        assert_eq!(&out[..6], b"prefix");
+        assert_eq!(ours(&out[6..], 17), b"hello hello hello");
+    }
+}

@@ -1,0 +1,148 @@
+//! [`FileWriter`]: the Arrow IPC file format, to any [`embedded_io::Write`].
+//!
+//! The layout, front to back: the `ARROW1` magic padded with zeros to the alignment; the schema
+//! message; each batch's dictionary and record batch messages, whose places the writer records
+//! as `Block`s; the end-of-stream marker; the footer (the schema again and the blocks); the
+//! footer's `i32` length; the magic again. Every message starts at a multiple of the alignment,
+//! so a reader that maps the file finds every buffer aligned.
+//!
+//! The file format cannot replace a dictionary: a dictionary may only grow (written as a delta)
+//! or stay as it is; anything else is an error for that batch, which is then not written.
+
+use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
+use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
+use crate::array::RecordBatch;
+use crate::error::FormatErrorKind;
+use crate::format::Block;
+use crate::ipc::MAGIC;
+use crate::schema::{Metadata, Schema};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Zeros that pad the leading magic to the alignment.
+static ZEROS: [u8; 64] = [0; 64];
+
+/// Writes an Arrow IPC file to an [`embedded_io::Write`].
+#[derive(Debug)]
+pub struct FileWriter<W: embedded_io::Write> {
+    sink: Sink<W>,
+    encoder: MessageEncoder,
+    dictionary_blocks: Vec<Block>,
+    record_batch_blocks: Vec<Block>,
+    metadata: Metadata,
+    finished: bool,
+}
+
+impl<W: embedded_io::Write> FileWriter<W> {
+    /// Writes the leading magic and the schema message, and returns the writer for the batches.
+    pub fn new(
+        sink: W,
+        schema: impl Into<Arc<Schema>>,
+        options: WriterOptions,
+    ) -> Result<Self, WriteError<W::Error>> {
+        let alignment = options.alignment;
+        let encoder = MessageEncoder::new(schema, options, IpcFormat::File)?;
+        let schema_message = encoder.schema_message()?;
+        let mut sink = Sink::new(sink);
+        sink.write_all(MAGIC)?;
+        let padding = alignment.saturating_sub(MAGIC.len());
+        sink.write_all(ZEROS.get(..padding).unwrap_or_default())?;
+        sink.write_message(&schema_message)?;
+        Ok(FileWriter {
+            sink,
+            encoder,
+            dictionary_blocks: Vec::new(),
+            record_batch_blocks: Vec::new(),
+            metadata: Metadata::new(),
+            finished: false,
+        })
+    }
+
+    /// Writes one batch, after the dictionary batches it needs.
+    ///
+    /// A batch that cannot be written ([`WriteError::Invalid`]) leaves nothing in the file and
+    /// the writer usable; after a sink error the writer refuses to write more.
+    pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
+        if self.finished {
+            return Err(FormatErrorKind::Unsupported {
+                what: "writing a batch after finish",
+            }
+            .into());
+        }
+        self.sink.check()?;
+        for message in self.encoder.encode(batch)? {
+            let block = message.block(self.sink.position);
+            self.sink.write_message(&message)?;
+            match message.kind {
+                MessageKind::DictionaryBatch => self.dictionary_blocks.push(block),
+                _ => self.record_batch_blocks.push(block),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the end-of-stream marker, the footer, its length and the trailing magic, and
+    /// flushes the sink; later calls do nothing.
+    pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
+        if self.finished {
+            return Ok(());
+        }
+        self.sink.check()?;
+        let footer = self.encoder.footer(
+            &self.dictionary_blocks,
+            &self.record_batch_blocks,
+            &self.metadata,
+        )?;
+        let footer_len =
+            i32::try_from(footer.len()).map_err(|_| FormatErrorKind::LimitExceeded {
+                what: "file footer",
+                requested: footer.len() as u64,
+                limit: i32::MAX as u64,
+            })?;
+        self.sink.write_all(&END_OF_STREAM)?;
+        self.sink.write_all(&footer)?;
+        self.sink.write_all(&footer_len.to_le_bytes())?;
+        self.sink.write_all(MAGIC)?;
+        self.sink.flush()?;
+        self.finished = true;
+        Ok(())
+    }
+
+    /// Sets the custom metadata of the footer (what [`FileReader::metadata`] returns), written
+    /// by [`finish`](Self::finish).
+    ///
+    /// [`FileReader::metadata`]: crate::FileReader::metadata
+    pub fn set_metadata(&mut self, metadata: Metadata) {
+        self.metadata = metadata;
+    }
+
+    /// The schema every batch must have.
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.encoder.schema()
+    }
+
+    /// The blocks of the record batches written so far.
+    pub fn record_batch_blocks(&self) -> &[Block] {
+        &self.record_batch_blocks
+    }
+
+    /// The blocks of the dictionary batches written so far.
+    pub fn dictionary_blocks(&self) -> &[Block] {
+        &self.dictionary_blocks
+    }
+
+    /// How many bytes have been written.
+    pub fn bytes_written(&self) -> u64 {
+        self.sink.position
+    }
+
+    /// The sink.
+    pub fn inner(&self) -> &W {
+        &self.sink.inner
+    }
+
+    /// Unwraps the sink (call [`finish`](Self::finish) first to complete the file).
+    pub fn into_inner(self) -> W {
+        self.sink.inner
+    }
+}

@@ -1,0 +1,89 @@
+//! [`StreamWriter`]: the Arrow IPC stream format, to any [`embedded_io::Write`].
+//!
+//! The schema message is written when the writer is made, then the messages of each batch
+//! ([`MessageEncoder::encode`]), then the end-of-stream marker on [`StreamWriter::finish`]. A
+//! dictionary that changes between batches is sent as a delta when it grows, or whole (a
+//! replacement) otherwise.
+
+use super::encoder::{IpcFormat, MessageEncoder};
+use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
+use crate::array::RecordBatch;
+use crate::error::FormatErrorKind;
+use crate::schema::Schema;
+use alloc::sync::Arc;
+
+/// Writes an Arrow IPC stream to an [`embedded_io::Write`].
+#[derive(Debug)]
+pub struct StreamWriter<W: embedded_io::Write> {
+    sink: Sink<W>,
+    encoder: MessageEncoder,
+    finished: bool,
+}
+
+impl<W: embedded_io::Write> StreamWriter<W> {
+    /// Writes the schema message and returns the writer for the batches.
+    pub fn new(
+        sink: W,
+        schema: impl Into<Arc<Schema>>,
+        options: WriterOptions,
+    ) -> Result<Self, WriteError<W::Error>> {
+        let encoder = MessageEncoder::new(schema, options, IpcFormat::Stream)?;
+        let mut sink = Sink::new(sink);
+        sink.write_message(&encoder.schema_message()?)?;
+        Ok(StreamWriter {
+            sink,
+            encoder,
+            finished: false,
+        })
+    }
+
+    /// Writes one batch, after the dictionary batches it needs.
+    ///
+    /// A batch that cannot be written ([`WriteError::Invalid`]) leaves nothing in the stream and
+    /// the writer usable; after a sink error the writer refuses to write more.
+    pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
+        if self.finished {
+            return Err(FormatErrorKind::Unsupported {
+                what: "writing a batch after finish",
+            }
+            .into());
+        }
+        self.sink.check()?;
+        for message in self.encoder.encode(batch)? {
+            self.sink.write_message(&message)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the end-of-stream marker and flushes the sink; later calls do nothing.
+    pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
+        if self.finished {
+            return Ok(());
+        }
+        self.sink.check()?;
+        self.sink.write_all(&END_OF_STREAM)?;
+        self.sink.flush()?;
+        self.finished = true;
+        Ok(())
+    }
+
+    /// The schema every batch must have.
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.encoder.schema()
+    }
+
+    /// How many bytes have been written.
+    pub fn bytes_written(&self) -> u64 {
+        self.sink.position
+    }
+
+    /// The sink.
+    pub fn inner(&self) -> &W {
+        &self.sink.inner
+    }
+
+    /// Unwraps the sink (call [`finish`](Self::finish) first to end the stream).
+    pub fn into_inner(self) -> W {
+        self.sink.inner
+    }
+}
