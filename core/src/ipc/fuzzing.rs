@@ -8,11 +8,14 @@ use super::dictionary::Dictionaries;
 use super::{Projection, field_budget};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
-use crate::datatype::Endianness;
+use crate::datatype::{DataType, Endianness, IntType, TimeUnit, UnionMode};
 use crate::error::FormatResult;
 use crate::format::{self, MessageHeader};
 use crate::schema::Schema;
+use crate::schema::{DictionaryEncoding, Field};
 use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// What a message decoded to.
 #[derive(Debug)]
@@ -74,4 +77,81 @@ pub fn decode_message<'a>(
         }
         _ => Decoded::Other,
     })
+}
+
+/// The schemas the `flatbuffer_message` target decodes against (its first input byte picks one),
+/// covering flat, variable-length, nested, view, union, run-end, dictionary and temporal types.
+pub fn schemas() -> Vec<Arc<Schema>> {
+    let f = |name: &str, t: DataType| Field::new(name, t, true);
+    let item = |t: DataType| Arc::new(f("item", t));
+    let schema = |fields: Vec<Field>| Arc::new(Schema::new(fields));
+    vec![
+        schema(vec![
+            f("i", DataType::Int32),
+            f("s", DataType::Utf8),
+            f("b", DataType::Boolean),
+        ]),
+        schema(vec![f("l", DataType::List(item(DataType::Int64)))]),
+        schema(vec![f(
+            "st",
+            DataType::Struct(vec![f("x", DataType::Float64), f("y", DataType::LargeUtf8)].into()),
+        )]),
+        schema(vec![
+            f("v", DataType::Utf8View),
+            f("bv", DataType::BinaryView),
+        ]),
+        schema(vec![f(
+            "u",
+            DataType::Union(
+                vec![f("a", DataType::Int8), f("b", DataType::Utf8)].into(),
+                vec![3, 7].into(),
+                UnionMode::Dense,
+            ),
+        )]),
+        schema(vec![f(
+            "r",
+            DataType::RunEndEncoded(Arc::new([
+                Field::new("run_ends", DataType::Int32, false),
+                f("values", DataType::Utf8),
+            ])),
+        )]),
+        schema(vec![
+            f("d", DataType::Utf8).with_dictionary(DictionaryEncoding {
+                id: 0,
+                index_type: IntType {
+                    bit_width: 16,
+                    signed: true,
+                },
+                ordered: false,
+            }),
+            f(
+                "t",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            ),
+        ]),
+        schema(vec![
+            f("lv", DataType::ListView(item(DataType::Int16))),
+            f(
+                "fsl",
+                DataType::FixedSizeList(item(DataType::Decimal128(10, 2)), 3),
+            ),
+            f(
+                "m",
+                DataType::Map(
+                    Arc::new(Field::new(
+                        "entries",
+                        DataType::Struct(
+                            vec![
+                                Field::new("key", DataType::Utf8, false),
+                                f("value", DataType::Int32),
+                            ]
+                            .into(),
+                        ),
+                        false,
+                    )),
+                    false,
+                ),
+            ),
+        ]),
+    ]
 }
