@@ -19,6 +19,8 @@
 //! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`],
 //!   validated once on construction; their buffers are borrowed from the block that was read,
 //!   or owned when decompressed or byte-swapped.
+//! - [`json`]: the JSON serializer, a state machine that writes record batches as NDJSON or one
+//!   JSON array into buffers the caller lends, resuming at any byte, allocating nothing.
 //! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into
 //!   the fewest reads within hole and size limits (a pure function, no I/O).
 //! - [`error`]: [`Error`] (the source's own error, or a [`FormatError`] saying what was wrong
@@ -65,6 +67,8 @@ pub mod flatbuffer_builder;
 pub mod format;
 #[cfg(feature = "alloc")]
 pub mod ipc;
+#[cfg(feature = "alloc")]
+pub mod json;
 #[cfg(feature = "alloc")]
 pub mod plan;
 #[cfg(feature = "alloc")]

@@ -1,0 +1,109 @@
+//! JSON output: record batches and arrays written as JSON into buffers the caller lends.
+//!
+//! Validated [`ArrayView`](crate::ArrayView)s enter an [`Encoder`]; bytes leave through
+//! [`Encoder::encode`], one caller buffer at a time, resuming at any byte. Nothing allocates while
+//! encoding, whatever the types or nesting.
+//!
+//! - [`options`]: [`JsonFormat`] (newline-delimited or one array) and [`EncoderOptions`].
+//! - [`encoder`]: the state machine, [`Encoder`] and [`Progress`].
+//! - [`writer`]: [`JsonWriter`], a document across batches, and the drivers
+//!   ([`Encoder::write_to`] for `embedded_io`, `write_to_async` with the `async` feature,
+//!   [`Encoder::append_to`] for a `Vec`).
+//! - `sink`, `escape`, `number`, `temporal`: the output cursor and the text of values.
+//!
+//! # Conventions
+//!
+//! By default the output is arrow-json 60's, byte for byte except the text of floats (quiver
+//! writes the shortest round-trip form with ryu, e.g. `1e300` where arrow-json writes `1.0e300`;
+//! both parse to the same number):
+//!
+//! - rows are objects keyed by column name; null members are left out (unless
+//!   [`EncoderOptions::explicit_nulls`]); nulls inside lists are `null`;
+//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers;
+//! - dates, times, timestamps, durations and intervals are strings as arrow-json writes them
+//!   (see [`temporal`] for the forms, the timezone rules and the values arrow-json
+//!   cannot write);
+//! - structs are objects, every kind of list is an array, maps with string keys are objects;
+//! - dictionaries are written as their values, run-end encoded arrays as their logical values,
+//!   views as their values.
+//!
+//! Beyond arrow-json (which refuses them): unions are written as the selected child's value, and
+//! maps whose keys are not strings as `[{"key":…,"value":…}]`. A null dictionary *value* is
+//! written as `null` (arrow-json writes the value slot's stale contents).
+//!
+//! # Depth
+//!
+//! An encoder holds one frame per open object, list or map in a fixed stack of `DEPTH` frames
+//! ([`DEFAULT_DEPTH`] = 32); a schema that needs more is refused when the encoder is built.
+//!
+//! ```
+//! use quiver::json::{to_vec, EncoderOptions, JsonFormat};
+//! # use quiver::array::{ArrayParts, ArrayView, RecordBatch};
+//! # use quiver::{bytes::Bytes, DataType, Field, Schema};
+//! # use std::sync::Arc;
+//! # let column = ArrayView::try_new(ArrayParts {
+//! #     data_type: Some(DataType::Utf8),
+//! #     len: 2,
+//! #     null_count: 1,
+//! #     validity: Some(Bytes::from_vec(vec![0b01])),
+//! #     buffers: vec![
+//! #         Bytes::from_vec([0i32, 2, 2].iter().flat_map(|v| v.to_le_bytes()).collect()),
+//! #         Bytes::from_vec(b"hi".to_vec()),
+//! #     ],
+//! #     ..ArrayParts::default()
+//! # })?;
+//! # let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Utf8, true)]));
+//! # let batch = RecordBatch::try_new(schema, vec![column], 2)?;
+//! // A batch with one column "a" holding "hi" and a null:
+//! let json = to_vec(&batch, JsonFormat::LineDelimited, EncoderOptions::default())?;
+//! assert_eq!(json, b"{\"a\":\"hi\"}\n{}\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod encoder;
+mod escape;
+mod leaf;
+mod number;
+pub mod options;
+mod sink;
+pub mod temporal;
+pub mod writer;
+
+pub use encoder::{DEFAULT_DEPTH, Encoder, Progress};
+pub use number::f16_to_f32;
+pub use options::{BinaryFormat, EncoderOptions, JsonFormat};
+pub use writer::{JsonWriter, WRITE_BUFFER, to_vec};
+
+/// Why an encoder could not be built (encoding itself cannot fail).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonError {
+    /// The values of top-level column `column` nest deeper than the encoder's `limit`.
+    TooDeep {
+        /// Index of the column (0 for an array encoder).
+        column: usize,
+        /// The encoder's depth limit.
+        limit: usize,
+    },
+    /// A map in top-level column `column` has null keys, which a JSON object cannot hold.
+    NullMapKey {
+        /// Index of the column (0 for an array encoder).
+        column: usize,
+    },
+}
+
+impl core::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            JsonError::TooDeep { column, limit } => write!(
+                f,
+                "column {column}: values nest deeper than the JSON encoder's limit of {limit}"
+            ),
+            JsonError::NullMapKey { column } => {
+                write!(f, "column {column}: a map has null keys")
+            }
+        }
+    }
+}
+
+impl core::error::Error for JsonError {}

@@ -1,0 +1,90 @@
+//! What the JSON encoder writes: the document's framing ([`JsonFormat`]) and the value
+//! conventions ([`EncoderOptions`]).
+//!
+//! The defaults are arrow-json 60's: nulls left out of objects, NaN and ±infinity as `null`,
+//! binary as lowercase hex, temporal values as ISO 8601 / RFC 3339 text. Every option here only
+//! changes values that arrow-json writes differently or cannot write.
+
+/// How rows are framed into a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum JsonFormat {
+    /// Newline-delimited JSON: each row followed by `\n` (arrow-json's `LineDelimited`).
+    #[default]
+    LineDelimited,
+    /// One JSON array of rows, `[{…},{…}]`; zero rows give `[]` (arrow-json's `JsonArray`).
+    JsonArray,
+}
+
+/// How binary values (Binary, LargeBinary, BinaryView, FixedSizeBinary) are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum BinaryFormat {
+    /// A string of lowercase hex digits, two per byte (arrow-json's form).
+    #[default]
+    Hex,
+    /// A string of standard, padded base64 (RFC 4648 §4).
+    Base64,
+}
+
+/// Value conventions of the encoder: [`Default`] is arrow-json 60's, `with_*` changes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct EncoderOptions {
+    /// Write null members of objects (struct fields, row columns, map values) as `null` instead
+    /// of leaving them out.
+    pub explicit_nulls: bool,
+    /// Write Int64 and UInt64 values whose magnitude exceeds 2^53 (beyond an IEEE double's exact
+    /// integers) as JSON strings.
+    pub large_ints_as_strings: bool,
+    /// Write NaN, infinity and negative infinity as the strings `"NaN"`, `"Infinity"` and
+    /// `"-Infinity"` instead of `null`.
+    pub non_finite_as_strings: bool,
+    /// Write timestamps as their stored integer (in the type's unit since the epoch) instead of
+    /// ISO 8601 text.
+    pub timestamps_as_epoch: bool,
+    /// How binary values are written.
+    pub binary: BinaryFormat,
+}
+
+impl EncoderOptions {
+    /// arrow-json 60's conventions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`EncoderOptions::explicit_nulls`].
+    #[must_use]
+    pub fn with_explicit_nulls(mut self, explicit_nulls: bool) -> Self {
+        self.explicit_nulls = explicit_nulls;
+        self
+    }
+
+    /// Sets [`EncoderOptions::large_ints_as_strings`].
+    #[must_use]
+    pub fn with_large_ints_as_strings(mut self, as_strings: bool) -> Self {
+        self.large_ints_as_strings = as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::non_finite_as_strings`].
+    #[must_use]
+    pub fn with_non_finite_as_strings(mut self, as_strings: bool) -> Self {
+        self.non_finite_as_strings = as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::timestamps_as_epoch`].
+    #[must_use]
+    pub fn with_timestamps_as_epoch(mut self, as_epoch: bool) -> Self {
+        self.timestamps_as_epoch = as_epoch;
+        self
+    }
+
+    /// Sets [`EncoderOptions::binary`].
+    #[must_use]
+    pub fn with_binary(mut self, binary: BinaryFormat) -> Self {
+        self.binary = binary;
+        self
+    }
+}

@@ -1,0 +1,284 @@
+//! The caller's output buffer as the encoder sees it: a write position, a small spill for the
+//! tail of a short piece that did not fit, and at most one long value in progress.
+//!
+//! Short pieces (punctuation, numbers, dates) are written whole when they fit and otherwise split:
+//! the part that fits goes out now, the rest waits in the [`Spill`]. Long pieces (strings, keys,
+//! binary) are [`Stream`]s that resume at any byte. The encoder drains both before taking its next
+//! step, so the bytes leave in order whatever the buffer sizes.
+//!
+//! Invariant: the spill holds bytes only while the output buffer is full, so a piece that fits
+//! never needs to look at the spill.
+
+use super::escape;
+
+/// Capacity of the spill: the longest run of short pieces one step can write (a separator, a
+/// decimal of up to [`DECIMAL_TEXT`](super::number::DECIMAL_TEXT) bytes, a bracket).
+pub(crate) const SPILL: usize = 256;
+
+/// Bytes that were written but did not fit in the caller's buffer yet.
+#[derive(Clone)]
+pub(crate) struct Spill {
+    bytes: [u8; SPILL],
+    start: u16,
+    end: u16,
+}
+
+impl Spill {
+    /// An empty spill.
+    pub(crate) const fn new() -> Self {
+        Spill {
+            bytes: [0; SPILL],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Whether no bytes are waiting.
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// How the body of a [`Stream`] is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Body {
+    /// UTF-8 text, escaped per RFC 8259.
+    Text,
+    /// Bytes as lowercase hex.
+    Hex,
+    /// Bytes as padded base64.
+    Base64,
+}
+
+/// A quoted value or key being written: the rest of its source bytes, then a closing suffix.
+#[derive(Debug, Clone)]
+pub(crate) struct Stream<'b> {
+    rest: &'b [u8],
+    body: Body,
+    suffix: &'static [u8],
+}
+
+/// The output of one `encode` call.
+pub(crate) struct Sink<'o, 's, 'b> {
+    out: &'o mut [u8],
+    pos: usize,
+    spill: &'s mut Spill,
+    stream: &'s mut Option<Stream<'b>>,
+}
+
+impl<'o, 's, 'b> Sink<'o, 's, 'b> {
+    /// Wraps the caller's buffer and the encoder's pending output.
+    pub(crate) fn new(
+        out: &'o mut [u8],
+        spill: &'s mut Spill,
+        stream: &'s mut Option<Stream<'b>>,
+    ) -> Self {
+        Sink {
+            out,
+            pos: 0,
+            spill,
+            stream,
+        }
+    }
+
+    /// Bytes written to the caller's buffer so far.
+    pub(crate) fn written(&self) -> usize {
+        self.pos
+    }
+
+    /// Whether output is waiting (spilled bytes or an unfinished stream): the encoder must stop
+    /// stepping and return.
+    #[inline(always)]
+    pub(crate) fn blocked(&self) -> bool {
+        !self.spill.is_empty() || self.stream.is_some()
+    }
+
+    /// Free bytes in the caller's buffer.
+    #[inline(always)]
+    pub(crate) fn room(&self) -> usize {
+        self.out.len() - self.pos
+    }
+
+    /// Writes `bytes`: straight into the buffer when they fit, else what fits and the rest to
+    /// the spill (`bytes` must be at most [`SPILL`] long, which every caller's pieces are).
+    #[inline(always)]
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        if let Some(dst) = self.out.get_mut(self.pos..self.pos + bytes.len()) {
+            dst.copy_from_slice(bytes);
+            self.pos += bytes.len();
+        } else {
+            self.put_split(bytes);
+        }
+    }
+
+    /// Writes one byte, if there is one.
+    #[inline(always)]
+    pub(crate) fn put_opt(&mut self, byte: Option<u8>) {
+        if let Some(byte) = byte {
+            if let Some(slot) = self.out.get_mut(self.pos) {
+                *slot = byte;
+                self.pos += 1;
+            } else {
+                self.put_split(&[byte]);
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn put_split(&mut self, bytes: &[u8]) {
+        let room = self.room().min(bytes.len());
+        let (now, later) = bytes.split_at(room);
+        if let Some(dst) = self.out.get_mut(self.pos..self.pos + room) {
+            dst.copy_from_slice(now);
+            self.pos += room;
+        }
+        let end = usize::from(self.spill.end);
+        if let Some(dst) = self.spill.bytes.get_mut(end..end + later.len()) {
+            dst.copy_from_slice(later);
+            self.spill.end += later.len() as u16;
+        }
+    }
+
+    /// The free part of the buffer as an array, when at least `N` bytes are free.
+    #[inline(always)]
+    pub(crate) fn tail<const N: usize>(&mut self) -> Option<&mut [u8; N]> {
+        self.out
+            .get_mut(self.pos..self.pos + N)
+            .and_then(|s| s.try_into().ok())
+    }
+
+    /// Marks `n` bytes of [`Sink::tail`] as written.
+    #[inline(always)]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.out.len());
+    }
+
+    /// Writes `"`, then `bytes` in the given body form, then `suffix` (`"` or `":`): at once when
+    /// the worst case fits, else as a stream that the next [`Sink::flush`] continues.
+    #[inline(always)]
+    pub(crate) fn quoted(&mut self, bytes: &'b [u8], body: Body, suffix: &'static [u8]) {
+        self.put(b"\"");
+        let worst = match body {
+            Body::Text => bytes.len() * 6,
+            Body::Hex => bytes.len() * 2,
+            Body::Base64 => escape::base64_len(bytes.len()),
+        } + suffix.len();
+        if self.room() >= worst {
+            let dst = self.out.get_mut(self.pos..).unwrap_or_default();
+            self.pos += match body {
+                Body::Text => escape::escape_into(bytes, dst),
+                Body::Hex => escape::hex_into(bytes, dst),
+                Body::Base64 => escape::base64_into(bytes, dst),
+            };
+            self.put(suffix);
+        } else {
+            *self.stream = Some(Stream {
+                rest: bytes,
+                body,
+                suffix,
+            });
+        }
+    }
+
+    /// Writes `"name":` for a name known to need no escaping.
+    #[inline(always)]
+    pub(crate) fn plain_key(&mut self, name: &'b str) {
+        let name = name.as_bytes();
+        let at = self.pos;
+        if let Some(dst) = self.out.get_mut(at..at + name.len() + 3) {
+            if let Some((open, rest)) = dst.split_first_mut() {
+                *open = b'"';
+                if let Some((body, close)) = rest.split_at_mut_checked(name.len()) {
+                    body.copy_from_slice(name);
+                    close.copy_from_slice(b"\":");
+                }
+            }
+            self.pos = at + name.len() + 3;
+        } else {
+            self.quoted(name, Body::Text, b"\":");
+        }
+    }
+
+    /// Drains the spill and the stream into the buffer; `true` when nothing is left waiting.
+    pub(crate) fn flush(&mut self) -> bool {
+        loop {
+            if !self.spill.is_empty() {
+                let (start, end) = (usize::from(self.spill.start), usize::from(self.spill.end));
+                let n = self.room().min(end - start);
+                if let (Some(dst), Some(src)) = (
+                    self.out.get_mut(self.pos..self.pos + n),
+                    self.spill.bytes.get(start..start + n),
+                ) {
+                    dst.copy_from_slice(src);
+                    self.pos += n;
+                }
+                if start + n < end {
+                    self.spill.start += n as u16;
+                    return false;
+                }
+                self.spill.start = 0;
+                self.spill.end = 0;
+            }
+            let Some(mut stream) = self.stream.take() else {
+                return true;
+            };
+            self.advance_stream(&mut stream);
+            if stream.rest.is_empty() {
+                self.put(stream.suffix);
+            } else {
+                *self.stream = Some(stream);
+                return false;
+            }
+        }
+    }
+
+    /// Writes as much of the stream's body as fits (an escape sequence, hex pair or base64 group
+    /// cut by the end of the buffer goes to the spill whole).
+    fn advance_stream(&mut self, stream: &mut Stream<'b>) {
+        match stream.body {
+            Body::Text => {
+                while !stream.rest.is_empty() && self.room() > 0 && self.spill.is_empty() {
+                    let clean = escape::first_escape(stream.rest).min(self.room());
+                    let (run, tail) = stream.rest.split_at(clean);
+                    self.put(run);
+                    stream.rest = tail;
+                    if self.room() == 0 {
+                        break;
+                    }
+                    if let Some((byte, tail)) = stream.rest.split_first() {
+                        let (sequence, len) = escape::escape_sequence(*byte);
+                        self.put(sequence.get(..len).unwrap_or_default());
+                        stream.rest = tail;
+                    }
+                }
+            }
+            Body::Hex => {
+                let whole = (self.room() / 2).min(stream.rest.len());
+                let (now, tail) = stream.rest.split_at(whole);
+                let dst = self.out.get_mut(self.pos..).unwrap_or_default();
+                self.pos += escape::hex_into(now, dst);
+                stream.rest = tail;
+                if let Some((byte, tail)) = stream.rest.split_first()
+                    && self.room() > 0
+                {
+                    self.put(&escape::hex_pair(*byte));
+                    stream.rest = tail;
+                }
+            }
+            Body::Base64 => {
+                let whole = (self.room() / 4).min(stream.rest.len() / 3) * 3;
+                let (now, tail) = stream.rest.split_at(whole);
+                let dst = self.out.get_mut(self.pos..).unwrap_or_default();
+                self.pos += escape::base64_into(now, dst);
+                stream.rest = tail;
+                if !stream.rest.is_empty() && self.room() > 0 {
+                    let (group, tail) = stream.rest.split_at(stream.rest.len().min(3));
+                    self.put(&escape::base64_group(group));
+                    stream.rest = tail;
+                }
+            }
+        }
+    }
+}

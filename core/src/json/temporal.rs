@@ -1,0 +1,500 @@
+//! Dates, times, timestamps, durations and intervals as the text arrow-json writes.
+//!
+//! Values enter as the stored integers and their unit; text leaves into a small stack buffer
+//! (the encoder adds the quotes). The formats are those of arrow-json 60 with its default options
+//! (chrono's `Debug` and RFC 3339 forms, Arrow's interval display), computed here with plain
+//! integer arithmetic over the proleptic Gregorian calendar:
+//!
+//! - Date32 `2018-11-13`; Date64 and naive timestamps `2018-11-13T17:11:10.011`;
+//! - timestamps with a timezone `2018-11-13T17:11:10.011Z` or `…+05:30`;
+//! - times `17:11:10.011375`; fractions have 3, 6 or 9 digits, the fewest that are exact;
+//! - years outside 0..=9999 carry a sign and at least four digits (`+10000`, `-0001`);
+//! - durations in ISO 8601 (`PT0.12S`, `-PT120S`, `P0D`);
+//! - intervals as Arrow displays them (`1 years 2 mons`, `3 days 1 hours 0.500 secs`).
+//!
+//! Where arrow-json cannot write a value (a date beyond chrono's ±262,143 years, a time of day
+//! outside 0–24 h, a duration beyond ±2^63 ms) it writes an error text; quiver continues the
+//! same format instead: the calendar extends, times keep their sign and count hours past 24.
+//!
+//! # Timezones
+//!
+//! - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, parsed as arrow-json parses them.
+//! - `UTC`, `Z`, `GMT` and their `Etc/` aliases are offset 0 (`Z`); `Etc/GMT±N` is the fixed
+//!   offset ∓N hours (the POSIX sign, as in the tz database).
+//! - Any other name (an IANA zone such as `America/New_York`) needs a timezone database, which a
+//!   `no_std` encoder does not carry: its instants are written in UTC with `Z`. That is the same
+//!   instant arrow-json writes when built with chrono-tz (which shows it in local time with the
+//!   zone's offset); arrow-json's default build refuses such a column.
+
+use super::number::Scratch;
+use crate::datatype::TimeUnit;
+
+/// Bytes of the longest temporal text (an interval with every part at its extreme).
+pub(crate) const TEMPORAL_TEXT: usize = 96;
+
+/// Temporal text under construction.
+pub(crate) type Text = Scratch<TEMPORAL_TEXT>;
+
+const SECONDS_PER_DAY: i64 = 86_400;
+
+/// Units of the type in one second.
+pub(crate) fn per_second(unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    }
+}
+
+/// Year, month (1–12) and day (1–31) of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, in 64 bits so every day an `i64` timestamp can reach is covered).
+fn civil_from_days(days: i64) -> (i64, u64, u64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097) as u64; // [0, 146096]
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11], March first
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe as i64 + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `YYYY-MM-DD`, with a sign and at least four year digits outside 0..=9999.
+pub(crate) fn date(days: i64, text: &mut Text) {
+    let (year, month, day) = civil_from_days(days);
+    if (0..=9999).contains(&year) {
+        text.padded(year as u64, 4);
+    } else {
+        text.push(if year < 0 { b'-' } else { b'+' });
+        let magnitude = year.unsigned_abs();
+        if magnitude < 10_000 {
+            text.padded(magnitude, 4);
+        } else {
+            text.unsigned(magnitude);
+        }
+    }
+    text.push(b'-');
+    text.padded(month, 2);
+    text.push(b'-');
+    text.padded(day, 2);
+}
+
+/// `.mmm`, `.uuuuuu` or `.nnnnnnnnn`: the shortest of the three that is exact; nothing for 0.
+fn fraction(nanos: u64, text: &mut Text) {
+    if nanos == 0 {
+        return;
+    }
+    text.push(b'.');
+    if nanos.is_multiple_of(1_000_000) {
+        text.padded(nanos / 1_000_000, 3);
+    } else if nanos.is_multiple_of(1_000) {
+        text.padded(nanos / 1_000, 6);
+    } else {
+        text.padded(nanos, 9);
+    }
+}
+
+/// `HH:MM:SS` and its fraction; hours are not limited to 24.
+fn clock(seconds: u64, nanos: u64, text: &mut Text) {
+    let hours = seconds / 3_600;
+    if hours < 100 {
+        text.padded(hours, 2);
+    } else {
+        text.unsigned(hours);
+    }
+    text.push(b':');
+    text.padded(seconds / 60 % 60, 2);
+    text.push(b':');
+    text.padded(seconds % 60, 2);
+    fraction(nanos, text);
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]` of a count of seconds since the epoch and nanoseconds.
+fn date_time(seconds: i128, nanos: u64, text: &mut Text) {
+    let day_seconds = i128::from(SECONDS_PER_DAY);
+    date(seconds.div_euclid(day_seconds) as i64, text);
+    text.push(b'T');
+    clock(seconds.rem_euclid(day_seconds) as u64, nanos, text);
+}
+
+/// Seconds since the epoch and nanoseconds of a count of `unit`s (floored, so the nanoseconds
+/// are never negative).
+fn split(value: i64, unit: TimeUnit) -> (i128, u64) {
+    let per = per_second(unit);
+    (
+        i128::from(value.div_euclid(per)),
+        value.rem_euclid(per) as u64 * (1_000_000_000 / per as u64),
+    )
+}
+
+/// Date32: days since the epoch.
+pub(crate) fn date32(days: i32, text: &mut Text) {
+    date(i64::from(days), text);
+}
+
+/// Date64: milliseconds since the epoch, written as a naive date-time as arrow-json does.
+pub(crate) fn date64(millis: i64, text: &mut Text) {
+    let (seconds, nanos) = split(millis, TimeUnit::Millisecond);
+    date_time(seconds, nanos, text);
+}
+
+/// Time32/Time64: time of day; outside 0–24 h, signed and with hours past 24.
+pub(crate) fn time(value: i64, unit: TimeUnit, text: &mut Text) {
+    if value < 0 {
+        text.push(b'-');
+    }
+    let magnitude = value.unsigned_abs();
+    let per = per_second(unit) as u64;
+    clock(
+        magnitude / per,
+        magnitude % per * (1_000_000_000 / per),
+        text,
+    );
+}
+
+/// A timestamp's timezone, as far as it can be known without a timezone database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Zone {
+    /// No timezone: a naive date-time.
+    Naive,
+    /// A fixed offset east of UTC, in minutes (0 is written `Z`).
+    Offset(i32),
+}
+
+/// Parses an Arrow timezone string.
+///
+/// - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, as arrow-json parses them.
+/// - `UTC`, `Z`, `GMT` and their `Etc/` aliases are offset 0; `Etc/GMT±N` is the fixed offset
+///   ∓N hours (the POSIX sign, as in the tz database).
+/// - Any other name (an IANA zone such as `America/New_York`) needs a timezone database, which
+///   a `no_std` encoder does not carry: its instants are written in UTC with `Z`. This is the
+///   same instant arrow-json writes with chrono-tz (there in local time with the zone's offset);
+///   arrow-json without chrono-tz refuses such a column.
+pub(crate) fn zone(timezone: Option<&str>) -> Zone {
+    let Some(tz) = timezone else {
+        return Zone::Naive;
+    };
+    if let Some(minutes) = fixed_offset(tz) {
+        return Zone::Offset(minutes);
+    }
+    let name = tz.strip_prefix("Etc/").unwrap_or(tz);
+    if let Some(hours) = name.strip_prefix("GMT")
+        && let Some(sign @ (b'+' | b'-')) = hours.bytes().next()
+        && let Some(h) = hours.get(1..).and_then(|h| h.parse::<i32>().ok())
+        && (0..=14).contains(&h)
+    {
+        return Zone::Offset(if sign == b'+' { -h * 60 } else { h * 60 });
+    }
+    Zone::Offset(0)
+}
+
+/// `±HH:MM`, `±HHMM` or `±HH` in minutes east of UTC (strictly within a day, as chrono allows).
+fn fixed_offset(tz: &str) -> Option<i32> {
+    let b = tz.as_bytes();
+    let digits = match b {
+        [_, h1, h2, b':', m1, m2] => [*h1, *h2, *m1, *m2],
+        [_, h1, h2, m1, m2] => [*h1, *h2, *m1, *m2],
+        [_, h1, h2] => [*h1, *h2, b'0', b'0'],
+        _ => return None,
+    };
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let [h1, h2, m1, m2] = digits.map(|d| i32::from(d - b'0'));
+    let minutes = (h1 * 10 + h2) * 60 + m1 * 10 + m2;
+    if minutes * 60 >= SECONDS_PER_DAY as i32 {
+        return None;
+    }
+    match b.first() {
+        Some(b'+') => Some(minutes),
+        Some(b'-') => Some(-minutes),
+        _ => None,
+    }
+}
+
+/// A timestamp: naive ISO 8601, or RFC 3339 in the zone's offset (`Z` for UTC).
+pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, text: &mut Text) {
+    let (seconds, nanos) = split(value, unit);
+    match zone {
+        Zone::Naive => date_time(seconds, nanos, text),
+        Zone::Offset(minutes) => {
+            date_time(seconds + i128::from(minutes) * 60, nanos, text);
+            if minutes == 0 {
+                text.push(b'Z');
+            } else {
+                text.push(if minutes < 0 { b'-' } else { b'+' });
+                let m = u64::from(minutes.unsigned_abs());
+                text.padded(m / 60, 2);
+                text.push(b':');
+                text.padded(m % 60, 2);
+            }
+        }
+    }
+}
+
+/// A duration in ISO 8601 as chrono writes it: `PT<seconds>[.<fraction>]S`, `-` before a
+/// negative one, `P0D` for zero; the fraction has no trailing zeros.
+pub(crate) fn duration(value: i64, unit: TimeUnit, text: &mut Text) {
+    if value == 0 {
+        text.extend(b"P0D");
+        return;
+    }
+    if value < 0 {
+        text.push(b'-');
+    }
+    let magnitude = value.unsigned_abs();
+    let per = per_second(unit) as u64;
+    text.extend(b"PT");
+    text.unsigned(magnitude / per);
+    let mut nanos = magnitude % per * (1_000_000_000 / per);
+    if nanos > 0 {
+        let mut width = 9;
+        while nanos.is_multiple_of(10) {
+            nanos /= 10;
+            width -= 1;
+        }
+        text.push(b'.');
+        text.padded(nanos, width);
+    }
+    text.push(b'S');
+}
+
+/// Interval(YEAR_MONTH): `<years> years <months> mons`, years floored.
+pub(crate) fn interval_year_month(months: i32, text: &mut Text) {
+    text.signed(i64::from(months.div_euclid(12)));
+    text.extend(b" years ");
+    text.signed(i64::from(months.rem_euclid(12)));
+    text.extend(b" mons");
+}
+
+/// Interval(DAY_TIME): `<d> days <h> hours <m> mins <s>.<mmm> secs`, zero parts left out.
+pub(crate) fn interval_day_time(days: i32, millis: i32, text: &mut Text) {
+    if days == 0 && millis == 0 {
+        text.extend(b"0 secs");
+        return;
+    }
+    let mut separator = false;
+    if days != 0 {
+        text.signed(i64::from(days));
+        text.extend(b" days");
+        separator = true;
+    }
+    if millis != 0 {
+        clock_parts(i64::from(millis), 1_000, 3, separator, text);
+    }
+}
+
+/// Interval(MONTH_DAY_NANO): `<m> mons <d> days <h> hours <m> mins <s>.<nnnnnnnnn> secs`.
+pub(crate) fn interval_month_day_nano(months: i32, days: i32, nanos: i64, text: &mut Text) {
+    if months == 0 && days == 0 && nanos == 0 {
+        text.extend(b"0 secs");
+        return;
+    }
+    let mut separator = false;
+    if months != 0 {
+        text.signed(i64::from(months));
+        text.extend(b" mons");
+        separator = true;
+    }
+    if days != 0 {
+        if separator {
+            text.push(b' ');
+        }
+        text.signed(i64::from(days));
+        text.extend(b" days");
+        separator = true;
+    }
+    if nanos != 0 {
+        clock_parts(nanos, 1_000_000_000, 9, separator, text);
+    }
+}
+
+/// The hours, minutes and seconds of a sub-day count (truncating division, each part keeping
+/// the sign, as Arrow's interval display does).
+fn clock_parts(value: i64, per_second: i64, digits: usize, separator: bool, text: &mut Text) {
+    let mut separator = separator;
+    let seconds = value / per_second;
+    let minutes = seconds / 60;
+    let hours = minutes / 60;
+    let seconds = seconds - minutes * 60;
+    let minutes = minutes - hours * 60;
+    let sub = value % per_second;
+    for (part, unit) in [(hours, &b" hours"[..]), (minutes, b" mins")] {
+        if part != 0 {
+            if separator {
+                text.push(b' ');
+            }
+            text.signed(part);
+            text.extend(unit);
+            separator = true;
+        }
+    }
+    if seconds != 0 || sub != 0 {
+        if separator {
+            text.push(b' ');
+        }
+        if seconds < 0 || sub < 0 {
+            text.push(b'-');
+        }
+        text.unsigned(seconds.unsigned_abs());
+        text.push(b'.');
+        text.padded(sub.unsigned_abs(), digits);
+        text.extend(b" secs");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::string::String;
+
+    fn text(f: impl FnOnce(&mut Text)) -> String {
+        let mut t = Text::new();
+        f(&mut t);
+        String::from_utf8(t.as_bytes().to_vec()).unwrap()
+    }
+
+    // 2018-11-13T17:11:10.011375885 UTC, as in arrow-json's writer tests.
+    const NANOS: i64 = 1_542_129_070_011_375_885;
+
+    #[test]
+    fn timestamps_match_arrow_json() {
+        use TimeUnit::*;
+        let naive = |v, u| text(|t| timestamp(v, u, Zone::Naive, t));
+        assert_eq!(naive(NANOS, Nanosecond), "2018-11-13T17:11:10.011375885");
+        assert_eq!(
+            naive(NANOS / 1000, Microsecond),
+            "2018-11-13T17:11:10.011375"
+        );
+        assert_eq!(
+            naive(NANOS / 1_000_000, Millisecond),
+            "2018-11-13T17:11:10.011"
+        );
+        assert_eq!(naive(NANOS / 1_000_000_000, Second), "2018-11-13T17:11:10");
+        let utc = zone(Some("+00:00"));
+        assert_eq!(
+            text(|t| timestamp(NANOS, Nanosecond, utc, t)),
+            "2018-11-13T17:11:10.011375885Z"
+        );
+        let india = zone(Some("+05:30"));
+        assert_eq!(
+            text(|t| timestamp(0, Second, india, t)),
+            "1970-01-01T05:30:00+05:30"
+        );
+        assert_eq!(
+            text(|t| timestamp(-1, Millisecond, zone(Some("-0800")), t)),
+            "1969-12-31T15:59:59.999-08:00"
+        );
+        assert_eq!(
+            text(|t| timestamp(0, Second, zone(Some("Etc/GMT+5")), t)),
+            "1969-12-31T19:00:00-05:00"
+        );
+        assert_eq!(zone(Some("America/New_York")), Zone::Offset(0));
+        assert_eq!(zone(Some("UTC")), Zone::Offset(0));
+        assert_eq!(zone(Some("+24:00")), Zone::Offset(0));
+        assert_eq!(zone(Some("-01")), Zone::Offset(-60));
+        assert_eq!(zone(None), Zone::Naive);
+    }
+
+    #[test]
+    fn dates_cover_every_day_an_i64_reaches() {
+        assert_eq!(text(|t| date32(17_848, t)), "2018-11-13");
+        assert_eq!(text(|t| date32(0, t)), "1970-01-01");
+        assert_eq!(text(|t| date32(-719_528, t)), "0000-01-01");
+        assert_eq!(text(|t| date32(-719_529, t)), "-0001-12-31");
+        assert_eq!(text(|t| date32(2_932_897, t)), "+10000-01-01");
+        assert_eq!(text(|t| date32(i32::MAX, t)), "+5881580-07-11");
+        assert_eq!(text(|t| date32(i32::MIN, t)), "-5877641-06-23");
+        assert_eq!(
+            text(|t| date64(1_542_129_070_011, t)),
+            "2018-11-13T17:11:10.011"
+        );
+        assert_eq!(
+            text(|t| timestamp(i64::MAX, TimeUnit::Second, Zone::Offset(0), t)),
+            "+292277026596-12-04T15:30:07Z"
+        );
+        assert_eq!(
+            text(|t| timestamp(i64::MIN, TimeUnit::Second, Zone::Naive, t)),
+            "-292277022657-01-27T08:29:52"
+        );
+        // Every day of 1600–2400 against a day-by-day walk.
+        let (mut y, mut m, mut d) = (1600i64, 1u64, 1u64);
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        for days in -135_140..157_000 {
+            assert_eq!(civil_from_days(days), (y, m, d), "{days}");
+            let len = [
+                31,
+                28 + u64::from(leap(y)),
+                31,
+                30,
+                31,
+                30,
+                31,
+                31,
+                30,
+                31,
+                30,
+                31,
+            ];
+            d += 1;
+            if d > len[m as usize - 1] {
+                d = 1;
+                m += 1;
+                if m > 12 {
+                    m = 1;
+                    y += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn times_and_durations_match_arrow_json() {
+        use TimeUnit::*;
+        assert_eq!(text(|t| time(120, Second, t)), "00:02:00");
+        assert_eq!(text(|t| time(120, Millisecond, t)), "00:00:00.120");
+        assert_eq!(text(|t| time(120, Microsecond, t)), "00:00:00.000120");
+        assert_eq!(text(|t| time(120, Nanosecond, t)), "00:00:00.000000120");
+        assert_eq!(text(|t| time(86_399_999, Millisecond, t)), "23:59:59.999");
+        assert_eq!(text(|t| time(-1, Second, t)), "-00:00:01");
+        assert_eq!(text(|t| time(90_000, Second, t)), "25:00:00");
+        assert_eq!(text(|t| duration(120, Second, t)), "PT120S");
+        assert_eq!(text(|t| duration(120, Millisecond, t)), "PT0.12S");
+        assert_eq!(text(|t| duration(120, Microsecond, t)), "PT0.00012S");
+        assert_eq!(text(|t| duration(120, Nanosecond, t)), "PT0.00000012S");
+        assert_eq!(text(|t| duration(0, Nanosecond, t)), "P0D");
+        assert_eq!(text(|t| duration(-1_500, Millisecond, t)), "-PT1.5S");
+        assert_eq!(
+            text(|t| duration(i64::MIN, Second, t)),
+            "-PT9223372036854775808S"
+        );
+    }
+
+    #[test]
+    fn intervals_match_arrow_display() {
+        assert_eq!(text(|t| interval_year_month(14, t)), "1 years 2 mons");
+        assert_eq!(text(|t| interval_year_month(-1, t)), "-1 years 11 mons");
+        assert_eq!(text(|t| interval_year_month(0, t)), "0 years 0 mons");
+        assert_eq!(text(|t| interval_day_time(0, 0, t)), "0 secs");
+        assert_eq!(
+            text(|t| interval_day_time(3, 3_600_500, t)),
+            "3 days 1 hours 0.500 secs"
+        );
+        assert_eq!(text(|t| interval_day_time(0, -1, t)), "-0.001 secs");
+        assert_eq!(
+            text(|t| interval_day_time(-1, -61_000, t)),
+            "-1 days -1 mins -1.000 secs"
+        );
+        assert_eq!(
+            text(|t| interval_month_day_nano(1, 2, 3_000_000_001, t)),
+            "1 mons 2 days 3.000000001 secs"
+        );
+        assert_eq!(
+            text(|t| interval_month_day_nano(i32::MIN, i32::MIN, i64::MIN, t)),
+            "-2147483648 mons -2147483648 days -2562047 hours -47 mins -16.854775808 secs"
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! Documents that span batches ([`JsonWriter`]), and the thin drivers that move an [`Encoder`]'s
+//! output to an `embedded_io` writer, an `embedded_io_async` writer or a `Vec<u8>`.
+//!
+//! The drivers are loops around [`Encoder::encode`]: nothing here formats JSON.
+
+use super::JsonError;
+use super::encoder::{Encoder, Framing};
+use super::options::{EncoderOptions, JsonFormat};
+use crate::array::RecordBatch;
+use alloc::vec::Vec;
+
+/// Bytes of the stack buffer the `embedded_io` drivers encode into between writes.
+pub const WRITE_BUFFER: usize = 512;
+
+/// One JSON document written batch by batch: carries whether a row was written yet, so a
+/// [`JsonFormat::JsonArray`] document opens once, separates rows across batches and closes with
+/// `]` (or is `[]` when no batch had a row), as arrow-json's writer does.
+///
+/// ```
+/// use quiver::json::{EncoderOptions, JsonFormat, JsonWriter};
+///
+/// let mut writer = JsonWriter::new(JsonFormat::JsonArray, EncoderOptions::default());
+/// // for batch in batches { writer.batch(&batch)?.append_to(&mut out); }
+/// let mut out = Vec::new();
+/// out.extend_from_slice(writer.finish());
+/// assert_eq!(out, b"[]");
+/// ```
+#[derive(Debug, Clone)]
+pub struct JsonWriter {
+    format: JsonFormat,
+    options: EncoderOptions,
+    started: bool,
+    finished: bool,
+}
+
+impl JsonWriter {
+    /// A writer for a new document.
+    pub fn new(format: JsonFormat, options: EncoderOptions) -> Self {
+        JsonWriter {
+            format,
+            options,
+            started: false,
+            finished: false,
+        }
+    }
+
+    /// An encoder for `batch`'s rows as the next part of the document.
+    ///
+    /// The writer counts the rows as written when it hands out the encoder: run each encoder to
+    /// `done`, in order, before asking for the next.
+    pub fn batch<'b, 'a>(
+        &mut self,
+        batch: &'b RecordBatch<'a>,
+    ) -> Result<Encoder<'b, 'a>, JsonError> {
+        let framing = Framing::continuing(self.format, self.started, batch.num_rows());
+        let encoder = Encoder::continuing(batch, framing, self.options)?;
+        self.started |= batch.num_rows() > 0;
+        Ok(encoder)
+    }
+
+    /// The bytes that end the document (`]`, `[]` or nothing); empty when called again.
+    pub fn finish(&mut self) -> &'static [u8] {
+        if self.finished {
+            return b"";
+        }
+        self.finished = true;
+        match self.format {
+            JsonFormat::JsonArray if self.started => b"]",
+            JsonFormat::JsonArray => b"[]",
+            _ => b"",
+        }
+    }
+
+    /// The document's format.
+    pub fn format(&self) -> JsonFormat {
+        self.format
+    }
+
+    /// The value conventions of every batch's encoder.
+    pub fn options(&self) -> EncoderOptions {
+        self.options
+    }
+}
+
+impl<const DEPTH: usize> Encoder<'_, '_, DEPTH> {
+    /// Writes all remaining output to `writer`, through a [`WRITE_BUFFER`]-byte stack buffer.
+    pub fn write_to<W: embedded_io::Write>(&mut self, writer: &mut W) -> Result<(), W::Error> {
+        let mut buffer = [0u8; WRITE_BUFFER];
+        loop {
+            let progress = self.encode(&mut buffer);
+            writer.write_all(buffer.get(..progress.written).unwrap_or_default())?;
+            if progress.done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Writes all remaining output to an async `writer`, through a [`WRITE_BUFFER`]-byte buffer.
+    #[cfg(feature = "async")]
+    pub async fn write_to_async<W: embedded_io_async::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> Result<(), W::Error> {
+        let mut buffer = [0u8; WRITE_BUFFER];
+        loop {
+            let progress = self.encode(&mut buffer);
+            writer
+                .write_all(buffer.get(..progress.written).unwrap_or_default())
+                .await?;
+            if progress.done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Appends all remaining output to `out`, through an 8 KiB stack buffer (copying from a
+    /// buffer that stays in cache is cheaper than zero-filling the `Vec`'s spare capacity).
+    /// After the first buffer it reserves the whole document's estimated size once, so a large
+    /// batch does not regrow the `Vec` again and again.
+    pub fn append_to(&mut self, out: &mut Vec<u8>) {
+        let mut buffer = [0u8; 8 * 1024];
+        let mut first = true;
+        loop {
+            let progress = self.encode(&mut buffer);
+            if first && !progress.done {
+                first = false;
+                let (done, rows) = self.rows_progress();
+                let per_row = progress.written / done.max(1) + 1;
+                out.reserve(per_row.saturating_mul(rows.saturating_sub(done)) / 8 * 9);
+            }
+            out.extend_from_slice(buffer.get(..progress.written).unwrap_or_default());
+            if progress.done {
+                return;
+            }
+        }
+    }
+}
+
+/// `batch` as one JSON document in a new `Vec` (the allocating convenience; the encoder itself
+/// allocates nothing).
+pub fn to_vec(
+    batch: &RecordBatch<'_>,
+    format: JsonFormat,
+    options: EncoderOptions,
+) -> Result<Vec<u8>, JsonError> {
+    let mut out = Vec::new();
+    Encoder::batch(batch, format, options)?.append_to(&mut out);
+    Ok(out)
+}

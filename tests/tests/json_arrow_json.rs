@@ -1,0 +1,235 @@
+//! quiver's JSON against arrow-json 60's, on the same batches: every integration file is read
+//! by arrow-rs (arrow-ipc) for arrow-json and by quiver for quiver, and each batch is written by
+//! both as newline-delimited JSON, with default options and with explicit nulls.
+//!
+//! Lines must be byte-identical, except that number text may differ in form when both parse to
+//! the same value (floats: quiver writes ryu's shortest round trip, arrow-json lexical-core's),
+//! and the differences quiver documents (see the `json` module):
+//!
+//! - a dictionary key pointing at a null value: quiver writes `null`, arrow-json the slot's
+//!   stale contents;
+//! - values arrow-json cannot write and replaces with `ERROR: …` or `<invalid>` text.
+//!
+//! Batches arrow-json refuses (unions, maps with non-string keys, named timezones without
+//! chrono-tz) are counted and skipped. Prints a one-line summary.
+
+use arrow_json::WriterBuilder;
+use arrow_json::writer::LineDelimited;
+use quiver::json::{Encoder, EncoderOptions, JsonFormat};
+use quiver::{FileReader, ReaderOptions, StreamReader};
+use serde_json::Value;
+use std::io::Cursor;
+use std::path::Path;
+
+type ArrowBatch = arrow_array::RecordBatch;
+
+fn arrow_read(path: &Path, bytes: &[u8]) -> Result<Vec<ArrowBatch>, String> {
+    let cursor = Cursor::new(bytes.to_vec());
+    if path.extension().is_some_and(|e| e == "stream") {
+        arrow_ipc::reader::StreamReader::try_new(cursor, None)
+            .map_err(|e| e.to_string())?
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())
+    } else {
+        arrow_ipc::reader::FileReader::try_new(cursor, None)
+            .map_err(|e| e.to_string())?
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn quiver_read(path: &Path, bytes: &[u8]) -> Vec<quiver::RecordBatch<'static>> {
+    if path.extension().is_some_and(|e| e == "stream") {
+        StreamReader::new(bytes, ReaderOptions::default())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    } else {
+        FileReader::open(bytes.to_vec(), ReaderOptions::default())
+            .unwrap()
+            .batches()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+}
+
+fn arrow_json(batch: &ArrowBatch, explicit_nulls: bool) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut writer = WriterBuilder::new()
+        .with_explicit_nulls(explicit_nulls)
+        .build::<_, LineDelimited>(&mut out);
+    writer.write(batch).ok()?;
+    writer.finish().ok()?;
+    drop(writer);
+    Some(out)
+}
+
+fn quiver_json(batch: &quiver::RecordBatch<'_>, explicit_nulls: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let options = EncoderOptions::default().with_explicit_nulls(explicit_nulls);
+    Encoder::batch(batch, JsonFormat::LineDelimited, options)
+        .unwrap()
+        .append_to(&mut out);
+    out
+}
+
+/// The line with every number token removed (string contents untouched), so two lines that
+/// differ only in how numbers are spelled compare equal.
+fn without_numbers(line: &str) -> String {
+    let mut out = String::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in line.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether two values are equal with numbers compared as f64.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    batches: usize,
+    refused: usize,
+    identical_lines: usize,
+    number_text_lines: usize,
+    documented_lines: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn compare(&mut self, what: &str, arrow: &[u8], ours: &[u8]) {
+        let arrow = std::str::from_utf8(arrow).unwrap();
+        let ours = std::str::from_utf8(ours).unwrap();
+        let (a_lines, q_lines): (Vec<&str>, Vec<&str>) =
+            (arrow.lines().collect(), ours.lines().collect());
+        if a_lines.len() != q_lines.len() {
+            self.failures.push(format!(
+                "{what}: {} lines vs {}",
+                a_lines.len(),
+                q_lines.len()
+            ));
+            return;
+        }
+        for (i, (a, q)) in a_lines.iter().zip(&q_lines).enumerate() {
+            if a == q {
+                self.identical_lines += 1;
+                continue;
+            }
+            let (av, qv): (Value, Value) = (
+                serde_json::from_str(a).unwrap(),
+                serde_json::from_str(q).unwrap(),
+            );
+            if same(&av, &qv) && without_numbers(a) == without_numbers(q) {
+                self.number_text_lines += 1;
+            } else if documented(&av, &qv) {
+                self.documented_lines += 1;
+            } else if self.failures.len() < 20 {
+                self.failures.push(format!(
+                    "{what} line {i}:\n  arrow-json {a}\n  quiver     {q}"
+                ));
+            } else {
+                self.failures.push(String::new());
+            }
+        }
+    }
+}
+
+/// Whether `ours` differs from `arrow` only where quiver documents a difference: a value
+/// arrow-json cannot write (its `ERROR: …` or `<invalid>` text), or a member quiver leaves out
+/// or writes as `null` where arrow-json writes a null dictionary value's stale slot.
+fn documented(arrow: &Value, ours: &Value) -> bool {
+    let unwritable = |v: &Value| {
+        v.as_str()
+            .is_some_and(|s| s.starts_with("ERROR: ") || s == "<invalid>")
+    };
+    match (arrow, ours) {
+        _ if same(arrow, ours) || unwritable(arrow) => true,
+        (_, Value::Null) => true,
+        (Value::Object(a), Value::Object(q)) => {
+            q.keys().all(|k| a.contains_key(k))
+                && a.iter().all(|(k, v)| match q.get(k) {
+                    Some(w) => documented(v, w),
+                    // Left out: a null quiver sees where arrow-json wrote a stale value.
+                    None => true,
+                })
+        }
+        (Value::Array(a), Value::Array(q)) => {
+            a.len() == q.len() && a.iter().zip(q).all(|(v, w)| documented(v, w))
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn quiver_writes_what_arrow_json_writes() {
+    let Some(data) = quiver_tests::arrow_testing_data() else {
+        return;
+    };
+    let mut files = quiver_tests::integration_files(&data, "arrow_file");
+    files.extend(quiver_tests::integration_files(&data, "stream"));
+    let mut tally = Tally::default();
+    for path in &files {
+        // arrow-rs misreads big-endian files; their little-endian twins cover them.
+        if path.to_string_lossy().contains("bigendian") {
+            continue;
+        }
+        let bytes = std::fs::read(path).unwrap();
+        let Ok(arrow) = arrow_read(path, &bytes) else {
+            continue;
+        };
+        let ours = quiver_read(path, &bytes);
+        assert_eq!(arrow.len(), ours.len(), "{}", path.display());
+        for (i, (a, q)) in arrow.iter().zip(&ours).enumerate() {
+            for explicit in [false, true] {
+                tally.batches += 1;
+                let Some(expected) = arrow_json(a, explicit) else {
+                    tally.refused += 1;
+                    continue;
+                };
+                let what = format!("{} batch {i} explicit_nulls={explicit}", path.display());
+                tally.compare(&what, &expected, &quiver_json(q, explicit));
+            }
+        }
+    }
+    println!(
+        "json vs arrow-json: {} batches ({} refused by arrow-json); lines: {} identical, \
+         {} differ in number text only, {} documented differences, {} failures",
+        tally.batches,
+        tally.refused,
+        tally.identical_lines,
+        tally.number_text_lines,
+        tally.documented_lines,
+        tally.failures.len()
+    );
+    for f in tally.failures.iter().filter(|f| !f.is_empty()) {
+        println!("{f}");
+    }
+    assert!(tally.failures.is_empty());
+    assert!(tally.identical_lines > 1000);
+}

@@ -1,0 +1,692 @@
+//! JSON encoding, value by value: every type in arrow-json 60's default form (checked against
+//! the strings arrow-json's own tests expect), the options beyond it, document framing across
+//! batches, construction errors, and the drivers. Every expected document is also produced with
+//! 1-, 2-, 3-byte and irregular buffers, which must give the same bytes.
+
+#[path = "json/arrays.rs"]
+mod arrays;
+
+use arrays::*;
+use quiver::DataType;
+use quiver::RecordBatch;
+use quiver::datatype::{IntervalUnit, TimeUnit};
+use quiver::json::{
+    BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat, JsonWriter, to_vec,
+};
+
+/// Encodes with every buffer-size pattern and checks each against `expected`.
+fn check_with(
+    batch: &RecordBatch<'_>,
+    format: JsonFormat,
+    options: EncoderOptions,
+    expected: &str,
+) {
+    for sizes in [
+        &[1 << 16][..],
+        &[1],
+        &[2],
+        &[3],
+        &[5, 0, 1, 17, 64],
+        &[250, 7],
+    ] {
+        let mut encoder = Encoder::batch(batch, format, options).unwrap();
+        let out = String::from_utf8(drain(&mut encoder, sizes)).unwrap();
+        assert_eq!(out, expected, "buffer sizes {sizes:?}");
+        assert!(encoder.is_done());
+        let again = encoder.encode(&mut [0u8; 8]);
+        assert_eq!((again.written, again.done), (0, true));
+    }
+}
+
+fn check(batch: &RecordBatch<'_>, expected: &str) {
+    check_with(
+        batch,
+        JsonFormat::LineDelimited,
+        EncoderOptions::default(),
+        expected,
+    );
+}
+
+const NANOS: i64 = 1_542_129_070_011_375_885; // 2018-11-13T17:11:10.011375885
+
+#[test]
+fn integers_booleans_and_floats() {
+    let b = batch(vec![
+        ("i8", prim(DataType::Int8, &[Some(i8::MIN), None])),
+        ("i16", prim(DataType::Int16, &[Some(-300i16), None])),
+        ("i32", int32(&[Some(i32::MAX), None])),
+        ("i64", prim(DataType::Int64, &[Some(i64::MIN), None])),
+        ("u8", prim(DataType::UInt8, &[Some(255u8), None])),
+        ("u16", prim(DataType::UInt16, &[Some(0u16), None])),
+        ("u32", prim(DataType::UInt32, &[Some(u32::MAX), None])),
+        ("u64", prim(DataType::UInt64, &[Some(u64::MAX), None])),
+        ("b", bools(&[Some(true), Some(false)])),
+        ("f64", prim(DataType::Float64, &[Some(0.1f64), Some(-0.0)])),
+        (
+            "f32",
+            prim(DataType::Float32, &[Some(1.5f32), Some(f32::NAN)]),
+        ),
+        // Float16 1.0 and 0.1 (0x2E66, exactly 0.0999755859375).
+        (
+            "f16",
+            prim(DataType::Float16, &[Some(0x3C00u16), Some(0x2E66)]),
+        ),
+        (
+            "inf",
+            prim(
+                DataType::Float64,
+                &[Some(f64::INFINITY), Some(f64::NEG_INFINITY)],
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"i8\":-128,\"i16\":-300,\"i32\":2147483647,\"i64\":-9223372036854775808,\"u8\":255,\
+         \"u16\":0,\"u32\":4294967295,\"u64\":18446744073709551615,\"b\":true,\"f64\":0.1,\
+         \"f32\":1.5,\"f16\":1.0,\"inf\":null}\n\
+         {\"b\":false,\"f64\":-0.0,\"f32\":null,\"f16\":0.099975586,\"inf\":null}\n",
+    );
+}
+
+#[test]
+fn strings_escape_per_rfc_8259() {
+    let tricky = "q\"b\\s/\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}é😀";
+    let escaped = r#""q\"b\\s/\b\f\n\r\t\u0001\u001f"#.to_string() + "\u{7f}é😀\"";
+    let long = "x".repeat(300) + "\n" + &"y".repeat(300);
+    let b = batch(vec![
+        ("s", utf8(&[Some(tricky), Some(""), Some(&long)])),
+        (
+            "l",
+            var(DataType::LargeUtf8, &[Some(b"large"), None, Some(b"\x00")]),
+        ),
+        (
+            "v",
+            views(
+                DataType::Utf8View,
+                &[Some(b"inline"), Some(b"a view longer than twelve"), None],
+            ),
+        ),
+    ]);
+    let long_json = serde_json::to_string(&long).unwrap();
+    check(
+        &b,
+        &format!(
+            "{{\"s\":{escaped},\"l\":\"large\",\"v\":\"inline\"}}\n\
+             {{\"s\":\"\",\"v\":\"a view longer than twelve\"}}\n\
+             {{\"s\":{long_json},\"l\":\"\\u0000\"}}\n"
+        ),
+    );
+    assert_eq!(serde_json::to_string(tricky).unwrap(), escaped);
+}
+
+#[test]
+fn keys_that_need_escaping() {
+    let b = batch(vec![
+        ("plain", int32(&[Some(1)])),
+        ("say \"hi\"\n", int32(&[Some(2)])),
+    ]);
+    check(&b, "{\"plain\":1,\"say \\\"hi\\\"\\n\":2}\n");
+}
+
+#[test]
+fn binary_as_hex_or_base64() {
+    let values: [Option<&[u8]>; 3] = [Some(b"\x00\x0f\xa0\xff"), Some(b""), None];
+    let b = batch(vec![
+        ("b", var(DataType::Binary, &values)),
+        ("lb", var(DataType::LargeBinary, &values)),
+        ("bv", views(DataType::BinaryView, &values)),
+        (
+            "fsb",
+            prim(
+                DataType::FixedSizeBinary(2),
+                &[Some([0xABu8, 0x01]), Some([0, 0]), None],
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"b\":\"000fa0ff\",\"lb\":\"000fa0ff\",\"bv\":\"000fa0ff\",\"fsb\":\"ab01\"}\n\
+         {\"b\":\"\",\"lb\":\"\",\"bv\":\"\",\"fsb\":\"0000\"}\n{}\n",
+    );
+    check_with(
+        &b,
+        JsonFormat::LineDelimited,
+        EncoderOptions::default().with_binary(BinaryFormat::Base64),
+        "{\"b\":\"AA+g/w==\",\"lb\":\"AA+g/w==\",\"bv\":\"AA+g/w==\",\"fsb\":\"qwE=\"}\n\
+         {\"b\":\"\",\"lb\":\"\",\"bv\":\"\",\"fsb\":\"AAA=\"}\n{}\n",
+    );
+}
+
+#[test]
+fn decimals_are_exact_numbers() {
+    let mut i256_min = [0u8; 32];
+    i256_min[31] = 0x80;
+    let b = batch(vec![
+        (
+            "d32",
+            prim(DataType::Decimal32(9, 2), &[Some(12345i32), Some(-5)]),
+        ),
+        (
+            "d64",
+            prim(DataType::Decimal64(18, 3), &[Some(-5i64), Some(0)]),
+        ),
+        (
+            "d128",
+            prim(DataType::Decimal128(38, 38), &[Some(i128::MIN), Some(1)]),
+        ),
+        (
+            "d256",
+            prim(
+                DataType::Decimal256(76, -2),
+                &[Some(i256_min), Some([0u8; 32])],
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"d32\":123.45,\"d64\":-0.005,\"d128\":-1.70141183460469231731687303715884105728,\
+         \"d256\":-5789604461865809771178549250434395392663499233282028201972879200395656481996800}\n\
+         {\"d32\":-0.05,\"d64\":0.000,\"d128\":0.00000000000000000000000000000000000001,\"d256\":0}\n",
+    );
+}
+
+#[test]
+fn temporal_values_match_arrow_json() {
+    use TimeUnit::*;
+    let ts = |unit, tz: Option<&str>, v: i64| {
+        prim(
+            DataType::Timestamp(unit, tz.map(Into::into)),
+            &[Some(v), None],
+        )
+    };
+    let b = batch(vec![
+        ("nanos", ts(Nanosecond, None, NANOS)),
+        ("micros", ts(Microsecond, None, NANOS / 1_000)),
+        ("millis", ts(Millisecond, None, NANOS / 1_000_000)),
+        ("secs", ts(Second, None, NANOS / 1_000_000_000)),
+        ("utc", ts(Nanosecond, Some("+00:00"), NANOS)),
+        ("india", ts(Second, Some("+05:30"), 0)),
+        ("named", ts(Millisecond, Some("America/New_York"), 1)),
+        ("date32", prim(DataType::Date32, &[Some(17_848i32), None])),
+        (
+            "date64",
+            prim(DataType::Date64, &[Some(NANOS / 1_000_000), None]),
+        ),
+        (
+            "t32s",
+            prim(DataType::Time32(Second), &[Some(120i32), None]),
+        ),
+        (
+            "t32ms",
+            prim(DataType::Time32(Millisecond), &[Some(120i32), None]),
+        ),
+        (
+            "t64us",
+            prim(DataType::Time64(Microsecond), &[Some(120i64), None]),
+        ),
+        (
+            "t64ns",
+            prim(DataType::Time64(Nanosecond), &[Some(120i64), None]),
+        ),
+        (
+            "ds",
+            prim(DataType::Duration(Second), &[Some(120i64), Some(0)]),
+        ),
+        (
+            "dms",
+            prim(DataType::Duration(Millisecond), &[Some(120i64), None]),
+        ),
+        (
+            "dus",
+            prim(DataType::Duration(Microsecond), &[Some(120i64), None]),
+        ),
+        (
+            "dns",
+            prim(DataType::Duration(Nanosecond), &[Some(-120i64), None]),
+        ),
+        (
+            "ym",
+            prim(
+                DataType::Interval(IntervalUnit::YearMonth),
+                &[Some(14i32), Some(-1)],
+            ),
+        ),
+        (
+            "dt",
+            prim(
+                DataType::Interval(IntervalUnit::DayTime),
+                &[Some(day_time(3, 3_600_500)), Some(day_time(0, 0))],
+            ),
+        ),
+        (
+            "mdn",
+            prim(
+                DataType::Interval(IntervalUnit::MonthDayNano),
+                &[Some(month_day_nano(1, 2, 3_000_000_001)), None],
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"nanos\":\"2018-11-13T17:11:10.011375885\",\"micros\":\"2018-11-13T17:11:10.011375\",\
+         \"millis\":\"2018-11-13T17:11:10.011\",\"secs\":\"2018-11-13T17:11:10\",\
+         \"utc\":\"2018-11-13T17:11:10.011375885Z\",\"india\":\"1970-01-01T05:30:00+05:30\",\
+         \"named\":\"1970-01-01T00:00:00.001Z\",\"date32\":\"2018-11-13\",\
+         \"date64\":\"2018-11-13T17:11:10.011\",\"t32s\":\"00:02:00\",\"t32ms\":\"00:00:00.120\",\
+         \"t64us\":\"00:00:00.000120\",\"t64ns\":\"00:00:00.000000120\",\"ds\":\"PT120S\",\
+         \"dms\":\"PT0.12S\",\"dus\":\"PT0.00012S\",\"dns\":\"-PT0.00000012S\",\
+         \"ym\":\"1 years 2 mons\",\"dt\":\"3 days 1 hours 0.500 secs\",\
+         \"mdn\":\"1 mons 2 days 3.000000001 secs\"}\n\
+         {\"ds\":\"P0D\",\"ym\":\"-1 years 11 mons\",\"dt\":\"0 secs\"}\n",
+    );
+    check_with(
+        &batch(vec![("t", ts(Nanosecond, Some("UTC"), NANOS))]),
+        JsonFormat::LineDelimited,
+        EncoderOptions::default()
+            .with_timestamps_as_epoch(true)
+            .with_large_ints_as_strings(true),
+        "{\"t\":\"1542129070011375885\"}\n{}\n",
+    );
+    check_with(
+        &batch(vec![("t", ts(Second, None, 1))]),
+        JsonFormat::LineDelimited,
+        EncoderOptions::default().with_timestamps_as_epoch(true),
+        "{\"t\":1}\n{}\n",
+    );
+}
+
+fn day_time(days: i32, millis: i32) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&days.to_le_bytes());
+    b[4..].copy_from_slice(&millis.to_le_bytes());
+    b
+}
+
+fn month_day_nano(months: i32, days: i32, nanos: i64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..4].copy_from_slice(&months.to_le_bytes());
+    b[4..8].copy_from_slice(&days.to_le_bytes());
+    b[8..].copy_from_slice(&nanos.to_le_bytes());
+    b
+}
+
+#[test]
+fn options_beyond_arrow_json() {
+    let b = batch(vec![
+        (
+            "big",
+            prim(
+                DataType::Int64,
+                &[Some(1i64 << 53), Some(-(1i64 << 53) - 1)],
+            ),
+        ),
+        ("ubig", prim(DataType::UInt64, &[Some(u64::MAX), None])),
+        (
+            "f",
+            prim(
+                DataType::Float32,
+                &[Some(f32::NAN), Some(f32::NEG_INFINITY)],
+            ),
+        ),
+        (
+            "g",
+            prim(DataType::Float64, &[Some(f64::INFINITY), Some(2.5)]),
+        ),
+    ]);
+    check_with(
+        &b,
+        JsonFormat::LineDelimited,
+        EncoderOptions::default()
+            .with_large_ints_as_strings(true)
+            .with_non_finite_as_strings(true)
+            .with_explicit_nulls(true),
+        "{\"big\":9007199254740992,\"ubig\":\"18446744073709551615\",\"f\":\"NaN\",\"g\":\"Infinity\"}\n\
+         {\"big\":\"-9007199254740993\",\"ubig\":null,\"f\":\"-Infinity\",\"g\":2.5}\n",
+    );
+}
+
+#[test]
+fn structs_lists_and_maps() {
+    let inner = structs(
+        vec![
+            ("x", int32(&[Some(1), None, Some(3)])),
+            ("y", utf8(&[Some("a"), Some("b"), None])),
+        ],
+        &[true, true, false],
+    );
+    let list_child = int32(&[Some(1), None, Some(3), Some(4)]);
+    let b = batch(vec![
+        ("s", inner),
+        (
+            "l",
+            list(false, list_child.clone(), &[Some(2), Some(0), Some(2)]),
+        ),
+        (
+            "ll",
+            list(true, list_child.clone(), &[Some(4), None, Some(0)]),
+        ),
+        (
+            "fsl",
+            fixed_list(
+                int32(&[Some(1), Some(2), Some(3), Some(4), Some(5), Some(6)]),
+                2,
+                &[true, false, true],
+            ),
+        ),
+        (
+            "lv",
+            list_view(list_child, &[Some((2, 2)), Some((0, 3)), None]),
+        ),
+        (
+            "m",
+            map(
+                utf8(&[Some("k1"), Some("k\"2"), Some("k3")]),
+                int32(&[Some(1), None, Some(3)]),
+                &[Some(2), None, Some(1)],
+            ),
+        ),
+        (
+            "mi",
+            map(
+                int32(&[Some(7), Some(8)]),
+                utf8(&[Some("seven"), None]),
+                &[Some(2), Some(0), None],
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"s\":{\"x\":1,\"y\":\"a\"},\"l\":[1,null],\"ll\":[1,null,3,4],\"fsl\":[1,2],\"lv\":[3,4],\
+         \"m\":{\"k1\":1},\"mi\":[{\"key\":7,\"value\":\"seven\"},{\"key\":8}]}\n\
+         {\"s\":{\"y\":\"b\"},\"l\":[],\"lv\":[1,null,3],\"mi\":[]}\n\
+         {\"l\":[3,4],\"ll\":[],\"fsl\":[5,6],\"m\":{\"k3\":3}}\n",
+    );
+    check_with(
+        &b,
+        JsonFormat::JsonArray,
+        EncoderOptions::default().with_explicit_nulls(true),
+        "[{\"s\":{\"x\":1,\"y\":\"a\"},\"l\":[1,null],\"ll\":[1,null,3,4],\"fsl\":[1,2],\"lv\":[3,4],\
+         \"m\":{\"k1\":1,\"k\\\"2\":null},\"mi\":[{\"key\":7,\"value\":\"seven\"},{\"key\":8,\"value\":null}]},\
+         {\"s\":{\"x\":null,\"y\":\"b\"},\"l\":[],\"ll\":null,\"fsl\":null,\"lv\":[1,null,3],\"m\":null,\"mi\":[]},\
+         {\"s\":null,\"l\":[3,4],\"ll\":[],\"fsl\":[5,6],\"lv\":null,\"m\":{\"k3\":3},\"mi\":null}]",
+    );
+}
+
+#[test]
+fn dictionaries_run_ends_and_unions_write_their_values() {
+    let b = batch(vec![
+        (
+            "dict",
+            dictionary(
+                &[Some(1), None, Some(0), Some(2)],
+                utf8(&[Some("zero"), Some("one"), None]),
+            ),
+        ),
+        (
+            "ree",
+            run_ends(&[2, 3, 4], int32(&[Some(5), None, Some(6)])),
+        ),
+        (
+            "sparse",
+            union(
+                vec![
+                    ("i", int32(&[Some(1), Some(2), None, Some(4)])),
+                    ("s", utf8(&[Some("a"), Some("b"), Some("c"), Some("d")])),
+                ],
+                &[0, 1, 0, 1],
+                None,
+            ),
+        ),
+        (
+            "dense",
+            union(
+                vec![
+                    ("i", int32(&[Some(10), None])),
+                    ("l", list(false, int32(&[Some(1)]), &[Some(1)])),
+                ],
+                &[1, 0, 0, 1],
+                Some(&[0, 0, 1, 0]),
+            ),
+        ),
+    ]);
+    check(
+        &b,
+        "{\"dict\":\"one\",\"ree\":5,\"sparse\":1,\"dense\":[1]}\n\
+         {\"ree\":5,\"sparse\":\"b\",\"dense\":10}\n\
+         {\"dict\":\"zero\"}\n\
+         {\"ree\":6,\"sparse\":\"d\",\"dense\":[1]}\n",
+    );
+}
+
+#[test]
+fn sliced_arrays_write_their_window() {
+    let s = structs(
+        vec![("x", int32(&[Some(1), Some(2), Some(3), Some(4)]))],
+        &[true, false, true, true],
+    )
+    .slice(1, 3)
+    .unwrap();
+    let l = list(
+        false,
+        int32(&[Some(1), Some(2), Some(3)]),
+        &[Some(1), Some(2), Some(0), Some(0)],
+    )
+    .slice(1, 3)
+    .unwrap();
+    let d = dictionary(
+        &[Some(0), Some(1), None, Some(1)],
+        utf8(&[Some("a"), Some("b")]),
+    )
+    .slice(1, 3)
+    .unwrap();
+    let r = run_ends(&[1, 3, 4], int32(&[Some(7), Some(8), Some(9)]))
+        .slice(1, 3)
+        .unwrap();
+    let b = batch(vec![("s", s), ("l", l), ("d", d), ("r", r)]);
+    check(
+        &b,
+        "{\"l\":[2,3],\"d\":\"b\",\"r\":8}\n{\"s\":{\"x\":3},\"l\":[],\"r\":8}\n\
+         {\"s\":{\"x\":4},\"l\":[],\"d\":\"b\",\"r\":9}\n",
+    );
+}
+
+#[test]
+fn null_type_columns_are_nulls() {
+    let nulls = quiver::ArrayView::try_new(quiver::array::ArrayParts {
+        data_type: Some(DataType::Null),
+        len: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    let b = batch(vec![("n", nulls.clone()), ("i", int32(&[Some(1), None]))]);
+    check(&b, "{\"i\":1}\n{}\n");
+    check_with(
+        &b,
+        JsonFormat::JsonArray,
+        EncoderOptions::default().with_explicit_nulls(true),
+        "[{\"n\":null,\"i\":1},{\"n\":null,\"i\":null}]",
+    );
+    assert_eq!(values(&nulls, EncoderOptions::default()), "[null,null]");
+}
+
+#[test]
+fn documents_span_batches() {
+    let one = batch(vec![("a", int32(&[Some(1), Some(2)]))]);
+    let empty = batch(vec![("a", int32(&[]))]);
+    let two = batch(vec![("a", int32(&[Some(3)]))]);
+
+    let run = |format, batches: &[&RecordBatch<'_>]| {
+        let mut writer = JsonWriter::new(format, EncoderOptions::default());
+        let mut out = Vec::new();
+        for b in batches {
+            let mut encoder = writer.batch(b).unwrap();
+            out.extend(drain(&mut encoder, &[3]));
+        }
+        out.extend_from_slice(writer.finish());
+        assert_eq!(writer.finish(), b"");
+        String::from_utf8(out).unwrap()
+    };
+    use JsonFormat::*;
+    assert_eq!(
+        run(JsonArray, &[&one, &empty, &two]),
+        "[{\"a\":1},{\"a\":2},{\"a\":3}]"
+    );
+    assert_eq!(run(JsonArray, &[&empty, &two, &empty]), "[{\"a\":3}]");
+    assert_eq!(run(JsonArray, &[]), "[]");
+    assert_eq!(run(JsonArray, &[&empty, &empty]), "[]");
+    assert_eq!(
+        run(LineDelimited, &[&one, &empty, &two]),
+        "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"
+    );
+    assert_eq!(run(LineDelimited, &[&empty]), "");
+
+    check_with(&empty, JsonArray, EncoderOptions::default(), "[]");
+    check_with(&empty, LineDelimited, EncoderOptions::default(), "");
+    check_with(
+        &one,
+        JsonArray,
+        EncoderOptions::default(),
+        "[{\"a\":1},{\"a\":2}]",
+    );
+    let no_columns =
+        quiver::RecordBatch::try_new(std::sync::Arc::new(quiver::Schema::new(vec![])), vec![], 2)
+            .unwrap();
+    check_with(&no_columns, JsonArray, EncoderOptions::default(), "[{},{}]");
+}
+
+#[test]
+fn array_encoders_write_values_as_rows() {
+    let a = list(false, int32(&[Some(1), Some(2)]), &[Some(2), None, Some(0)]);
+    assert_eq!(values(&a, EncoderOptions::default()), "[[1,2],null,[]]");
+    let mut encoder =
+        Encoder::array(&a, JsonFormat::LineDelimited, EncoderOptions::default()).unwrap();
+    assert_eq!(drain(&mut encoder, &[1]), b"[1,2]\nnull\n[]\n");
+    let s = utf8(&[Some("x"), None]);
+    assert_eq!(values(&s, EncoderOptions::default()), "[\"x\",null]");
+}
+
+/// A list nested `levels` deep around one Int32.
+fn nested_lists(levels: usize) -> Array {
+    let mut a = int32(&[Some(1)]);
+    for _ in 0..levels {
+        a = list(false, a, &[Some(1)]);
+    }
+    a
+}
+
+#[test]
+fn depth_is_checked_at_construction() {
+    let deep = batch(vec![("ok", int32(&[Some(1)])), ("deep", nested_lists(31))]);
+    let mut encoder =
+        Encoder::batch(&deep, JsonFormat::JsonArray, EncoderOptions::default()).unwrap();
+    let text = String::from_utf8(drain(&mut encoder, &[1])).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "[{{\"ok\":1,\"deep\":{}1{}}}]",
+            "[".repeat(31),
+            "]".repeat(31)
+        )
+    );
+
+    let too_deep = batch(vec![("ok", int32(&[Some(1)])), ("deep", nested_lists(32))]);
+    let err =
+        Encoder::batch(&too_deep, JsonFormat::JsonArray, EncoderOptions::default()).unwrap_err();
+    assert_eq!(
+        err,
+        JsonError::TooDeep {
+            column: 1,
+            limit: 32
+        }
+    );
+    assert!(err.to_string().contains("column 1"));
+    // A bigger stack takes it.
+    let mut bigger = Encoder::<'_, '_, 64>::batch_with_depth(
+        &too_deep,
+        JsonFormat::JsonArray,
+        EncoderOptions::default(),
+    )
+    .unwrap();
+    let mut out = vec![0u8; 4096];
+    let p = bigger.encode(&mut out);
+    assert!(p.done);
+    serde_json::from_slice::<serde_json::Value>(&out[..p.written]).unwrap();
+    // An array encoder has no row object: 32 levels fit.
+    let lists = nested_lists(32);
+    assert_eq!(values(&lists, EncoderOptions::default()).len(), 2 + 64 + 1);
+}
+
+#[test]
+fn null_map_keys_are_refused() {
+    let m = map(
+        utf8(&[Some("a"), None]),
+        int32(&[Some(1), Some(2)]),
+        &[Some(2)],
+    );
+    let b = batch(vec![("x", int32(&[Some(1)])), ("m", m)]);
+    assert_eq!(
+        Encoder::batch(&b, JsonFormat::JsonArray, EncoderOptions::default()).unwrap_err(),
+        JsonError::NullMapKey { column: 1 }
+    );
+}
+
+#[test]
+fn drivers_write_everything() {
+    let long = "é".repeat(700);
+    let b = batch(vec![
+        ("s", utf8(&[Some(&long), Some("short")])),
+        ("i", int32(&[Some(1), Some(2)])),
+    ]);
+    let expected = encode(&b, JsonFormat::JsonArray, EncoderOptions::default());
+
+    let mut sink: Vec<u8> = Vec::new();
+    Encoder::batch(&b, JsonFormat::JsonArray, EncoderOptions::default())
+        .unwrap()
+        .write_to(&mut sink)
+        .unwrap();
+    assert_eq!(sink, expected.as_bytes());
+
+    let mut appended = b"prefix".to_vec();
+    Encoder::batch(&b, JsonFormat::JsonArray, EncoderOptions::default())
+        .unwrap()
+        .append_to(&mut appended);
+    assert_eq!(&appended[6..], expected.as_bytes());
+
+    assert_eq!(
+        to_vec(&b, JsonFormat::JsonArray, EncoderOptions::default()).unwrap(),
+        expected.as_bytes()
+    );
+
+    let mut async_sink: Vec<u8> = Vec::new();
+    let mut encoder = Encoder::batch(&b, JsonFormat::JsonArray, EncoderOptions::default()).unwrap();
+    block_on(encoder.write_to_async(&mut async_sink)).unwrap();
+    assert_eq!(async_sink, expected.as_bytes());
+
+    // A writer that fails hands its error back unchanged.
+    let mut tiny = [0u8; 10];
+    let mut slice: &mut [u8] = &mut tiny;
+    let err = Encoder::batch(&b, JsonFormat::JsonArray, EncoderOptions::default())
+        .unwrap()
+        .write_to(&mut slice)
+        .unwrap_err();
+    assert_eq!(err, embedded_io::SliceWriteError::Full);
+}
+
+/// Polls a future that never waits (writing into a `Vec`) to completion.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn the_encoder_is_small_enough_for_a_stack() {
+    let size = std::mem::size_of::<Encoder<'_, '_>>();
+    let shallow = std::mem::size_of::<Encoder<'_, '_, 4>>();
+    println!("json encoder: {size} bytes with the default depth, {shallow} with depth 4");
+    assert!(size <= 8 * 1024 && shallow < size);
+}
