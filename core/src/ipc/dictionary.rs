@@ -4,13 +4,11 @@
 //! shares them (`Arc`) with every batch that uses them. Delta batches append to a dictionary;
 //! replacement batches (streams only) replace it.
 
-use crate::array::{ArrayParts, ArrayView};
+use crate::array::ArrayView;
 use crate::bytes::Bytes;
-use crate::datatype::DataType;
-use crate::error::{FormatErrorKind, FormatResult};
+use crate::error::FormatResult;
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 /// Decoded dictionaries by id.
@@ -28,7 +26,7 @@ impl<'a> Dictionaries<'a> {
     /// Stores a dictionary batch's values: appended for a delta, replacing otherwise.
     pub fn insert(&mut self, id: i64, values: ArrayView<'a>, is_delta: bool) -> FormatResult<()> {
         let values = match self.map.get(&id) {
-            Some(old) if is_delta => concat(old, &values)?,
+            Some(old) if is_delta => super::concat::concat(old, &values)?,
             _ => values,
         };
         self.map.insert(id, Arc::new(values));
@@ -57,84 +55,8 @@ pub(crate) fn dictionary_fields(schema: &Schema) -> HashMap<i64, Field> {
     out
 }
 
-/// Appends `delta` to `base`, for the flat types a dictionary usually holds.
-fn concat<'a>(base: &ArrayView<'a>, delta: &ArrayView<'a>) -> FormatResult<ArrayView<'a>> {
-    let unsupported = FormatErrorKind::Unsupported {
-        what: "delta dictionary of a nested or view type",
-    };
-    if base.data_type() != delta.data_type() || base.dictionary().is_some() {
-        return Err(unsupported.into());
-    }
-    let len = base.len() + delta.len();
-    let validity = (base.null_count() + delta.null_count() > 0).then(|| {
-        bitmap(
-            len,
-            (0..base.len())
-                .map(|i| base.is_valid(i))
-                .chain((0..delta.len()).map(|i| delta.is_valid(i))),
-        )
-    });
-    let mut buffers = Vec::new();
-    let data_type = base.data_type().clone();
-    match &data_type {
-        DataType::Boolean => buffers.push(bitmap(
-            len,
-            (0..base.len())
-                .map(|i| base.bool_value(i))
-                .chain((0..delta.len()).map(|i| delta.bool_value(i))),
-        )),
-        DataType::Binary | DataType::Utf8 | DataType::LargeBinary | DataType::LargeUtf8 => {
-            let large = matches!(data_type, DataType::LargeBinary | DataType::LargeUtf8);
-            let mut offsets = Vec::new();
-            let mut data = Vec::new();
-            let push_offset = |offsets: &mut Vec<u8>, at: usize| -> FormatResult<()> {
-                if large {
-                    offsets.extend_from_slice(&(at as i64).to_le_bytes());
-                } else {
-                    let at = i32::try_from(at).map_err(|_| FormatErrorKind::LimitExceeded {
-                        what: "delta dictionary data",
-                        requested: at as u64,
-                        limit: i32::MAX as u64,
-                    })?;
-                    offsets.extend_from_slice(&at.to_le_bytes());
-                }
-                Ok(())
-            };
-            push_offset(&mut offsets, 0)?;
-            for array in [base, delta] {
-                for i in 0..array.len() {
-                    data.extend_from_slice(array.bytes_value(i));
-                    push_offset(&mut offsets, data.len())?;
-                }
-            }
-            buffers.push(Bytes::from_vec(offsets));
-            buffers.push(Bytes::from_vec(data));
-        }
-        other if other.byte_width().is_some() && !other.is_nested() => {
-            let mut data = Vec::new();
-            for array in [base, delta] {
-                for i in 0..array.len() {
-                    data.extend_from_slice(array.fixed_bytes(i));
-                }
-            }
-            buffers.push(Bytes::from_vec(data));
-        }
-        _ => return Err(unsupported.into()),
-    }
-    ArrayView::try_new(ArrayParts {
-        data_type: Some(data_type),
-        len,
-        offset: 0,
-        null_count: base.null_count() + delta.null_count(),
-        validity,
-        buffers,
-        children: Vec::new(),
-        dictionary: None,
-    })
-}
-
 /// Packs `len` booleans into an LSB-first bitmap.
-fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
+pub(super) fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
     let mut bytes = alloc::vec![0u8; len.div_ceil(8)];
     for (i, set) in bits.enumerate() {
         if let (true, Some(byte)) = (set, bytes.get_mut(i / 8)) {
@@ -147,7 +69,10 @@ fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::ArrayParts;
+    use crate::datatype::DataType;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     fn utf8(values: &[Option<&str>]) -> ArrayView<'static> {
         let mut offsets = vec![0u8; 4];
@@ -199,7 +124,7 @@ mod tests {
             })
             .unwrap()
         };
-        let joined = concat(&ints(&[1, 2]), &ints(&[3])).unwrap();
+        let joined = super::super::concat::concat(&ints(&[1, 2]), &ints(&[3])).unwrap();
         assert_eq!((joined.value::<i64>(0), joined.value::<i64>(2)), (1, 3));
 
         let bools = |v: &[bool]| {
@@ -211,7 +136,8 @@ mod tests {
             })
             .unwrap()
         };
-        let joined = concat(&bools(&[true; 7]), &bools(&[false, true])).unwrap();
+        let joined =
+            super::super::concat::concat(&bools(&[true; 7]), &bools(&[false, true])).unwrap();
         let got: Vec<bool> = (0..9).map(|i| joined.bool_value(i)).collect();
         assert_eq!(got, [true, true, true, true, true, true, true, false, true]);
     }

@@ -3,6 +3,7 @@
 //! They reach the message decoder directly, without a file or stream around it, so a fuzzer
 //! spends its time on the parts that take untrusted bytes.
 
+pub use super::concat::concat;
 use super::decode::{Body, DecodeContext, decode_columns};
 use super::dictionary::Dictionaries;
 use super::{Projection, field_budget};

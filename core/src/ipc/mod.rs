@@ -5,6 +5,7 @@
 //! per block for its metadata and body together. [`StreamReader`] reads messages in order from an
 //! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`]es.
 
+mod concat;
 mod decode;
 mod dictionary;
 mod file;
