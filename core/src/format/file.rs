@@ -6,15 +6,9 @@
 use super::message::{MetadataVersion, version};
 use super::missing;
 use super::schema::{KeyValues, Schema};
+use super::slots::*;
 use crate::error::FormatResult;
 use crate::flatbuffer::{Element, Table, Vector};
-
-// Footer slots.
-const FOOTER_VERSION: u16 = 0;
-const FOOTER_SCHEMA: u16 = 1;
-const FOOTER_DICTIONARIES: u16 = 2;
-const FOOTER_RECORD_BATCHES: u16 = 3;
-const FOOTER_CUSTOM_METADATA: u16 = 4;
 
 /// The index at the end of an Arrow file: schema plus where each message lies (`Footer`).
 #[derive(Clone, Copy, Debug)]

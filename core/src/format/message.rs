@@ -6,40 +6,11 @@
 //! that follows the metadata is not read here.
 
 use super::schema::{KeyValues, Schema};
+use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing};
 use crate::datatype::CompressionCodec;
 use crate::error::FormatResult;
 use crate::flatbuffer::{Element, Table, Vector};
-
-// Message slots (the `header` union takes two: its tag, then its table).
-const MESSAGE_VERSION: u16 = 0;
-const MESSAGE_HEADER_TYPE: u16 = 1;
-const MESSAGE_HEADER: u16 = 2;
-const MESSAGE_BODY_LENGTH: u16 = 3;
-const MESSAGE_CUSTOM_METADATA: u16 = 4;
-
-// RecordBatch slots.
-const RECORD_BATCH_LENGTH: u16 = 0;
-const RECORD_BATCH_NODES: u16 = 1;
-const RECORD_BATCH_BUFFERS: u16 = 2;
-const RECORD_BATCH_COMPRESSION: u16 = 3;
-const RECORD_BATCH_VARIADIC_BUFFER_COUNTS: u16 = 4;
-
-// DictionaryBatch slots.
-const DICTIONARY_BATCH_ID: u16 = 0;
-const DICTIONARY_BATCH_DATA: u16 = 1;
-const DICTIONARY_BATCH_IS_DELTA: u16 = 2;
-
-// BodyCompression slots.
-const BODY_COMPRESSION_CODEC: u16 = 0;
-const BODY_COMPRESSION_METHOD: u16 = 1;
-
-// `MessageHeader` union tags (0 is NONE).
-const HEADER_SCHEMA: u8 = 1;
-const HEADER_DICTIONARY_BATCH: u8 = 2;
-const HEADER_RECORD_BATCH: u8 = 3;
-const HEADER_TENSOR: u8 = 4;
-const HEADER_SPARSE_TENSOR: u8 = 5;
 
 /// Version of the metadata format a message or file was written with (`MetadataVersion`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

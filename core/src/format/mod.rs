@@ -17,6 +17,7 @@
 mod file;
 mod message;
 mod schema;
+pub(crate) mod slots;
 
 pub use file::{Block, Blocks, Footer};
 pub use message::{

@@ -4,71 +4,13 @@
 //! A [`Schema`] is reached through a [`Message`](super::Message) header or a
 //! [`Footer`](super::Footer); everything here borrows from that flatbuffer.
 
+use super::slots::*;
 use super::{Int32s, Int64s, enum_field, invalid, missing};
 use crate::datatype::{
     DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
 };
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Tables, Vector};
-
-// Schema slots.
-const SCHEMA_ENDIANNESS: u16 = 0;
-const SCHEMA_FIELDS: u16 = 1;
-const SCHEMA_CUSTOM_METADATA: u16 = 2;
-const SCHEMA_FEATURES: u16 = 3;
-
-// Field slots (the `type` union takes two: its tag, then its table).
-const FIELD_NAME: u16 = 0;
-const FIELD_NULLABLE: u16 = 1;
-const FIELD_TYPE_TYPE: u16 = 2;
-const FIELD_TYPE: u16 = 3;
-const FIELD_DICTIONARY: u16 = 4;
-const FIELD_CHILDREN: u16 = 5;
-const FIELD_CUSTOM_METADATA: u16 = 6;
-
-// DictionaryEncoding slots.
-const DICTIONARY_ID: u16 = 0;
-const DICTIONARY_INDEX_TYPE: u16 = 1;
-const DICTIONARY_IS_ORDERED: u16 = 2;
-const DICTIONARY_KIND: u16 = 3;
-
-// KeyValue slots.
-const KEY_VALUE_KEY: u16 = 0;
-const KEY_VALUE_VALUE: u16 = 1;
-
-// `Type` union tags, in `Schema.fbs` order (0 is NONE).
-const TYPE_NULL: u8 = 1;
-const TYPE_INT: u8 = 2;
-const TYPE_FLOATING_POINT: u8 = 3;
-const TYPE_BINARY: u8 = 4;
-const TYPE_UTF8: u8 = 5;
-const TYPE_BOOL: u8 = 6;
-const TYPE_DECIMAL: u8 = 7;
-const TYPE_DATE: u8 = 8;
-const TYPE_TIME: u8 = 9;
-const TYPE_TIMESTAMP: u8 = 10;
-const TYPE_INTERVAL: u8 = 11;
-const TYPE_LIST: u8 = 12;
-const TYPE_STRUCT: u8 = 13;
-const TYPE_UNION: u8 = 14;
-const TYPE_FIXED_SIZE_BINARY: u8 = 15;
-const TYPE_FIXED_SIZE_LIST: u8 = 16;
-const TYPE_MAP: u8 = 17;
-const TYPE_DURATION: u8 = 18;
-const TYPE_LARGE_BINARY: u8 = 19;
-const TYPE_LARGE_UTF8: u8 = 20;
-const TYPE_LARGE_LIST: u8 = 21;
-const TYPE_RUN_END_ENCODED: u8 = 22;
-const TYPE_BINARY_VIEW: u8 = 23;
-const TYPE_UTF8_VIEW: u8 = 24;
-const TYPE_LIST_VIEW: u8 = 25;
-const TYPE_LARGE_LIST_VIEW: u8 = 26;
-
-/// `TimeUnit` enum values used as defaults.
-const TIME_UNIT_SECOND: i16 = 0;
-const TIME_UNIT_MILLISECOND: i16 = 1;
-/// `DateUnit.MILLISECOND`, the default of `Date.unit`.
-const DATE_UNIT_MILLISECOND: i16 = 1;
 
 /// The columns of a record batch, their byte order and metadata (`Schema` table).
 #[derive(Clone, Copy, Debug)]

@@ -13,48 +13,11 @@ use super::schema::{metadata_vector, schema_table};
 use crate::datatype::CompressionCodec;
 use crate::error::{FormatErrorKind, FormatResult};
 use crate::flatbuffer_builder::{Builder, Offset, kind};
+use crate::format::slots::*;
 use crate::format::{Block, Buffer, FieldNode};
 use crate::ipc::CONTINUATION;
 use crate::schema::{Metadata, Schema};
 use alloc::vec::Vec;
-
-/// `MetadataVersion.V5`, the version every message and footer is written with.
-const VERSION_V5: i16 = 4;
-
-// Message slots.
-const MESSAGE_VERSION: u16 = 0;
-const MESSAGE_HEADER_TYPE: u16 = 1;
-const MESSAGE_HEADER: u16 = 2;
-const MESSAGE_BODY_LENGTH: u16 = 3;
-
-// `MessageHeader` union tags.
-const HEADER_SCHEMA: u8 = 1;
-const HEADER_DICTIONARY_BATCH: u8 = 2;
-const HEADER_RECORD_BATCH: u8 = 3;
-
-// RecordBatch slots.
-const RECORD_BATCH_LENGTH: u16 = 0;
-const RECORD_BATCH_NODES: u16 = 1;
-const RECORD_BATCH_BUFFERS: u16 = 2;
-const RECORD_BATCH_COMPRESSION: u16 = 3;
-const RECORD_BATCH_VARIADIC_BUFFER_COUNTS: u16 = 4;
-
-// BodyCompression slots and values.
-const BODY_COMPRESSION_CODEC: u16 = 0;
-const BODY_COMPRESSION_METHOD: u16 = 1;
-const METHOD_BUFFER: i8 = 0;
-
-// DictionaryBatch slots.
-const DICTIONARY_BATCH_ID: u16 = 0;
-const DICTIONARY_BATCH_DATA: u16 = 1;
-const DICTIONARY_BATCH_IS_DELTA: u16 = 2;
-
-// Footer slots.
-const FOOTER_VERSION: u16 = 0;
-const FOOTER_SCHEMA: u16 = 1;
-const FOOTER_DICTIONARIES: u16 = 2;
-const FOOTER_RECORD_BATCHES: u16 = 3;
-const FOOTER_CUSTOM_METADATA: u16 = 4;
 
 /// What a `RecordBatch` table says about an encoded body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,62 +11,9 @@ use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, Unio
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
 use crate::flatbuffer_builder::{Builder, Offset, kind};
+use crate::format::slots::*;
 use crate::schema::{Field, Metadata, Schema};
 use alloc::vec::Vec;
-
-// Schema slots.
-const SCHEMA_ENDIANNESS: u16 = 0;
-const SCHEMA_FIELDS: u16 = 1;
-const SCHEMA_CUSTOM_METADATA: u16 = 2;
-
-// Field slots (the `type` union takes two: its tag, then its table).
-const FIELD_NAME: u16 = 0;
-const FIELD_NULLABLE: u16 = 1;
-const FIELD_TYPE_TYPE: u16 = 2;
-const FIELD_TYPE: u16 = 3;
-const FIELD_DICTIONARY: u16 = 4;
-const FIELD_CHILDREN: u16 = 5;
-const FIELD_CUSTOM_METADATA: u16 = 6;
-
-// DictionaryEncoding slots.
-const DICTIONARY_ID: u16 = 0;
-const DICTIONARY_INDEX_TYPE: u16 = 1;
-const DICTIONARY_IS_ORDERED: u16 = 2;
-
-// KeyValue slots.
-const KEY_VALUE_KEY: u16 = 0;
-const KEY_VALUE_VALUE: u16 = 1;
-
-// `Type` union tags, in `Schema.fbs` order.
-const TYPE_NULL: u8 = 1;
-const TYPE_INT: u8 = 2;
-const TYPE_FLOATING_POINT: u8 = 3;
-const TYPE_BINARY: u8 = 4;
-const TYPE_UTF8: u8 = 5;
-const TYPE_BOOL: u8 = 6;
-const TYPE_DECIMAL: u8 = 7;
-const TYPE_DATE: u8 = 8;
-const TYPE_TIME: u8 = 9;
-const TYPE_TIMESTAMP: u8 = 10;
-const TYPE_INTERVAL: u8 = 11;
-const TYPE_LIST: u8 = 12;
-const TYPE_STRUCT: u8 = 13;
-const TYPE_UNION: u8 = 14;
-const TYPE_FIXED_SIZE_BINARY: u8 = 15;
-const TYPE_FIXED_SIZE_LIST: u8 = 16;
-const TYPE_MAP: u8 = 17;
-const TYPE_DURATION: u8 = 18;
-const TYPE_LARGE_BINARY: u8 = 19;
-const TYPE_LARGE_UTF8: u8 = 20;
-const TYPE_LARGE_LIST: u8 = 21;
-const TYPE_RUN_END_ENCODED: u8 = 22;
-const TYPE_BINARY_VIEW: u8 = 23;
-const TYPE_UTF8_VIEW: u8 = 24;
-const TYPE_LIST_VIEW: u8 = 25;
-const TYPE_LARGE_LIST_VIEW: u8 = 26;
-
-/// `Endianness.Little`.
-const LITTLE_ENDIAN: i16 = 0;
 
 /// How deep fields may nest below a top-level field (which is level 0). Readers limit the depth
 /// of flatbuffer tables (quiver's to [`MAX_DEPTH`]); the root, the schema, and a field's type or

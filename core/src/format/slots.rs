@@ -1,0 +1,111 @@
+//! The layout of Arrow's flatbuffers: vtable slots of every table field and the enum and union
+//! values of `Schema.fbs`, `Message.fbs` and `File.fbs`, in declaration order.
+//!
+//! One list shared by the readers in this module and the IPC writer, so the two cannot disagree.
+
+// Footer slots.
+pub(crate) const FOOTER_VERSION: u16 = 0;
+pub(crate) const FOOTER_SCHEMA: u16 = 1;
+pub(crate) const FOOTER_DICTIONARIES: u16 = 2;
+pub(crate) const FOOTER_RECORD_BATCHES: u16 = 3;
+pub(crate) const FOOTER_CUSTOM_METADATA: u16 = 4;
+
+// Message slots (the `header` union takes two: its tag, then its table).
+pub(crate) const MESSAGE_VERSION: u16 = 0;
+pub(crate) const MESSAGE_HEADER_TYPE: u16 = 1;
+pub(crate) const MESSAGE_HEADER: u16 = 2;
+pub(crate) const MESSAGE_BODY_LENGTH: u16 = 3;
+pub(crate) const MESSAGE_CUSTOM_METADATA: u16 = 4;
+
+// RecordBatch slots.
+pub(crate) const RECORD_BATCH_LENGTH: u16 = 0;
+pub(crate) const RECORD_BATCH_NODES: u16 = 1;
+pub(crate) const RECORD_BATCH_BUFFERS: u16 = 2;
+pub(crate) const RECORD_BATCH_COMPRESSION: u16 = 3;
+pub(crate) const RECORD_BATCH_VARIADIC_BUFFER_COUNTS: u16 = 4;
+
+// DictionaryBatch slots.
+pub(crate) const DICTIONARY_BATCH_ID: u16 = 0;
+pub(crate) const DICTIONARY_BATCH_DATA: u16 = 1;
+pub(crate) const DICTIONARY_BATCH_IS_DELTA: u16 = 2;
+
+// BodyCompression slots.
+pub(crate) const BODY_COMPRESSION_CODEC: u16 = 0;
+pub(crate) const BODY_COMPRESSION_METHOD: u16 = 1;
+
+// `MessageHeader` union tags (0 is NONE).
+pub(crate) const HEADER_SCHEMA: u8 = 1;
+pub(crate) const HEADER_DICTIONARY_BATCH: u8 = 2;
+pub(crate) const HEADER_RECORD_BATCH: u8 = 3;
+pub(crate) const HEADER_TENSOR: u8 = 4;
+pub(crate) const HEADER_SPARSE_TENSOR: u8 = 5;
+
+// Schema slots.
+pub(crate) const SCHEMA_ENDIANNESS: u16 = 0;
+pub(crate) const SCHEMA_FIELDS: u16 = 1;
+pub(crate) const SCHEMA_CUSTOM_METADATA: u16 = 2;
+pub(crate) const SCHEMA_FEATURES: u16 = 3;
+
+// Field slots (the `type` union takes two: its tag, then its table).
+pub(crate) const FIELD_NAME: u16 = 0;
+pub(crate) const FIELD_NULLABLE: u16 = 1;
+pub(crate) const FIELD_TYPE_TYPE: u16 = 2;
+pub(crate) const FIELD_TYPE: u16 = 3;
+pub(crate) const FIELD_DICTIONARY: u16 = 4;
+pub(crate) const FIELD_CHILDREN: u16 = 5;
+pub(crate) const FIELD_CUSTOM_METADATA: u16 = 6;
+
+// DictionaryEncoding slots.
+pub(crate) const DICTIONARY_ID: u16 = 0;
+pub(crate) const DICTIONARY_INDEX_TYPE: u16 = 1;
+pub(crate) const DICTIONARY_IS_ORDERED: u16 = 2;
+pub(crate) const DICTIONARY_KIND: u16 = 3;
+
+// KeyValue slots.
+pub(crate) const KEY_VALUE_KEY: u16 = 0;
+pub(crate) const KEY_VALUE_VALUE: u16 = 1;
+
+// `Type` union tags, in `Schema.fbs` order (0 is NONE).
+pub(crate) const TYPE_NULL: u8 = 1;
+pub(crate) const TYPE_INT: u8 = 2;
+pub(crate) const TYPE_FLOATING_POINT: u8 = 3;
+pub(crate) const TYPE_BINARY: u8 = 4;
+pub(crate) const TYPE_UTF8: u8 = 5;
+pub(crate) const TYPE_BOOL: u8 = 6;
+pub(crate) const TYPE_DECIMAL: u8 = 7;
+pub(crate) const TYPE_DATE: u8 = 8;
+pub(crate) const TYPE_TIME: u8 = 9;
+pub(crate) const TYPE_TIMESTAMP: u8 = 10;
+pub(crate) const TYPE_INTERVAL: u8 = 11;
+pub(crate) const TYPE_LIST: u8 = 12;
+pub(crate) const TYPE_STRUCT: u8 = 13;
+pub(crate) const TYPE_UNION: u8 = 14;
+pub(crate) const TYPE_FIXED_SIZE_BINARY: u8 = 15;
+pub(crate) const TYPE_FIXED_SIZE_LIST: u8 = 16;
+pub(crate) const TYPE_MAP: u8 = 17;
+pub(crate) const TYPE_DURATION: u8 = 18;
+pub(crate) const TYPE_LARGE_BINARY: u8 = 19;
+pub(crate) const TYPE_LARGE_UTF8: u8 = 20;
+pub(crate) const TYPE_LARGE_LIST: u8 = 21;
+pub(crate) const TYPE_RUN_END_ENCODED: u8 = 22;
+pub(crate) const TYPE_BINARY_VIEW: u8 = 23;
+pub(crate) const TYPE_UTF8_VIEW: u8 = 24;
+pub(crate) const TYPE_LIST_VIEW: u8 = 25;
+pub(crate) const TYPE_LARGE_LIST_VIEW: u8 = 26;
+
+/// `TimeUnit` enum values used as defaults.
+pub(crate) const TIME_UNIT_SECOND: i16 = 0;
+pub(crate) const TIME_UNIT_MILLISECOND: i16 = 1;
+/// `DateUnit.MILLISECOND`, the default of `Date.unit`.
+pub(crate) const DATE_UNIT_MILLISECOND: i16 = 1;
+
+// Values only the IPC writer writes.
+/// `MetadataVersion.V5`, the version every message and footer is written with.
+#[cfg(feature = "alloc")]
+pub(crate) const VERSION_V5: i16 = 4;
+/// `BodyCompressionMethod.BUFFER`.
+#[cfg(feature = "alloc")]
+pub(crate) const METHOD_BUFFER: i8 = 0;
+/// `Endianness.Little`.
+#[cfg(feature = "alloc")]
+pub(crate) const LITTLE_ENDIAN: i16 = 0;
