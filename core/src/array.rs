@@ -836,6 +836,25 @@ impl<'a> RecordBatch<'a> {
     pub fn field(&self, i: usize) -> Option<&Field> {
         self.schema.fields().get(i)
     }
+
+    /// Rows `offset..offset + len` as a new batch: every column sliced, nothing copied.
+    pub fn slice(&self, offset: usize, len: usize) -> FormatResult<Self> {
+        need(
+            offset.checked_add(len).is_some_and(|e| e <= self.num_rows),
+            "slice past the end of the batch",
+            offset,
+        )?;
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| c.slice(offset, len))
+            .collect::<FormatResult<Vec<_>>>()?;
+        Ok(RecordBatch {
+            schema: Arc::clone(&self.schema),
+            columns,
+            num_rows: len,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -899,6 +918,25 @@ mod tests {
         let sliced = array.slice(1, 2).unwrap();
         assert_eq!((sliced.null_count(), sliced.value::<i32>(1)), (1, 3));
         assert!(array.slice(2, 2).is_err());
+    }
+
+    #[test]
+    fn batches_slice_every_column() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("b", DataType::Int32, true),
+        ]));
+        let batch =
+            RecordBatch::try_new(schema, vec![int32(&[1, 2, 3]), int32(&[4, 5, 6])], 3).unwrap();
+        let sliced = batch.slice(1, 2).unwrap();
+        assert_eq!(sliced.num_rows(), 2);
+        let firsts: Vec<i32> = sliced.columns().iter().map(|c| c.value(0)).collect();
+        assert_eq!(firsts, [2, 5]);
+        assert_eq!(batch.slice(3, 0).unwrap().num_rows(), 0);
+        assert_eq!(
+            what(batch.slice(2, 2).unwrap_err()),
+            "slice past the end of the batch"
+        );
     }
 
     fn views(strings: &[&str], data: &[u8], utf8: bool) -> FormatResult<ArrayView<'static>> {

@@ -183,12 +183,15 @@ impl CompressionCodec {
 
 #[cfg(feature = "alloc")]
 pub use logical::DataType;
+#[cfg(feature = "alloc")]
+pub(crate) use logical::FieldType;
 
 #[cfg(feature = "alloc")]
 mod logical {
     use super::{DateUnit, IntervalUnit, Precision, TimeUnit, UnionMode};
     use crate::schema::Field;
     use alloc::sync::Arc;
+    use core::fmt;
 
     /// The logical type of an array.
     ///
@@ -343,5 +346,221 @@ mod logical {
                 _ => &[],
             }
         }
+    }
+
+    /// Arrow's own notation (as Arrow C++ and pyarrow print types): `int32`, `string`,
+    /// `timestamp[us, tz=UTC]`, `list<item: int32>`, `struct<x: double not null>`, …
+    impl fmt::Display for DataType {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            use DataType::*;
+            let name = match self {
+                Null => "null",
+                Boolean => "bool",
+                Int8 => "int8",
+                Int16 => "int16",
+                Int32 => "int32",
+                Int64 => "int64",
+                UInt8 => "uint8",
+                UInt16 => "uint16",
+                UInt32 => "uint32",
+                UInt64 => "uint64",
+                Float16 => "halffloat",
+                Float32 => "float",
+                Float64 => "double",
+                Date32 => "date32[day]",
+                Date64 => "date64[ms]",
+                Interval(IntervalUnit::YearMonth) => "month_interval",
+                Interval(IntervalUnit::DayTime) => "day_time_interval",
+                Interval(IntervalUnit::MonthDayNano) => "month_day_nano_interval",
+                Binary => "binary",
+                LargeBinary => "large_binary",
+                Utf8 => "string",
+                LargeUtf8 => "large_string",
+                BinaryView => "binary_view",
+                Utf8View => "string_view",
+                Decimal32(p, s) => return write!(f, "decimal32({p}, {s})"),
+                Decimal64(p, s) => return write!(f, "decimal64({p}, {s})"),
+                Decimal128(p, s) => return write!(f, "decimal128({p}, {s})"),
+                Decimal256(p, s) => return write!(f, "decimal256({p}, {s})"),
+                Time32(unit) => return write!(f, "time32[{}]", unit_name(*unit)),
+                Time64(unit) => return write!(f, "time64[{}]", unit_name(*unit)),
+                Duration(unit) => return write!(f, "duration[{}]", unit_name(*unit)),
+                Timestamp(unit, None) => return write!(f, "timestamp[{}]", unit_name(*unit)),
+                Timestamp(unit, Some(tz)) => {
+                    return write!(f, "timestamp[{}, tz={tz}]", unit_name(*unit));
+                }
+                FixedSizeBinary(width) => return write!(f, "fixed_size_binary[{width}]"),
+                List(item) => return write!(f, "list<{item}>"),
+                LargeList(item) => return write!(f, "large_list<{item}>"),
+                ListView(item) => return write!(f, "list_view<{item}>"),
+                LargeListView(item) => return write!(f, "large_list_view<{item}>"),
+                FixedSizeList(item, size) => return write!(f, "fixed_size_list<{item}>[{size}]"),
+                Struct(fields) => return write_fields(f, "struct<", fields, |_| None),
+                Union(fields, ids, mode) => {
+                    let open = match mode {
+                        UnionMode::Sparse => "sparse_union<",
+                        UnionMode::Dense => "dense_union<",
+                    };
+                    return write_fields(f, open, fields, |i| ids.get(i).copied());
+                }
+                Map(entries, sorted) => {
+                    let [key, value] = match entries.data_type().children() {
+                        [key, value] => [key, value],
+                        _ => return write!(f, "map<{entries}>"),
+                    };
+                    write!(f, "map<{}, {}", FieldType(key), FieldType(value))?;
+                    return f.write_str(if *sorted { ", keys_sorted>" } else { ">" });
+                }
+                RunEndEncoded(pair) => {
+                    let [run_ends, values] = &**pair;
+                    return write!(f, "run_end_encoded<{run_ends}, {values}>");
+                }
+            };
+            f.write_str(name)
+        }
+    }
+
+    /// A field's type as Arrow writes it: `dictionary<values=…, indices=…, ordered=0>` for a
+    /// dictionary-encoded field, else its [`DataType`].
+    pub(crate) struct FieldType<'f>(pub(crate) &'f Field);
+
+    impl fmt::Display for FieldType<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self.0.dictionary() {
+                Some(encoding) => write!(
+                    f,
+                    "dictionary<values={}, indices={}, ordered={}>",
+                    self.0.data_type(),
+                    encoding.index_type,
+                    u8::from(encoding.ordered)
+                ),
+                None => self.0.data_type().fmt(f),
+            }
+        }
+    }
+
+    fn write_fields(
+        f: &mut fmt::Formatter<'_>,
+        open: &str,
+        fields: &[Field],
+        type_id: impl Fn(usize) -> Option<i8>,
+    ) -> fmt::Result {
+        f.write_str(open)?;
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{field}")?;
+            if let Some(id) = type_id(i) {
+                write!(f, "={id}")?;
+            }
+        }
+        f.write_str(">")
+    }
+
+    fn unit_name(unit: TimeUnit) -> &'static str {
+        match unit {
+            TimeUnit::Second => "s",
+            TimeUnit::Millisecond => "ms",
+            TimeUnit::Microsecond => "us",
+            TimeUnit::Nanosecond => "ns",
+        }
+    }
+}
+
+/// Arrow's notation for an integer type: `int8` … `uint64`.
+impl core::fmt::Display for IntType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let sign = if self.signed { "" } else { "u" };
+        write!(f, "{sign}int{}", self.bit_width)
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+    use crate::schema::{DictionaryEncoding, Field};
+    use alloc::string::ToString;
+    use alloc::sync::Arc;
+    use alloc::vec;
+
+    #[test]
+    fn types_print_in_arrow_notation() {
+        let item = |t| Arc::new(Field::new("item", t, true));
+        let utc = Some("UTC".into());
+        let point = DataType::Struct(
+            vec![
+                Field::new("x", DataType::Float64, false),
+                Field::new("label", DataType::Utf8, true),
+            ]
+            .into(),
+        );
+        let entries = DataType::Struct(
+            vec![
+                Field::new("key", DataType::Utf8, false),
+                Field::new("value", DataType::Int64, true),
+            ]
+            .into(),
+        );
+        let cases = [
+            (DataType::Boolean, "bool"),
+            (DataType::UInt16, "uint16"),
+            (DataType::Float64, "double"),
+            (DataType::Decimal128(10, 2), "decimal128(10, 2)"),
+            (DataType::Date32, "date32[day]"),
+            (DataType::Time64(TimeUnit::Nanosecond), "time64[ns]"),
+            (
+                DataType::Timestamp(TimeUnit::Microsecond, utc),
+                "timestamp[us, tz=UTC]",
+            ),
+            (DataType::Timestamp(TimeUnit::Second, None), "timestamp[s]"),
+            (
+                DataType::Interval(IntervalUnit::MonthDayNano),
+                "month_day_nano_interval",
+            ),
+            (DataType::FixedSizeBinary(16), "fixed_size_binary[16]"),
+            (DataType::Utf8, "string"),
+            (DataType::List(item(DataType::Int32)), "list<item: int32>"),
+            (
+                DataType::FixedSizeList(item(DataType::Float32), 3),
+                "fixed_size_list<item: float>[3]",
+            ),
+            (point, "struct<x: double not null, label: string>"),
+            (
+                DataType::Map(Arc::new(Field::new("entries", entries, false)), false),
+                "map<string, int64>",
+            ),
+            (
+                DataType::Union(
+                    vec![Field::new("a", DataType::Int8, true)].into(),
+                    vec![5].into(),
+                    UnionMode::Dense,
+                ),
+                "dense_union<a: int8=5>",
+            ),
+            (
+                DataType::RunEndEncoded(Arc::new([
+                    Field::new("run_ends", DataType::Int32, false),
+                    Field::new("values", DataType::Utf8, true),
+                ])),
+                "run_end_encoded<run_ends: int32 not null, values: string>",
+            ),
+        ];
+        for (data_type, text) in cases {
+            assert_eq!(data_type.to_string(), text);
+        }
+        let encoding = DictionaryEncoding {
+            id: 0,
+            index_type: IntType {
+                bit_width: 8,
+                signed: false,
+            },
+            ordered: false,
+        };
+        let city = Field::new("city", DataType::Utf8, false).with_dictionary(encoding);
+        assert_eq!(
+            city.to_string(),
+            "city: dictionary<values=string, indices=uint8, ordered=0> not null"
+        );
     }
 }

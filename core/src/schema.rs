@@ -3,7 +3,7 @@
 //! Bytes enter as a [`format::Schema`] view (from a footer or a schema message) and leave as an
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
-use crate::datatype::{DataType, Endianness, IntType};
+use crate::datatype::{DataType, Endianness, FieldType, IntType};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format;
 use alloc::string::{String, ToString};
@@ -94,6 +94,18 @@ impl Field {
             .iter()
             .find(|(k, _)| k == EXTENSION_NAME_KEY)
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Arrow's notation for a field: `name: type`, then ` not null` when it cannot hold nulls; a
+/// dictionary-encoded field's type is `dictionary<values=…, indices=…, ordered=0>`.
+impl core::fmt::Display for Field {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.name, FieldType(self))?;
+        if !self.nullable {
+            f.write_str(" not null")?;
+        }
+        Ok(())
     }
 }
 

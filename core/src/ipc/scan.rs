@@ -5,8 +5,9 @@
 //! [`RandomAccess::read_ranges`] call, so the round trips grow with `file / window`, not with
 //! the number of batches. Without a projection a window is one call for whole blocks. With one
 //! it is two: every block's metadata first, then only the selected fields' buffers. Dictionary
-//! blocks ride along with the first window that needs them. Decoded batches borrow from the
-//! fetched bytes, which are released once the caller drops them.
+//! blocks ride along with the first window that needs them (and are copied out of it, since
+//! they live as long as the reader). Decoded batches borrow from the fetched bytes, which are
+//! released once the caller drops them.
 
 use super::MAGIC;
 use super::decode::{Body, buffer_ranges};
@@ -211,8 +212,11 @@ impl<R: RandomAccess> Scan<'_, R> {
             .collect();
         let fetched = self.fetch(&wanted)?;
         for (i, block) in dictionaries.iter().enumerate() {
+            // Dictionaries outlive the window: an owned copy keeps them from pinning the
+            // window's buffer for the rest of the scan.
             let bytes = fetched
                 .get(extent(block))
+                .map(|shared| Bytes::from_vec(shared.to_vec()))
                 .map_err(|e| e.in_batch(i as u64))?;
             let message = MessageBytes::of_block(*block, &bytes)?;
             let meta = block.meta_data_length as usize;

@@ -3,19 +3,32 @@
 //! - [`FileSource`]: a local file as a [`RandomAccess`](quiver::RandomAccess) source, one
 //!   positioned read (`pread`) per range, no seeking.
 //! - [`Concurrent`]: runs any source's range lists with several requests in flight on threads.
+//! - [`Recycling`]: reads each list of ranges into one of a few reused buffers and shares
+//!   windows of it, so a long scan's memory is a window or two, without a fresh allocation per
+//!   window.
 //! - [`Latency`]: adds a fixed delay to every call and counts calls, to see or predict what a
 //!   read pattern costs on remote storage.
 //! - [`stream_reader`]: a [`StreamReader`](quiver::StreamReader) over any `std::io::Read`.
+//! - [`write_json`]: an [`Encoder`](quiver::json::Encoder)'s output into any `std::io::Write`;
+//!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on scoped
+//!   threads and written in order, in bounded memory; [`JsonWriteError`] bridges both kinds of
+//!   failure into one `std::error::Error`.
 //!
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core.
 
 mod concurrent;
 mod file;
+mod json;
 mod latency;
+mod parallel;
+mod recycling;
 
 pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT};
 pub use file::FileSource;
+pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
 pub use latency::Latency;
+pub use parallel::{DEFAULT_CHUNK_BYTES, ParallelWriter};
+pub use recycling::{DEFAULT_POOL, Recycling};
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.
 pub use embedded_io_adapters::std::FromStd;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The process benchmark of issue 6: the 1M-row, 10-column file (16 batches of 62,500 rows of the
+# shared ten-column table, about 80 MB) converted to NDJSON on stdout by `quiver json` and by
+# arrow-rs's FileReader + LineDelimitedWriter (src/bin/arrow_rs_ndjson.rs), each run under
+# `/usr/bin/time -v`, runs interleaved; prints the median wall time, peak RSS and CPU time
+# (user + system) of each, and quiver's ratios to arrow-rs.
+#
+#   benches/process.sh [RUNS]          (default 7 runs of each)
+#
+# QUIVER_BENCH_FILE names the input (default /tmp/quiver-ten-columns.arrow; written when absent,
+# never into the repository).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${1:-7}
+file=${QUIVER_BENCH_FILE:-/tmp/quiver-ten-columns.arrow}
+bin=target/release
+
+cargo build --release --quiet -p quiver-cli -p quiver-benches --bins --features quiver-benches/arrow-tz
+[ -f "$file" ] || "$bin/ten_columns_file" "$file"
+
+if cmp -s <("$bin/quiver" json "$file") <("$bin/arrow_rs_ndjson" "$file"); then
+  echo "same NDJSON from both programs ($(wc -c <"$file") bytes in)"
+else
+  echo "note: the two programs' NDJSON differ (see README.md, JSON conventions)"
+fi
+
+declare -A commands=(
+  [quiver]="$bin/quiver json $file"
+  [quiver-threads-1]="$bin/quiver json --threads 1 $file"
+  [quiver-mmap]="$bin/quiver json --mmap $file"
+  [arrow-rs]="$bin/arrow_rs_ndjson $file"
+)
+order=(quiver quiver-threads-1 quiver-mmap arrow-rs)
+log=$(mktemp)
+results=$(mktemp)
+trap 'rm -f "$log" "$results"' EXIT
+
+# One run: "name wall_seconds peak_kib cpu_seconds" from /usr/bin/time -v.
+measure() {
+  local name=$1
+  # shellcheck disable=SC2086 # the command is split into words on purpose
+  /usr/bin/time -v ${commands[$name]} >/dev/null 2>"$log"
+  awk -v name="$name" '
+    /Elapsed \(wall clock\) time/ {
+      n = split($NF, part, ":"); wall = 0
+      for (i = 1; i <= n; i++) wall = wall * 60 + part[i]
+    }
+    /User time \(seconds\)|System time \(seconds\)/ { cpu += $NF }
+    /Maximum resident set size/ { rss = $NF }
+    END { print name, wall, rss, cpu }' "$log"
+}
+
+for _ in $(seq "$runs"); do
+  for name in "${order[@]}"; do
+    measure "$name" >>"$results"
+  done
+done
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '\n%-18s %12s %14s %12s\n' program "wall s (med)" "peak MiB (med)" "CPU s (med)"
+declare -A wall rss cpu
+for name in "${order[@]}"; do
+  wall[$name]=$(awk -v n="$name" '$1 == n { print $2 }' "$results" | median)
+  rss[$name]=$(awk -v n="$name" '$1 == n { print $3 / 1024 }' "$results" | median)
+  cpu[$name]=$(awk -v n="$name" '$1 == n { print $4 }' "$results" | median)
+  printf '%-18s %12.3f %14.1f %12.3f\n' "$name" "${wall[$name]}" "${rss[$name]}" "${cpu[$name]}"
+done
+echo
+for name in quiver quiver-threads-1 quiver-mmap; do
+  awk -v n="$name" -v q="${wall[$name]}" -v a="${wall[arrow-rs]}" -v qr="${rss[$name]}" -v ar="${rss[arrow-rs]}" \
+    -v qc="${cpu[$name]}" -v ac="${cpu[arrow-rs]}" \
+    'BEGIN { printf "%s / arrow-rs: wall %.2fx, peak RSS %.2fx, CPU %.2fx\n", n, q / a, qr / ar, qc / ac }'
+done
+echo "($runs runs each, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"

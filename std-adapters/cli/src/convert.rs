@@ -1,0 +1,241 @@
+//! `quiver json`: batches from the reader into a [`ParallelWriter`], with `--columns`,
+//! `--batches` and `--limit` applied on the way.
+//!
+//! A file is read with [`FileReader::scan`] and a readahead window of about one batch (the
+//! largest block), whatever the source, so `--stats` counts the same requests with or without
+//! `--mmap`. Positioned reads land in [`Recycling`] buffers, so memory stays at about one
+//! batch plus the writer's chunk buffers however large the file. A stream is read message by message. Reading stops as soon as the batch range or
+//! the row limit is reached.
+
+use crate::input::{self, CountingRead, Input, ReadStats};
+use crate::output::Output;
+use crate::{Binary, Failure, Format, JsonArgs};
+use indicatif::{ProgressBar, ProgressStyle};
+use quiver::format::Block;
+use quiver::ipc::{Projection, ScanOptions};
+use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
+use quiver::source::Counting;
+use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
+use quiver_std::{JsonWriteError, ParallelWriter, Recycling};
+use std::fmt::Display;
+use std::io::{IsTerminal, Read};
+use std::ops::Range;
+use std::path::Path;
+
+/// Runs `quiver json`.
+pub fn run(args: &JsonArgs) -> Result<(), Failure> {
+    let input = input::open(&args.input, args.mmap)?;
+    let output = match &args.output {
+        Some(path) => Output::file(path)?,
+        None => Output::stdout()?,
+    };
+    let progress = (output.is_file() && std::io::stderr().is_terminal()).then(ProgressBar::hidden);
+    let mut writer = ParallelWriter::new(output, format(args), encoder_options(args));
+    if let Some(threads) = args.threads {
+        writer = writer.with_threads(usize::from(threads));
+    }
+    let mut sink = Sink {
+        input: &args.input,
+        writer,
+        rows_left: args.limit.unwrap_or(u64::MAX),
+        batches: 0,
+        progress,
+    };
+    let batches = args.batches.clone().unwrap_or(0..usize::MAX);
+    let stats = match input {
+        Input::Positioned(source) => {
+            convert_file(args, Recycling::new(source), batches, &mut sink)?
+        }
+        Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
+        Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,
+        Input::Stream(reader) => convert_stream(args, reader, batches, &mut sink)?,
+    };
+    if let Some(bar) = &sink.progress {
+        bar.finish_and_clear();
+    }
+    let Sink {
+        mut writer,
+        batches,
+        ..
+    } = sink;
+    writer.finish().map_err(|e| writer.inner().failed(e))?;
+    let (rows, bytes_written) = (writer.rows(), writer.bytes_written());
+    writer.into_inner().commit()?;
+    if args.stats {
+        eprintln!(
+            "reads={} round_trips={} bytes_read={} batches={batches} rows={rows} \
+             bytes_written={bytes_written}",
+            stats.reads, stats.round_trips, stats.bytes_read,
+        );
+    }
+    Ok(())
+}
+
+fn format(args: &JsonArgs) -> JsonFormat {
+    match args.format {
+        Format::Ndjson => JsonFormat::LineDelimited,
+        Format::Array => JsonFormat::JsonArray,
+    }
+}
+
+fn encoder_options(args: &JsonArgs) -> EncoderOptions {
+    EncoderOptions::default()
+        .with_explicit_nulls(args.explicit_nulls)
+        .with_large_ints_as_strings(args.large_ints_as_strings)
+        .with_non_finite_as_strings(args.non_finite_as_strings)
+        .with_timestamps_as_epoch(args.timestamps_as_epoch)
+        .with_binary(match args.binary {
+            Binary::Hex => BinaryFormat::Hex,
+            Binary::Base64 => BinaryFormat::Base64,
+        })
+}
+
+/// The readahead window for local files: the largest record batch block, so that each window
+/// holds about one batch (at least one, and several only when they are small).
+pub fn one_batch(blocks: &[Block]) -> u64 {
+    blocks
+        .iter()
+        .map(|b| (b.meta_data_length as u64).saturating_add(b.body_length as u64))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Converts an IPC file read from `source`.
+fn convert_file<S>(
+    args: &JsonArgs,
+    source: S,
+    batches: Range<usize>,
+    sink: &mut Sink<'_>,
+) -> Result<ReadStats, Failure>
+where
+    S: RandomAccess,
+    S::Error: Display,
+{
+    let source = Counting::new(source);
+    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
+    let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    if let Some(columns) = &args.columns {
+        let projection = Projection::from_paths(reader.schema(), columns)
+            .map_err(|e| Failure::about(&args.input, e))?;
+        reader.set_projection(projection);
+    }
+    let first = batches.start.min(reader.num_batches());
+    if let Some(bar) = &sink.progress {
+        let end = batches.end.min(reader.num_batches());
+        show(bar, Some(end.saturating_sub(first) as u64));
+    }
+    let window = one_batch(reader.record_batch_blocks());
+    let scan_options = ScanOptions::default().with_readahead(window);
+    if sink.wants_more() {
+        for (batch, index) in reader.scan(batches, scan_options).zip(first..) {
+            sink.take(index, &batch.map_err(failed)?)?;
+            if !sink.wants_more() {
+                break;
+            }
+        }
+    }
+    Ok(ReadStats::of(&source))
+}
+
+/// Converts an IPC stream.
+fn convert_stream(
+    args: &JsonArgs,
+    reader: CountingRead<Box<dyn Read>>,
+    batches: Range<usize>,
+    sink: &mut Sink<'_>,
+) -> Result<ReadStats, Failure> {
+    let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
+    let mut stream = input::stream_reader(&args.input, reader)?;
+    if let Some(columns) = &args.columns {
+        let projection = Projection::from_paths(stream.schema(), columns)
+            .map_err(|e| Failure::about(&args.input, e))?;
+        stream.set_projection(projection);
+    }
+    if let Some(bar) = &sink.progress {
+        show(bar, None);
+    }
+    let mut index = 0;
+    while sink.wants_more() && index < batches.end {
+        let Some(batch) = stream.next_batch().map_err(failed)? else {
+            break;
+        };
+        if index >= batches.start {
+            sink.take(index, &batch)?;
+        }
+        index += 1;
+    }
+    Ok(stream.inner().inner().stats())
+}
+
+/// Where batches go: the writer, behind the row limit, with the progress bar.
+struct Sink<'a> {
+    input: &'a Path,
+    writer: ParallelWriter<Output>,
+    rows_left: u64,
+    batches: u64,
+    progress: Option<ProgressBar>,
+}
+
+impl Sink<'_> {
+    /// Whether more rows are wanted (`--limit` not reached yet).
+    fn wants_more(&self) -> bool {
+        self.rows_left > 0
+    }
+
+    /// Writes batch `index`, cut to the rows still wanted.
+    fn take(&mut self, index: usize, batch: &RecordBatch<'_>) -> Result<(), Failure> {
+        let rows = batch.num_rows() as u64;
+        let result = if rows > self.rows_left {
+            let kept = self.rows_left as usize;
+            let head = batch
+                .slice(0, kept)
+                .map_err(|e| Failure::about(self.input, e))?;
+            self.writer.write(&head)
+        } else {
+            self.writer.write(batch)
+        };
+        result.map_err(|e| match e {
+            JsonWriteError::Json(e) => self.json_failure(index, batch, &e),
+            JsonWriteError::Io(e) => self.writer.inner().failed(e),
+            other => Failure::about(self.input, other),
+        })?;
+        self.rows_left -= rows.min(self.rows_left);
+        self.batches += 1;
+        if let Some(bar) = &self.progress {
+            bar.set_message(format!("{} rows", self.writer.rows()));
+            bar.inc(1);
+        }
+        Ok(())
+    }
+
+    /// An encoder's refusal, with the batch and the field it concerns.
+    fn json_failure(&self, index: usize, batch: &RecordBatch<'_>, error: &JsonError) -> Failure {
+        let column = match error {
+            JsonError::TooDeep { column, .. } | JsonError::NullMapKey { column } => Some(*column),
+            _ => None,
+        };
+        let field = column
+            .and_then(|c| batch.field(c))
+            .map(|f| format!(" (field `{}`)", f.name()))
+            .unwrap_or_default();
+        Failure::Error(format!(
+            "{}: batch {index}: {error}{field}",
+            self.input.display()
+        ))
+    }
+}
+
+/// Turns a hidden bar into a visible one: batches of a file (`total`), or a stream's spinner.
+fn show(bar: &ProgressBar, total: Option<u64>) {
+    let template = match total {
+        Some(total) => {
+            bar.set_length(total);
+            "{elapsed_precise} [{bar:32}] {pos}/{len} batches, {msg}"
+        }
+        None => "{elapsed_precise} {spinner} {pos} batches, {msg}",
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+}

@@ -1,0 +1,209 @@
+//! `quiver`: Arrow IPC files and streams to JSON, and their schemas, from the command line.
+//!
+//! The binary (`src/main.rs`) only calls [`main`]; everything else is here.
+//!
+//! - `lib.rs`: the arguments (clap), the exit codes and the one `error: …` line.
+//! - `input.rs`: the input named on the command line, opened as a file (positioned reads, or a
+//!   memory map) or a stream, by its leading bytes; and the read counts behind `--stats`.
+//! - `convert.rs`: `quiver json`, the conversion loop around the reader and
+//!   [`quiver_std::ParallelWriter`].
+//! - `output.rs`: stdout, or a temporary file renamed into place only on success.
+//! - `schema.rs`: `quiver schema`.
+//!
+//! Exit codes: 0 on success (and when the reader of stdout goes away, as with `| head`), 1 on
+//! any error, with one `error: …` line naming the input and the batch, byte offset or field, and
+//! 2 on a usage error.
+
+mod convert;
+mod input;
+mod output;
+mod schema;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arrow IPC files and streams to JSON.
+#[derive(Debug, Parser)]
+#[command(name = "quiver", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Writes an Arrow IPC file or stream as JSON (NDJSON by default) to stdout or a file.
+    Json(JsonArgs),
+    /// Prints the schema (fields with types, nullability, dictionary encoding, metadata), then
+    /// the batch and row counts.
+    Schema(SchemaArgs),
+}
+
+/// The options of `quiver json`.
+#[derive(Debug, Args)]
+struct JsonArgs {
+    /// An Arrow IPC file or stream (told apart by their leading bytes), or `-` for stdin.
+    input: PathBuf,
+
+    /// How rows are framed: one JSON object per line, or one JSON array.
+    #[arg(long, value_enum, default_value_t = Format::Ndjson)]
+    format: Format,
+
+    /// Only these columns, by name; dotted paths select struct children (`c.x`). Output keys
+    /// keep the file's order.
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C.X")]
+    columns: Option<Vec<String>>,
+
+    /// Only record batches START..END (from 0, END excluded); also `START..`, `..END`, `N`.
+    #[arg(long, value_parser = parse_batches, value_name = "START..END")]
+    batches: Option<Range<usize>>,
+
+    /// At most N rows.
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+
+    /// Write null members as `null` instead of leaving them out.
+    #[arg(long)]
+    explicit_nulls: bool,
+
+    /// Write 64-bit integers beyond ±2^53 as strings.
+    #[arg(long)]
+    large_ints_as_strings: bool,
+
+    /// Write NaN and infinities as the strings "NaN", "Infinity", "-Infinity" instead of null.
+    #[arg(long)]
+    non_finite_as_strings: bool,
+
+    /// Write timestamps as their stored integer instead of ISO 8601 text.
+    #[arg(long)]
+    timestamps_as_epoch: bool,
+
+    /// How binary values are written.
+    #[arg(long, value_enum, default_value_t = Binary::Hex)]
+    binary: Binary,
+
+    /// Write to FILE (through a temporary file beside it, renamed when the conversion
+    /// succeeds) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Threads that encode JSON [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+
+    /// Read a file through a memory map (zero-copy) instead of positioned reads of about one
+    /// batch at a time. Memory then grows with the file's pages touched.
+    #[arg(long)]
+    mmap: bool,
+
+    /// Print `reads=R round_trips=T bytes_read=B batches=N rows=M bytes_written=W` on stderr at
+    /// the end: the reader's range requests, which the same run would make of remote storage.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// The options of `quiver schema`.
+#[derive(Debug, Args)]
+struct SchemaArgs {
+    /// An Arrow IPC file or stream, or `-` for stdin.
+    input: PathBuf,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Newline-delimited JSON: one object per row, each followed by a newline.
+    Ndjson,
+    /// One JSON array of row objects.
+    Array,
+}
+
+/// `--binary`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Binary {
+    /// Lowercase hex digits, two per byte (arrow-json's form).
+    Hex,
+    /// Standard padded base64.
+    Base64,
+}
+
+/// Parses `START..END`, `START..`, `..END` or a single batch index `N`.
+fn parse_batches(text: &str) -> Result<Range<usize>, String> {
+    let number = |s: &str, default: usize| -> Result<usize, String> {
+        if s.is_empty() {
+            return Ok(default);
+        }
+        s.parse()
+            .map_err(|_| format!("`{s}` is not a batch index (a whole number from 0)"))
+    };
+    match text.split_once("..") {
+        Some((start, end)) => {
+            let range = number(start, 0)?..number(end, usize::MAX)?;
+            if range.start > range.end {
+                return Err(format!("{text}: START is after END"));
+            }
+            Ok(range)
+        }
+        None => {
+            let n = number(text, 0)?;
+            Ok(n..n.saturating_add(1))
+        }
+    }
+}
+
+/// Why a command stopped early.
+#[derive(Debug)]
+enum Failure {
+    /// Reported as `error: {0}` with exit code 1.
+    Error(String),
+    /// The reader of stdout went away (`| head`): stop quietly with exit code 0.
+    ClosedPipe,
+}
+
+impl Failure {
+    /// An error about `subject` (an input or output path).
+    fn about(subject: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Failure::Error(format!("{}: {error}", subject.display()))
+    }
+}
+
+/// Runs the command line of this process: parses the arguments (exiting with code 2 on a usage
+/// error), runs the command, and returns its exit code after printing any `error: …` line.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Json(args) => convert::run(&args),
+        Command::Schema(args) => schema::run(&args),
+    };
+    match result {
+        Ok(()) | Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Failure::Error(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_arguments_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn batch_ranges_parse() {
+        assert_eq!(parse_batches("3..7"), Ok(3..7));
+        assert_eq!(parse_batches("3.."), Ok(3..usize::MAX));
+        assert_eq!(parse_batches("..2"), Ok(0..2));
+        assert_eq!(parse_batches("5"), Ok(5..6));
+        assert!(parse_batches("7..3").is_err());
+        assert!(parse_batches("a..3").is_err());
+        assert!(parse_batches("-1").is_err());
+    }
+}
