@@ -1,6 +1,7 @@
 //! Writes the fuzz seed corpora under `fuzz/corpus/<target>/` with quiver's own writer: random
 //! schemas of every type (nested, dictionaries, slices) as files and streams, uncompressed, LZ4
-//! and ZSTD; the ten-column table; and single messages for `flatbuffer_message`.
+//! and ZSTD; the ten-column table; single messages for `flatbuffer_message`; and streams behind
+//! an options byte and buffer sizes for `json_chunks`.
 //!
 //! `cargo run -p quiver-tests --example fuzz_corpus`
 
@@ -86,6 +87,26 @@ fn main() -> Result<(), Box<dyn Error>> {
         seed.extend_from_slice(&v.to_le_bytes());
     }
     write(&root.join("coalesce"), "arrow-cpp-basics", &seed)?;
+
+    // json_chunks: an options byte, a count of buffer sizes, the sizes, then an IPC stream.
+    let sizes: [&[u8]; 4] = [&[], &[1], &[0, 7, 1, 64], &[3, 255, 0, 2, 31]];
+    for i in 0..24 {
+        let generated = arbitrary::schema_and_batch(opts)
+            .new_tree(&mut runner)
+            .map_err(|e| e.to_string())?
+            .current();
+        let options = WriterOptions::default().with_compression(CODECS[i % 3]);
+        let mut seed = vec![(i * 37 % 128) as u8, sizes[i % 4].len() as u8];
+        seed.extend_from_slice(sizes[i % 4]);
+        seed.extend_from_slice(&stream(&[generated.batch], &options)?);
+        write(&root.join("json_chunks"), &format!("random-{i:02}"), &seed)?;
+    }
+    let mut seed = vec![0b0100_0001, 2, 5, 200];
+    seed.extend_from_slice(&stream(
+        &[quiver_tests::ten_columns::batch(12, 3)],
+        &WriterOptions::default(),
+    )?);
+    write(&root.join("json_chunks"), "ten-columns", &seed)?;
     Ok(())
 }
 

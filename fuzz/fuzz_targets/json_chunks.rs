@@ -1,0 +1,137 @@
+//! Batches from fuzzer input written as JSON twice: in one shot, and through buffers of
+//! fuzzer-chosen sizes. The bytes must be equal, and a finished document must parse as JSON
+//! with one value per row.
+//!
+//! Input: byte 0 picks the options (bit 0 a JSON array rather than lines, bit 1 explicit nulls,
+//! bit 2 large integers as strings, bit 3 non-finite floats as strings, bit 4 timestamps as
+//! epoch numbers, bit 5 base64 binary, bit 6 each column alone through `Encoder::array`); byte 1
+//! is a count `n`, the next `n` bytes are buffer sizes used in turn (0 is an empty buffer); the
+//! rest is an IPC stream whose batches are encoded.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat};
+use quiver::{ReaderOptions, StreamReader};
+use serde::de::IgnoredAny;
+
+/// Output written in one shot at most; a longer document is compared up to this length only.
+const ONE_SHOT: usize = 1 << 18;
+
+/// Batches encoded at most per input.
+const MAX_BATCHES: usize = 8;
+
+fuzz_target!(|data: &[u8]| {
+    let [flags, n, rest @ ..] = data else {
+        return;
+    };
+    let n = usize::from(*n).min(rest.len());
+    let (sizes, stream) = rest.split_at(n);
+    let bit = |i: u8| flags >> i & 1 == 1;
+    let format = if bit(0) {
+        JsonFormat::JsonArray
+    } else {
+        JsonFormat::LineDelimited
+    };
+    let options = EncoderOptions::default()
+        .with_explicit_nulls(bit(1))
+        .with_large_ints_as_strings(bit(2))
+        .with_non_finite_as_strings(bit(3))
+        .with_timestamps_as_epoch(bit(4))
+        .with_binary(if bit(5) {
+            BinaryFormat::Base64
+        } else {
+            BinaryFormat::Hex
+        });
+    let reader_options = ReaderOptions::default()
+        .with_max_decompressed_buffer(1 << 24)
+        .with_max_metadata_size(1 << 20);
+    let Ok(reader) = StreamReader::new(stream, reader_options) else {
+        return;
+    };
+    for batch in reader.take(MAX_BATCHES) {
+        let Ok(batch) = batch else {
+            return;
+        };
+        if bit(6) {
+            for column in batch.columns() {
+                if let Ok(encoder) = Encoder::array(column, format, options) {
+                    let again = Encoder::array(column, format, options).expect("built once");
+                    check(encoder, again, sizes, format, column.len());
+                }
+            }
+        } else if let Ok(encoder) = Encoder::batch(&batch, format, options) {
+            let again = Encoder::batch(&batch, format, options).expect("built once");
+            check(encoder, again, sizes, format, batch.num_rows());
+        }
+    }
+});
+
+/// Encodes with `whole` in one buffer and with `chunked` through `sizes`, and compares.
+fn check(mut whole: Encoder, mut chunked: Encoder, sizes: &[u8], format: JsonFormat, rows: usize) {
+    let mut one_shot = vec![0u8; ONE_SHOT];
+    let progress = whole.encode(&mut one_shot);
+    one_shot.truncate(progress.written);
+    assert_eq!(
+        progress.done,
+        whole.is_done(),
+        "done disagrees with is_done"
+    );
+
+    let mut out = Vec::with_capacity(one_shot.len());
+    let mut buffer = [0u8; 256];
+    let mut turn = 0usize;
+    let mut empty_in_a_row = 0usize;
+    loop {
+        let size = match sizes {
+            [] => 97,
+            _ => usize::from(sizes[turn % sizes.len()]),
+        };
+        turn += 1;
+        let size = if empty_in_a_row > sizes.len() {
+            size.max(1)
+        } else {
+            size
+        };
+        let step = chunked.encode(&mut buffer[..size]);
+        assert!(step.written <= size, "wrote past the buffer");
+        out.extend_from_slice(&buffer[..step.written]);
+        if step.done {
+            assert!(chunked.is_done());
+            break;
+        }
+        if size == 0 {
+            assert_eq!(step.written, 0, "wrote into an empty buffer");
+            empty_in_a_row += 1;
+        } else {
+            assert!(step.written > 0, "no progress with a {size}-byte buffer");
+            empty_in_a_row = 0;
+        }
+        if !progress.done && out.len() >= one_shot.len() {
+            break;
+        }
+    }
+    if !progress.done {
+        assert_eq!(
+            &out[..one_shot.len()],
+            &one_shot[..],
+            "chunked output differs"
+        );
+        return;
+    }
+    assert_eq!(out, one_shot, "chunked output differs");
+    let text = std::str::from_utf8(&out).expect("JSON output is UTF-8");
+    match format {
+        JsonFormat::JsonArray => {
+            let values: Vec<IgnoredAny> = serde_json::from_str(text).expect("a JSON array");
+            assert_eq!(values.len(), rows, "one value per row");
+        }
+        _ => {
+            let lines: Vec<&str> = text.split('\n').collect();
+            assert_eq!(lines.len(), rows + 1, "one line per row");
+            assert_eq!(lines.last(), Some(&""), "every line ends with a newline");
+            for line in &lines[..rows] {
+                let _: IgnoredAny = serde_json::from_str(line).expect("each line is JSON");
+            }
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! Memory on hostile input: reading any bytes allocates at most the input's length times a
+//! small constant, plus the configured limits. A counting global allocator measures, per thread,
+//! the total bytes allocated and the peak of live bytes while one input is read, on hand-made
+//! hostile cases, on every file of the fuzz corpus and on deterministic mutations of each.
+
+#![allow(unsafe_code)] // the counting global allocator only
+
+use quiver::builder::{
+    AppendValue, ArrayBuilder, DictionaryBuilder, PrimitiveBuilder, StringBuilder,
+};
+use quiver::datatype::CompressionCodec;
+use quiver::ipc::fuzzing::{decode_message, schemas};
+use quiver::ipc::{Projection, ScanOptions};
+use quiver::{FileReader, FileWriter, RecordBatch, StreamReader, StreamWriter, WriterOptions};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::PathBuf;
+
+/// Counts the calling thread's allocations: total bytes asked for, live bytes, their peak.
+struct Counter;
+
+thread_local! {
+    static TOTAL: Cell<usize> = const { Cell::new(0) };
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn allocated(size: usize) {
+    let _ = TOTAL.try_with(|t| t.set(t.get().saturating_add(size)));
+    let _ = LIVE.try_with(|live| {
+        let now = live.get().saturating_add(size as isize);
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+fn freed(size: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(size as isize)));
+}
+
+unsafe impl GlobalAlloc for Counter {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        allocated(layout.size());
+        // SAFETY: forwarding the caller's layout to the system allocator unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        allocated(layout.size());
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        freed(layout.size());
+        // SAFETY: `ptr` came from this allocator with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A reallocation counts as a new allocation of the new size (it may copy).
+        freed(layout.size());
+        allocated(new_size);
+        // SAFETY: the caller upholds `realloc`'s contract; forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counter = Counter;
+
+/// What reading one input cost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    total: usize,
+    peak: usize,
+}
+
+/// Runs `f` and returns the bytes this thread allocated in it, in all and at most at once.
+fn measure(f: impl FnOnce()) -> Usage {
+    TOTAL.with(|t| t.set(0));
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    f();
+    Usage {
+        total: TOTAL.with(Cell::get),
+        peak: PEAK.with(Cell::get).saturating_sub(base).max(0) as usize,
+    }
+}
+
+/// The limits every read here is configured with.
+const MAX_DECOMPRESSED: u64 = 1024;
+const MAX_METADATA: u64 = 64 * 1024;
+const READAHEAD: u64 = 4096;
+
+fn options() -> quiver::ReaderOptions {
+    quiver::ReaderOptions::default()
+        .with_max_decompressed_buffer(MAX_DECOMPRESSED)
+        .with_max_metadata_size(MAX_METADATA)
+}
+
+/// Bytes allowed for reading `len` input bytes: `PER_BYTE × len + FIXED + LIMITS`.
+///
+/// `FIXED` is what a read may cost whatever its input: one 64 KiB step of a stream message
+/// that declares more bytes than arrive (buffers grow only as bytes arrive, a step at a time,
+/// even up to the metadata limit), plus the schema and the dictionary map. `LIMITS` are the
+/// configured limits one read may reach: the scan's readahead window and one decompressed
+/// buffer. Each further compressed buffer costs at least a 16-byte `Buffer` entry in the
+/// metadata (entries may share one frame) and at most the decompression limit: at a 1 KiB limit,
+/// `PER_BYTE` covers that.
+const PER_BYTE: usize = 64;
+const FIXED: usize = 72 * 1024;
+const LIMITS: usize = (READAHEAD + MAX_DECOMPRESSED) as usize;
+
+/// What ZSTD adds to live memory, whatever quiver's limit: ruzstd sizes its scratch for a block
+/// from the block's own headers before it reads the data, up to 98,303 sequences of 12 bytes
+/// (1.1 MiB) and 128 KiB of decoded block. A 1.2 KB stream has been seen to hold 793 KB.
+const ZSTD_BLOCK: usize = 2 * 1024 * 1024;
+
+/// The ZSTD frame magic number, as it appears in a compressed buffer.
+const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
+
+/// Whether `bytes` holds a ZSTD frame anywhere. Such inputs are held to the bound in live
+/// bytes only: every ZSTD buffer gets a fresh ruzstd decoder, about 14 KiB of tables and
+/// scratch allocated and freed again, so their total grows with the number of buffer entries
+/// (16 bytes each), up to several hundred bytes per input byte.
+fn has_zstd_frame(bytes: &[u8]) -> bool {
+    bytes.windows(4).any(|w| w == ZSTD_MAGIC)
+}
+
+fn allowed(len: usize) -> usize {
+    PER_BYTE * len + FIXED + LIMITS
+}
+
+/// Allocated bytes per input byte beyond `FIXED + LIMITS`.
+fn per_byte(bytes: usize, len: usize) -> f64 {
+    bytes.saturating_sub(FIXED + LIMITS) as f64 / len.max(1) as f64
+}
+
+/// Reads `bytes` every way the readers can: as a file (batch by batch, then a planned scan of
+/// its first column) and as a stream. Errors are expected; panics fail the test.
+fn read_all(bytes: &[u8]) {
+    if let Ok(mut reader) = FileReader::open(bytes, options()) {
+        for batch in reader.batches() {
+            if batch.is_err() {
+                break;
+            }
+        }
+        let first = reader
+            .schema()
+            .fields()
+            .first()
+            .map(|f| f.name().to_owned());
+        if let Some(Ok(projection)) = first.map(|n| Projection::from_paths(reader.schema(), &[n])) {
+            reader.set_projection(projection);
+        }
+        let scan = ScanOptions::default().with_readahead(READAHEAD);
+        for batch in reader.scan(0..usize::MAX, scan) {
+            if batch.is_err() {
+                break;
+            }
+        }
+    }
+    if let Ok(reader) = StreamReader::new(bytes, options()) {
+        for batch in reader {
+            if batch.is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// The largest multiples of the input length seen, for the report.
+#[derive(Debug, Default)]
+struct Worst {
+    cases: usize,
+    zstd_cases: usize,
+    total_per_byte: f64,
+    total_case: String,
+    zstd_total_per_byte: f64,
+    peak_per_byte: f64,
+}
+
+impl Worst {
+    /// Measures `read` on `bytes`, asserts the bound, and remembers the worst ratios.
+    fn check(&mut self, case: &str, bytes: &[u8], read: impl FnOnce(&[u8])) -> Usage {
+        let usage = measure(|| read(bytes));
+        let limit = allowed(bytes.len());
+        let zstd = has_zstd_frame(bytes);
+        let peak_limit = limit + if zstd { ZSTD_BLOCK } else { 0 };
+        assert!(
+            usage.peak <= peak_limit && (zstd || usage.total <= limit),
+            "{case}: {} input bytes: allocated {} in all (allowed {limit}), {} at once (allowed {peak_limit})",
+            bytes.len(),
+            usage.total,
+            usage.peak
+        );
+        let total = per_byte(usage.total, bytes.len());
+        if zstd {
+            self.zstd_cases += 1;
+            self.zstd_total_per_byte = self.zstd_total_per_byte.max(total);
+        } else if total > self.total_per_byte {
+            self.total_per_byte = total;
+            self.total_case = case.to_owned();
+        }
+        self.peak_per_byte = self.peak_per_byte.max(per_byte(usage.peak, bytes.len()));
+        self.cases += 1;
+        usage
+    }
+
+    fn report(&self, what: &str) {
+        println!(
+            "hostile_memory: {what}: {} inputs; beyond {} bytes, at most {:.1} bytes allocated in all per input byte without ZSTD ({}), {:.1} with ZSTD ({} inputs), {:.1} live at once",
+            self.cases,
+            FIXED + LIMITS,
+            self.total_per_byte,
+            self.total_case,
+            self.zstd_total_per_byte,
+            self.zstd_cases,
+            self.peak_per_byte
+        );
+    }
+}
+
+fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let name = format!("{target}/{}", p.file_name().unwrap().to_string_lossy());
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+/// A small xorshift generator for the mutations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// `count` copies of `original`, each with one to four edits: a byte set to a telling value,
+/// or a 4- or 8-byte word (a length, an offset, a count) set to a large or negative one.
+fn mutations(original: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = Rng(seed | 1);
+    let words: [i64; 8] = [
+        -1,
+        i32::MAX as i64,
+        1 << 20,
+        1 << 31,
+        1 << 40,
+        i64::MAX,
+        original.len() as i64 * 2,
+        8,
+    ];
+    (0..count)
+        .map(|_| {
+            let mut bytes = original.to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len());
+                match rng.below(3) {
+                    0 => bytes[at] = [0x00, 0xFF, 0x7F, 0x80, rng.next() as u8][rng.below(5)],
+                    1 => {
+                        let word = words[rng.below(words.len())].to_le_bytes();
+                        let end = (at + 8).min(bytes.len());
+                        bytes[at..end].copy_from_slice(&word[..end - at]);
+                    }
+                    _ => {
+                        let word = (words[rng.below(words.len())] as i32).to_le_bytes();
+                        let end = (at + 4).min(bytes.len());
+                        bytes[at..end].copy_from_slice(&word[..end - at]);
+                    }
+                }
+            }
+            bytes
+        })
+        .collect()
+}
+
+/// A `flatbuffer_message` seed decoded as the target decodes it.
+fn decode_seed(data: &[u8]) {
+    let [pick, a, b, rest @ ..] = data else {
+        return;
+    };
+    let all = schemas();
+    let schema = &all[usize::from(*pick) % all.len()];
+    let split = usize::from(u16::from_le_bytes([*a, *b])).min(rest.len());
+    let (metadata, body) = rest.split_at(split);
+    let _ = decode_message(schema, metadata, body);
+}
+
+/// A `json_chunks` seed: its stream, after the options byte and the buffer sizes.
+fn json_chunks_stream(data: &[u8]) -> &[u8] {
+    let n = data.get(1).map_or(0, |n| usize::from(*n));
+    data.get(2 + n..).unwrap_or_default()
+}
+
+#[test]
+fn the_fuzz_corpus_and_its_mutations_read_within_the_bound() {
+    let mut seeds = Worst::default();
+    let mut mutated = Worst::default();
+    for target in ["ipc_file", "ipc_stream", "json_chunks"] {
+        for (name, bytes) in corpus(target) {
+            let bytes = if target == "json_chunks" {
+                json_chunks_stream(&bytes).to_vec()
+            } else {
+                bytes
+            };
+            seeds.check(&name, &bytes, read_all);
+            for (i, m) in mutations(&bytes, 1000, bytes.len() as u64)
+                .iter()
+                .enumerate()
+            {
+                mutated.check(&format!("{name} mutation {i}"), m, read_all);
+            }
+        }
+    }
+    for (name, bytes) in corpus("flatbuffer_message") {
+        seeds.check(&name, &bytes, decode_seed);
+        for (i, m) in mutations(&bytes, 1000, 7).iter().enumerate() {
+            mutated.check(&format!("{name} mutation {i}"), m, decode_seed);
+        }
+    }
+    seeds.report("fuzz corpus");
+    mutated.report("mutated corpus");
+}
+
+/// A one-column i32 batch with no nulls, so the column's data is the body's first buffer.
+fn ints(rows: i32) -> RecordBatch<'static> {
+    let mut column = PrimitiveBuilder::<i32>::new();
+    for i in 0..rows {
+        column.append_value(i % 7);
+    }
+    let field = quiver::Field::new("a", quiver::DataType::Int32, false);
+    RecordBatch::from_fields(vec![(field, column.finish().unwrap())]).unwrap()
+}
+
+fn file(batches: &[RecordBatch<'_>], options: WriterOptions) -> Vec<u8> {
+    let mut writer = FileWriter::new(Vec::new(), batches[0].schema().clone(), options).unwrap();
+    for batch in batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
+fn stream(batches: &[RecordBatch<'_>], options: WriterOptions) -> Vec<u8> {
+    let mut writer = StreamWriter::new(Vec::new(), batches[0].schema().clone(), options).unwrap();
+    for batch in batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
+/// Sets the `N` bytes at `at` to `value`'s little-endian bytes.
+fn patch<const N: usize>(bytes: &[u8], at: usize, value: [u8; N]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    out[at..at + N].copy_from_slice(&value);
+    out
+}
+
+/// The position of the last occurrence of `needle` in `bytes`.
+fn rfind(bytes: &[u8], needle: &[u8]) -> usize {
+    bytes
+        .windows(needle.len())
+        .rposition(|w| w == needle)
+        .expect("pattern present")
+}
+
+fn is_err_file(bytes: &[u8]) -> bool {
+    let Ok(mut reader) = FileReader::open(bytes, options()) else {
+        return true;
+    };
+    reader.batches().any(|b| b.is_err())
+}
+
+fn is_err_stream(bytes: &[u8]) -> bool {
+    match StreamReader::new(bytes, options()) {
+        Ok(mut reader) => reader.any(|b| b.is_err()),
+        Err(_) => true,
+    }
+}
+
+#[test]
+fn lying_lengths_cost_no_more_than_their_input() {
+    let mut worst = Worst::default();
+    let plain = file(&[ints(1000), ints(10)], WriterOptions::default());
+    assert!(!is_err_file(&plain));
+    let reader = FileReader::open(plain.as_slice(), options()).unwrap();
+    let block = reader.record_batch_blocks()[0];
+    let mut key = block.offset.to_le_bytes().to_vec();
+    key.extend_from_slice(&block.meta_data_length.to_le_bytes());
+    let at = rfind(&plain, &key);
+    let n = plain.len();
+    let mut cases = vec![
+        (
+            "bodyLength 2^40".to_owned(),
+            patch(&plain, at + 16, (1i64 << 40).to_le_bytes()),
+        ),
+        (
+            "bodyLength -1".to_owned(),
+            patch(&plain, at + 16, (-1i64).to_le_bytes()),
+        ),
+        (
+            "metaDataLength i32::MAX".to_owned(),
+            patch(&plain, at + 8, i32::MAX.to_le_bytes()),
+        ),
+        (
+            "footer length i32::MAX".to_owned(),
+            patch(&plain, n - 10, i32::MAX.to_le_bytes()),
+        ),
+    ];
+
+    // A stream whose first message declares a metadata length far past the limit, and one whose
+    // batch declares a body of 2^40 bytes that never arrives.
+    let plain_stream = stream(&[ints(1000)], WriterOptions::default());
+    assert!(!is_err_stream(&plain_stream));
+    cases.push((
+        "stream metadata length i32::MAX".to_owned(),
+        patch(&plain_stream, 4, i32::MAX.to_le_bytes()),
+    ));
+    let body_len = 4000i64; // 1000 i32 values, no validity buffer
+    let at = rfind(&plain_stream, &body_len.to_le_bytes());
+    cases.push((
+        "stream bodyLength 2^40".to_owned(),
+        patch(&plain_stream, at, (1i64 << 40).to_le_bytes()),
+    ));
+
+    // LZ4 and ZSTD bodies whose first buffer declares 2^40 uncompressed bytes, or one more
+    // than the limit.
+    for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+        let compressed = file(
+            &[ints(1000)],
+            WriterOptions::default().with_compression(Some(codec)),
+        );
+        read_with_default_limits(&compressed);
+        let reader = FileReader::open(compressed.as_slice(), options()).unwrap();
+        let block = reader.record_batch_blocks()[0];
+        let body = (block.offset + i64::from(block.meta_data_length)) as usize;
+        assert_eq!(
+            i64::from_le_bytes(compressed[body..body + 8].try_into().unwrap()),
+            4000,
+            "{codec:?}: the body starts with the data buffer's uncompressed length"
+        );
+        for (what, value) in [
+            ("of 2^40 bytes", 1i64 << 40),
+            ("one past the limit", MAX_DECOMPRESSED as i64 + 1),
+        ] {
+            cases.push((
+                format!("{codec:?} buffer {what}"),
+                patch(&compressed, body, value.to_le_bytes()),
+            ));
+        }
+    }
+
+    for (case, bytes) in &cases {
+        assert!(
+            is_err_file(bytes) && is_err_stream(bytes),
+            "{case}: not an error"
+        );
+        let usage = worst.check(case, bytes, read_all);
+        println!(
+            "hostile_memory: {case}: {} input bytes, {} allocated in all, {} at once",
+            bytes.len(),
+            usage.total,
+            usage.peak
+        );
+    }
+}
+
+/// The file as written, read with the default limits (the compressed buffers here are larger
+/// than this test's 1 KiB limit, so a default read proves the file itself is good).
+fn read_with_default_limits(bytes: &[u8]) {
+    let mut reader = FileReader::open(bytes, quiver::ReaderOptions::default()).unwrap();
+    for batch in reader.batches() {
+        batch.unwrap();
+    }
+}
+
+/// A stream of `batches` batches whose one dictionary grows by a 100-byte word each batch, so
+/// the writer sends a delta dictionary batch before every record batch after the first.
+fn growing_dictionary_stream(batches: usize) -> Vec<u8> {
+    let word = |i: usize| format!("{i:0100}");
+    let all: Vec<RecordBatch<'static>> = (0..batches)
+        .map(|b| {
+            let mut dictionary = DictionaryBuilder::new(StringBuilder::new()).with_id(0);
+            for i in 0..=b {
+                dictionary.values().append_value(word(i));
+            }
+            dictionary.append_index(b);
+            let field = dictionary.field("d");
+            RecordBatch::from_fields(vec![(field, dictionary.finish().unwrap())]).unwrap()
+        })
+        .collect();
+    stream(&all, WriterOptions::default())
+}
+
+/// See `many_compressed_buffers_keep_peak_memory_proportional` for why only the peak is asserted.
+#[test]
+fn delta_dictionaries_keep_peak_memory_proportional() {
+    for batches in [10, 100, 400] {
+        let bytes = growing_dictionary_stream(batches);
+        let mut rows = 0;
+        let usage = measure(|| {
+            for batch in StreamReader::new(bytes.as_slice(), options()).unwrap() {
+                rows += batch.unwrap().num_rows();
+            }
+        });
+        assert_eq!(rows, batches);
+        println!(
+            "hostile_memory: {batches} delta dictionary batches: {} input bytes, {} allocated in all ({:.1} per input byte), {} at once ({:.1} per input byte)",
+            bytes.len(),
+            usage.total,
+            usage.total as f64 / bytes.len() as f64,
+            usage.peak,
+            usage.peak as f64 / bytes.len() as f64
+        );
+        assert!(usage.peak <= allowed(bytes.len()), "peak {}", usage.peak);
+    }
+}
+
+/// A file of 200 one-buffer columns, each buffer compressed.
+fn many_compressed_buffers(codec: CompressionCodec) -> Vec<u8> {
+    let fields: Vec<_> = (0..200)
+        .map(|c| {
+            let mut column = PrimitiveBuilder::<i32>::new();
+            for i in 0..200 {
+                column.append_value(i % 3);
+            }
+            let field = quiver::Field::new(format!("c{c}"), quiver::DataType::Int32, false);
+            (field, column.finish().unwrap())
+        })
+        .collect();
+    let batch = RecordBatch::from_fields(fields).unwrap();
+    file(
+        &[batch],
+        WriterOptions::default().with_compression(Some(codec)),
+    )
+}
+
+/// Live memory stays proportional to the input where the total allocated does not (yet): a
+/// growing delta dictionary is copied whole at every delta (quadratic in the number of deltas),
+/// and every ZSTD buffer builds a fresh decoder (see [`has_zstd_frame`]). Both print their
+/// totals; only the peak is asserted.
+#[test]
+fn many_compressed_buffers_keep_peak_memory_proportional() {
+    for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+        let bytes = many_compressed_buffers(codec);
+        let usage = measure(|| read_all(&bytes));
+        println!(
+            "hostile_memory: 200 {codec:?} buffers: {} input bytes, {} allocated in all ({:.1} per input byte), {} at once ({:.1} per input byte)",
+            bytes.len(),
+            usage.total,
+            usage.total as f64 / bytes.len() as f64,
+            usage.peak,
+            usage.peak as f64 / bytes.len() as f64
+        );
+        assert!(
+            usage.peak <= allowed(bytes.len()) + ZSTD_BLOCK,
+            "peak {}",
+            usage.peak
+        );
+        if codec == CompressionCodec::Lz4Frame {
+            assert!(usage.total <= allowed(bytes.len()), "total {}", usage.total);
+        }
+    }
+}
