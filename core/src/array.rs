@@ -140,6 +140,23 @@ fn bytes_for_bits(bits: usize) -> usize {
     bits.div_ceil(8)
 }
 
+/// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
+#[inline(always)]
+fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
+    let key: i128 = match (index_type.bit_width, index_type.signed) {
+        (8, true) => read::<i8>(keys, j).into(),
+        (16, true) => read::<i16>(keys, j).into(),
+        (32, true) => read::<i32>(keys, j).into(),
+        (64, true) => read::<i64>(keys, j).into(),
+        (8, false) => read::<u8>(keys, j).into(),
+        (16, false) => read::<u16>(keys, j).into(),
+        (32, false) => read::<u32>(keys, j).into(),
+        (64, false) => read::<u64>(keys, j).into(),
+        _ => return usize::MAX,
+    };
+    usize::try_from(key).unwrap_or(usize::MAX)
+}
+
 impl<'a> ArrayView<'a> {
     /// Validates `parts` against every rule of the columnar format for its type.
     pub fn try_new(parts: ArrayParts<'a>) -> FormatResult<Self> {
@@ -269,10 +286,17 @@ impl<'a> ArrayView<'a> {
     ) -> FormatResult<()> {
         self.buffer_count(1)?;
         self.fixed_buffer(0, index_type.byte_width(), end)?;
-        for i in 0..self.len {
-            if self.is_valid(i) {
-                let key = self.dictionary_index(i);
-                need(key < dict_len, "dictionary index out of range", i)?;
+        // Slices taken once: a buffer behind shared memory costs a call to reach.
+        let (keys, validity) = (self.buffer(0), self.validity());
+        let nulls = self.null_count > 0;
+        for j in self.offset..end {
+            if !nulls || validity.is_some_and(|v| bit(v, j)) {
+                let key = index_at(keys, j, index_type);
+                need(
+                    key < dict_len,
+                    "dictionary index out of range",
+                    j - self.offset,
+                )?;
             }
         }
         Ok(())
@@ -601,44 +625,10 @@ impl<'a> ArrayView<'a> {
 
     /// The dictionary index stored in slot `i` of a dictionary-encoded array.
     pub fn dictionary_index(&self, i: usize) -> usize {
-        let j = self.offset + i;
-        let buf = self.buffer(0);
-        let key: i128 = match self.dictionary.as_ref().map(|d| d.index_type) {
-            Some(IntType {
-                bit_width: 8,
-                signed: true,
-            }) => read::<i8>(buf, j).into(),
-            Some(IntType {
-                bit_width: 16,
-                signed: true,
-            }) => read::<i16>(buf, j).into(),
-            Some(IntType {
-                bit_width: 32,
-                signed: true,
-            }) => read::<i32>(buf, j).into(),
-            Some(IntType {
-                bit_width: 64,
-                signed: true,
-            }) => read::<i64>(buf, j).into(),
-            Some(IntType {
-                bit_width: 8,
-                signed: false,
-            }) => read::<u8>(buf, j).into(),
-            Some(IntType {
-                bit_width: 16,
-                signed: false,
-            }) => read::<u16>(buf, j).into(),
-            Some(IntType {
-                bit_width: 32,
-                signed: false,
-            }) => read::<u32>(buf, j).into(),
-            Some(IntType {
-                bit_width: 64,
-                signed: false,
-            }) => read::<u64>(buf, j).into(),
-            _ => return usize::MAX,
-        };
-        usize::try_from(key).unwrap_or(usize::MAX)
+        match &self.dictionary {
+            Some(d) => index_at(self.buffer(0), self.offset + i, d.index_type),
+            None => usize::MAX,
+        }
     }
 
     /// The bytes of slot `i` of a Binary, Utf8 (any offset width), view or fixed-size binary array.
