@@ -113,28 +113,55 @@ impl<const DEPTH: usize> Encoder<'_, '_, DEPTH> {
         }
     }
 
-    /// Appends all remaining output to `out`, through an 8 KiB stack buffer (copying from a
-    /// buffer that stays in cache is cheaper than zero-filling the `Vec`'s spare capacity).
-    /// After the first buffer it reserves the whole document's estimated size once, so a large
-    /// batch does not regrow the `Vec` again and again.
+    /// Appends all remaining output to `out`, encoding straight into its spare capacity: 16 KiB
+    /// first (all of a small document), then, with the whole document's size estimated from
+    /// those rows and reserved once, up to 64 KiB per call. Each chunk is zero-filled before it
+    /// is lent to the encoder and cut back to what was written, so the output passes through no
+    /// second buffer and a large batch does not regrow the `Vec` again and again.
     pub fn append_to(&mut self, out: &mut Vec<u8>) {
-        let mut buffer = [0u8; 8 * 1024];
+        let mut chunk = FIRST_CHUNK;
         let mut first = true;
         loop {
-            let progress = self.encode(&mut buffer);
-            if first && !progress.done {
-                first = false;
-                let (done, rows) = self.rows_progress();
-                let per_row = progress.written / done.max(1) + 1;
-                out.reserve(per_row.saturating_mul(rows.saturating_sub(done)) / 8 * 9);
-            }
-            out.extend_from_slice(buffer.get(..progress.written).unwrap_or_default());
+            let start = out.len();
+            out.resize(start + chunk, 0);
+            let progress = self.encode(out.get_mut(start..).unwrap_or_default());
+            out.truncate(start + progress.written);
             if progress.done {
                 return;
             }
+            if first {
+                first = false;
+                let (done, rows) = self.rows_progress();
+                out.reserve(reserve_estimate(progress.written, done, rows));
+            }
+            // Fill the reserved capacity in chunks that stay in cache; past it, grow.
+            let spare = out.capacity() - out.len();
+            chunk = if spare >= 1024 {
+                spare.min(APPEND_CHUNK)
+            } else {
+                APPEND_CHUNK
+            };
         }
     }
 }
+
+/// Bytes [`Encoder::append_to`] lends the encoder in its first call.
+const FIRST_CHUNK: usize = 16 * 1024;
+
+/// The most [`Encoder::append_to`] reserves ahead of the output it has produced. A row count is
+/// only a claim (a null column of 2^40 rows costs a file nothing), so past this the `Vec` grows
+/// with the bytes actually written.
+const RESERVE_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Bytes to reserve for the rest of a document after `written` bytes for `done` of `rows` rows:
+/// the average row size times the rows left, plus an eighth, and at most [`RESERVE_LIMIT`].
+fn reserve_estimate(written: usize, done: usize, rows: usize) -> usize {
+    let per_row = written / done.max(1) + 1;
+    (per_row.saturating_mul(rows.saturating_sub(done)) / 8 * 9).min(RESERVE_LIMIT)
+}
+
+/// Bytes [`Encoder::append_to`] lends the encoder per call after its first buffer.
+const APPEND_CHUNK: usize = 64 * 1024;
 
 /// `batch` as one JSON document in a new `Vec` (the allocating convenience; the encoder itself
 /// allocates nothing).
@@ -146,4 +173,16 @@ pub fn to_vec(
     let mut out = Vec::new();
     Encoder::batch(batch, format, options)?.append_to(&mut out);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_follow_the_output_not_the_claimed_rows() {
+        assert_eq!(reserve_estimate(3_000, 1_000, 2_000), 4_500);
+        assert_eq!(reserve_estimate(3, 1, 1 << 50), RESERVE_LIMIT);
+        assert_eq!(reserve_estimate(0, 0, 0), 0);
+    }
 }
