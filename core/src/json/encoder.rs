@@ -6,17 +6,19 @@
 //! its place in a fixed-capacity stack of frames (one per open object, list or map), so the
 //! encoder never allocates; its depth is checked when the encoder is built.
 //!
-//! Each step writes one member or element. Whole values are written straight into the buffer
-//! while it has room (the fast path); near its end a short value is split through the spill and a
-//! long one becomes a stream (see the `sink` module), and the step returns. Two caches keep the
-//! fast path short: flat arrays are read through prepared slices (the `leaf` module), and a batch
-//! whose columns are all flat (up to 16, with short plain names) is written by a row loop with
-//! its keys pre-built, which hands any row it cannot finish to the general walk.
+//! Rows are written whole by the fast path (the `rows` module, following the schema compiled into a
+//! `plan`) while they fit in the buffer. A row that does not fit, or a schema the plan cannot
+//! hold, goes through the general walk here: each step writes one member or element, whole
+//! values straight into the buffer while it has room; near its end a short value is split through
+//! the spill and a long one becomes a stream (see the `sink` module), and the step returns. Flat
+//! arrays in the walk are read through prepared slices (the `leaf` module).
 
 use super::JsonError;
 use super::leaf::{Kind, Leaf, Leaves};
-use super::number::{self, DECIMAL_TEXT, INT_BUFFER, SAFE_INTEGER, Scratch};
+use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, Scratch};
 use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
+use super::plan::Plan;
+use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Text};
 use crate::array::{ArrayView, RecordBatch};
@@ -42,11 +44,12 @@ pub struct Progress {
 pub(crate) struct Framing {
     open: &'static [u8],
     /// Written between rows (`,` in an array).
-    separator: Option<u8>,
+    pub(crate) separator: Option<u8>,
     /// Written after each row (`\n` in lines).
-    row_end: Option<u8>,
+    pub(crate) row_end: Option<u8>,
     close: &'static [u8],
-    first_row: bool,
+    /// No row written yet (no separator before the next).
+    pub(crate) first_row: bool,
 }
 
 impl Framing {
@@ -103,8 +106,8 @@ enum Source<'b, 'a> {
 
 /// Settings every step reads.
 #[derive(Debug, Clone, Copy)]
-struct Context {
-    options: EncoderOptions,
+pub(crate) struct Context {
+    pub(crate) options: EncoderOptions,
     /// Every field name in the schema can be written between quotes as it is.
     plain_names: bool,
 }
@@ -352,18 +355,15 @@ fn uint64(sink: &mut Sink<'_, '_, '_>, v: u64, cx: Context) {
 /// NaN or ±infinity: `null`, or a string when asked to.
 #[cold]
 fn non_finite(sink: &mut Sink<'_, '_, '_>, nan: bool, negative: bool, cx: Context) {
-    sink.put(match (cx.options.non_finite_as_strings, nan, negative) {
-        (false, ..) => b"null",
-        (true, true, _) => b"\"NaN\"",
-        (true, false, false) => b"\"Infinity\"",
-        (true, false, true) => b"\"-Infinity\"",
-    });
+    sink.put(rows::non_finite_text(nan, negative, cx));
 }
 
 #[inline(always)]
 fn float64(sink: &mut Sink<'_, '_, '_>, v: f64, cx: Context) {
     if v.is_finite() {
-        sink.put(ryu::Buffer::new().format_finite(v).as_bytes());
+        let mut text = [0; FLOAT_TEXT];
+        let n = number::write_f64(&mut text, v);
+        sink.put(text.get(..n).unwrap_or_default());
     } else {
         non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
     }
@@ -372,7 +372,9 @@ fn float64(sink: &mut Sink<'_, '_, '_>, v: f64, cx: Context) {
 #[inline(always)]
 fn float32(sink: &mut Sink<'_, '_, '_>, v: f32, cx: Context) {
     if v.is_finite() {
-        sink.put(ryu::Buffer::new().format_finite(v).as_bytes());
+        let mut text = [0; FLOAT_TEXT];
+        let n = number::write_f32(&mut text, v);
+        sink.put(text.get(..n).unwrap_or_default());
     } else {
         non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
     }
@@ -402,9 +404,14 @@ fn le_i64(bytes: &[u8], at: usize) -> i64 {
         .map_or(0, i64::from_le_bytes)
 }
 
-/// Writes a flat value.
+/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream).
 #[inline(always)]
-fn leaf<'b>(array: &'b ArrayView<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) {
+pub(crate) fn leaf<'b>(
+    array: &'b ArrayView<'_>,
+    i: usize,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+) {
     match array.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
             sink.quoted(array.bytes_value(i), Body::Text, b"\"");
@@ -745,50 +752,6 @@ impl<'b, 'a> Frame<'b, 'a> {
     }
 }
 
-/// Top-level columns the flat row loop handles at most.
-const FLAT_COLUMNS: usize = 16;
-
-/// Longest column name the flat row loop handles (its key is stored inline).
-const FLAT_NAME: usize = 20;
-
-/// A top-level column of a batch whose columns are all flat: its prepared buffers and its key,
-/// `,"name":`, ready to copy.
-#[derive(Debug, Clone, Copy)]
-struct FlatColumn<'b> {
-    leaf: Leaf<'b>,
-    key: [u8; FLAT_NAME + 4],
-    key_len: usize,
-}
-
-impl<'b> FlatColumn<'b> {
-    fn new(array: &'b ArrayView<'_>, name: &str) -> Option<Self> {
-        let leaf = Leaf::new(array);
-        if leaf.kind == Kind::Other || name.len() > FLAT_NAME || !super::escape::is_plain(name) {
-            return None;
-        }
-        let mut key = [0u8; FLAT_NAME + 4];
-        let (open, rest) = key.split_at_mut(2);
-        open.copy_from_slice(b",\"");
-        let (body, close) = rest.split_at_mut(name.len());
-        body.copy_from_slice(name.as_bytes());
-        close.get_mut(..2)?.copy_from_slice(b"\":");
-        Some(FlatColumn {
-            leaf,
-            key,
-            key_len: name.len() + 4,
-        })
-    }
-
-    /// Bytes slot `i`'s value can take at most.
-    #[inline(always)]
-    fn bound(&self, i: usize) -> usize {
-        match self.leaf.kind {
-            Kind::Utf8 | Kind::LargeUtf8 => self.leaf.text(i).len() * 6 + 2,
-            _ => 32,
-        }
-    }
-}
-
 /// Where the walk over rows stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -810,8 +773,8 @@ struct Walk<'b, 'a, const DEPTH: usize> {
     in_row: bool,
     stack: heapless::Vec<Frame<'b, 'a>, DEPTH>,
     leaves: Leaves<'b, 'a>,
-    /// Every column, when all are flat (and few, with short plain names); else empty.
-    flat: heapless::Vec<FlatColumn<'b>, FLAT_COLUMNS>,
+    /// The compiled schema for the fast path, when it can hold the schema.
+    plan: Option<Plan<'b, 'a>>,
 }
 
 impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
@@ -853,69 +816,30 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
         }
     }
 
-    /// The row loop for batches of flat columns: writes whole rows straight into the buffer while
-    /// each piece's worst case fits, and hands a row it cannot finish to an object frame (same
-    /// bytes, resumable). `true` when it stopped inside a row.
-    #[inline(never)]
-    fn flat_rows(&mut self, sink: &mut Sink<'_, '_, 'b>) -> bool {
-        let explicit = self.cx.options.explicit_nulls;
-        while self.row < self.rows && sink.room() >= 64 {
-            let row = self.row;
-            if self.framing.first_row {
-                self.framing.first_row = false;
-            } else {
-                sink.put_opt(self.framing.separator);
-            }
-            sink.put(b"{");
-            let mut first = true;
-            for (j, column) in self.flat.iter().enumerate() {
-                let valid = column.leaf.is_valid(row);
-                if !valid && !explicit {
-                    continue;
-                }
-                let fits = sink.room() >= FLAT_NAME + 8 + column.bound(row);
-                let Some(key) = column
-                    .key
-                    .get(usize::from(first)..column.key_len)
-                    .filter(|_| fits)
-                else {
-                    if let Source::Batch { columns, fields } = self.source {
-                        let mut members = Members::new(columns, Names::Fields(fields), row);
-                        members.next = j;
-                        members.first = first;
-                        self.in_row = true;
-                        self.push(Frame::Object(members));
-                    }
-                    return true;
-                };
-                sink.put(key);
-                first = false;
-                if valid {
-                    fast(column.leaf, row, sink, self.cx);
-                } else {
-                    sink.put(b"null");
-                }
-            }
-            sink.put(b"}");
-            sink.put_opt(self.framing.row_end);
-            self.row += 1;
-        }
-        false
-    }
-
-    /// Writes rows while they are flat and fit; opens the stack for the rest of a row otherwise.
+    /// Writes whole rows through the fast path while they fit, and a row that does not through
+    /// the stack (returning once it is opened).
     fn rows(&mut self, sink: &mut Sink<'_, '_, 'b>) {
         if self.in_row {
             sink.put_opt(self.framing.row_end);
             self.in_row = false;
             self.row += 1;
         }
-        if !self.flat.is_empty() && self.flat_rows(sink) {
-            return;
-        }
         while self.row < self.rows {
             if sink.blocked() {
                 return;
+            }
+            if let Some(plan) = &self.plan {
+                rows::write(
+                    plan,
+                    sink,
+                    &mut self.framing,
+                    &mut self.row,
+                    self.rows,
+                    self.cx,
+                );
+                if self.row >= self.rows {
+                    break;
+                }
             }
             if self.framing.first_row {
                 self.framing.first_row = false;
@@ -988,8 +912,9 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
 /// Encoding never allocates and never fails: every check happens in the constructors.
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
-/// about 56 bytes a level. At the default depth an encoder is about 6 KiB, half of it caches of
-/// prepared columns that make the fast path fast.
+/// about 56 bytes a level. At the default depth an encoder is about 6 KiB: half of it the schema
+/// compiled for the fast path, most of the rest the frames and a cache of prepared columns for
+/// the general walk.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -1136,18 +1061,10 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
                 plain_names = check.plain_names;
             }
         }
-        let mut flat = heapless::Vec::new();
-        if let Source::Batch { columns, fields } = source {
-            for (array, field) in columns.iter().zip(fields) {
-                match FlatColumn::new(array, field.name()) {
-                    Some(column) if flat.push(column).is_ok() => {}
-                    _ => {
-                        flat.clear();
-                        break;
-                    }
-                }
-            }
-        }
+        let plan = match source {
+            Source::Batch { columns, fields } => Plan::batch(columns, fields, options),
+            Source::Array(array) => Plan::array(array, options),
+        };
         Ok(Encoder {
             walk: Walk {
                 source,
@@ -1162,7 +1079,7 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
                 in_row: false,
                 stack: heapless::Vec::new(),
                 leaves: Leaves::new(),
-                flat,
+                plan,
             },
             spill: Spill::new(),
             stream: None,
@@ -1172,7 +1089,8 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
     /// Writes the next bytes of JSON into `out`; see [`Progress`].
     ///
     /// Call again with a fresh buffer until `done`; the output is identical for any sequence of
-    /// buffer sizes. An empty buffer makes no progress (except to report `done`).
+    /// buffer sizes. An empty buffer makes no progress (except to report `done`). Bytes of `out`
+    /// past `written` may have been overwritten (the fast path writes in fixed-size blocks).
     pub fn encode(&mut self, out: &mut [u8]) -> Progress {
         let mut sink = Sink::new(out, &mut self.spill, &mut self.stream);
         let done = loop {

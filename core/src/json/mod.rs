@@ -9,13 +9,15 @@
 //! - [`writer`]: [`JsonWriter`], a document across batches, and the drivers
 //!   ([`Encoder::write_to`] for `embedded_io`, `write_to_async` with the `async` feature,
 //!   [`Encoder::append_to`] for a `Vec`).
+//! - `plan` and `rows`: the fast path, whole rows written straight into the buffer while they
+//!   fit, following the schema compiled once per encoder.
 //! - `sink`, `escape`, `number`, `temporal`: the output cursor and the text of values.
 //!
 //! # Conventions
 //!
 //! By default the output is arrow-json 60's, byte for byte except the text of floats (quiver
-//! writes the shortest round-trip form with ryu, e.g. `1e300` where arrow-json writes `1.0e300`;
-//! both parse to the same number):
+//! writes the shortest round-trip form in ryu's notation, e.g. `1e300` where arrow-json writes
+//! `1.0e300`; both parse to the same number; the digits come from zmij, the faster formatter):
 //!
 //! - rows are objects keyed by column name; null members are left out (unless
 //!   [`EncoderOptions::explicit_nulls`]); nulls inside lists are `null`;
@@ -65,6 +67,8 @@ mod escape;
 mod leaf;
 mod number;
 pub mod options;
+mod plan;
+mod rows;
 mod sink;
 pub mod temporal;
 pub mod writer;

@@ -87,6 +87,18 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         self.pos
     }
 
+    /// Takes back everything written since [`Sink::written`] returned `mark` (the fast path's
+    /// unfinished row; nothing of it is in the spill or a stream).
+    pub(crate) fn rewind(&mut self, mark: usize) {
+        self.pos = mark.min(self.pos);
+    }
+
+    /// The whole buffer and the write position, for the fast path's own loops (which keep
+    /// `pos` within the buffer).
+    pub(crate) fn parts(&mut self) -> (&mut [u8], &mut usize) {
+        (self.out, &mut self.pos)
+    }
+
     /// Whether output is waiting (spilled bytes or an unfinished stream): the encoder must stop
     /// stepping and return.
     #[inline(always)]
@@ -156,16 +168,17 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
     }
 
     /// Writes `"`, then `bytes` in the given body form, then `suffix` (`"` or `":`): at once when
-    /// the worst case fits, else as a stream that the next [`Sink::flush`] continues.
+    /// the worst case fits (or text needs no escaping and fits as it is), else as a stream that
+    /// the next [`Sink::flush`] continues.
     #[inline(always)]
     pub(crate) fn quoted(&mut self, bytes: &'b [u8], body: Body, suffix: &'static [u8]) {
-        self.put(b"\"");
         let worst = match body {
-            Body::Text => bytes.len() * 6,
+            Body::Text => bytes.len().saturating_mul(6),
             Body::Hex => bytes.len() * 2,
             Body::Base64 => escape::base64_len(bytes.len()),
         } + suffix.len();
-        if self.room() >= worst {
+        if self.room() > worst {
+            self.put(b"\"");
             let dst = self.out.get_mut(self.pos..).unwrap_or_default();
             self.pos += match body {
                 Body::Text => escape::escape_into(bytes, dst),
@@ -173,13 +186,36 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
                 Body::Base64 => escape::base64_into(bytes, dst),
             };
             self.put(suffix);
-        } else {
+        } else if !(body == Body::Text && self.clean_text(bytes, suffix)) {
+            self.put(b"\"");
             *self.stream = Some(Stream {
                 rest: bytes,
                 body,
                 suffix,
             });
         }
+    }
+
+    /// Writes `"`, `bytes` and `suffix` when the text needs no escaping and all of it fits;
+    /// otherwise writes nothing. Returns whether it wrote.
+    #[inline(always)]
+    pub(crate) fn clean_text(&mut self, bytes: &[u8], suffix: &[u8]) -> bool {
+        let end = self.pos + 1 + bytes.len();
+        let Some(dst) = self.out.get_mut(self.pos..end + suffix.len()) else {
+            return false;
+        };
+        let Some((quote, rest)) = dst.split_first_mut() else {
+            return false;
+        };
+        *quote = b'"';
+        if !escape::copy_if_clean(bytes, rest) {
+            return false;
+        }
+        if let Some(tail) = rest.get_mut(bytes.len()..) {
+            tail.copy_from_slice(suffix);
+        }
+        self.pos = end + suffix.len();
+        true
     }
 
     /// Writes `"name":` for a name known to need no escaping.

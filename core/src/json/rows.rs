@@ -1,0 +1,1212 @@
+//! The fast path: whole rows written straight into the caller's buffer while they fit.
+//!
+//! [`write`] takes the rows from the encoder's current one on, following the encoder's
+//! [`Plan`]. Before each piece of a row it checks that the piece's worst case fits; when one does
+//! not, the row is taken back whole (the sink rewinds to where the row began) and left to the
+//! general walk, which can stop at any byte. So nothing here leaves output waiting in the spill or
+//! a stream, and since both paths write the same bytes for a row, where one hands over to the
+//! other never shows in the output.
+//!
+//! A batch of one column (or one array) has its row's pieces pre-built (`,{"a":`, `}`, `,{}`).
+//! A flat column also has a loop of its own per type: each row is written into a fixed
+//! [`WINDOW`] of the buffer with no per-value dispatch, the validity read 64 rows at a time, and
+//! the loop ends where less than a window is left. Bytes of the buffer past the reported output
+//! may be overwritten.
+
+use super::encoder::{Context, Framing, leaf as short_value};
+use super::escape;
+use super::leaf::{Kind, Leaf, Offset};
+use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
+use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
+use super::sink::{Body, SPILL, Sink};
+
+/// A row did not fit: the caller rewinds the sink to the row's start.
+pub(crate) struct Full;
+
+/// Whether a piece fitted.
+type Fit = Result<(), Full>;
+
+/// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
+pub(crate) fn write<'b>(
+    plan: &Plan<'b, '_>,
+    sink: &mut Sink<'_, '_, 'b>,
+    framing: &mut Framing,
+    row: &mut usize,
+    rows: usize,
+    cx: Context,
+) {
+    let Some(writer) = Writer::new(plan, framing, cx) else {
+        return;
+    };
+    let single = Single::new(plan, framing, cx);
+    while *row < rows {
+        if let Some(single) = &single
+            && !framing.first_row
+        {
+            single.rows(&writer, sink, row, rows);
+            if *row >= rows {
+                return;
+            }
+        }
+        let mark = sink.written();
+        if writer.row(*row, sink, framing).is_err() {
+            sink.rewind(mark);
+            return;
+        }
+        framing.first_row = false;
+        *row += 1;
+    }
+}
+
+/// Writes `bytes` if they fit.
+#[inline(always)]
+fn put(sink: &mut Sink<'_, '_, '_>, bytes: &[u8]) -> Fit {
+    if sink.room() < bytes.len() {
+        return Err(Full);
+    }
+    sink.put(bytes);
+    Ok(())
+}
+
+/// Writes text of at most `N` bytes that `write` puts at the start of a window of the buffer.
+#[inline(always)]
+fn windowed<const N: usize>(
+    sink: &mut Sink<'_, '_, '_>,
+    write: impl FnOnce(&mut [u8; N]) -> usize,
+) -> Fit {
+    let window = sink.tail::<N>().ok_or(Full)?;
+    let n = write(window);
+    sink.advance(n);
+    Ok(())
+}
+
+/// Writes `bytes` between quotes, escaped as `body`, if the worst case fits (or the text needs
+/// no escaping and fits as it is).
+#[inline(always)]
+fn quoted<'b>(sink: &mut Sink<'_, '_, 'b>, bytes: &'b [u8], body: Body) -> Fit {
+    let worst = match body {
+        Body::Text => bytes.len().saturating_mul(6),
+        Body::Hex => bytes.len().saturating_mul(2),
+        Body::Base64 => escape::base64_len(bytes.len()),
+    };
+    if sink.room() > worst.saturating_add(2) {
+        sink.quoted(bytes, body, b"\"");
+        return Ok(());
+    }
+    if body == Body::Text && sink.clean_text(bytes, b"\"") {
+        return Ok(());
+    }
+    Err(Full)
+}
+
+/// The text of NaN or ±infinity: `null`, or a string when asked to.
+#[inline]
+pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'static [u8] {
+    match (cx.options.non_finite_as_strings, nan, negative) {
+        (false, ..) => b"null",
+        (true, true, _) => b"\"NaN\"",
+        (true, false, false) => b"\"Infinity\"",
+        (true, false, true) => b"\"-Infinity\"",
+    }
+}
+
+/// Copies short `text` to the start of `out`; returns its length.
+#[cold]
+fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
+    let n = text.len().min(out.len());
+    if let (Some(dst), Some(src)) = (out.get_mut(..n), text.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    n
+}
+
+/// Writes a float's text (finite or not) at the start of `out`; returns its length.
+#[inline(always)]
+fn f64_text(out: &mut [u8; FLOAT_TEXT], v: f64, cx: Context) -> usize {
+    if v.is_finite() {
+        number::write_f64(out, v)
+    } else {
+        copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
+    }
+}
+
+#[inline(always)]
+fn f32_text(out: &mut [u8; FLOAT_TEXT], v: f32, cx: Context) -> usize {
+    if v.is_finite() {
+        number::write_f32(out, v)
+    } else {
+        copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
+    }
+}
+
+/// Writes a 64-bit integer at the start of `out`, quoted when asked to and beyond 2^53; returns
+/// its length.
+#[inline(always)]
+fn long_text(out: &mut [u8; FLOAT_TEXT], v: i64, unsigned: bool, cx: Context) -> usize {
+    let magnitude = if unsigned { v as u64 } else { v.unsigned_abs() };
+    let quote = usize::from(cx.options.large_ints_as_strings && magnitude > SAFE_INTEGER);
+    out[0] = b'"';
+    let Some(digits) = out
+        .get_mut(quote..quote + INT_BUFFER)
+        .and_then(|d| <&mut [u8; INT_BUFFER]>::try_from(d).ok())
+    else {
+        return 0;
+    };
+    let n = if unsigned {
+        number::write_u64(digits, v as u64)
+    } else {
+        number::write_i64(digits, v)
+    };
+    if let Some(close) = out.get_mut(quote + n) {
+        *close = b'"';
+    }
+    n + 2 * quote
+}
+
+/// Writes an `i32` at the start of `out`; returns its length.
+#[inline(always)]
+fn i32_text(out: &mut [u8; FLOAT_TEXT], v: i32) -> usize {
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_i32(w, v))
+}
+
+/// Writes a `u32` at the start of `out`; returns its length.
+#[inline(always)]
+fn u32_text(out: &mut [u8; FLOAT_TEXT], v: u32) -> usize {
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_u32(w, v))
+}
+
+/// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
+/// returns its length.
+#[inline(always)]
+fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; FLOAT_TEXT], cx: Context) -> usize {
+    match leaf.kind {
+        Kind::Int32 => i32_text(out, leaf.value::<i32>(i)),
+        Kind::Float64 => f64_text(out, leaf.value::<f64>(i), cx),
+        Kind::Int64 => long_text(out, leaf.value::<i64>(i), false, cx),
+        Kind::Int8 => i32_text(out, leaf.value::<i8>(i).into()),
+        Kind::Int16 => i32_text(out, leaf.value::<i16>(i).into()),
+        Kind::UInt8 => u32_text(out, leaf.value::<u8>(i).into()),
+        Kind::UInt16 => u32_text(out, leaf.value::<u16>(i).into()),
+        Kind::UInt32 => u32_text(out, leaf.value::<u32>(i)),
+        Kind::UInt64 => long_text(out, leaf.value::<u64>(i) as i64, true, cx),
+        Kind::Float32 => f32_text(out, leaf.value::<f32>(i), cx),
+        Kind::Boolean => {
+            let text: &[u8; 8] = if leaf.bool_value(i) {
+                b"true\0\0\0\0"
+            } else {
+                b"false\0\0\0"
+            };
+            if let Some(dst) = out.first_chunk_mut::<8>() {
+                dst.copy_from_slice(text);
+            }
+            4 + usize::from(!leaf.bool_value(i))
+        }
+        Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => 0,
+    }
+}
+
+/// Writes the value in (valid) slot `i` of a flat leaf.
+#[inline(always)]
+fn flat<'b>(leaf: &Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) -> Fit {
+    match leaf.kind {
+        Kind::Utf8 => text(sink, leaf.text_range::<i32>(i), leaf.values()),
+        Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(i), leaf.values()),
+        _ => windowed::<FLOAT_TEXT>(sink, |w| fixed_text(leaf, i, w, cx)),
+    }
+}
+
+/// Writes the text `values[start..end]` between quotes: copied as it is when it needs no
+/// escaping (checked while copying), else escaped if the worst case fits.
+#[inline(always)]
+fn text<'b>(sink: &mut Sink<'_, '_, 'b>, (start, end): (usize, usize), values: &'b [u8]) -> Fit {
+    let bytes = values.get(start..end).unwrap_or_default();
+    if sink.clean_text(bytes, b"\"") {
+        return Ok(());
+    }
+    quoted(sink, bytes, Body::Text)
+}
+
+/// Writes the elements `range` of a flat leaf, comma-separated (nulls as `null`), one loop per
+/// type.
+#[inline(never)]
+fn flat_elements<'b>(
+    leaf: &Leaf<'b>,
+    range: core::ops::Range<usize>,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+) -> Fit {
+    match leaf.kind {
+        Kind::Int32 => elements(leaf, range, sink, |w, e| i32_text(w, leaf.value::<i32>(e))),
+        Kind::Int64 => elements(leaf, range, sink, |w, e| {
+            long_text(w, leaf.value::<i64>(e), false, cx)
+        }),
+        Kind::Float64 => elements(leaf, range, sink, |w, e| {
+            f64_text(w, leaf.value::<f64>(e), cx)
+        }),
+        Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => {
+            for e in range.clone() {
+                if e > range.start {
+                    put(sink, b",")?;
+                }
+                if leaf.is_valid(e) {
+                    match leaf.kind {
+                        Kind::Utf8 => text(sink, leaf.text_range::<i32>(e), leaf.values())?,
+                        Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(e), leaf.values())?,
+                        _ => put(sink, b"null")?,
+                    }
+                } else {
+                    put(sink, b"null")?;
+                }
+            }
+            Ok(())
+        }
+        _ => elements(leaf, range, sink, |w, e| fixed_text(leaf, e, w, cx)),
+    }
+}
+
+/// The element loop of [`flat_elements`] for values of at most [`FLOAT_TEXT`] bytes: each
+/// element is written into a window of the buffer (a comma, then the value or `null`).
+#[inline(always)]
+fn elements(
+    leaf: &Leaf<'_>,
+    range: core::ops::Range<usize>,
+    sink: &mut Sink<'_, '_, '_>,
+    value: impl Fn(&mut [u8; FLOAT_TEXT], usize) -> usize,
+) -> Fit {
+    let (out, pos) = sink.parts();
+    let mut at = *pos;
+    for e in range.clone() {
+        let Some(window) = out
+            .get_mut(at..at + ELEMENT_WINDOW)
+            .and_then(|w| <&mut [u8; ELEMENT_WINDOW]>::try_from(w).ok())
+        else {
+            return Err(Full);
+        };
+        window[0] = b',';
+        let skip = usize::from(e == range.start);
+        let Some(dst) = window
+            .get_mut(1 - skip..1 - skip + FLOAT_TEXT)
+            .and_then(|w| <&mut [u8; FLOAT_TEXT]>::try_from(w).ok())
+        else {
+            return Err(Full);
+        };
+        let n = if leaf.is_valid(e) {
+            value(dst, e)
+        } else {
+            if let Some(null) = dst.first_chunk_mut::<4>() {
+                *null = *b"null";
+            }
+            4
+        };
+        at += 1 - skip + n.min(FLOAT_TEXT);
+    }
+    *pos = at;
+    Ok(())
+}
+
+/// Bytes of the buffer one element of [`elements`] may touch: a comma and a value window.
+const ELEMENT_WINDOW: usize = 1 + FLOAT_TEXT;
+
+/// Writes `len` bytes of a short piece (at most 8) with one fixed-size copy.
+#[inline(always)]
+fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit {
+    let window = sink.tail::<8>().ok_or(Full)?;
+    *window = *bytes;
+    sink.advance(len);
+    Ok(())
+}
+
+/// Writes rows by following the plan.
+struct Writer<'p, 'b, 'a> {
+    plan: &'p Plan<'b, 'a>,
+    cx: Context,
+    /// Before a row: the separator and `{` (a batch) or the separator (an array), and the same
+    /// without the separator for the first row.
+    open: [[u8; 8]; 2],
+    open_len: [usize; 2],
+    /// After a row: `}` and the line end (a batch), or the line end (an array).
+    close: [u8; 8],
+    close_len: usize,
+}
+
+impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
+    fn new(plan: &'p Plan<'b, 'a>, framing: &Framing, cx: Context) -> Option<Self> {
+        let separator = framing.separator.as_slice();
+        let row_end = framing.row_end.as_slice();
+        let brace: &[u8] = if plan.columns().is_some() { b"{" } else { b"" };
+        let close_brace: &[u8] = if plan.columns().is_some() { b"}" } else { b"" };
+        let open = Piece::new(&[separator, brace])?;
+        let open_first = Piece::new(&[brace])?;
+        let close = Piece::new(&[close_brace, row_end])?;
+        Some(Writer {
+            plan,
+            cx,
+            open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
+            open_len: [open.len, open_first.len],
+            close: *close.bytes.first_chunk()?,
+            close_len: close.len,
+        })
+    }
+
+    /// Writes row `r` with its framing.
+    fn row(&self, r: usize, sink: &mut Sink<'_, '_, 'b>, framing: &Framing) -> Fit {
+        let first = usize::from(framing.first_row);
+        if let (Some(open), Some(len)) = (self.open.get(first), self.open_len.get(first)) {
+            short_piece(sink, open, *len)?;
+        }
+        match self.plan.columns() {
+            Some(columns) => self.members(columns, r, sink)?,
+            None => match self.resolve(0, r) {
+                None => put(sink, b"null")?,
+                Some((node, i)) => self.value(node, i, sink)?,
+            },
+        }
+        short_piece(sink, &self.close, self.close_len)
+    }
+
+    /// Follows dictionaries from slot `i` of node `n` to the node and slot holding the value;
+    /// `None` when the value is null.
+    #[inline(always)]
+    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b, 'a>, usize)> {
+        self.resolve_from(self.plan.node(n)?, i)
+    }
+
+    /// [`Writer::resolve`] from a node.
+    #[inline(always)]
+    fn resolve_from(
+        &self,
+        mut node: &'p Node<'b, 'a>,
+        mut i: usize,
+    ) -> Option<(&'p Node<'b, 'a>, usize)> {
+        loop {
+            match node.shape {
+                Shape::Dictionary { values } => {
+                    if !node.leaf.is_valid(i) {
+                        return None;
+                    }
+                    i = node.leaf.index(i);
+                    node = self.plan.node(usize::from(values))?;
+                }
+                Shape::Null => return None,
+                _ => return node.leaf.is_valid(i).then_some((node, i)),
+            }
+        }
+    }
+
+    /// Writes the members `nodes` of an object at slot `i`.
+    fn members(
+        &self,
+        nodes: core::ops::Range<usize>,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        let explicit = self.cx.options.explicit_nulls;
+        let mut first = true;
+        for member in self.plan.nodes(nodes) {
+            let slot = self.resolve_from(member, i);
+            if slot.is_none() && !explicit {
+                continue;
+            }
+            self.key(member, first, sink)?;
+            first = false;
+            match slot {
+                None => put(sink, b"null")?,
+                Some((node, j)) if node.shape == Shape::Flat => flat(&node.leaf, j, sink, self.cx)?,
+                Some((node, j)) => self.value(node, j, sink)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a member's key, with a comma before it unless it is the `first`.
+    #[inline(always)]
+    fn key(&self, member: &'p Node<'b, 'a>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+        if let Some((bytes, len)) = member.key(first) {
+            let window = sink.tail::<{ KEY - 1 }>().ok_or(Full)?;
+            window.copy_from_slice(bytes);
+            sink.advance(len);
+            return Ok(());
+        }
+        if !first {
+            put(sink, b",")?;
+        }
+        let name = member.name.as_bytes();
+        if sink.room() < name.len().saturating_mul(6).saturating_add(3) {
+            return Err(Full);
+        }
+        sink.quoted(name, Body::Text, b"\":");
+        Ok(())
+    }
+
+    /// Writes the (valid, resolved) value in slot `i` of `node`.
+    fn value(&self, node: &'p Node<'b, 'a>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+        let cx = self.cx;
+        match node.shape {
+            Shape::Flat => flat(&node.leaf, i, sink, cx),
+            Shape::Short => {
+                if sink.room() < SPILL {
+                    return Err(Full);
+                }
+                short_value(node.array, i, sink, cx);
+                Ok(())
+            }
+            Shape::Bytes(body) => quoted(sink, node.array.bytes_value(i), body),
+            Shape::Struct { first, len } => {
+                put(sink, b"{")?;
+                let first = usize::from(first);
+                self.members(
+                    first..first + usize::from(len),
+                    node.leaf.offset() + i,
+                    sink,
+                )?;
+                put(sink, b"}")
+            }
+            Shape::List { child, offsets } => {
+                let (start, end) = match offsets {
+                    ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
+                    ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
+                    ListOffsets::Array => {
+                        let range = node.array.list_range(i);
+                        (range.start, range.end)
+                    }
+                };
+                put(sink, b"[")?;
+                let child = usize::from(child);
+                match self.plan.node(child) {
+                    Some(element) if element.shape == Shape::Flat => {
+                        flat_elements(&element.leaf, start..end, sink, cx)?;
+                    }
+                    _ => {
+                        for e in start..end {
+                            if e > start {
+                                put(sink, b",")?;
+                            }
+                            match self.resolve(child, e) {
+                                None => put(sink, b"null")?,
+                                Some((element, j)) => self.value(element, j, sink)?,
+                            }
+                        }
+                    }
+                }
+                put(sink, b"]")
+            }
+            Shape::Null | Shape::Dictionary { .. } => put(sink, b"null"),
+        }
+    }
+}
+
+/// Bytes of the buffer one row of a single-column loop may touch: a 32-byte piece, and a value
+/// window and the closing piece after at most 32 bytes of it.
+const WINDOW: usize = 64;
+
+/// Bytes of a pre-built row piece.
+const PIECE: usize = 32;
+
+/// A row piece: the bytes (padded to [`PIECE`]) and how many count.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    bytes: [u8; PIECE],
+    len: usize,
+}
+
+impl Piece {
+    fn new(parts: &[&[u8]]) -> Option<Self> {
+        let mut text = Scratch::<PIECE>::new();
+        let mut len = 0;
+        for part in parts {
+            text.extend(part);
+            len += part.len();
+        }
+        let mut bytes = [0; PIECE];
+        (len == text.as_bytes().len()).then_some(())?;
+        bytes.get_mut(..len)?.copy_from_slice(text.as_bytes());
+        Some(Piece { bytes, len })
+    }
+}
+
+/// The loop for a batch of one flat column, or an array of a flat type, after its first row.
+struct Single<'b> {
+    leaf: Leaf<'b>,
+    /// The column is flat, with a loop of its own type; else values go through the [`Writer`].
+    flat: bool,
+    cx: Context,
+    /// Before a value: `,{"a":` (a batch) or `,` (an array).
+    open: Piece,
+    /// After a value: `}` and the line end (a batch), or the line end (an array).
+    close: Piece,
+    /// A whole null row: `,{}`, `,{"a":null}` or `,null`, and the line end.
+    null: Piece,
+}
+
+impl<'b> Single<'b> {
+    fn new(plan: &Plan<'b, '_>, framing: &Framing, cx: Context) -> Option<Self> {
+        let separator = framing.separator.as_slice();
+        let row_end = framing.row_end.as_slice();
+        let batch = match plan.columns() {
+            Some(columns) if columns.len() == 1 => true,
+            Some(_) => return None,
+            None => false,
+        };
+        let node = plan.node(0)?;
+        let flat = node.shape == Shape::Flat && node.leaf.kind != Kind::Other;
+        let (open, close, null) = if batch {
+            let (key, len) = node.key(true)?;
+            let key = key.get(..len)?;
+            let null = if cx.options.explicit_nulls {
+                Piece::new(&[separator, b"{", key, b"null}", row_end])?
+            } else {
+                Piece::new(&[separator, b"{}", row_end])?
+            };
+            (
+                Piece::new(&[separator, b"{", key])?,
+                Piece::new(&[b"}", row_end])?,
+                null,
+            )
+        } else {
+            (
+                Piece::new(&[separator])?,
+                Piece::new(&[row_end])?,
+                Piece::new(&[separator, b"null", row_end])?,
+            )
+        };
+        (close.len <= 8).then_some(())?;
+        Some(Single {
+            leaf: node.leaf,
+            flat,
+            cx,
+            open,
+            close,
+            null,
+        })
+    }
+
+    /// Writes rows `*row..rows` while a window is left (while they fit, for a column that is not
+    /// flat).
+    fn rows(
+        &self,
+        writer: &Writer<'_, 'b, '_>,
+        sink: &mut Sink<'_, '_, 'b>,
+        row: &mut usize,
+        rows: usize,
+    ) {
+        if !self.flat {
+            self.nested_rows(writer, sink, row, rows);
+            return;
+        }
+        let (out, pos) = sink.parts();
+        let cx = self.cx;
+        let leaf = &self.leaf;
+        match self.leaf.kind {
+            Kind::Utf8 => self.text_rows::<i32>(out, pos, row, rows),
+            Kind::LargeUtf8 => self.text_rows::<i64>(out, pos, row, rows),
+            Kind::Int32 => self.typed_rows::<4>(out, pos, row, rows, |w, v| {
+                i32_text(w, i32::from_le_bytes(v))
+            }),
+            Kind::Float64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
+                f64_text(w, f64::from_le_bytes(v), cx)
+            }),
+            Kind::Int64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
+                long_text(w, i64::from_le_bytes(v), false, cx)
+            }),
+            _ => self.fixed_rows(out, pos, row, rows, |w, i| fixed_text(leaf, i, w, cx)),
+        }
+    }
+
+    /// The loop for a column that is not flat: the pieces around each value pre-built, the value
+    /// written by the [`Writer`]; a row that does not fit is taken back.
+    #[inline(never)]
+    fn nested_rows(
+        &self,
+        writer: &Writer<'_, 'b, '_>,
+        sink: &mut Sink<'_, '_, 'b>,
+        row: &mut usize,
+        rows: usize,
+    ) {
+        let piece = |sink: &mut Sink<'_, '_, 'b>, piece: &Piece| -> Fit {
+            let window = sink.tail::<PIECE>().ok_or(Full)?;
+            *window = piece.bytes;
+            sink.advance(piece.len);
+            Ok(())
+        };
+        while *row < rows {
+            let mark = sink.written();
+            let written = match writer.resolve(0, *row) {
+                None => piece(sink, &self.null),
+                Some((node, i)) => piece(sink, &self.open)
+                    .and_then(|()| writer.value(node, i, sink))
+                    .and_then(|()| piece(sink, &self.close)),
+            };
+            if written.is_err() {
+                sink.rewind(mark);
+                return;
+            }
+            *row += 1;
+        }
+    }
+
+    /// The loop for values of at most [`FLOAT_TEXT`] bytes, which `value` writes into a window
+    /// from the slot's index (one copy of the loop per type).
+    #[inline(never)]
+    fn fixed_rows(
+        &self,
+        out: &mut [u8],
+        pos: &mut usize,
+        row: &mut usize,
+        rows: usize,
+        value: impl Fn(&mut [u8; FLOAT_TEXT], usize) -> usize,
+    ) {
+        let (mut at_pos, mut at_row) = (*pos, *row);
+        while at_row < rows {
+            let end = rows.min(at_row + 64);
+            let mut valid_bits = self.leaf.validity_word(at_row);
+            for i in at_row..end {
+                let Some(n) = self.fixed_row(out, at_pos, valid_bits, |w| value(w, i)) else {
+                    *pos = at_pos;
+                    *row = i;
+                    return;
+                };
+                at_pos += n;
+                valid_bits >>= 1;
+            }
+            at_row = end;
+        }
+        *pos = at_pos;
+        *row = at_row;
+    }
+
+    /// [`Single::fixed_rows`] for values of `W` little-endian bytes, read from one slice of the
+    /// buffer.
+    #[inline(never)]
+    fn typed_rows<const W: usize>(
+        &self,
+        out: &mut [u8],
+        pos: &mut usize,
+        row: &mut usize,
+        rows: usize,
+        value: impl Fn(&mut [u8; FLOAT_TEXT], [u8; W]) -> usize,
+    ) {
+        let (mut at_pos, mut at_row) = (*pos, *row);
+        while at_row < rows {
+            let end = rows.min(at_row + 64);
+            let mut valid_bits = self.leaf.validity_word(at_row);
+            for (k, bytes) in self.leaf.fixed::<W>(at_row..end).iter().enumerate() {
+                let Some(n) = self.fixed_row(out, at_pos, valid_bits, |w| value(w, *bytes)) else {
+                    *pos = at_pos;
+                    *row = at_row + k;
+                    return;
+                };
+                at_pos += n;
+                valid_bits >>= 1;
+            }
+            at_row = end;
+        }
+        *pos = at_pos;
+        *row = at_row;
+    }
+
+    /// Writes one row at `out[at..]` (valid when the low bit of `valid_bits` is set); returns its
+    /// length, or `None` when less than a [`WINDOW`] is left.
+    #[inline(always)]
+    fn fixed_row(
+        &self,
+        out: &mut [u8],
+        at: usize,
+        valid_bits: u64,
+        value: impl FnOnce(&mut [u8; FLOAT_TEXT]) -> usize,
+    ) -> Option<usize> {
+        let open_len = self.open.len.min(PIECE);
+        let window = out
+            .get_mut(at..at + WINDOW)
+            .and_then(|w| <&mut [u8; WINDOW]>::try_from(w).ok())?;
+        let Some(head) = window.first_chunk_mut::<PIECE>() else {
+            return Some(0);
+        };
+        if valid_bits & 1 == 0 {
+            *head = self.null.bytes;
+            return Some(self.null.len);
+        }
+        *head = self.open.bytes;
+        let mut n = 0;
+        if let Some(dst) = window
+            .get_mut(open_len..open_len + FLOAT_TEXT)
+            .and_then(|w| <&mut [u8; FLOAT_TEXT]>::try_from(w).ok())
+        {
+            n = value(dst).min(FLOAT_TEXT - 8);
+        }
+        if let (Some(dst), Some(close)) = (
+            window.get_mut(open_len + n..open_len + n + 8),
+            self.close.bytes.first_chunk::<8>(),
+        ) {
+            dst.copy_from_slice(close);
+        }
+        Some(open_len + n + self.close.len)
+    }
+
+    /// Writes the opening piece, a quote and `text` escaped at `out[pos..]`, if the worst case
+    /// fits; returns the length of the escaped text.
+    #[cold]
+    fn escaped(&self, out: &mut [u8], pos: usize, text: &[u8]) -> Option<usize> {
+        let open_len = self.open.len.min(PIECE);
+        let worst = PIECE + 2 + 8 + text.len().saturating_mul(6);
+        let dst = out.get_mut(pos..pos.saturating_add(worst))?;
+        let (_, body) = dst.get_mut(open_len..)?.split_first_mut()?;
+        Some(escape::escape_into(text, body))
+    }
+
+    /// The loop for text values (offsets of width `O`): each row checks its own room, and its
+    /// value is checked for bytes to escape while it is copied.
+    #[inline(never)]
+    fn text_rows<O: Offset>(&self, out: &mut [u8], pos: &mut usize, row: &mut usize, rows: usize) {
+        let (mut at_pos, mut at_row) = (*pos, *row);
+        while at_row < rows {
+            let end = rows.min(at_row + 64);
+            let mut valid_bits = self.leaf.validity_word(at_row);
+            for i in at_row..end {
+                let Some(n) = self.text_row::<O>(out, at_pos, i, valid_bits & 1 != 0) else {
+                    *pos = at_pos;
+                    *row = i;
+                    return;
+                };
+                at_pos += n;
+                valid_bits >>= 1;
+            }
+            at_row = end;
+        }
+        *pos = at_pos;
+        *row = at_row;
+    }
+
+    /// Writes text row `i` at `out[at..]`; returns its length, or `None` when it does not fit.
+    #[inline(always)]
+    fn text_row<O: Offset>(
+        &self,
+        out: &mut [u8],
+        at: usize,
+        i: usize,
+        valid: bool,
+    ) -> Option<usize> {
+        if !valid {
+            let dst = out
+                .get_mut(at..at + PIECE)
+                .and_then(|w| <&mut [u8; PIECE]>::try_from(w).ok())?;
+            *dst = self.null.bytes;
+            return Some(self.null.len);
+        }
+        let open_len = self.open.len.min(PIECE);
+        let (start, end) = self.leaf.text_range::<O>(i);
+        let text = self.leaf.values().get(start..end).unwrap_or_default();
+        // Room for the text as it is; escaping it needs more, and is rare.
+        let need = PIECE + 2 + 8 + text.len();
+        let dst = out.get_mut(at..at.saturating_add(need))?;
+        let head = dst.first_chunk_mut::<PIECE>()?;
+        *head = self.open.bytes;
+        let (quote, body) = dst.get_mut(open_len..)?.split_first_mut()?;
+        *quote = b'"';
+        let n = if escape::copy_if_clean(text, body) {
+            text.len()
+        } else {
+            self.escaped(out, at, text)?
+        };
+        let tail_at = at + open_len + 1 + n;
+        let (quote, rest) = out.get_mut(tail_at..tail_at + 9)?.split_first_mut()?;
+        *quote = b'"';
+        rest.copy_from_slice(self.close.bytes.first_chunk::<8>()?);
+        Some(open_len + 1 + n + 1 + self.close.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fast path hands over to the general walk wherever a buffer ends: these tests end the
+    //! first buffer at every byte of the output, for every type, and compare with one call.
+
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::builder::{
+        AppendValue, ArrayBuilder, BinaryBuilder, DictionaryBuilder, FixedSizeListBuilder,
+        ListBuilder, MapBuilder, PrimitiveBuilder, RunEndBuilder, StringBuilder, StructBuilder,
+        UnionBuilder,
+    };
+    use crate::datatype::{DataType, TimeUnit, UnionMode};
+    use crate::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat};
+    use std::string::String;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
+    fn encode(encoder: &mut Encoder<'_, '_>, first: usize, rest: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buffer = vec![0xEE; first.max(rest)];
+        let mut size = first;
+        loop {
+            let progress = encoder.encode(&mut buffer[..size]);
+            out.extend_from_slice(&buffer[..progress.written]);
+            if progress.done {
+                return out;
+            }
+            size = rest;
+        }
+    }
+
+    fn prim<T: crate::builder::Primitive + Copy>(
+        data_type: DataType,
+        values: &[Option<T>],
+    ) -> ArrayView<'static> {
+        let mut b = PrimitiveBuilder::<T>::with_data_type(data_type);
+        b.extend_options(values.iter().copied());
+        b.finish().unwrap()
+    }
+
+    const TEXTS: [Option<&str>; 8] = [
+        Some("plain"),
+        None,
+        Some(""),
+        Some("with \"quotes\" and \\ and \n and \u{1}"),
+        Some("a longer value that goes past one block of sixty-four bytes, all of it plain"),
+        Some("é😀"),
+        None,
+        Some("x"),
+    ];
+
+    /// One column of every type the encoder writes, eight rows each.
+    fn columns() -> Vec<(&'static str, ArrayView<'static>)> {
+        let ints = [
+            Some(1i32),
+            None,
+            Some(-1),
+            Some(i32::MIN),
+            Some(0),
+            Some(i32::MAX),
+            None,
+            Some(99_999),
+        ];
+        let floats = [
+            Some(0.1f64),
+            None,
+            Some(-0.0),
+            Some(f64::NAN),
+            Some(1e300),
+            Some(f64::NEG_INFINITY),
+            Some(123_456.789),
+            None,
+        ];
+        let mut texts = StringBuilder::new();
+        texts.extend_options(TEXTS);
+        let mut large = StringBuilder::new_large();
+        large.extend_options(TEXTS);
+        let mut views = StringBuilder::new_view();
+        views.extend_options(TEXTS);
+        let mut binary = BinaryBuilder::new();
+        binary.extend_options(TEXTS.map(|t| t.map(str::as_bytes)));
+        let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
+        lists.extend_options([
+            Some(vec![Some(1), None, Some(3)]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(i32::MIN)]),
+            Some(vec![None]),
+            Some(vec![Some(5); 9]),
+            Some(vec![Some(7)]),
+            None,
+        ]);
+        let mut text_lists = ListBuilder::new_large(StringBuilder::new());
+        text_lists.extend_options(TEXTS.map(|t| t.map(|t| vec![Some(t), None, Some("b")])));
+        let mut fixed = FixedSizeListBuilder::new(PrimitiveBuilder::<f64>::new(), 2);
+        fixed.extend_options(floats.map(|f| f.map(|f| vec![Some(f), None])));
+        let mut structs = StructBuilder::new()
+            .with_child("x", PrimitiveBuilder::<i64>::new())
+            .with_child("name_of_19_bytes___", PrimitiveBuilder::<i32>::new())
+            .with_child("name_of_20_bytes____", PrimitiveBuilder::<i32>::new())
+            .with_child("name_of_21_bytes_____", PrimitiveBuilder::<i32>::new())
+            .with_child(
+                "long name that needs to be written from the field",
+                StringBuilder::new(),
+            )
+            .with_child("nested", ListBuilder::new(PrimitiveBuilder::<u8>::new()));
+        for (k, text) in TEXTS.iter().enumerate() {
+            if k % 4 == 1 {
+                structs.append_null();
+                continue;
+            }
+            let b = &mut structs;
+            if let Some(x) = b.field_builder::<PrimitiveBuilder<i64>>(0) {
+                x.append_value(if k % 3 == 0 {
+                    None
+                } else {
+                    Some((k as i64).wrapping_mul(i64::MAX / 5))
+                });
+            }
+            for field in 1..4 {
+                if let Some(v) = b.field_builder::<PrimitiveBuilder<i32>>(field) {
+                    v.append_value((k % 2 == 0).then_some(k as i32));
+                }
+            }
+            if let Some(s) = b.field_builder::<StringBuilder>(4) {
+                s.append_value(*text);
+            }
+            if let Some(l) = b.field_builder::<ListBuilder<PrimitiveBuilder<u8>>>(5) {
+                l.append_value(vec![Some(k as u8), None]);
+            }
+            b.append();
+        }
+        let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
+        dictionary.extend_options(TEXTS);
+        let mut maps = MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new());
+        maps.extend_options([
+            Some(vec![("a", Some(1)), ("b", None)]),
+            None,
+            Some(vec![]),
+            Some(vec![("\"q\"", Some(3))]),
+            Some(vec![("c", Some(4))]),
+            None,
+            Some(vec![("d", None)]),
+            Some(vec![("e", Some(5))]),
+        ]);
+        let mut union = UnionBuilder::new(UnionMode::Sparse)
+            .with_child(0, "i", PrimitiveBuilder::<i32>::new())
+            .with_child(1, "s", StringBuilder::new());
+        for (k, text) in TEXTS.iter().enumerate() {
+            if k % 2 == 0 {
+                union
+                    .append::<PrimitiveBuilder<i32>>(0)
+                    .unwrap()
+                    .append_value(Some(k as i32));
+            } else {
+                union
+                    .append::<StringBuilder>(1)
+                    .unwrap()
+                    .append_value(*text);
+            }
+        }
+        let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
+        runs.extend_options([
+            Some(1),
+            Some(1),
+            None,
+            None,
+            Some(2),
+            Some(3),
+            Some(3),
+            Some(3),
+        ]);
+        vec![
+            (
+                "b",
+                ArrayView::from_values([
+                    Some(true),
+                    None,
+                    Some(false),
+                    Some(true),
+                    None,
+                    Some(false),
+                    Some(true),
+                    Some(false),
+                ])
+                .unwrap(),
+            ),
+            (
+                "i8",
+                prim::<i8>(
+                    DataType::Int8,
+                    &[
+                        Some(-128),
+                        None,
+                        Some(127),
+                        Some(0),
+                        Some(1),
+                        None,
+                        Some(-1),
+                        Some(9),
+                    ],
+                ),
+            ),
+            (
+                "u16",
+                prim::<u16>(
+                    DataType::UInt16,
+                    &[
+                        Some(65535),
+                        None,
+                        Some(0),
+                        Some(1),
+                        Some(10),
+                        None,
+                        Some(100),
+                        Some(9),
+                    ],
+                ),
+            ),
+            ("i32", prim::<i32>(DataType::Int32, &ints)),
+            ("name_of_19_bytes___", prim::<i32>(DataType::Int32, &ints)),
+            ("name_of_20_bytes____", prim::<i32>(DataType::Int32, &ints)),
+            ("name_of_21_bytes_____", prim::<i32>(DataType::Int32, &ints)),
+            (
+                "u32",
+                prim::<u32>(DataType::UInt32, &ints.map(|v| v.map(|v| v as u32))),
+            ),
+            (
+                "i64",
+                prim::<i64>(
+                    DataType::Int64,
+                    &ints.map(|v| v.map(|v| i64::from(v) << 33)),
+                ),
+            ),
+            (
+                "u64",
+                prim::<u64>(DataType::UInt64, &ints.map(|v| v.map(|v| (v as u64) << 32))),
+            ),
+            (
+                "f32",
+                prim::<f32>(DataType::Float32, &floats.map(|f| f.map(|f| f as f32))),
+            ),
+            ("f64", prim::<f64>(DataType::Float64, &floats)),
+            (
+                "f16",
+                prim::<u16>(
+                    DataType::Float16,
+                    &[
+                        Some(0x3C00),
+                        None,
+                        Some(0x7E00),
+                        Some(0xFC00),
+                        Some(1),
+                        None,
+                        Some(0x8000),
+                        Some(0x7BFF),
+                    ],
+                ),
+            ),
+            ("date", prim::<i32>(DataType::Date32, &ints)),
+            (
+                "ts",
+                prim::<i64>(
+                    DataType::Timestamp(TimeUnit::Millisecond, Some("+05:30".into())),
+                    &ints.map(|v| v.map(i64::from)),
+                ),
+            ),
+            (
+                "dec",
+                prim::<i128>(
+                    DataType::Decimal128(38, 4),
+                    &ints.map(|v| v.map(|v| i128::from(v) * 1_000_000_007)),
+                ),
+            ),
+            ("s", texts.finish().unwrap()),
+            ("ls", large.finish().unwrap()),
+            ("sv", views.finish().unwrap()),
+            ("bin", binary.finish().unwrap()),
+            ("list", lists.finish().unwrap()),
+            ("text_lists", text_lists.finish().unwrap()),
+            ("fixed", fixed.finish().unwrap()),
+            ("struct", structs.finish().unwrap()),
+            ("dict", dictionary.finish().unwrap()),
+            ("map", maps.finish().unwrap()),
+            ("union", union.finish().unwrap()),
+            ("runs", runs.finish().unwrap()),
+        ]
+    }
+
+    fn options() -> [EncoderOptions; 2] {
+        [
+            EncoderOptions::default(),
+            EncoderOptions::default()
+                .with_explicit_nulls(true)
+                .with_large_ints_as_strings(true)
+                .with_non_finite_as_strings(true)
+                .with_timestamps_as_epoch(true)
+                .with_binary(BinaryFormat::Base64),
+        ]
+    }
+
+    /// Every split of the first buffer, then whole buffers; and small buffers throughout.
+    fn check_every_split<'b, 'a: 'b>(make: impl Fn() -> Encoder<'b, 'a>, what: &str) {
+        let whole = encode(&mut make(), 1 << 20, 1 << 20);
+        assert!(!whole.is_empty(), "{what}");
+        for first in 0..=whole.len() {
+            assert_eq!(
+                encode(&mut make(), first, 1 << 20),
+                whole,
+                "{what}: first buffer {first}"
+            );
+        }
+        for size in [1, 2, 3, 5, 8, 13, 64, 95, 96, 97, 128, 200] {
+            assert_eq!(
+                encode(&mut make(), size, size),
+                whole,
+                "{what}: buffers of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_split_of_the_buffer_gives_the_same_bytes() {
+        let columns = columns();
+        let mut all = Vec::new();
+        for (name, column) in &columns {
+            let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
+            all.push((*name, column.clone()));
+            for options in options() {
+                for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
+                    let what = std::format!("{name} {format:?} {options:?}");
+                    check_every_split(|| Encoder::batch(&batch, format, options).unwrap(), &what);
+                    check_every_split(
+                        || Encoder::array(column, format, options).unwrap(),
+                        &std::format!("array {what}"),
+                    );
+                }
+            }
+        }
+        // All columns in one row (the plan can not hold unions, maps and run ends: the general
+        // walk writes every row), and the columns the plan holds.
+        let everything = RecordBatch::from_columns(all.clone()).unwrap();
+        all.retain(|(name, _)| !["map", "union", "runs"].contains(name));
+        let planned = RecordBatch::from_columns(all).unwrap();
+        let sliced = planned.slice(2, 5).unwrap();
+        for batch in [&everything, &planned, &sliced] {
+            for options in options() {
+                for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
+                    let what =
+                        std::format!("{} columns {format:?} {options:?}", batch.columns().len());
+                    check_every_split(|| Encoder::batch(batch, format, options).unwrap(), &what);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_single_columns_cross_the_window_at_every_byte() {
+        // Enough rows to fill the single-column loops' windows many times over.
+        let ints: Vec<Option<i32>> = (0..120)
+            .map(|k: i32| (k % 7 != 3).then(|| k.wrapping_mul(-1_640_531_527) >> (k % 31)))
+            .collect();
+        let text: Vec<Option<String>> = (0..120)
+            .map(|k: usize| (k % 5 != 2).then(|| "ab\"".repeat(k % 6)))
+            .collect();
+        let columns: [(&str, ArrayView<'static>); 3] = [
+            ("a", ArrayView::from_values(ints.iter().copied()).unwrap()),
+            (
+                "name",
+                ArrayView::from_values(text.iter().map(|t| t.as_deref())).unwrap(),
+            ),
+            (
+                "f",
+                ArrayView::from_values(ints.iter().map(|v| v.map(|v| f64::from(v) / 7.0))).unwrap(),
+            ),
+        ];
+        for (name, column) in columns {
+            let whole = RecordBatch::from_columns([(name, column)]).unwrap();
+            // Sliced at an offset that is not a multiple of 8 (validity words straddle bytes).
+            let sliced = whole.slice(13, 90).unwrap();
+            for batch in [&whole, &sliced] {
+                for options in options() {
+                    let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
+                    check_every_split(
+                        || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap(),
+                        &what,
+                    );
+                }
+            }
+        }
+    }
+}
