@@ -955,15 +955,7 @@ impl<'b, 'a> Encoder<'b, 'a> {
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(
-            Source::Batch {
-                columns: batch.columns(),
-                fields: batch.schema().fields(),
-            },
-            batch.num_rows(),
-            Framing::document(format),
-            options,
-        )
+        Self::batch_with_depth(batch, format, options)
     }
 
     /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
@@ -973,12 +965,7 @@ impl<'b, 'a> Encoder<'b, 'a> {
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(
-            Source::Array(array),
-            array.len(),
-            Framing::document(format),
-            options,
-        )
+        Self::array_with_depth(array, format, options)
     }
 }
 
