@@ -6,33 +6,14 @@
 //! borrowed or shared [`Bytes`].
 
 use crate::bytes::Bytes;
+use crate::columnar::{self, bad, bytes_for_bits, index_at, need, read};
+pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
-
-/// A fixed-width little-endian value that can be read from array bytes.
-pub trait Native: Copy + Default {
-    /// Size in bytes.
-    const WIDTH: usize;
-    /// Reads the value from exactly `WIDTH` little-endian bytes (default if the length differs).
-    fn from_le_slice(bytes: &[u8]) -> Self;
-}
-
-macro_rules! native {
-    ($($t:ty),*) => {$(
-        impl Native for $t {
-            const WIDTH: usize = core::mem::size_of::<$t>();
-            #[inline(always)]
-            fn from_le_slice(bytes: &[u8]) -> Self {
-                bytes.try_into().map(<$t>::from_le_bytes).unwrap_or_default()
-            }
-        }
-    )*};
-}
-native!(i8, i16, i32, i64, i128, u8, u16, u32, u64, f32, f64);
 
 /// The values of a dictionary-encoded array: its index type and the dictionary itself.
 #[derive(Debug, Clone)]
@@ -75,86 +56,6 @@ pub struct ArrayView<'a> {
     buffers: Vec<Bytes<'a>>,
     children: Vec<ArrayView<'a>>,
     dictionary: Option<Dictionary<'a>>,
-}
-
-fn bad(what: &'static str, index: usize) -> FormatError {
-    FormatErrorKind::InvalidArray {
-        what,
-        index: index as u64,
-    }
-    .into()
-}
-
-fn need(ok: bool, what: &'static str, index: usize) -> FormatResult<()> {
-    if ok { Ok(()) } else { Err(bad(what, index)) }
-}
-
-/// Reads element `i` of a buffer of `T`s; 0 past the end (validation rules that out).
-#[inline(always)]
-fn read<T: Native>(buf: &[u8], i: usize) -> T {
-    let start = i.wrapping_mul(T::WIDTH);
-    buf.get(start..start.wrapping_add(T::WIDTH))
-        .map_or_else(T::default, T::from_le_slice)
-}
-
-/// Whether bit `i` of an LSB-first bitmap is set.
-#[inline(always)]
-pub fn bit(bitmap: &[u8], i: usize) -> bool {
-    bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
-}
-
-/// Number of set bits in `bitmap` in `range`.
-pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
-    let (start, end) = (range.start, range.end);
-    if start >= end {
-        return 0;
-    }
-    let mut count = 0;
-    let mut i = start;
-    while i < end && i % 8 != 0 {
-        count += usize::from(bit(bitmap, i));
-        i += 1;
-    }
-    let whole_end = end - end % 8;
-    if i < whole_end {
-        let bytes = bitmap.get(i / 8..whole_end / 8).unwrap_or_default();
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            count += u64::from_le_bytes(c.try_into().unwrap_or_default()).count_ones() as usize;
-        }
-        count += chunks
-            .remainder()
-            .iter()
-            .map(|b| b.count_ones() as usize)
-            .sum::<usize>();
-        i = whole_end;
-    }
-    while i < end {
-        count += usize::from(bit(bitmap, i));
-        i += 1;
-    }
-    count
-}
-
-fn bytes_for_bits(bits: usize) -> usize {
-    bits.div_ceil(8)
-}
-
-/// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
-#[inline(always)]
-fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
-    let key: i128 = match (index_type.bit_width, index_type.signed) {
-        (8, true) => read::<i8>(keys, j).into(),
-        (16, true) => read::<i16>(keys, j).into(),
-        (32, true) => read::<i32>(keys, j).into(),
-        (64, true) => read::<i64>(keys, j).into(),
-        (8, false) => read::<u8>(keys, j).into(),
-        (16, false) => read::<u16>(keys, j).into(),
-        (32, false) => read::<u32>(keys, j).into(),
-        (64, false) => read::<u64>(keys, j).into(),
-        _ => return usize::MAX,
-    };
-    usize::try_from(key).unwrap_or(usize::MAX)
 }
 
 impl<'a> ArrayView<'a> {
@@ -213,26 +114,7 @@ impl<'a> ArrayView<'a> {
             };
             return Ok(());
         }
-        match &self.validity {
-            Some(bitmap) => {
-                need(
-                    bitmap.len() >= bytes_for_bits(end),
-                    "validity bitmap too short",
-                    end,
-                )?;
-                let valid = count_set_bits(bitmap, self.offset..end);
-                need(
-                    self.len - valid == self.null_count,
-                    "null count disagrees with validity bitmap",
-                    self.null_count,
-                )
-            }
-            None => need(
-                self.null_count == 0,
-                "nulls declared without a validity bitmap",
-                0,
-            ),
-        }
+        columnar::check_nulls(self.validity(), self.offset, end, self.null_count)
     }
 
     fn validate_children_types(&self) -> FormatResult<()> {
@@ -271,11 +153,7 @@ impl<'a> ArrayView<'a> {
 
     /// Checks that buffer `b` holds at least `end` values of `width` bytes.
     fn fixed_buffer(&self, b: usize, width: usize, end: usize) -> FormatResult<()> {
-        let needed = end
-            .checked_mul(width)
-            .ok_or_else(|| bad("buffer size overflows", end))?;
-        let have = self.buffers.get(b).map_or(0, |b| b.len());
-        need(have >= needed, "buffer too short for the array length", end)
+        columnar::check_fixed(self.buffer(b), width, end)
     }
 
     fn validate_dictionary_indices(
@@ -285,21 +163,15 @@ impl<'a> ArrayView<'a> {
         end: usize,
     ) -> FormatResult<()> {
         self.buffer_count(1)?;
-        self.fixed_buffer(0, index_type.byte_width(), end)?;
-        // Slices taken once: a buffer behind shared memory costs a call to reach.
-        let (keys, validity) = (self.buffer(0), self.validity());
-        let nulls = self.null_count > 0;
-        for j in self.offset..end {
-            if !nulls || validity.is_some_and(|v| bit(v, j)) {
-                let key = index_at(keys, j, index_type);
-                need(
-                    key < dict_len,
-                    "dictionary index out of range",
-                    j - self.offset,
-                )?;
-            }
-        }
-        Ok(())
+        let validity = self.validity().filter(|_| self.null_count > 0);
+        columnar::check_dictionary_keys(
+            self.buffer(0),
+            validity,
+            self.offset,
+            end,
+            index_type,
+            dict_len,
+        )
     }
 
     fn validate_layout(&self, end: usize) -> FormatResult<()> {
@@ -348,125 +220,40 @@ impl<'a> ArrayView<'a> {
         }
     }
 
-    /// Offsets `offset..=end` are non-decreasing, start ≥ 0 and end ≤ `limit`.
-    fn validate_offsets<O: Native + Into<i64>>(
-        &self,
-        end: usize,
-        limit: usize,
-    ) -> FormatResult<()> {
-        if self.len == 0 && self.buffers.first().is_some_and(|b| b.is_empty()) {
-            return Ok(()); // an empty array may omit its offsets
-        }
-        self.fixed_buffer(0, O::WIDTH, end + 1)?;
-        let offsets = self.buffer(0);
-        let mut prev: i64 = read::<O>(offsets, self.offset).into();
-        need(prev >= 0, "negative offset", self.offset)?;
-        for i in self.offset + 1..=end {
-            let cur: i64 = read::<O>(offsets, i).into();
-            need(cur >= prev, "offsets decrease", i)?;
-            prev = cur;
-        }
-        need(
-            usize::try_from(prev).is_ok_and(|p| p <= limit),
-            "offset past the end of the values",
-            end,
-        )
-    }
-
     fn validate_var_binary<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
         self.buffer_count(2)?;
-        let data = self.buffer(1);
-        self.validate_offsets::<O>(end, data.len())?;
-        if matches!(self.data_type, DataType::Utf8 | DataType::LargeUtf8) && self.len > 0 {
-            let offsets = self.buffer(0);
-            let first = read::<O>(offsets, self.offset).into() as usize;
-            let last = read::<O>(offsets, end).into() as usize;
-            let text = data.get(first..last).unwrap_or_default();
-            core::str::from_utf8(text)
-                .map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
-            // Whole range is UTF-8; each value boundary must also be a char boundary.
-            for i in self.offset..end {
-                let at = read::<O>(offsets, i).into() as usize - first;
-                // A boundary may not fall on a UTF-8 continuation byte (0b10xx_xxxx).
-                let boundary = text.get(at).is_none_or(|b| (*b as i8) >= -0x40);
-                need(boundary, "value boundary splits a UTF-8 character", i)?;
-            }
+        let (offsets, data) = (self.buffer(0), self.buffer(1));
+        columnar::check_offsets::<O>(offsets, self.offset, end, data.len())?;
+        if matches!(self.data_type, DataType::Utf8 | DataType::LargeUtf8) {
+            columnar::check_utf8::<O>(offsets, data, self.offset, end)?;
         }
         Ok(())
     }
 
     fn validate_views(&self, end: usize) -> FormatResult<()> {
         need(!self.buffers.is_empty(), "wrong number of buffers", 0)?;
-        self.fixed_buffer(0, 16, end)?;
         let utf8 = self.data_type == DataType::Utf8View;
-        let views = self.buffer(0);
-        for i in self.offset..end {
-            let view = views.get(i * 16..i * 16 + 16).unwrap_or_default();
-            let len = read::<i32>(view, 0);
-            let len = usize::try_from(len).map_err(|_| bad("negative view length", i))?;
-            let value = if len <= 12 {
-                view.get(4..4 + len).unwrap_or_default()
-            } else {
-                let buffer = usize::try_from(read::<i32>(view, 2))
-                    .map_err(|_| bad("negative view buffer index", i))?;
-                let start = usize::try_from(read::<i32>(view, 3))
-                    .map_err(|_| bad("negative view offset", i))?;
-                let data = self
-                    .buffers
-                    .get(buffer + 1)
-                    .ok_or_else(|| bad("view buffer index out of range", i))?;
-                let value = data
-                    .get(start..start + len)
-                    .ok_or_else(|| bad("view past the end of its buffer", i))?;
-                need(
-                    view.get(4..8) == value.get(..4),
-                    "view prefix differs from its data",
-                    i,
-                )?;
-                value
-            };
-            if utf8 {
-                core::str::from_utf8(value).map_err(|_| bad("invalid UTF-8", i))?;
-            }
-        }
-        Ok(())
+        columnar::check_views(self.buffer(0), self.offset, end, utf8, |k| {
+            self.buffers.get(k + 1).map(|b| &**b)
+        })
     }
 
     fn validate_list_offsets<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
         self.buffer_count(1)?;
         let child_len = self.child(0).map_or(0, |c| c.len);
-        self.validate_offsets::<O>(end, child_len)
+        columnar::check_offsets::<O>(self.buffer(0), self.offset, end, child_len)
     }
 
     fn validate_list_views<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
         self.buffer_count(2)?;
-        self.fixed_buffer(0, O::WIDTH, end)?;
-        self.fixed_buffer(1, O::WIDTH, end)?;
-        let child_len = self.child(0).map_or(0, |c| c.len) as i64;
-        for i in self.offset..end {
-            let start: i64 = read::<O>(self.buffer(0), i).into();
-            let size: i64 = read::<O>(self.buffer(1), i).into();
-            need(
-                start >= 0 && size >= 0,
-                "negative list view offset or size",
-                i,
-            )?;
-            need(
-                start.checked_add(size).is_some_and(|e| e <= child_len),
-                "list view past the end of its child",
-                i,
-            )?;
-        }
-        Ok(())
+        let child_len = self.child(0).map_or(0, |c| c.len);
+        columnar::check_list_views::<O>(self.buffer(0), self.buffer(1), self.offset, end, child_len)
     }
 
     fn validate_union(&self, type_ids: &[i8], mode: UnionMode, end: usize) -> FormatResult<()> {
         let dense = mode == UnionMode::Dense;
         self.buffer_count(if dense { 2 } else { 1 })?;
-        self.fixed_buffer(0, 1, end)?;
-        if dense {
-            self.fixed_buffer(1, 4, end)?;
-        } else {
+        if !dense {
             for (i, child) in self.children.iter().enumerate() {
                 need(
                     child.len >= end,
@@ -475,23 +262,14 @@ impl<'a> ArrayView<'a> {
                 )?;
             }
         }
-        for i in self.offset..end {
-            let id = read::<i8>(self.buffer(0), i);
-            let child = type_ids
-                .iter()
-                .position(|t| *t == id)
-                .ok_or_else(|| bad("union type id not declared by the type", i))?;
-            if dense {
-                let offset = read::<i32>(self.buffer(1), i);
-                let child_len = self.children.get(child).map_or(0, |c| c.len);
-                need(
-                    usize::try_from(offset).is_ok_and(|o| o < child_len),
-                    "dense union offset out of range",
-                    i,
-                )?;
-            }
-        }
-        Ok(())
+        columnar::check_union(
+            self.buffer(0),
+            dense.then(|| self.buffer(1)),
+            self.offset,
+            end,
+            |id| type_ids.iter().position(|t| *t == id),
+            |child| self.children.get(child).map_or(0, |c| c.len),
+        )
     }
 
     fn validate_run_ends(&self, end: usize) -> FormatResult<()> {
@@ -505,19 +283,11 @@ impl<'a> ArrayView<'a> {
             "fewer values than runs",
             values.len,
         )?;
-        let mut prev = 0i64;
-        for i in 0..run_ends.len {
-            let cur = run_ends.integer(i);
-            need(cur > prev, "run ends not strictly increasing", i)?;
-            prev = cur;
-        }
-        need(
-            self.len == 0 || usize::try_from(prev).is_ok_and(|p| p >= end),
-            "run ends stop before the array ends",
-            end,
-        )
+        columnar::check_run_ends(|i| run_ends.integer(i), run_ends.len, self.len, end)
     }
+}
 
+impl<'a> ArrayView<'a> {
     /// The logical type (the value type for a dictionary-encoded array).
     pub fn data_type(&self) -> &DataType {
         &self.data_type
@@ -634,36 +404,16 @@ impl<'a> ArrayView<'a> {
     /// The bytes of slot `i` of a Binary, Utf8 (any offset width), view or fixed-size binary array.
     pub fn bytes_value(&self, i: usize) -> &[u8] {
         let j = self.offset + i;
+        let (offsets, data) = (self.buffer(0), self.buffer(1));
         match self.data_type {
-            DataType::Binary | DataType::Utf8 => {
-                let (s, e) = (
-                    read::<i32>(self.buffer(0), j),
-                    read::<i32>(self.buffer(0), j + 1),
-                );
-                self.buffer(1)
-                    .get(s as usize..e as usize)
-                    .unwrap_or_default()
-            }
-            DataType::LargeBinary | DataType::LargeUtf8 => {
-                let (s, e) = (
-                    read::<i64>(self.buffer(0), j),
-                    read::<i64>(self.buffer(0), j + 1),
-                );
-                self.buffer(1)
-                    .get(s as usize..e as usize)
-                    .unwrap_or_default()
-            }
+            DataType::Binary | DataType::Utf8 => data
+                .get(columnar::offset_range::<i32>(offsets, j))
+                .unwrap_or_default(),
+            DataType::LargeBinary | DataType::LargeUtf8 => data
+                .get(columnar::offset_range::<i64>(offsets, j))
+                .unwrap_or_default(),
             DataType::BinaryView | DataType::Utf8View => {
-                let view = self.buffer(0).get(j * 16..j * 16 + 16).unwrap_or_default();
-                let len = read::<i32>(view, 0) as usize;
-                if len <= 12 {
-                    view.get(4..4 + len).unwrap_or_default()
-                } else {
-                    let start = read::<i32>(view, 3) as usize;
-                    self.buffer(read::<i32>(view, 2) as usize + 1)
-                        .get(start..start + len)
-                        .unwrap_or_default()
-                }
+                columnar::view_bytes(offsets, j, |k| self.buffer(k + 1))
             }
             DataType::FixedSizeBinary(_) => self.fixed_bytes(i),
             _ => &[],
@@ -679,44 +429,39 @@ impl<'a> ArrayView<'a> {
     /// fixed-size list).
     pub fn list_range(&self, i: usize) -> Range<usize> {
         let j = self.offset + i;
-        let (start, end): (i64, i64) = match self.data_type {
-            DataType::List(_) | DataType::Map(..) => (
-                read::<i32>(self.buffer(0), j).into(),
-                read::<i32>(self.buffer(0), j + 1).into(),
-            ),
-            DataType::LargeList(_) => (read(self.buffer(0), j), read(self.buffer(0), j + 1)),
+        match self.data_type {
+            DataType::List(_) | DataType::Map(..) => {
+                columnar::offset_range::<i32>(self.buffer(0), j)
+            }
+            DataType::LargeList(_) => columnar::offset_range::<i64>(self.buffer(0), j),
             DataType::ListView(_) => {
-                let s: i64 = read::<i32>(self.buffer(0), j).into();
-                (s, s + i64::from(read::<i32>(self.buffer(1), j)))
+                let s = read::<i32>(self.buffer(0), j) as usize;
+                s..s + read::<i32>(self.buffer(1), j) as usize
             }
             DataType::LargeListView(_) => {
-                let s: i64 = read(self.buffer(0), j);
-                (s, s.saturating_add(read(self.buffer(1), j)))
+                let s = read::<i64>(self.buffer(0), j) as usize;
+                s..s.saturating_add(read::<i64>(self.buffer(1), j) as usize)
             }
             DataType::FixedSizeList(_, size) => {
-                let size = i64::from(size);
-                (j as i64 * size, (j as i64 + 1) * size)
+                let size = size as usize;
+                j * size..(j + 1) * size
             }
-            _ => (0, 0),
-        };
-        start as usize..end as usize
+            _ => 0..0,
+        }
     }
 
     /// For union slot `i`: the index of the selected child and the slot within that child.
     pub fn union_value(&self, i: usize) -> (usize, usize) {
-        let j = self.offset + i;
-        let (type_ids, dense) = match &self.data_type {
-            DataType::Union(_, ids, mode) => (&ids[..], *mode == UnionMode::Dense),
-            _ => return (0, 0),
+        let DataType::Union(_, type_ids, mode) = &self.data_type else {
+            return (0, 0);
         };
-        let id = read::<i8>(self.buffer(0), j);
-        let child = type_ids.iter().position(|t| *t == id).unwrap_or(0);
-        let slot = if dense {
-            read::<i32>(self.buffer(1), j) as usize
-        } else {
-            j
-        };
-        (child, slot)
+        let dense = *mode == UnionMode::Dense;
+        columnar::union_slot(
+            self.buffer(0),
+            dense.then(|| self.buffer(1)),
+            self.offset + i,
+            |id| type_ids.iter().position(|t| *t == id),
+        )
     }
 
     /// For run-end encoded slot `i`: the index of its run in the `values` child.
@@ -724,18 +469,7 @@ impl<'a> ArrayView<'a> {
         let Some(run_ends) = self.child(0) else {
             return 0;
         };
-        let logical = (self.offset + i) as i64;
-        // First run whose end is greater than the logical index.
-        let (mut lo, mut hi) = (0, run_ends.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if run_ends.integer(mid) <= logical {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        columnar::run_index(|k| run_ends.integer(k), run_ends.len, self.offset + i)
     }
 
     /// The slot range `offset..offset + len` of this array as a new view (no copy).

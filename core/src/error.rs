@@ -268,6 +268,16 @@ pub enum FormatErrorKind {
     },
     /// A projection names a field the schema does not have (the path is in `field`).
     UnknownField,
+    /// A fixed capacity the caller chose (a const generic of the [`no_alloc`](crate::no_alloc)
+    /// readers) is too small for the data.
+    CapacityExceeded {
+        /// What the capacity counts.
+        what: &'static str,
+        /// How many are needed at least.
+        needed: u64,
+        /// The capacity.
+        capacity: u64,
+    },
     /// Compressed data is corrupt.
     Decompression {
         /// Which codec.
@@ -330,6 +340,14 @@ impl fmt::Display for FormatErrorKind {
                 "{what} of {requested} bytes exceeds the limit of {limit}"
             ),
             UnknownField => f.write_str("no such field"),
+            CapacityExceeded {
+                what,
+                needed,
+                capacity,
+            } => write!(
+                f,
+                "{what}: at least {needed} needed, the capacity is {capacity}"
+            ),
             Decompression { codec, what } => write!(f, "corrupt {codec} data: {what}"),
         }
     }

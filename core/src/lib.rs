@@ -57,6 +57,7 @@ pub mod array;
 pub mod builder;
 #[cfg(feature = "alloc")]
 pub mod bytes;
+pub mod columnar;
 #[cfg(feature = "alloc")]
 pub mod compression;
 pub mod datatype;
@@ -67,8 +68,8 @@ pub mod flatbuffer_builder;
 pub mod format;
 #[cfg(feature = "alloc")]
 pub mod ipc;
-#[cfg(feature = "alloc")]
 pub mod json;
+pub mod no_alloc;
 #[cfg(feature = "alloc")]
 pub mod plan;
 #[cfg(feature = "alloc")]

@@ -7,8 +7,9 @@ use super::message::{MetadataVersion, version};
 use super::missing;
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
-use crate::error::FormatResult;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::{Element, Table, Vector};
+use core::ops::Range;
 
 /// The index at the end of an Arrow file: schema plus where each message lies (`Footer`).
 #[derive(Clone, Copy, Debug)]
@@ -90,6 +91,80 @@ impl Element for Block {
 
 /// A footer's blocks.
 pub type Blocks<'a> = Vector<'a, Block>;
+
+/// Bytes after the footer: its i32 length and the trailing magic.
+pub const TRAILER_LEN: usize = 4 + super::MAGIC.len();
+
+/// The leading magic plus its padding to 8 bytes.
+pub const LEADING_LEN: u64 = 8;
+
+/// Where the footer lies in a file of `file_len` bytes, from `tail`, the file's last bytes
+/// (read from `tail_start`, at least [`TRAILER_LEN`] + [`LEADING_LEN`] of them): checks both
+/// magics (the leading one when the tail is the whole file) and the footer length.
+pub fn footer_range(tail: &[u8], tail_start: u64, file_len: u64) -> FormatResult<Range<u64>> {
+    let magic = super::MAGIC;
+    if (tail.len() as u64) < TRAILER_LEN as u64 + LEADING_LEN {
+        return Err(FormatErrorKind::Truncated {
+            what: "IPC file",
+            needed: TRAILER_LEN as u64 + LEADING_LEN,
+            available: file_len,
+        }
+        .into());
+    }
+    let trailer_at = tail.len() - TRAILER_LEN;
+    let (footer_len_bytes, trailing) = tail.get(trailer_at..).unwrap_or_default().split_at(4);
+    if trailing != magic {
+        return Err(FormatError::from(FormatErrorKind::BadMagic).at(file_len - magic.len() as u64));
+    }
+    if tail_start == 0 && tail.get(..magic.len()) != Some(&magic[..]) {
+        return Err(FormatError::from(FormatErrorKind::BadMagic).at(0));
+    }
+    let footer_len = i32::from_le_bytes(footer_len_bytes.try_into().unwrap_or_default());
+    let footer_at = file_len - TRAILER_LEN as u64;
+    let footer_len = u64::try_from(footer_len)
+        .ok()
+        .filter(|len| *len + LEADING_LEN <= footer_at)
+        .ok_or_else(|| {
+            FormatError::from(FormatErrorKind::InvalidValue {
+                what: "footer length",
+                value: i64::from(footer_len),
+            })
+            .at(footer_at)
+        })?;
+    Ok(footer_at - footer_len..footer_at)
+}
+
+impl Block {
+    /// A block must lie between the leading magic and the footer, with sane lengths. Errors carry
+    /// no offset: the caller locates them at the footer, where the lie is.
+    pub fn check(self, footer_start: u64) -> FormatResult<()> {
+        let block = self;
+        let invalid =
+            |what, value| FormatError::from(FormatErrorKind::InvalidValue { what, value });
+        let offset = u64::try_from(block.offset)
+            .ok()
+            .filter(|o| *o >= LEADING_LEN)
+            .ok_or_else(|| invalid("Block.offset", block.offset))?;
+        let meta = u64::try_from(block.meta_data_length)
+            .ok()
+            .filter(|m| *m >= 8)
+            .ok_or_else(|| invalid("Block.metaDataLength", i64::from(block.meta_data_length)))?;
+        let body = u64::try_from(block.body_length)
+            .map_err(|_| invalid("Block.bodyLength", block.body_length))?;
+        let end = offset
+            .checked_add(meta)
+            .and_then(|e| e.checked_add(body))
+            .filter(|e| *e <= footer_start);
+        if end.is_none() || usize::try_from(meta + body).is_err() {
+            return Err(FormatError::from(FormatErrorKind::Truncated {
+                what: "block (past the footer)",
+                needed: offset.saturating_add(meta).saturating_add(body),
+                available: footer_start,
+            }));
+        }
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

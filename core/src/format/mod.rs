@@ -14,20 +14,56 @@
 //! subtrees: code that walks [`Field::children`] recursively must also budget the number of
 //! fields it visits.
 
+pub(crate) mod cursor;
 mod file;
 mod message;
 mod schema;
 pub(crate) mod slots;
 
-pub use file::{Block, Blocks, Footer};
+pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range};
 pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,
 };
 pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
-use crate::error::{FormatError, FormatErrorKind};
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::{Table, Vector};
+
+/// The magic bytes that open and close an IPC file.
+pub const MAGIC: &[u8; 6] = b"ARROW1";
+
+/// The marker that precedes a message's metadata length since format 0.15.
+pub const CONTINUATION: [u8; 4] = [0xFF; 4];
+
+/// Splits a message's encapsulation prefix: returns the prefix length (8 with the continuation
+/// marker, 4 for the legacy form) and the flatbuffer length that follows it.
+pub(crate) fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
+    let word = |at: usize| -> FormatResult<[u8; 4]> {
+        bytes
+            .get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .ok_or_else(|| {
+                FormatErrorKind::Truncated {
+                    what: "message length prefix",
+                    needed: (at + 4) as u64,
+                    available: bytes.len() as u64,
+                }
+                .into()
+            })
+    };
+    let first = word(0)?;
+    let (prefix, len) = if first == CONTINUATION {
+        (8, i32::from_le_bytes(word(4)?))
+    } else {
+        (4, i32::from_le_bytes(first))
+    };
+    let len = usize::try_from(len).map_err(|_| FormatErrorKind::InvalidValue {
+        what: "message metadata length",
+        value: i64::from(len),
+    })?;
+    Ok((prefix, len))
+}
 
 /// A flatbuffer vector of `int` (e.g. `Union.typeIds`).
 pub type Int32s<'a> = Vector<'a, i32>;

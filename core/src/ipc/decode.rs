@@ -14,6 +14,7 @@ use crate::bytes::Bytes;
 use crate::compression::{Decompressed, decompress_buffer};
 use crate::datatype::{CompressionCodec, DataType, IntervalUnit, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::cursor::Cursor;
 use crate::format::{self, MetadataVersion};
 use crate::schema::Field;
 use alloc::vec::Vec;
@@ -117,98 +118,7 @@ impl Layout {
     }
 }
 
-/// The walk through a message's field nodes and buffer specs.
-struct Cursor<'m> {
-    nodes: format::FieldNodes<'m>,
-    next_node: usize,
-    buffers: format::Buffers<'m>,
-    next_buffer: usize,
-    variadic: Option<format::Int64s<'m>>,
-    next_variadic: usize,
-    version: MetadataVersion,
-}
-
-impl<'m> Cursor<'m> {
-    fn new(batch: format::RecordBatch<'m>, version: MetadataVersion) -> FormatResult<Self> {
-        Ok(Cursor {
-            nodes: batch.nodes()?,
-            next_node: 0,
-            buffers: batch.buffers()?,
-            next_buffer: 0,
-            variadic: batch.variadic_buffer_counts()?,
-            next_variadic: 0,
-            version,
-        })
-    }
-
-    /// The next field node: its length and null count.
-    fn node(&mut self) -> FormatResult<(usize, usize)> {
-        let node = self
-            .nodes
-            .get(self.next_node)
-            .ok_or(FormatErrorKind::LayoutMismatch {
-                what: "more arrays than field nodes",
-            })?;
-        self.next_node += 1;
-        let length = usize::try_from(node.length).map_err(|_| FormatErrorKind::InvalidValue {
-            what: "FieldNode.length",
-            value: node.length,
-        })?;
-        let null_count = usize::try_from(node.null_count)
-            .ok()
-            .filter(|n| *n <= length)
-            .ok_or(FormatErrorKind::InvalidValue {
-                what: "FieldNode.null_count",
-                value: node.null_count,
-            })?;
-        Ok((length, null_count))
-    }
-
-    /// The next buffer's range in the body, checked to lie within `body_len`.
-    fn buffer(&mut self, body_len: u64) -> FormatResult<Range<u64>> {
-        let index = self.next_buffer;
-        let spec = self
-            .buffers
-            .get(index)
-            .ok_or(FormatErrorKind::LayoutMismatch {
-                what: "more buffers than the message declares",
-            })?;
-        self.next_buffer += 1;
-        let range = u64::try_from(spec.offset)
-            .ok()
-            .zip(u64::try_from(spec.length).ok())
-            .and_then(|(start, len)| Some(start..start.checked_add(len)?))
-            .filter(|r| r.end <= body_len)
-            .ok_or(FormatErrorKind::BufferOutOfBounds {
-                index: index as u64,
-                offset: spec.offset,
-                length: spec.length,
-                body: body_len,
-            })?;
-        Ok(range)
-    }
-
-    /// How many variadic buffers the next view array has.
-    fn variadic_count(&mut self) -> FormatResult<usize> {
-        let count = self
-            .variadic
-            .and_then(|v| v.get(self.next_variadic))
-            .ok_or(FormatErrorKind::LayoutMismatch {
-                what: "view array without a variadic buffer count",
-            })?;
-        self.next_variadic += 1;
-        usize::try_from(count)
-            .ok()
-            .filter(|c| *c <= self.buffers.len().saturating_sub(self.next_buffer))
-            .ok_or_else(|| {
-                FormatErrorKind::InvalidValue {
-                    what: "RecordBatch.variadicBufferCounts",
-                    value: count,
-                }
-                .into()
-            })
-    }
-
+impl Cursor<'_> {
     /// Steps over `field`'s arrays, adding the body ranges of its buffers to `out` when given.
     fn visit(
         &mut self,
@@ -233,22 +143,6 @@ impl<'m> Cursor<'m> {
             let child_selection = selection.and_then(|s| s.child(i));
             self.visit(child, child_selection, body_len, out)
                 .map_err(|e| e.in_field(child.name()))?;
-        }
-        Ok(())
-    }
-
-    fn finish(&self) -> FormatResult<()> {
-        if self.next_node != self.nodes.len() {
-            return Err(FormatErrorKind::LayoutMismatch {
-                what: "field nodes left over",
-            }
-            .into());
-        }
-        if self.next_buffer != self.buffers.len() {
-            return Err(FormatErrorKind::LayoutMismatch {
-                what: "buffers left over",
-            }
-            .into());
         }
         Ok(())
     }

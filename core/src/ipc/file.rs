@@ -7,23 +7,17 @@
 //! time a batch that needs them is decoded.
 
 use super::decode::Body;
-use super::{MAGIC, Projection, ReadState, ReaderOptions, field_budget, message_prefix};
+use super::{Projection, ReadState, ReaderOptions, field_budget, message_prefix};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, Block};
+use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
 use crate::schema::{Metadata, Schema};
 use crate::source::RandomAccess;
 use alloc::string::ToString;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-
-/// Bytes after the footer: its i32 length and the trailing magic.
-const TRAILER_LEN: usize = 4 + MAGIC.len();
-
-/// The leading magic plus its padding to 8 bytes.
-const LEADING_LEN: u64 = 8;
 
 /// Reads an Arrow IPC file from a [`RandomAccess`] source.
 #[derive(Debug)]
@@ -54,28 +48,8 @@ impl<R: RandomAccess> FileReader<R> {
         read(&source, tail_start, &mut tail)?;
 
         let trailer_at = tail.len() - TRAILER_LEN;
-        let (footer_len_bytes, magic) = tail.get(trailer_at..).unwrap_or_default().split_at(4);
-        if magic != MAGIC {
-            return Err(FormatError::from(FormatErrorKind::BadMagic)
-                .at(file_len - MAGIC.len() as u64)
-                .into());
-        }
-        if tail_start == 0 && tail.get(..MAGIC.len()) != Some(&MAGIC[..]) {
-            return Err(FormatError::from(FormatErrorKind::BadMagic).at(0).into());
-        }
-        let footer_len = i32::from_le_bytes(footer_len_bytes.try_into().unwrap_or_default());
-        let footer_at = file_len - TRAILER_LEN as u64;
-        let footer_len = u64::try_from(footer_len)
-            .ok()
-            .filter(|len| *len + LEADING_LEN <= footer_at)
-            .ok_or_else(|| {
-                FormatError::from(FormatErrorKind::InvalidValue {
-                    what: "footer length",
-                    value: i64::from(footer_len),
-                })
-                .at(footer_at)
-            })?;
-        let footer_start = footer_at - footer_len;
+        let footer = format::footer_range(&tail, tail_start, file_len)?;
+        let (footer_start, footer_len) = (footer.start, footer.end - footer.start);
 
         // The footer, from the tail when it fits, else with exactly the missing prefix read.
         let footer_bytes = if footer_start >= tail_start {
@@ -110,7 +84,9 @@ impl<R: RandomAccess> FileReader<R> {
             let list = list?;
             let mut out = Vec::with_capacity(list.len());
             for (i, block) in list.iter().enumerate() {
-                check_block(block, footer_start).map_err(|e| e.in_batch(i as u64))?;
+                block
+                    .check(footer_start)
+                    .map_err(|e| e.in_batch(i as u64))?;
                 out.push(block);
             }
             Ok(out)
@@ -243,7 +219,7 @@ impl<R: RandomAccess> FileReader<R> {
 
     /// Decodes record batch `index` from its message and body.
     pub(super) fn decode_batch(
-        &self,
+        &mut self,
         index: usize,
         block: Block,
         message: &MessageBytes,
@@ -294,34 +270,6 @@ impl MessageBytes {
         }
         Ok(message)
     }
-}
-
-/// A block must lie between the leading magic and the footer, with sane lengths. Errors carry
-/// no offset: the caller locates them at the footer, where the lie is.
-fn check_block(block: Block, footer_start: u64) -> FormatResult<()> {
-    let invalid = |what, value| FormatError::from(FormatErrorKind::InvalidValue { what, value });
-    let offset = u64::try_from(block.offset)
-        .ok()
-        .filter(|o| *o >= LEADING_LEN)
-        .ok_or_else(|| invalid("Block.offset", block.offset))?;
-    let meta = u64::try_from(block.meta_data_length)
-        .ok()
-        .filter(|m| *m >= 8)
-        .ok_or_else(|| invalid("Block.metaDataLength", i64::from(block.meta_data_length)))?;
-    let body = u64::try_from(block.body_length)
-        .map_err(|_| invalid("Block.bodyLength", block.body_length))?;
-    let end = offset
-        .checked_add(meta)
-        .and_then(|e| e.checked_add(body))
-        .filter(|e| *e <= footer_start);
-    if end.is_none() || usize::try_from(meta + body).is_err() {
-        return Err(FormatError::from(FormatErrorKind::Truncated {
-            what: "block (past the footer)",
-            needed: offset.saturating_add(meta).saturating_add(body),
-            available: footer_start,
-        }));
-    }
-    Ok(())
 }
 
 /// One positioned read, with the source's error kept unchanged.

@@ -37,11 +37,8 @@ use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
-/// The magic bytes that open and close an IPC file.
-pub const MAGIC: &[u8; 6] = b"ARROW1";
-
-/// The marker that precedes a message's metadata length since format 0.15.
-pub const CONTINUATION: [u8; 4] = [0xFF; 4];
+use crate::format::message_prefix;
+pub use crate::format::{CONTINUATION, MAGIC};
 
 /// Options for the IPC readers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,35 +137,6 @@ fn fetch<R: RandomAccess>(
         .into_iter()
         .map(|r| out.slice(r).unwrap_or_default())
         .collect())
-}
-
-/// Splits a message's encapsulation prefix: returns the prefix length (8 with the continuation
-/// marker, 4 for the legacy form) and the flatbuffer length that follows it.
-fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
-    let word = |at: usize| -> FormatResult<[u8; 4]> {
-        bytes
-            .get(at..at + 4)
-            .and_then(|w| w.try_into().ok())
-            .ok_or_else(|| {
-                FormatErrorKind::Truncated {
-                    what: "message length prefix",
-                    needed: (at + 4) as u64,
-                    available: bytes.len() as u64,
-                }
-                .into()
-            })
-    };
-    let first = word(0)?;
-    let (prefix, len) = if first == CONTINUATION {
-        (8, i32::from_le_bytes(word(4)?))
-    } else {
-        (4, i32::from_le_bytes(first))
-    };
-    let len = usize::try_from(len).map_err(|_| FormatErrorKind::InvalidValue {
-        what: "message metadata length",
-        value: i64::from(len),
-    })?;
-    Ok((prefix, len))
 }
 
 /// The smallest number of fields a schema flatbuffer of `len` bytes can hold honestly; the

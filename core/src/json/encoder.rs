@@ -13,85 +13,21 @@
 //! the spill and a long one becomes a stream (see the `sink` module), and the step returns. Flat
 //! arrays in the walk are read through prepared slices (the `leaf` module).
 
-use super::JsonError;
+use super::framing::Framing;
 use super::leaf::{Kind, Leaf, Leaves};
-use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, Scratch};
+use super::number;
 use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
 use super::plan::Plan;
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
-use super::temporal::{self, Text};
+use super::temporal;
+use super::value::{
+    Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
+};
+use super::{DEFAULT_DEPTH, JsonError, Progress};
 use crate::array::{ArrayView, RecordBatch};
-use crate::datatype::{DataType, IntervalUnit};
+use crate::datatype::DataType;
 use crate::schema::Field;
-
-/// The nesting depth an [`Encoder`] supports unless told otherwise: 32 open objects, lists and
-/// maps at once (a batch's row object counts as one; a map with non-string keys as two).
-pub const DEFAULT_DEPTH: usize = 32;
-
-/// What one [`Encoder::encode`] call did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use = "only `written` bytes of the buffer are output; call again until `done`"]
-pub struct Progress {
-    /// Bytes written at the start of the buffer.
-    pub written: usize,
-    /// Whether the encoder has written everything; further calls write nothing.
-    pub done: bool,
-}
-
-/// The bytes around and between rows.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Framing {
-    open: &'static [u8],
-    /// Written between rows (`,` in an array).
-    pub(crate) separator: Option<u8>,
-    /// Written after each row (`\n` in lines).
-    pub(crate) row_end: Option<u8>,
-    close: &'static [u8],
-    /// No row written yet (no separator before the next).
-    pub(crate) first_row: bool,
-}
-
-impl Framing {
-    /// A whole document: `[` rows `]`, or lines.
-    pub(crate) fn document(format: JsonFormat) -> Self {
-        match format {
-            JsonFormat::JsonArray => Framing {
-                open: b"[",
-                separator: Some(b','),
-                row_end: None,
-                close: b"]",
-                first_row: true,
-            },
-            _ => Self::lines(),
-        }
-    }
-
-    /// Rows continuing a document that a writer has (`started`) or has not opened yet; the
-    /// writer closes it.
-    pub(crate) fn continuing(format: JsonFormat, started: bool, rows: usize) -> Self {
-        match format {
-            JsonFormat::JsonArray => Framing {
-                open: if started || rows == 0 { b"" } else { b"[" },
-                separator: Some(b','),
-                row_end: None,
-                close: b"",
-                first_row: !started,
-            },
-            _ => Self::lines(),
-        }
-    }
-
-    fn lines() -> Self {
-        Framing {
-            open: b"",
-            separator: None,
-            row_end: Some(b'\n'),
-            close: b"",
-            first_row: true,
-        }
-    }
-}
 
 /// What is being encoded: a batch (rows are objects of its columns) or one array (rows are its
 /// values).
@@ -102,14 +38,6 @@ enum Source<'b, 'a> {
         fields: &'b [Field],
     },
     Array(&'b ArrayView<'a>),
-}
-
-/// Settings every step reads.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Context {
-    pub(crate) options: EncoderOptions,
-    /// Every field name in the schema can be written between quotes as it is.
-    plain_names: bool,
 }
 
 /// The member names of an object.
@@ -304,106 +232,6 @@ fn has_string_keys(keys: &ArrayView<'_>) -> bool {
     )
 }
 
-/// Writes an integer: straight into the buffer when 24 bytes are free.
-#[inline(always)]
-fn int(sink: &mut Sink<'_, '_, '_>, v: i64) {
-    if let Some(dst) = sink.tail::<INT_BUFFER>() {
-        let n = number::write_i64(dst, v);
-        sink.advance(n);
-    } else {
-        let mut text = [0; INT_BUFFER];
-        let n = number::write_i64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    }
-}
-
-#[inline(always)]
-fn uint(sink: &mut Sink<'_, '_, '_>, v: u64) {
-    if let Some(dst) = sink.tail::<INT_BUFFER>() {
-        let n = number::write_u64(dst, v);
-        sink.advance(n);
-    } else {
-        let mut text = [0; INT_BUFFER];
-        let n = number::write_u64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    }
-}
-
-/// An Int64, quoted when asked to and beyond 2^53.
-#[inline(always)]
-fn int64(sink: &mut Sink<'_, '_, '_>, v: i64, cx: Context) {
-    if cx.options.large_ints_as_strings && v.unsigned_abs() > SAFE_INTEGER {
-        sink.put(b"\"");
-        int(sink, v);
-        sink.put(b"\"");
-    } else {
-        int(sink, v);
-    }
-}
-
-#[inline(always)]
-fn uint64(sink: &mut Sink<'_, '_, '_>, v: u64, cx: Context) {
-    if cx.options.large_ints_as_strings && v > SAFE_INTEGER {
-        sink.put(b"\"");
-        uint(sink, v);
-        sink.put(b"\"");
-    } else {
-        uint(sink, v);
-    }
-}
-
-/// NaN or ±infinity: `null`, or a string when asked to.
-#[cold]
-fn non_finite(sink: &mut Sink<'_, '_, '_>, nan: bool, negative: bool, cx: Context) {
-    sink.put(rows::non_finite_text(nan, negative, cx));
-}
-
-#[inline(always)]
-fn float64(sink: &mut Sink<'_, '_, '_>, v: f64, cx: Context) {
-    if v.is_finite() {
-        let mut text = [0; FLOAT_TEXT];
-        let n = number::write_f64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    } else {
-        non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
-    }
-}
-
-#[inline(always)]
-fn float32(sink: &mut Sink<'_, '_, '_>, v: f32, cx: Context) {
-    if v.is_finite() {
-        let mut text = [0; FLOAT_TEXT];
-        let n = number::write_f32(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    } else {
-        non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
-    }
-}
-
-/// Writes temporal text between quotes.
-#[inline(always)]
-fn quoted_text(sink: &mut Sink<'_, '_, '_>, write: impl FnOnce(&mut Text)) {
-    let mut text = Text::new();
-    text.push(b'"');
-    write(&mut text);
-    text.push(b'"');
-    sink.put(text.as_bytes());
-}
-
-fn le_i32(bytes: &[u8], at: usize) -> i32 {
-    bytes
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, i32::from_le_bytes)
-}
-
-fn le_i64(bytes: &[u8], at: usize) -> i64 {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, i64::from_le_bytes)
-}
-
 /// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream).
 #[inline(always)]
 pub(crate) fn leaf<'b>(
@@ -435,11 +263,7 @@ pub(crate) fn leaf<'b>(
         DataType::Decimal32(_, scale)
         | DataType::Decimal64(_, scale)
         | DataType::Decimal128(_, scale)
-        | DataType::Decimal256(_, scale) => {
-            let mut text = Scratch::<DECIMAL_TEXT>::new();
-            number::decimal(array.fixed_bytes(i), *scale, &mut text);
-            sink.put(text.as_bytes());
-        }
+        | DataType::Decimal256(_, scale) => decimal(sink, array.fixed_bytes(i), *scale),
         DataType::Date32 => quoted_text(sink, |t| temporal::date32(array.value::<i32>(i), t)),
         DataType::Date64 => quoted_text(sink, |t| temporal::date64(array.value::<i64>(i), t)),
         DataType::Time32(unit) => quoted_text(sink, |t| {
@@ -462,21 +286,7 @@ pub(crate) fn leaf<'b>(
                 temporal::duration(array.value::<i64>(i), *unit, t)
             });
         }
-        DataType::Interval(unit) => {
-            let bytes = array.fixed_bytes(i);
-            quoted_text(sink, |t| match unit {
-                IntervalUnit::YearMonth => temporal::interval_year_month(le_i32(bytes, 0), t),
-                IntervalUnit::DayTime => {
-                    temporal::interval_day_time(le_i32(bytes, 0), le_i32(bytes, 4), t);
-                }
-                IntervalUnit::MonthDayNano => temporal::interval_month_day_nano(
-                    le_i32(bytes, 0),
-                    le_i32(bytes, 4),
-                    le_i64(bytes, 8),
-                    t,
-                ),
-            });
-        }
+        DataType::Interval(unit) => interval(sink, *unit, array.fixed_bytes(i)),
         DataType::Binary
         | DataType::LargeBinary
         | DataType::BinaryView
@@ -512,16 +322,6 @@ fn fast<'b>(leaf: Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) 
             b"false"
         }),
         Kind::Other => sink.put(b"null"),
-    }
-}
-
-/// Writes `"name":`.
-#[inline(always)]
-fn key<'b>(sink: &mut Sink<'_, '_, 'b>, name: &'b str, cx: Context) {
-    if cx.plain_names {
-        sink.plain_key(name);
-    } else {
-        sink.quoted(name.as_bytes(), Body::Text, b"\":");
     }
 }
 

@@ -62,21 +62,45 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "alloc")]
 pub mod encoder;
-mod escape;
+pub(crate) mod escape;
+pub(crate) mod framing;
+#[cfg(feature = "alloc")]
 mod leaf;
-mod number;
+pub(crate) mod number;
 pub mod options;
+#[cfg(feature = "alloc")]
 mod plan;
+#[cfg(feature = "alloc")]
 mod rows;
-mod sink;
+pub(crate) mod sink;
 pub mod temporal;
+pub(crate) mod value;
+#[cfg(feature = "alloc")]
 pub mod writer;
 
-pub use encoder::{DEFAULT_DEPTH, Encoder, Progress};
+#[cfg(feature = "alloc")]
+pub use encoder::Encoder;
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};
+#[cfg(feature = "alloc")]
 pub use writer::{JsonWriter, WRITE_BUFFER, to_vec};
+
+/// The nesting depth an encoder supports unless told otherwise: 32 open objects, lists and
+/// maps at once (a batch's row object counts as one; a map with non-string keys as two).
+pub const DEFAULT_DEPTH: usize = 32;
+
+/// What one `encode` call did (of an [`Encoder`] or a
+/// [`no_alloc`](crate::no_alloc) encoder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "only `written` bytes of the buffer are output; call again until `done`"]
+pub struct Progress {
+    /// Bytes written at the start of the buffer.
+    pub written: usize,
+    /// Whether the encoder has written everything; further calls write nothing.
+    pub done: bool,
+}
 
 /// Why an encoder could not be built (encoding itself cannot fail).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,12 +13,14 @@
 //! the loop ends where less than a window is left. Bytes of the buffer past the reported output
 //! may be overwritten.
 
-use super::encoder::{Context, Framing, leaf as short_value};
+use super::encoder::leaf as short_value;
 use super::escape;
+use super::framing::Framing;
 use super::leaf::{Kind, Leaf, Offset};
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::sink::{Body, SPILL, Sink};
+use super::value::{Context, non_finite_text};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -97,17 +99,6 @@ fn quoted<'b>(sink: &mut Sink<'_, '_, 'b>, bytes: &'b [u8], body: Body) -> Fit {
         return Ok(());
     }
     Err(Full)
-}
-
-/// The text of NaN or ±infinity: `null`, or a string when asked to.
-#[inline]
-pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'static [u8] {
-    match (cx.options.non_finite_as_strings, nan, negative) {
-        (false, ..) => b"null",
-        (true, true, _) => b"\"NaN\"",
-        (true, false, false) => b"\"Infinity\"",
-        (true, false, true) => b"\"-Infinity\"",
-    }
 }
 
 /// Copies short `text` to the start of `out`; returns its length.

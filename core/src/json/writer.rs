@@ -4,7 +4,8 @@
 //! The drivers are loops around [`Encoder::encode`]: nothing here formats JSON.
 
 use super::JsonError;
-use super::encoder::{Encoder, Framing};
+use super::encoder::Encoder;
+use super::framing::Framing;
 use super::options::{EncoderOptions, JsonFormat};
 use crate::array::RecordBatch;
 use alloc::vec::Vec;

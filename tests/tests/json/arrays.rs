@@ -4,7 +4,7 @@
 
 use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::{IntType, UnionMode};
+use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
 use quiver::schema::DictionaryEncoding;
 use quiver::{DataType, Field, Schema};
@@ -339,4 +339,250 @@ pub fn lines(batch: &RecordBatch<'_>) -> String {
 pub fn values(array: &Array, options: EncoderOptions) -> String {
     let mut encoder = Encoder::array(array, JsonFormat::JsonArray, options).unwrap();
     String::from_utf8(drain(&mut encoder, &[1 << 20])).unwrap()
+}
+
+/// One column of every type the encoder writes, each with a null.
+pub fn every_type() -> Vec<(&'static str, Array)> {
+    use TimeUnit::*;
+    let long = "a string long enough to stream across many small buffers \"quoted\"\n";
+    let ts = |unit, tz: Option<&str>| {
+        prim(
+            DataType::Timestamp(unit, tz.map(Into::into)),
+            &[Some(1_542_129_070_011i64), None, Some(-1)],
+        )
+    };
+    vec![
+        ("bool", bools(&[Some(true), None, Some(false)])),
+        ("i8", prim(DataType::Int8, &[Some(-1i8), None, Some(1)])),
+        ("i16", prim(DataType::Int16, &[Some(-1i16), None, Some(1)])),
+        ("i32", int32(&[Some(-1), None, Some(i32::MAX)])),
+        (
+            "i64",
+            prim(DataType::Int64, &[Some(i64::MIN), None, Some(1)]),
+        ),
+        ("u8", prim(DataType::UInt8, &[Some(1u8), None, Some(2)])),
+        ("u16", prim(DataType::UInt16, &[Some(1u16), None, Some(2)])),
+        ("u32", prim(DataType::UInt32, &[Some(1u32), None, Some(2)])),
+        (
+            "u64",
+            prim(DataType::UInt64, &[Some(u64::MAX), None, Some(2)]),
+        ),
+        (
+            "f16",
+            prim(DataType::Float16, &[Some(0x3C00u16), None, Some(0x7E00)]),
+        ),
+        (
+            "f32",
+            prim(
+                DataType::Float32,
+                &[Some(0.1f32), None, Some(f32::INFINITY)],
+            ),
+        ),
+        (
+            "f64",
+            prim(DataType::Float64, &[Some(0.1f64), None, Some(f64::NAN)]),
+        ),
+        (
+            "d32",
+            prim(DataType::Decimal32(9, 2), &[Some(12345i32), None, Some(-1)]),
+        ),
+        (
+            "d64",
+            prim(DataType::Decimal64(18, -3), &[Some(5i64), None, Some(0)]),
+        ),
+        (
+            "d128",
+            prim(
+                DataType::Decimal128(38, 10),
+                &[Some(i128::MIN), None, Some(1)],
+            ),
+        ),
+        (
+            "d256",
+            prim(
+                DataType::Decimal256(76, 40),
+                &[Some([0xFFu8; 32]), None, Some([1; 32])],
+            ),
+        ),
+        (
+            "date32",
+            prim(DataType::Date32, &[Some(17_848i32), None, Some(-1)]),
+        ),
+        (
+            "date64",
+            prim(
+                DataType::Date64,
+                &[Some(1_542_129_070_011i64), None, Some(0)],
+            ),
+        ),
+        (
+            "t32",
+            prim(
+                DataType::Time32(Millisecond),
+                &[Some(120i32), None, Some(-5)],
+            ),
+        ),
+        (
+            "t64",
+            prim(DataType::Time64(Nanosecond), &[Some(120i64), None, Some(1)]),
+        ),
+        ("ts", ts(Millisecond, None)),
+        ("tsz", ts(Microsecond, Some("+05:30"))),
+        ("tsn", ts(Nanosecond, Some("Europe/Paris"))),
+        (
+            "dur",
+            prim(
+                DataType::Duration(Millisecond),
+                &[Some(120i64), None, Some(-1)],
+            ),
+        ),
+        (
+            "ym",
+            prim(
+                DataType::Interval(IntervalUnit::YearMonth),
+                &[Some(14i32), None, Some(0)],
+            ),
+        ),
+        (
+            "dt",
+            prim(
+                DataType::Interval(IntervalUnit::DayTime),
+                &[Some([1u8; 8]), None, Some([0; 8])],
+            ),
+        ),
+        (
+            "mdn",
+            prim(
+                DataType::Interval(IntervalUnit::MonthDayNano),
+                &[Some([1u8; 16]), None, Some([0xFF; 16])],
+            ),
+        ),
+        ("utf8", utf8(&[Some(long), None, Some("\u{1}é")])),
+        (
+            "large",
+            var(
+                DataType::LargeUtf8,
+                &[Some(long.as_bytes()), None, Some(b"x")],
+            ),
+        ),
+        (
+            "view",
+            views(
+                DataType::Utf8View,
+                &[Some(long.as_bytes()), None, Some(b"short")],
+            ),
+        ),
+        (
+            "bin",
+            var(
+                DataType::Binary,
+                &[Some(long.as_bytes()), None, Some(b"\xff")],
+            ),
+        ),
+        (
+            "lbin",
+            var(DataType::LargeBinary, &[Some(b"\x00\x01"), None, Some(b"")]),
+        ),
+        (
+            "bview",
+            views(
+                DataType::BinaryView,
+                &[Some(long.as_bytes()), None, Some(b"\x01")],
+            ),
+        ),
+        (
+            "fsb",
+            prim(
+                DataType::FixedSizeBinary(3),
+                &[Some([1u8, 2, 3]), None, Some([0; 3])],
+            ),
+        ),
+        (
+            "list",
+            list(
+                false,
+                int32(&[Some(1), None, Some(3)]),
+                &[Some(2), None, Some(1)],
+            ),
+        ),
+        (
+            "llist",
+            list(
+                true,
+                utf8(&[Some(long), Some("b")]),
+                &[Some(1), Some(0), Some(1)],
+            ),
+        ),
+        (
+            "fsl",
+            fixed_list(
+                int32(&[Some(1), Some(2), None, Some(4), Some(5), Some(6)]),
+                2,
+                &[true, false, true],
+            ),
+        ),
+        (
+            "lview",
+            list_view(
+                int32(&[Some(1), Some(2), Some(3)]),
+                &[Some((1, 2)), None, Some((0, 3))],
+            ),
+        ),
+        (
+            "struct",
+            structs(
+                vec![
+                    ("a", int32(&[Some(1), Some(2), None])),
+                    ("b\"", utf8(&[Some(long), None, Some("z")])),
+                ],
+                &[true, false, true],
+            ),
+        ),
+        (
+            "map",
+            map(
+                utf8(&[Some("k"), Some(long), Some("m")]),
+                int32(&[Some(1), None, Some(3)]),
+                &[Some(2), None, Some(1)],
+            ),
+        ),
+        (
+            "imap",
+            map(
+                int32(&[Some(1), Some(2)]),
+                utf8(&[Some(long), None]),
+                &[Some(1), Some(1), None],
+            ),
+        ),
+        (
+            "dict",
+            dictionary(&[Some(1), None, Some(0)], utf8(&[Some(long), Some("one")])),
+        ),
+        ("ree", run_ends(&[2, 3], utf8(&[Some(long), None]))),
+        (
+            "sparse",
+            union(
+                vec![
+                    ("i", int32(&[Some(1), Some(2), Some(3)])),
+                    ("s", utf8(&[Some("a"), Some(long), None])),
+                ],
+                &[0, 1, 1],
+                None,
+            ),
+        ),
+        (
+            "dense",
+            union(
+                vec![
+                    ("i", int32(&[Some(7)])),
+                    (
+                        "l",
+                        list(false, int32(&[Some(1), Some(2)]), &[Some(2), Some(0)]),
+                    ),
+                ],
+                &[1, 0, 1],
+                Some(&[0, 0, 1]),
+            ),
+        ),
+    ]
 }

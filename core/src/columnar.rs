@@ -1,0 +1,406 @@
+//! The Arrow columnar format's rules over plain byte slices: reading values, and checking that
+//! buffers agree with an array's length and type.
+//!
+//! Both kinds of array view stand on these: [`ArrayView`](crate::ArrayView) (with `alloc`), whose
+//! buffers may be shared memory, and the fixed-capacity views of [`no_alloc`](crate::no_alloc),
+//! which borrow everything from one block. Each function takes the buffers it needs and the slot
+//! range `offset..end` it covers; the checks return the same located errors whichever view
+//! calls them. Reading never fails: a value past the end of a buffer reads as 0 (the checks
+//! rule that out first).
+
+use crate::datatype::IntType;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use core::ops::Range;
+
+/// A fixed-width little-endian value that can be read from array bytes.
+pub trait Native: Copy + Default {
+    /// Size in bytes.
+    const WIDTH: usize;
+    /// Reads the value from exactly `WIDTH` little-endian bytes (default if the length differs).
+    fn from_le_slice(bytes: &[u8]) -> Self;
+}
+
+macro_rules! native {
+    ($($t:ty),*) => {$(
+        impl Native for $t {
+            const WIDTH: usize = core::mem::size_of::<$t>();
+            #[inline(always)]
+            fn from_le_slice(bytes: &[u8]) -> Self {
+                bytes.try_into().map(<$t>::from_le_bytes).unwrap_or_default()
+            }
+        }
+    )*};
+}
+native!(i8, i16, i32, i64, i128, u8, u16, u32, u64, f32, f64);
+
+/// An array rule broken at slot (or element) `index`.
+pub(crate) fn bad(what: &'static str, index: usize) -> FormatError {
+    FormatErrorKind::InvalidArray {
+        what,
+        index: index as u64,
+    }
+    .into()
+}
+
+/// `Ok` when `ok`, else [`bad`].
+pub(crate) fn need(ok: bool, what: &'static str, index: usize) -> FormatResult<()> {
+    if ok { Ok(()) } else { Err(bad(what, index)) }
+}
+
+/// Reads element `i` of a buffer of `T`s; 0 past the end (validation rules that out).
+#[inline(always)]
+pub(crate) fn read<T: Native>(buf: &[u8], i: usize) -> T {
+    let start = i.wrapping_mul(T::WIDTH);
+    buf.get(start..start.wrapping_add(T::WIDTH))
+        .map_or_else(T::default, T::from_le_slice)
+}
+
+/// Whether bit `i` of an LSB-first bitmap is set.
+#[inline(always)]
+pub fn bit(bitmap: &[u8], i: usize) -> bool {
+    bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
+}
+
+/// Number of set bits in `bitmap` in `range`.
+pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
+    let (start, end) = (range.start, range.end);
+    if start >= end {
+        return 0;
+    }
+    let mut count = 0;
+    let mut i = start;
+    while i < end && i % 8 != 0 {
+        count += usize::from(bit(bitmap, i));
+        i += 1;
+    }
+    let whole_end = end - end % 8;
+    if i < whole_end {
+        let bytes = bitmap.get(i / 8..whole_end / 8).unwrap_or_default();
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            count += u64::from_le_bytes(c.try_into().unwrap_or_default()).count_ones() as usize;
+        }
+        count += chunks
+            .remainder()
+            .iter()
+            .map(|b| b.count_ones() as usize)
+            .sum::<usize>();
+        i = whole_end;
+    }
+    while i < end {
+        count += usize::from(bit(bitmap, i));
+        i += 1;
+    }
+    count
+}
+
+/// Bytes a bitmap of `bits` bits needs.
+pub(crate) fn bytes_for_bits(bits: usize) -> usize {
+    bits.div_ceil(8)
+}
+
+/// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
+#[inline(always)]
+pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
+    let key: i128 = match (index_type.bit_width, index_type.signed) {
+        (8, true) => read::<i8>(keys, j).into(),
+        (16, true) => read::<i16>(keys, j).into(),
+        (32, true) => read::<i32>(keys, j).into(),
+        (64, true) => read::<i64>(keys, j).into(),
+        (8, false) => read::<u8>(keys, j).into(),
+        (16, false) => read::<u16>(keys, j).into(),
+        (32, false) => read::<u32>(keys, j).into(),
+        (64, false) => read::<u64>(keys, j).into(),
+        _ => return usize::MAX,
+    };
+    usize::try_from(key).unwrap_or(usize::MAX)
+}
+
+/// The range `offsets[j]..offsets[j + 1]` of an offsets buffer of `O`s.
+#[inline(always)]
+pub(crate) fn offset_range<O: Native + Into<i64>>(offsets: &[u8], j: usize) -> Range<usize> {
+    let (start, end): (i64, i64) = (
+        read::<O>(offsets, j).into(),
+        read::<O>(offsets, j + 1).into(),
+    );
+    start as usize..end as usize
+}
+
+/// The bytes of view `j` of a binary or string view array; `data(k)` is variadic buffer `k`.
+#[inline(always)]
+pub(crate) fn view_bytes<'d>(
+    views: &'d [u8],
+    j: usize,
+    data: impl Fn(usize) -> &'d [u8],
+) -> &'d [u8] {
+    let view = views.get(j * 16..j * 16 + 16).unwrap_or_default();
+    let len = read::<i32>(view, 0) as usize;
+    if len <= 12 {
+        view.get(4..4 + len).unwrap_or_default()
+    } else {
+        let start = read::<i32>(view, 3) as usize;
+        data(read::<i32>(view, 2) as usize)
+            .get(start..start + len)
+            .unwrap_or_default()
+    }
+}
+
+/// For union slot `j`: the index of the child its type id selects (0 if undeclared) and its
+/// slot in that child (`offsets` for a dense union, else `j`).
+#[inline(always)]
+pub(crate) fn union_slot(
+    type_ids: &[u8],
+    offsets: Option<&[u8]>,
+    j: usize,
+    child_of: impl Fn(i8) -> Option<usize>,
+) -> (usize, usize) {
+    let child = child_of(read::<i8>(type_ids, j)).unwrap_or(0);
+    let slot = offsets.map_or(j, |o| read::<i32>(o, j) as usize);
+    (child, slot)
+}
+
+/// The index of the run holding logical slot `logical`: the first of `runs` run ends
+/// (`run_end(k)`) greater than it.
+pub(crate) fn run_index(run_end: impl Fn(usize) -> i64, runs: usize, logical: usize) -> usize {
+    let logical = logical as i64;
+    let (mut lo, mut hi) = (0, runs);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if run_end(mid) <= logical {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The validity bitmap covers `offset..end` and has exactly `null_count` clear bits there; no
+/// bitmap means no nulls.
+pub(crate) fn check_nulls(
+    validity: Option<&[u8]>,
+    offset: usize,
+    end: usize,
+    null_count: usize,
+) -> FormatResult<()> {
+    match validity {
+        Some(bitmap) => {
+            need(
+                bitmap.len() >= bytes_for_bits(end),
+                "validity bitmap too short",
+                end,
+            )?;
+            let valid = count_set_bits(bitmap, offset..end);
+            need(
+                end - offset - valid == null_count,
+                "null count disagrees with validity bitmap",
+                null_count,
+            )
+        }
+        None => need(
+            null_count == 0,
+            "nulls declared without a validity bitmap",
+            0,
+        ),
+    }
+}
+
+/// `buffer` holds at least `end` values of `width` bytes.
+pub(crate) fn check_fixed(buffer: &[u8], width: usize, end: usize) -> FormatResult<()> {
+    let needed = end
+        .checked_mul(width)
+        .ok_or_else(|| bad("buffer size overflows", end))?;
+    need(
+        buffer.len() >= needed,
+        "buffer too short for the array length",
+        end,
+    )
+}
+
+/// Offsets `offset..=end` are non-decreasing, start ≥ 0 and end ≤ `limit` (an empty array may
+/// omit its offsets).
+pub(crate) fn check_offsets<O: Native + Into<i64>>(
+    offsets: &[u8],
+    offset: usize,
+    end: usize,
+    limit: usize,
+) -> FormatResult<()> {
+    if offset == end && offsets.is_empty() {
+        return Ok(());
+    }
+    check_fixed(offsets, O::WIDTH, end + 1)?;
+    let mut prev: i64 = read::<O>(offsets, offset).into();
+    need(prev >= 0, "negative offset", offset)?;
+    for i in offset + 1..=end {
+        let cur: i64 = read::<O>(offsets, i).into();
+        need(cur >= prev, "offsets decrease", i)?;
+        prev = cur;
+    }
+    need(
+        usize::try_from(prev).is_ok_and(|p| p <= limit),
+        "offset past the end of the values",
+        end,
+    )
+}
+
+/// The values of slots `offset..end` (checked offsets into `data`) are UTF-8, and no value
+/// boundary splits a character.
+pub(crate) fn check_utf8<O: Native + Into<i64>>(
+    offsets: &[u8],
+    data: &[u8],
+    offset: usize,
+    end: usize,
+) -> FormatResult<()> {
+    if offset == end {
+        return Ok(());
+    }
+    let first = read::<O>(offsets, offset).into() as usize;
+    let last = read::<O>(offsets, end).into() as usize;
+    let text = data.get(first..last).unwrap_or_default();
+    core::str::from_utf8(text).map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
+    for i in offset..end {
+        let at = read::<O>(offsets, i).into() as usize - first;
+        // A boundary may not fall on a UTF-8 continuation byte (0b10xx_xxxx).
+        let boundary = text.get(at).is_none_or(|b| (*b as i8) >= -0x40);
+        need(boundary, "value boundary splits a UTF-8 character", i)?;
+    }
+    Ok(())
+}
+
+/// Views `offset..end` lie in their variadic buffers (`data(k)`, `None` past the last), agree
+/// with their prefixes, and are UTF-8 when `utf8`.
+pub(crate) fn check_views<'d>(
+    views: &[u8],
+    offset: usize,
+    end: usize,
+    utf8: bool,
+    data: impl Fn(usize) -> Option<&'d [u8]>,
+) -> FormatResult<()> {
+    check_fixed(views, 16, end)?;
+    for i in offset..end {
+        let view = views.get(i * 16..i * 16 + 16).unwrap_or_default();
+        let len = read::<i32>(view, 0);
+        let len = usize::try_from(len).map_err(|_| bad("negative view length", i))?;
+        let value = if len <= 12 {
+            view.get(4..4 + len).unwrap_or_default()
+        } else {
+            let buffer = usize::try_from(read::<i32>(view, 2))
+                .map_err(|_| bad("negative view buffer index", i))?;
+            let start = usize::try_from(read::<i32>(view, 3))
+                .map_err(|_| bad("negative view offset", i))?;
+            let data = data(buffer).ok_or_else(|| bad("view buffer index out of range", i))?;
+            let value = start
+                .checked_add(len)
+                .and_then(|e| data.get(start..e))
+                .ok_or_else(|| bad("view past the end of its buffer", i))?;
+            need(
+                view.get(4..8) == value.get(..4),
+                "view prefix differs from its data",
+                i,
+            )?;
+            value
+        };
+        if utf8 {
+            core::str::from_utf8(value).map_err(|_| bad("invalid UTF-8", i))?;
+        }
+    }
+    Ok(())
+}
+
+/// List views `offset..end` (offsets and sizes of `O`) lie within a child of `child_len` slots.
+pub(crate) fn check_list_views<O: Native + Into<i64>>(
+    offsets: &[u8],
+    sizes: &[u8],
+    offset: usize,
+    end: usize,
+    child_len: usize,
+) -> FormatResult<()> {
+    check_fixed(offsets, O::WIDTH, end)?;
+    check_fixed(sizes, O::WIDTH, end)?;
+    let child_len = child_len as i64;
+    for i in offset..end {
+        let start: i64 = read::<O>(offsets, i).into();
+        let size: i64 = read::<O>(sizes, i).into();
+        need(
+            start >= 0 && size >= 0,
+            "negative list view offset or size",
+            i,
+        )?;
+        need(
+            start.checked_add(size).is_some_and(|e| e <= child_len),
+            "list view past the end of its child",
+            i,
+        )?;
+    }
+    Ok(())
+}
+
+/// Union slots `offset..end`: every type id is declared (`child_of`), and a dense union's
+/// offsets (`offsets`) lie within the selected child (`child_len`).
+pub(crate) fn check_union(
+    type_ids: &[u8],
+    offsets: Option<&[u8]>,
+    offset: usize,
+    end: usize,
+    child_of: impl Fn(i8) -> Option<usize>,
+    child_len: impl Fn(usize) -> usize,
+) -> FormatResult<()> {
+    check_fixed(type_ids, 1, end)?;
+    if let Some(offsets) = offsets {
+        check_fixed(offsets, 4, end)?;
+    }
+    for i in offset..end {
+        let child = child_of(read::<i8>(type_ids, i))
+            .ok_or_else(|| bad("union type id not declared by the type", i))?;
+        if let Some(offsets) = offsets {
+            let slot = read::<i32>(offsets, i);
+            need(
+                usize::try_from(slot).is_ok_and(|o| o < child_len(child)),
+                "dense union offset out of range",
+                i,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Run ends (`run_end(k)` for `k < runs`) increase strictly and reach `end` (unless the array
+/// is empty).
+pub(crate) fn check_run_ends(
+    run_end: impl Fn(usize) -> i64,
+    runs: usize,
+    len: usize,
+    end: usize,
+) -> FormatResult<()> {
+    let mut prev = 0i64;
+    for i in 0..runs {
+        let cur = run_end(i);
+        need(cur > prev, "run ends not strictly increasing", i)?;
+        prev = cur;
+    }
+    need(
+        len == 0 || usize::try_from(prev).is_ok_and(|p| p >= end),
+        "run ends stop before the array ends",
+        end,
+    )
+}
+
+/// The valid slots `offset..end` of a dictionary-encoded array index a dictionary of `values`
+/// entries.
+pub(crate) fn check_dictionary_keys(
+    keys: &[u8],
+    validity: Option<&[u8]>,
+    offset: usize,
+    end: usize,
+    index_type: IntType,
+    values: usize,
+) -> FormatResult<()> {
+    check_fixed(keys, index_type.byte_width(), end)?;
+    for j in offset..end {
+        if validity.is_none_or(|v| bit(v, j)) {
+            let key = index_at(keys, j, index_type);
+            need(key < values, "dictionary index out of range", j - offset)?;
+        }
+    }
+    Ok(())
+}

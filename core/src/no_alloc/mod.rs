@@ -1,0 +1,177 @@
+//! Reading Arrow IPC and writing JSON with no allocator: for microcontrollers, WASM modules and
+//! real-time loops, with `default-features = false`.
+//!
+//! Bytes enter from a [`RandomAccess`](crate::RandomAccess) source ([`FileReader`]) or an
+//! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
+//! metadata, the dictionaries and one record batch at a time are read into it and never copied
+//! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format),
+//! and a fixed-capacity list of arrays whose buffers are slices of the scratch, each checked
+//! against the columnar format. JSON leaves through the [`Encoder`] state machine into a buffer
+//! as small as the caller likes, byte for byte what [`json::Encoder`](crate::json::Encoder)
+//! writes for the same data.
+//!
+//! Every capacity is a const generic with a documented default: `N` arrays per batch
+//! ([`DEFAULT_ARRAYS`]), `D` dictionaries ([`DEFAULT_DICTIONARIES`]), `DEPTH` open JSON values
+//! ([`DEFAULT_DEPTH`](crate::json::DEFAULT_DEPTH)). A scratch too small for the footer, a
+//! dictionary or a block is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall)
+//! error saying how many bytes are needed; a capacity too small is a
+//! [`CapacityExceeded`](crate::FormatErrorKind::CapacityExceeded) error.
+//!
+//! What needs the `alloc` feature instead: compressed bodies, big-endian files, and delta
+//! dictionaries (each an `Unsupported` error here). Dictionary replacement in a stream is
+//! read, the new values taking more scratch.
+//!
+//! ```
+//! use quiver::json::{EncoderOptions, JsonFormat};
+//! use quiver::no_alloc::{Batch, Encoder, FileReader};
+//! # use quiver::{ArrayView, FileWriter, RecordBatch, WriterOptions};
+//! # let column = ArrayView::from_values([Some(1i32), None, Some(3)])?;
+//! # let batch = RecordBatch::from_columns([("a", column)])?;
+//! # let mut writer = FileWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default())?;
+//! # writer.write(&batch)?;
+//! # writer.finish()?;
+//! # let file: Vec<u8> = writer.into_inner();
+//! // `file` holds an Arrow IPC file (a `&[u8]` is a source, so is flash or a driver).
+//! let mut scratch = [0u8; 4096];
+//! let mut reader: FileReader<_> = FileReader::open(&file[..], &mut scratch)?;
+//! let mut json = Vec::new(); // any `embedded_io::Write`
+//! for i in 0..reader.num_batches() {
+//!     let batch: Batch = reader.batch(i)?;
+//!     let options = EncoderOptions::default();
+//!     let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
+//!     encoder.write_to::<256, _>(&mut json)?;
+//! }
+//! assert_eq!(json, b"{\"a\":1}\n{}\n{\"a\":3}\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod batch;
+mod file;
+mod json;
+mod stream;
+
+pub use batch::{Batch, DEFAULT_ARRAYS};
+pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
+pub use json::Encoder;
+pub use stream::StreamReader;
+
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, Block, message_prefix};
+use batch::Dictionaries;
+use core::ops::Range;
+
+/// A dictionary batch kept in the scratch: its id, its message flatbuffer and its body.
+#[derive(Debug, Clone)]
+struct Stored {
+    id: i64,
+    message: Range<usize>,
+    body: Range<usize>,
+}
+
+/// A scratch buffer too small for `what`.
+fn too_small(what: &'static str, needed: usize, available: usize) -> FormatError {
+    FormatErrorKind::BufferTooSmall {
+        what,
+        needed: needed as u64,
+        available: available as u64,
+    }
+    .into()
+}
+
+/// The message and body of a block's bytes (`bytes` is exactly the block), checked against the
+/// block; errors are located in the file.
+fn block_message(bytes: &[u8], block: Block) -> FormatResult<(format::Message<'_>, &[u8])> {
+    let at = block.offset as u64;
+    let meta = block.meta_data_length as usize;
+    let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
+    if prefix + fb_len > meta {
+        return Err(FormatError::from(FormatErrorKind::InvalidValue {
+            what: "message metadata length (past Block.metaDataLength)",
+            value: fb_len as i64,
+        })
+        .at(at));
+    }
+    let flatbuffer = bytes.get(prefix..prefix + fb_len).unwrap_or_default();
+    let message = format::Message::parse(flatbuffer).map_err(|e| e.rebase(at + prefix as u64))?;
+    if message.body_length() != block.body_length {
+        return Err(FormatError::from(FormatErrorKind::InvalidValue {
+            what: "Message.bodyLength (differs from Block.bodyLength)",
+            value: message.body_length(),
+        })
+        .at(at + prefix as u64));
+    }
+    Ok((message, bytes.get(meta..).unwrap_or_default()))
+}
+
+/// The dictionary batch a message holds, as kept at `message` and `body` of the scratch.
+fn stored(
+    message: format::Message<'_>,
+    ranges: (Range<usize>, Range<usize>),
+) -> FormatResult<Stored> {
+    let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
+        return Err(FormatErrorKind::UnexpectedMessage {
+            expected: "DictionaryBatch",
+            found: message.header_type()?,
+        }
+        .into());
+    };
+    if header.is_delta() {
+        return Err(FormatErrorKind::Unsupported {
+            what: "delta dictionaries without the alloc feature",
+        }
+        .into());
+    }
+    Ok(Stored {
+        id: header.id(),
+        message: ranges.0,
+        body: ranges.1,
+    })
+}
+
+/// A dictionary block read to `base` of the scratch (`bytes` is the block), to keep.
+fn stored_dictionary(bytes: &[u8], block: Block, base: usize) -> FormatResult<Stored> {
+    let (message, body) = block_message(bytes, block)?;
+    let (prefix, fb_len) = message_prefix(bytes)?;
+    let body_at = base + bytes.len() - body.len();
+    stored(
+        message,
+        (
+            base + prefix..base + prefix + fb_len,
+            body_at..base + bytes.len(),
+        ),
+    )
+    .map_err(|e| e.at(block.offset as u64))
+}
+
+/// The record batch and body of dictionary `id` among those kept in `scratch`.
+fn find_dictionary<'a>(
+    scratch: &'a [u8],
+    stored: &[Stored],
+    id: i64,
+) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
+    let kept = stored
+        .iter()
+        .rev()
+        .find(|d| d.id == id)
+        .ok_or(FormatErrorKind::MissingDictionary { id })?;
+    let message = format::Message::parse(scratch.get(kept.message.clone()).unwrap_or_default())?;
+    let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
+        return Err(FormatErrorKind::MissingDictionary { id }.into());
+    };
+    Ok((
+        header.data()?,
+        scratch.get(kept.body.clone()).unwrap_or_default(),
+    ))
+}
+
+/// The dictionaries kept in a reader's scratch.
+struct InScratch<'a, 'd> {
+    scratch: &'a [u8],
+    stored: &'d [Stored],
+}
+
+impl<'a> Dictionaries<'a> for InScratch<'a, '_> {
+    fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
+        find_dictionary(self.scratch, self.stored, id)
+    }
+}

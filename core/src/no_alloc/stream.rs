@@ -1,0 +1,281 @@
+//! [`StreamReader`]: an Arrow IPC stream read from an [`embedded_io::Read`] into one
+//! caller-provided scratch buffer.
+//!
+//! The schema message is read first and kept at the scratch's start; each dictionary batch is
+//! read after it and kept too (a replacement is read after the others and used from then on).
+//! Record batch messages take the rest of the scratch, one at a time, and are decoded in place.
+//! A message that does not fit is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall)
+//! error saying how many bytes it needs.
+
+use super::batch::Batch;
+use super::file::DEFAULT_DICTIONARIES;
+use super::{InScratch, Stored, stored, too_small};
+use crate::datatype::Endianness;
+use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, CONTINUATION};
+use core::ops::Range;
+
+/// Reads an Arrow IPC stream from `R` into the caller's `scratch`, with no allocation. `D`
+/// dictionaries at most (see [`DEFAULT_DICTIONARIES`]).
+#[derive(Debug)]
+pub struct StreamReader<'s, R, const D: usize = DEFAULT_DICTIONARIES> {
+    reader: R,
+    scratch: &'s mut [u8],
+    /// The schema message's flatbuffer.
+    schema: Range<usize>,
+    dictionaries: heapless::Vec<Stored, D>,
+    /// Where the kept messages end and the next message is read to.
+    free: usize,
+    /// Bytes of the stream read so far.
+    position: u64,
+    finished: bool,
+}
+
+/// A message read into the scratch: its flatbuffer and body, and where it began in the stream.
+struct Read {
+    message: Range<usize>,
+    body: Range<usize>,
+    offset: u64,
+}
+
+impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
+    /// Reads the schema message (which must come first).
+    pub fn new(reader: R, scratch: &'s mut [u8]) -> Result<Self, Error<R::Error>> {
+        let mut stream = StreamReader {
+            reader,
+            scratch,
+            schema: 0..0,
+            dictionaries: heapless::Vec::new(),
+            free: 0,
+            position: 0,
+            finished: false,
+        };
+        let read = stream.read_message()?.ok_or(FormatErrorKind::Truncated {
+            what: "stream (no schema message)",
+            needed: 8,
+            available: 0,
+        })?;
+        stream.schema = read.message.clone();
+        let located = |e: FormatError| e.rebase(read.offset);
+        let schema = stream.schema().map_err(located)?;
+        if schema.endianness().map_err(located)? == Endianness::Big {
+            return Err(FormatError::from(FormatErrorKind::Unsupported {
+                what: "big-endian data without the alloc feature",
+            })
+            .into());
+        }
+        stream.free = read.body.end;
+        Ok(stream)
+    }
+
+    /// The schema view.
+    pub fn schema(&self) -> FormatResult<format::Schema<'_>> {
+        let message =
+            format::Message::parse(self.scratch.get(self.schema.clone()).unwrap_or_default())?;
+        match message.header()? {
+            format::MessageHeader::Schema(schema) => Ok(schema),
+            _ => Err(FormatErrorKind::UnexpectedMessage {
+                expected: "Schema",
+                found: message.header_type()?,
+            }
+            .into()),
+        }
+    }
+
+    /// Reads messages up to the next record batch (keeping dictionaries) and decodes it in
+    /// place; `None` at the end of the stream. The batch borrows the reader until dropped.
+    pub fn next_batch<const N: usize>(&mut self) -> Result<Option<Batch<'_, N>>, Error<R::Error>> {
+        let read = loop {
+            if self.finished {
+                return Ok(None);
+            }
+            let Some(read) = self.read_message()? else {
+                self.finished = true;
+                return Ok(None);
+            };
+            let located = |e: FormatError| e.rebase(read.offset);
+            let message =
+                format::Message::parse(self.scratch.get(read.message.clone()).unwrap_or_default())
+                    .map_err(located)?;
+            match message.header().map_err(located)? {
+                format::MessageHeader::RecordBatch(_) => break read,
+                format::MessageHeader::DictionaryBatch(_) => {
+                    let kept = stored(message, (read.message.clone(), read.body.clone()))
+                        .map_err(located)?;
+                    if let Some(old) = self.dictionaries.iter_mut().find(|d| d.id == kept.id) {
+                        *old = kept;
+                    } else {
+                        self.dictionaries.push(kept).map_err(|_| {
+                            FormatError::from(FormatErrorKind::CapacityExceeded {
+                                what: "dictionaries (the StreamReader's D)",
+                                needed: D as u64 + 1,
+                                capacity: D as u64,
+                            })
+                        })?;
+                    }
+                    self.free = read.body.end;
+                }
+                _ => {
+                    return Err(FormatError::from(FormatErrorKind::UnexpectedMessage {
+                        expected: "RecordBatch or DictionaryBatch",
+                        found: message.header_type().map_err(located)?,
+                    })
+                    .at(read.offset)
+                    .into());
+                }
+            }
+        };
+        let scratch: &[u8] = self.scratch;
+        let body_at = read.offset + (read.body.start - read.message.start) as u64;
+        let decode = || -> FormatResult<Batch<'_, N>> {
+            let message =
+                format::Message::parse(scratch.get(read.message.clone()).unwrap_or_default())?;
+            let format::MessageHeader::RecordBatch(batch) = message.header()? else {
+                return Err(FormatErrorKind::LayoutMismatch {
+                    what: "record batch",
+                }
+                .into());
+            };
+            let schema =
+                format::Message::parse(scratch.get(self.schema.clone()).unwrap_or_default())?;
+            let format::MessageHeader::Schema(schema) = schema.header()? else {
+                return Err(FormatErrorKind::LayoutMismatch { what: "schema" }.into());
+            };
+            let dictionaries = InScratch {
+                scratch,
+                stored: &self.dictionaries,
+            };
+            let body = scratch.get(read.body.clone()).unwrap_or_default();
+            Batch::decode(
+                schema.fields()?,
+                batch,
+                body,
+                message.version()?,
+                &dictionaries,
+            )
+        };
+        decode().map(Some).map_err(|e| e.rebase(body_at).into())
+    }
+
+    /// Reads one message (prefix, flatbuffer, body) into the free scratch; `None` at the
+    /// end-of-stream marker or a clean end of input.
+    fn read_message(&mut self) -> Result<Option<Read>, Error<R::Error>> {
+        let offset = self.position;
+        let mut word = [0u8; 4];
+        if self.fill(&mut word, true)? == 0 {
+            return Ok(None);
+        }
+        if word == CONTINUATION {
+            self.fill(&mut word, false)?;
+        }
+        let len = i32::from_le_bytes(word);
+        if len == 0 {
+            return Ok(None);
+        }
+        let len = usize::try_from(len).map_err(|_| {
+            FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length",
+                value: i64::from(len),
+            })
+            .at(offset)
+        })?;
+        let message = self.free..self.free.saturating_add(len);
+        let available = self.scratch.len();
+        let buf = self
+            .scratch
+            .get_mut(message.clone())
+            .ok_or_else(|| too_small("a message's metadata", message.end, available))?;
+        let metadata_at = self.position;
+        fill_exact(
+            &mut self.reader,
+            &mut self.position,
+            buf,
+            "message metadata",
+        )?;
+        let body_len = format::Message::parse(buf)
+            .map_err(|e| e.rebase(metadata_at))?
+            .body_length();
+        let body_len = usize::try_from(body_len).map_err(|_| {
+            FormatError::from(FormatErrorKind::InvalidValue {
+                what: "Message.bodyLength",
+                value: body_len,
+            })
+            .at(metadata_at)
+        })?;
+        let body = message.end..message.end.saturating_add(body_len);
+        let buf = self
+            .scratch
+            .get_mut(body.clone())
+            .ok_or_else(|| too_small("a message's body", body.end, available))?;
+        fill_exact(&mut self.reader, &mut self.position, buf, "message body")?;
+        Ok(Some(Read {
+            message,
+            body,
+            offset,
+        }))
+    }
+
+    /// Fills `word` (a length prefix); a clean end of input before it is 0 when `may_end`.
+    fn fill(&mut self, word: &mut [u8; 4], may_end: bool) -> Result<usize, Error<R::Error>> {
+        let offset = self.position;
+        let got = fill(&mut self.reader, &mut self.position, word)?;
+        if (got == 0 && may_end) || got == word.len() {
+            return Ok(got);
+        }
+        Err(FormatError::from(FormatErrorKind::Truncated {
+            what: "message length prefix",
+            needed: word.len() as u64,
+            available: got as u64,
+        })
+        .at(offset)
+        .into())
+    }
+
+    /// The reader.
+    pub fn inner(&self) -> &R {
+        &self.reader
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn fill<R: embedded_io::Read>(
+    reader: &mut R,
+    position: &mut u64,
+    buf: &mut [u8],
+) -> Result<usize, Error<R::Error>> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+        let n = reader.read(rest).map_err(|error| Error::Source {
+            error,
+            offset: *position,
+            len: rest.len() as u64,
+        })?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+        *position += n as u64;
+    }
+    Ok(filled)
+}
+
+/// Fills `buf` whole; the input ending first is an error.
+fn fill_exact<R: embedded_io::Read>(
+    reader: &mut R,
+    position: &mut u64,
+    buf: &mut [u8],
+    what: &'static str,
+) -> Result<(), Error<R::Error>> {
+    let start = *position;
+    let got = fill(reader, position, buf)?;
+    if got < buf.len() {
+        return Err(FormatError::from(FormatErrorKind::Truncated {
+            what,
+            needed: buf.len() as u64,
+            available: got as u64,
+        })
+        .at(start)
+        .into());
+    }
+    Ok(())
+}
