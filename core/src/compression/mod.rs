@@ -10,7 +10,9 @@
 //! copy), or a `Vec<u8>` holding exactly the declared number of bytes. A declared size above the
 //! caller's limit is refused before anything is allocated; below it, the output grows with the
 //! data actually decoded (never past the declared size), so a short hostile buffer cannot make the
-//! decoder reserve the whole declared size up front.
+//! decoder reserve the whole declared size up front. A [`Decompressor`] decompresses a run of
+//! buffers (a reader's) and keeps codec state between them, so many small buffers do not each pay
+//! for setting up a decoder.
 //!
 //! Error offsets are relative to the start of the buffer; rebase them onto the body's position
 //! with [`FormatError::rebase`].
@@ -156,64 +158,111 @@ impl AsRef<[u8]> for Decompressed<'_> {
 ///   checked before anything is allocated;
 /// - `Decompression` for corrupt data, including data that decodes to more or fewer bytes than
 ///   declared (decoding stops as soon as the output would pass the declared size).
+///
+/// Each call sets up its codec afresh; to decompress many buffers, use one [`Decompressor`].
 pub fn decompress_buffer(
     codec: CompressionCodec,
     buf: &[u8],
     limit: u64,
 ) -> FormatResult<Decompressed<'_>> {
-    let (declared, data) = match CompressedBuffer::parse(buf)? {
-        CompressedBuffer::Empty => return Ok(Decompressed::Borrowed(buf)),
-        CompressedBuffer::Uncompressed(data) => return Ok(Decompressed::Borrowed(data)),
-        CompressedBuffer::Compressed {
-            uncompressed_len,
-            data,
-        } => (uncompressed_len, data),
-    };
-    let decode = decoder(codec)?;
-    let limit = limit.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX));
-    let declared = usize::try_from(declared)
-        .ok()
-        .filter(|&d| d as u64 <= limit)
-        .ok_or_else(|| {
-            FormatError::new(FormatErrorKind::LimitExceeded {
-                what: "declared uncompressed buffer size",
-                requested: declared,
-                limit,
-            })
-            .at(0)
-        })?;
-    let mut out = Output::new(declared);
-    decode(data, &mut out).map_err(|e| e.rebase(PREFIX_LEN as u64))?;
-    if out.remaining() != 0 {
-        return Err(FormatError::new(FormatErrorKind::Decompression {
-            codec: codec.name(),
-            what: "decompressed data is shorter than the declared size",
-        })
-        .at(buf.len() as u64));
-    }
-    Ok(Decompressed::Owned(out.into_vec()))
+    Decompressor::new().decompress(codec, buf, limit)
 }
 
-/// A codec's decoder: decodes all of `data` into the output, or fails.
-type Decode = fn(&[u8], &mut Output) -> FormatResult<()>;
+/// Decompresses body buffers one after another, keeping the codec state that can be reused
+/// between them.
+///
+/// ZSTD's decoding tables and scratch are allocated at the first compressed frame and reused for
+/// every later buffer (unless a frame needed a window larger than 256 KiB, whose scratch is let
+/// go), so reading many small compressed buffers costs memory in proportion to their bytes, not
+/// a fresh decoder per buffer. The readers hold one for their lifetime.
+#[derive(Debug, Default)]
+pub struct Decompressor {
+    /// The ZSTD decoder, reused across buffers.
+    #[cfg(feature = "zstd")]
+    zstd: zstd::Decoder,
+}
 
-/// The decoder for `codec`, or `Unsupported` when this build lacks its feature.
-fn decoder(codec: CompressionCodec) -> FormatResult<Decode> {
+impl Decompressor {
+    /// A decompressor that has allocated nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decompresses one IPC body buffer `buf` (prefix included) written with `codec`, exactly as
+    /// [`decompress_buffer`] does (same results, same errors).
+    pub fn decompress<'b>(
+        &mut self,
+        codec: CompressionCodec,
+        buf: &'b [u8],
+        limit: u64,
+    ) -> FormatResult<Decompressed<'b>> {
+        let (declared, data) = match CompressedBuffer::parse(buf)? {
+            CompressedBuffer::Empty => return Ok(Decompressed::Borrowed(buf)),
+            CompressedBuffer::Uncompressed(data) => return Ok(Decompressed::Borrowed(data)),
+            CompressedBuffer::Compressed {
+                uncompressed_len,
+                data,
+            } => (uncompressed_len, data),
+        };
+        supported(codec)?;
+        let limit = limit.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX));
+        let declared = usize::try_from(declared)
+            .ok()
+            .filter(|&d| d as u64 <= limit)
+            .ok_or_else(|| {
+                FormatError::new(FormatErrorKind::LimitExceeded {
+                    what: "declared uncompressed buffer size",
+                    requested: declared,
+                    limit,
+                })
+                .at(0)
+            })?;
+        let mut out = Output::new(declared);
+        self.decode(codec, data, &mut out)
+            .map_err(|e| e.rebase(PREFIX_LEN as u64))?;
+        if out.remaining() != 0 {
+            return Err(FormatError::new(FormatErrorKind::Decompression {
+                codec: codec.name(),
+                what: "decompressed data is shorter than the declared size",
+            })
+            .at(buf.len() as u64));
+        }
+        Ok(Decompressed::Owned(out.into_vec()))
+    }
+
+    /// Decodes all of `data`, compressed with `codec`, into `out`.
+    fn decode(
+        &mut self,
+        codec: CompressionCodec,
+        data: &[u8],
+        out: &mut Output,
+    ) -> FormatResult<()> {
+        match codec {
+            #[cfg(feature = "lz4")]
+            CompressionCodec::Lz4Frame => lz4::decompress(data, out),
+            #[cfg(feature = "zstd")]
+            CompressionCodec::Zstd => self.zstd.decompress(data, out),
+            #[allow(unreachable_patterns)]
+            _ => supported(codec),
+        }
+    }
+}
+
+/// Fails with `Unsupported` when this build lacks `codec`'s feature.
+fn supported(codec: CompressionCodec) -> FormatResult<()> {
     match codec {
-        #[cfg(feature = "lz4")]
-        CompressionCodec::Lz4Frame => Ok(lz4::decompress),
         #[cfg(not(feature = "lz4"))]
         CompressionCodec::Lz4Frame => Err(FormatErrorKind::Unsupported {
             what: "LZ4_FRAME compression (build with the `lz4` feature)",
         }
         .into()),
-        #[cfg(feature = "zstd")]
-        CompressionCodec::Zstd => Ok(zstd::decompress),
         #[cfg(not(feature = "zstd"))]
         CompressionCodec::Zstd => Err(FormatErrorKind::Unsupported {
             what: "ZSTD compression (build with the `zstd` feature)",
         }
         .into()),
+        #[allow(unreachable_patterns)]
+        _ => Ok(()),
     }
 }
 

@@ -3,17 +3,34 @@
 //! Compressed bytes enter as one slice holding one or more frames (skippable frames are passed
 //! over); decompressed bytes leave through the caller's [`Output`], which refuses to grow past
 //! the buffer's declared size. Blocks are decoded one at a time and drained into the output at
-//! once, so the decoder holds at most its window plus one block, and data beyond the declared size
-//! is caught as soon as it appears.
+//! once, so data beyond the declared size is caught as soon as it appears.
 //!
-//! The decoder accepts windows up to `ruzstd`'s default maximum of 128 MiB (the same default as
-//! the reference library), and allocates the window a frame asks for when the frame starts.
+//! `ruzstd` sizes its memory from headers before it reads the data they describe: the window a
+//! frame header names, the literals and sequences a block header counts. So every header is
+//! read here first, and memory stays proportional to the input and the declared size:
+//! - The frame header is parsed here, and `ruzstd` is handed a rewritten one (no content size,
+//!   no dictionary id) whose window is the frame's own, cut down to the bytes the buffer still
+//!   expects. A frame can never refer further back than it has produced, so the smaller window
+//!   decodes every valid frame alike. A window above 128 MiB (the reference library's default
+//!   maximum) is refused as a limit; a recorded content size larger than the rest of the buffer
+//!   is refused before decoding.
+//! - Each block's header is checked before `ruzstd` reads the block: its bytes must be there,
+//!   and a compressed block may not announce more literals than a block holds, nor more
+//!   sequences than its bytes could produce (each sequence produces at least three).
+//!
+//! A [`Decoder`] keeps `ruzstd`'s tables and scratch from one buffer to the next (readers hold
+//! one for their lifetime), so a file of many small buffers allocates them once rather than per
+//! buffer; it lets them go after a frame whose window was larger than [`KEEP_WINDOW`].
+//!
 //! Content checksums are read but not verified (`ruzstd` computes them only with its `hash`
 //! feature). Error offsets are relative to the start of the compressed bytes, and point at the
 //! frame or block being decoded.
 
+use core::fmt;
+use core::ops::RangeInclusive;
+
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDecoder};
 use ruzstd::io::Read;
 
 use super::Output;
@@ -22,62 +39,341 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult};
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: &str = "ZSTD";
 
+/// `Magic_Number` of a Zstandard frame.
+const MAGIC: u32 = 0xFD2F_B528;
+
+/// Magic numbers of skippable frames.
+const SKIPPABLE: RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
+
+/// `Block_Maximum_Size` when the window is larger.
+const MAX_BLOCK: u64 = 128 * 1024;
+
+/// Size of a block header.
+const BLOCK_HEADER_LEN: usize = 3;
+
+/// The shortest match a sequence can copy: every sequence produces at least this many bytes.
+const MIN_MATCH: u64 = 3;
+
+/// Largest window whose scratch a [`Decoder`] keeps for the next buffer.
+const KEEP_WINDOW: u64 = 256 * 1024;
+
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
     FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
 }
 
-/// Decodes every frame in `input` into `out`.
-pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
-    if input.is_empty() {
-        return Err(corrupt("no frame in compressed buffer", 0));
+/// Decodes the frames of one buffer after another, reusing `ruzstd`'s tables and scratch.
+#[derive(Default)]
+pub(super) struct Decoder {
+    /// `ruzstd`'s decoder; allocates its tables at the first frame, then reuses them.
+    frames: FrameDecoder,
+    /// The largest window `frames` has been sized for since it was made.
+    window: u64,
+}
+
+impl fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("zstd::Decoder")
+            .field("window", &self.window)
+            .finish_non_exhaustive()
     }
-    let mut decoder = FrameDecoder::new();
-    let mut rest = input;
-    while !rest.is_empty() {
-        let frame_at = input.len().saturating_sub(rest.len());
-        match decoder.reset(&mut rest) {
-            Ok(()) => {}
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
-                length,
-                ..
-            })) => {
-                let length = usize::try_from(length).unwrap_or(usize::MAX);
-                rest = rest
-                    .get(length..)
-                    .ok_or_else(|| corrupt("truncated skippable frame", frame_at))?;
-                continue;
-            }
-            Err(e) => return Err(from_ruzstd(&e, frame_at)),
+}
+
+impl Decoder {
+    /// Decodes every frame in `input` into `out`.
+    pub(super) fn decompress(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
+        let result = self.frames(input, out);
+        if self.window > KEEP_WINDOW {
+            *self = Decoder::default();
         }
-        // Zero means "not recorded" as well as "empty"; only a recorded size can be checked.
-        let content_size = decoder.content_size();
-        if content_size > out.remaining() as u64 {
+        result
+    }
+
+    fn frames(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
+        if input.is_empty() {
+            return Err(corrupt("no frame in compressed buffer", 0));
+        }
+        let mut at = 0;
+        while let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) {
+            at = match Frame::parse(rest, at)? {
+                Frame::Skippable { len } => rest
+                    .len()
+                    .checked_sub(len)
+                    .map(|left| input.len() - left)
+                    .ok_or_else(|| corrupt("truncated skippable frame", at))?,
+                Frame::Zstd(header) => self.frame(input, at, &header, out)?,
+            };
+        }
+        Ok(())
+    }
+
+    /// Decodes the frame at `frame_at` in `input`, whose header is `header`, and returns where
+    /// the frame ends.
+    fn frame(
+        &mut self,
+        input: &[u8],
+        frame_at: usize,
+        header: &FrameHeader,
+        out: &mut Output,
+    ) -> FormatResult<usize> {
+        if header.window > DEFAULT_MAX_WINDOW_SIZE {
+            return Err(FormatError::new(FormatErrorKind::LimitExceeded {
+                what: "ZSTD frame window size",
+                requested: header.window,
+                limit: DEFAULT_MAX_WINDOW_SIZE,
+            })
+            .at(frame_at as u64));
+        }
+        if header.dictionary_id != 0 {
+            return Err(FormatError::new(FormatErrorKind::Unsupported {
+                what: "ZSTD dictionary (dictionary id in frame header)",
+            })
+            .at(frame_at as u64));
+        }
+        let remaining = out.remaining() as u64;
+        if header.content_size.is_some_and(|size| size > remaining) {
             return Err(corrupt(
                 "frame content size exceeds the declared buffer size",
                 frame_at,
             ));
         }
+        let (descriptor, window) = window_descriptor(header.window.min(remaining));
+        let flags = if header.checksum { CHECKSUM_FLAG } else { 0 };
+        let [m0, m1, m2, m3] = MAGIC.to_le_bytes();
+        let rewritten = [m0, m1, m2, m3, flags, descriptor];
+        self.frames
+            .reset(&mut &rewritten[..])
+            .map_err(|e| from_ruzstd(&e, frame_at))?;
+        self.window = self.window.max(window);
+        let max_block = window.min(MAX_BLOCK);
+
+        let mut rest = input
+            .get(frame_at.saturating_add(header.len)..)
+            .unwrap_or_default();
         let frame_start = out.written();
         loop {
             let block_at = input.len().saturating_sub(rest.len());
-            let finished = decoder
+            check_block(rest, max_block, block_at)?;
+            let finished = self
+                .frames
                 .decode_blocks(&mut rest, BlockDecodingStrategy::UptoBlocks(1))
                 .map_err(|e| from_ruzstd(&e, block_at))?;
-            drain(&mut decoder, out, block_at)?;
+            drain(&mut self.frames, out, block_at)?;
             if finished {
                 break;
             }
         }
         let produced = out.written().saturating_sub(frame_start) as u64;
-        if content_size != 0 && produced != content_size {
+        if header.content_size.is_some_and(|size| size != produced) {
             return Err(corrupt(
                 "frame content size does not match its data",
                 frame_at,
             ));
         }
+        Ok(input.len().saturating_sub(rest.len()))
+    }
+}
+
+/// `Content_Checksum_flag` in a frame header descriptor.
+const CHECKSUM_FLAG: u8 = 1 << 2;
+
+/// What starts at a frame boundary.
+enum Frame {
+    /// A skippable frame of `len` bytes in all.
+    Skippable { len: usize },
+    /// A Zstandard frame.
+    Zstd(FrameHeader),
+}
+
+/// A Zstandard frame header (RFC 8878, section 3.1.1.1).
+struct FrameHeader {
+    /// The header's length in bytes, magic number included.
+    len: usize,
+    /// `Window_Size`: the frame's content size for a single-segment frame.
+    window: u64,
+    /// `Frame_Content_Size`, when recorded.
+    content_size: Option<u64>,
+    /// Whether a 4-byte content checksum follows the last block.
+    checksum: bool,
+    /// `Dictionary_ID`; 0 when absent.
+    dictionary_id: u32,
+}
+
+impl Frame {
+    /// Reads the frame header at the start of `bytes`, which lie at `at` in the compressed
+    /// bytes.
+    fn parse(bytes: &[u8], at: usize) -> FormatResult<Frame> {
+        let truncated = || corrupt("truncated or invalid frame header", at);
+        let (magic, rest) = bytes.split_first_chunk::<4>().ok_or_else(truncated)?;
+        let magic = u32::from_le_bytes(*magic);
+        if SKIPPABLE.contains(&magic) {
+            let (size, _) = rest
+                .split_first_chunk::<4>()
+                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
+            let len = usize::try_from(u32::from_le_bytes(*size))
+                .ok()
+                .and_then(|size| size.checked_add(8))
+                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
+            return Ok(Frame::Skippable { len });
+        }
+        if magic != MAGIC {
+            return Err(corrupt("bad frame magic number", at));
+        }
+        let (&descriptor, mut rest) = rest.split_first().ok_or_else(truncated)?;
+        if descriptor & RESERVED_FLAG != 0 {
+            return Err(corrupt("reserved bit set in frame header", at));
+        }
+        let single_segment = descriptor & SINGLE_SEGMENT_FLAG != 0;
+        let mut take = |n: usize| -> FormatResult<u64> {
+            let (field, after) = rest.split_at_checked(n).ok_or_else(truncated)?;
+            rest = after;
+            Ok(field
+                .iter()
+                .rev()
+                .fold(0u64, |value, byte| value << 8 | u64::from(*byte)))
+        };
+        let window = if single_segment {
+            None
+        } else {
+            let descriptor = take(1)?;
+            let base = 1u64 << (10 + (descriptor >> 3));
+            Some(base + base / 8 * (descriptor & 7))
+        };
+        let dictionary_id = match descriptor & 3 {
+            0 => 0,
+            1 => take(1)?,
+            2 => take(2)?,
+            _ => take(4)?,
+        };
+        let content_size = match (descriptor >> 6, single_segment) {
+            (0, false) => None,
+            (0, true) => Some(take(1)?),
+            (1, _) => Some(take(2)? + 256),
+            (2, _) => Some(take(4)?),
+            _ => Some(take(8)?),
+        };
+        let window = window.or(content_size).unwrap_or(0);
+        Ok(Frame::Zstd(FrameHeader {
+            len: bytes.len().saturating_sub(rest.len()),
+            window,
+            content_size,
+            checksum: descriptor & CHECKSUM_FLAG != 0,
+            dictionary_id: u32::try_from(dictionary_id).unwrap_or(u32::MAX),
+        }))
+    }
+}
+
+/// `Single_Segment_flag` in a frame header descriptor.
+const SINGLE_SEGMENT_FLAG: u8 = 1 << 5;
+
+/// The reserved bit of a frame header descriptor, which must be zero.
+const RESERVED_FLAG: u8 = 1 << 3;
+
+/// The smallest `Window_Descriptor` whose window holds `size` bytes, with that window (at
+/// least 1 KiB, the smallest there is). `size` is at most 128 MiB here.
+fn window_descriptor(size: u64) -> (u8, u64) {
+    let mut last = (0, 1 << 10);
+    for exponent in 0..=31u8 {
+        let base = 1u64 << (10 + exponent);
+        for mantissa in 0..8u8 {
+            let window = base + base / 8 * u64::from(mantissa);
+            last = (exponent << 3 | mantissa, window);
+            if window >= size {
+                return last;
+            }
+        }
+    }
+    last
+}
+
+/// Checks the block at the start of `rest` (at `at` in the compressed bytes) before `ruzstd`
+/// reads it, so that what it allocates for the block stays within the block's own bytes and
+/// `max_block`, the most a block of this frame may produce.
+fn check_block(rest: &[u8], max_block: u64, at: usize) -> FormatResult<()> {
+    let Some((&[b0, b1, b2], body)) = rest.split_first_chunk::<BLOCK_HEADER_LEN>() else {
+        return Err(corrupt("truncated or invalid block header", at));
+    };
+    let header = u32::from_le_bytes([b0, b1, b2, 0]);
+    let size = (header >> 3) as usize;
+    let block_type = (header >> 1) & 3;
+    let stored = if block_type == RLE_BLOCK { 1 } else { size };
+    let Some(content) = body.get(..stored) else {
+        return Err(corrupt("truncated or invalid block", at));
+    };
+    if block_type != COMPRESSED_BLOCK {
+        return Ok(());
+    }
+    let (literals, sequences) = announced(content);
+    if literals.is_some_and(|n| n > max_block) {
+        return Err(corrupt("literals section is larger than a block", at));
+    }
+    if sequences.is_some_and(|n| n.saturating_mul(MIN_MATCH) > max_block) {
+        return Err(corrupt("more sequences than a block can hold", at));
     }
     Ok(())
+}
+
+/// `Block_Type` of an RLE block.
+const RLE_BLOCK: u32 = 1;
+
+/// `Block_Type` of a compressed block.
+const COMPRESSED_BLOCK: u32 = 2;
+
+/// The literal count (`Regenerated_Size`) and `Number_of_Sequences` a compressed block's
+/// `content` announces in its section headers (RFC 8878, sections 3.1.1.3.1.1 and
+/// 3.1.1.3.2.1), each `None` where the content is too short to say; `ruzstd` reports those.
+fn announced(content: &[u8]) -> (Option<u64>, Option<u64>) {
+    let byte = |i: usize| content.get(i).map(|b| u64::from(*b));
+    let Some(b0) = byte(0) else {
+        return (None, None);
+    };
+    let literals_type = b0 & 3;
+    let size_format = (b0 >> 2) & 3;
+    // (header length, Regenerated_Size, Compressed_Size for Huffman-coded literals)
+    let sizes = match (literals_type, size_format) {
+        // Raw or RLE literals.
+        (0 | 1, 0 | 2) => Some((1, b0 >> 3, None)),
+        (0 | 1, 1) => byte(1).map(|b1| (2, (b0 >> 4) + (b1 << 4), None)),
+        (0 | 1, _) => byte(1)
+            .zip(byte(2))
+            .map(|(b1, b2)| (3, (b0 >> 4) + (b1 << 4) + (b2 << 12), None)),
+        // Compressed or treeless literals.
+        (_, 0 | 1) => byte(1).zip(byte(2)).map(|(b1, b2)| {
+            let regenerated = (b0 >> 4) + ((b1 & 0x3F) << 4);
+            (3, regenerated, Some((b1 >> 6) + (b2 << 2)))
+        }),
+        (_, 2) => byte(1).zip(byte(2)).zip(byte(3)).map(|((b1, b2), b3)| {
+            let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3) << 12);
+            (4, regenerated, Some((b2 >> 2) + (b3 << 6)))
+        }),
+        (_, _) => byte(1)
+            .zip(byte(2))
+            .zip(byte(3))
+            .zip(byte(4))
+            .map(|(((b1, b2), b3), b4)| {
+                let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3F) << 12);
+                (5, regenerated, Some((b2 >> 6) + (b3 << 2) + (b4 << 10)))
+            }),
+    };
+    let Some((header_len, regenerated, compressed)) = sizes else {
+        return (None, None);
+    };
+    let stored = match (literals_type, compressed) {
+        (_, Some(compressed)) => compressed,
+        (1, None) => 1,
+        (_, None) => regenerated,
+    };
+    let sequences = usize::try_from(header_len + stored).ok().and_then(|at| {
+        let s0 = byte(at)?;
+        match s0 {
+            0..128 => Some(s0),
+            128..255 => byte(at + 1).map(|s1| ((s0 - 128) << 8) + s1),
+            _ => byte(at + 1)
+                .zip(byte(at + 2))
+                .map(|(s1, s2)| s1 + (s2 << 8) + 0x7F00),
+        }
+    });
+    (Some(regenerated), sequences)
 }
 
 /// Moves everything the decoder can release into `out`, failing if it would pass the declared
@@ -390,6 +686,121 @@ mod tests {
             ),
             "{err:?}"
         );
+    }
+
+    /// A frame with a 128 MiB window, no content size and no checksum, then `block`.
+    fn greedy(block: &[u8]) -> Vec<u8> {
+        [&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x88][..], block].concat()
+    }
+
+    #[test]
+    fn headers_asking_for_more_than_the_buffer_are_refused_before_decoding() {
+        // The window is cut to the declared size: the frame decodes (to too few bytes).
+        let err = decode_err(1000, &greedy(&[0x01, 0x00, 0x00]));
+        assert!(
+            matches!(
+                err.kind,
+                FormatErrorKind::Decompression {
+                    what: "decompressed data is shorter than the declared size",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let cases: [(&[u8], &str); 3] = [
+            // RLE literals of 0xFFFFF bytes.
+            (
+                &[0x2D, 0x00, 0x00, 0xFD, 0xFF, 0xFF, b'a', 0x00],
+                "literals section is larger than a block",
+            ),
+            // 98,047 sequences of RLE codes.
+            (
+                &[
+                    0x4D, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0x54, 0x00, 0x00, 0x00, 0x01,
+                ],
+                "more sequences than a block can hold",
+            ),
+            // A compressed block of 131,071 bytes, 3 of them present.
+            (
+                &[0xFD, 0xFF, 0x0F, 0x00, 0x00, 0x00],
+                "truncated or invalid block",
+            ),
+        ];
+        for (block, what) in cases {
+            let err = decode_err(1000, &greedy(block));
+            assert_corrupt(&err, what);
+            assert_eq!(err.offset, Some(8 + 6), "{what}");
+        }
+    }
+
+    #[test]
+    fn window_descriptors_round_up() {
+        for (size, expected) in [
+            (0, (0x00, 1024)),
+            (1024, (0x00, 1024)),
+            (1025, (0x01, 1152)),
+            (2048, (0x08, 2048)),
+            (140_000, (0x39, 147_456)),
+            (128 << 20, (0x88, 128 << 20)),
+        ] {
+            assert_eq!(window_descriptor(size), expected, "{size}");
+        }
+    }
+
+    #[test]
+    fn announced_section_sizes() {
+        // Raw literals, 5-bit size 3, then 2 sequences.
+        assert_eq!(
+            announced(&[0x18, b'a', b'b', b'c', 0x02, 0x00]),
+            (Some(3), Some(2))
+        );
+        // Compressed literals, 10-bit sizes (regenerated 33, compressed 1), 300 sequences.
+        assert_eq!(
+            announced(&[0x12, 0x42, 0x00, 0xAA, 0x81, 0x2C, 0x00]),
+            (Some(33), Some(300))
+        );
+        assert_eq!(announced(&[]), (None, None));
+        assert_eq!(announced(&[0x18, b'a']), (Some(3), None));
+    }
+
+    #[test]
+    fn recorded_content_size_must_match_even_when_zero() {
+        // Single segment, 1-byte content size 0, then a last raw block holding one byte.
+        let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x09, 0x00, 0x00, b'x'];
+        assert_corrupt(
+            &decode_err(1, &frame),
+            "frame content size does not match its data",
+        );
+        let mut reserved = reference::HELLO.to_vec();
+        reserved[4] |= 1 << 3;
+        assert_corrupt(
+            &decode_err(36, &reserved),
+            "reserved bit set in frame header",
+        );
+    }
+
+    #[test]
+    fn one_decompressor_decodes_buffers_as_fresh_ones_do() {
+        use crate::compression::Decompressor;
+        let mut buffers: Vec<(usize, Vec<u8>)> = alloc::vec![
+            (36, reference::HELLO.to_vec()),
+            (140_000, reference::REPEATS_140000_STREAMED.to_vec()),
+            (1000, greedy(&[0x01, 0x00, 0x00])),
+            (5000, reference::TEXT_5000.to_vec()),
+            (140_000, reference::REPEATS_140000.to_vec()),
+        ];
+        for input in [text(300_000), noise(1000, 3), text(50)] {
+            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
+            buffers.push((input.len(), frame));
+        }
+        let mut reused = Decompressor::new();
+        for (declared, frame) in &buffers {
+            let mut buf = (*declared as i64).to_le_bytes().to_vec();
+            buf.extend_from_slice(frame);
+            let fresh = decompress_buffer(CompressionCodec::Zstd, &buf, LIMIT);
+            let again = reused.decompress(CompressionCodec::Zstd, &buf, LIMIT);
+            assert_eq!(fresh, again, "{declared} bytes");
+        }
     }
 
     #[test]

@@ -25,7 +25,9 @@ mod tests {
 
     fn ours(frame: &[u8], len: usize) -> Vec<u8> {
         let mut out = Output::new(len);
-        zstd::decompress(frame, &mut out).unwrap();
+        zstd::Decoder::default()
+            .decompress(frame, &mut out)
+            .unwrap();
         assert_eq!(out.remaining(), 0);
         out.into_vec()
     }

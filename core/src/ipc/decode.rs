@@ -11,7 +11,7 @@ use super::dictionary::Dictionaries;
 use super::projection::Projection;
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
-use crate::compression::{Decompressed, decompress_buffer};
+use crate::compression::{Decompressed, Decompressor};
 use crate::datatype::{CompressionCodec, DataType, IntervalUnit, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
@@ -211,11 +211,13 @@ struct Decoder<'m, 'b, 'a> {
     compression: Option<CompressionCodec>,
     context: DecodeContext,
     dictionaries: &'b Dictionaries<'a>,
+    decompressor: &'b mut Decompressor,
 }
 
 /// Decodes the arrays of the fields `projection` selects from a record batch header and body.
 ///
 /// Returns the columns and the batch length. Offsets in errors are relative to the body.
+/// Compressed buffers go through `decompressor`, which keeps codec state for the next message.
 pub(crate) fn decode_columns<'a>(
     fields: &[Field],
     projection: &Projection,
@@ -223,6 +225,7 @@ pub(crate) fn decode_columns<'a>(
     body: &Body<'a>,
     dictionaries: &Dictionaries<'a>,
     context: DecodeContext,
+    decompressor: &mut Decompressor,
 ) -> FormatResult<(Vec<ArrayView<'a>>, usize)> {
     let length = usize::try_from(batch.length()).map_err(|_| FormatErrorKind::InvalidValue {
         what: "RecordBatch.length",
@@ -234,6 +237,7 @@ pub(crate) fn decode_columns<'a>(
         compression: batch.compression()?.map(|c| c.codec),
         context,
         dictionaries,
+        decompressor,
     };
     let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
@@ -275,7 +279,9 @@ impl<'a> Decoder<'_, '_, 'a> {
         })?;
         let bytes = match self.compression {
             None => raw,
-            Some(codec) => match decompress_buffer(codec, &raw, self.context.max_decompressed)
+            Some(codec) => match self
+                .decompressor
+                .decompress(codec, &raw, self.context.max_decompressed)
                 .map_err(|e| e.rebase(range.start))?
             {
                 Decompressed::Borrowed(data) => {

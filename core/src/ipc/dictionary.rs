@@ -2,19 +2,25 @@
 //!
 //! Dictionary batches enter as decoded arrays; record batch decoding looks them up by id and
 //! shares them (`Arc`) with every batch that uses them. Delta batches append to a dictionary;
-//! replacement batches (streams only) replace it.
+//! replacement batches (streams only) replace it. A dictionary that deltas extend is kept
+//! growable ([`GrowingDictionary`]), so each delta appends in place rather than copying the
+//! whole dictionary once the caller has let go of the batches that used the earlier one.
 
+use super::delta::GrowingDictionary;
 use crate::array::ArrayView;
 use crate::bytes::Bytes;
 use crate::error::FormatResult;
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
 use hashbrown::HashMap;
+use hashbrown::hash_map::Entry;
 
 /// Decoded dictionaries by id.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Dictionaries<'a> {
     map: HashMap<i64, Arc<ArrayView<'a>>>,
+    /// The dictionaries in `map` that deltas have extended, in a form that grows in place.
+    growing: HashMap<i64, GrowingDictionary>,
 }
 
 impl<'a> Dictionaries<'a> {
@@ -23,14 +29,43 @@ impl<'a> Dictionaries<'a> {
         self.map.get(&id).cloned()
     }
 
-    /// Stores a dictionary batch's values: appended for a delta, replacing otherwise.
+    /// Stores a dictionary batch's values: appended for a delta, replacing otherwise. On error
+    /// the dictionary stays as it was.
     pub fn insert(&mut self, id: i64, values: ArrayView<'a>, is_delta: bool) -> FormatResult<()> {
-        let values = match self.map.get(&id) {
-            Some(old) if is_delta => super::concat::concat(old, &values)?,
-            _ => values,
+        let Some(old) = self.map.get(&id).filter(|_| is_delta) else {
+            self.growing.remove(&id);
+            self.map.insert(id, Arc::new(values));
+            return Ok(());
         };
-        self.map.insert(id, Arc::new(values));
-        Ok(())
+        let growing = match self.growing.entry(id) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => match GrowingDictionary::start(old)? {
+                Some(growing) => entry.insert(growing),
+                None => {
+                    // A type that does not grow in place: copy both into a new array.
+                    let joined = super::concat::concat(old, &values)?;
+                    self.map.insert(id, Arc::new(joined));
+                    return Ok(());
+                }
+            },
+        };
+        // Let go of the map's share of the buffers first: unless a batch the caller still holds
+        // uses the dictionary, the append then happens in place. A failed append changes
+        // nothing, and the view puts the dictionary back as it was.
+        self.map.remove(&id);
+        let appended = growing.append(&values);
+        match growing.view() {
+            Ok(joined) => {
+                self.map.insert(id, Arc::new(joined));
+                appended
+            }
+            Err(e) => {
+                // Cannot happen (the parts are built valid); forget the dictionary rather than
+                // keep one that disagrees with its growable form.
+                self.growing.remove(&id);
+                Err(e)
+            }
+        }
     }
 }
 

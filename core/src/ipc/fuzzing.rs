@@ -9,6 +9,7 @@ use super::dictionary::Dictionaries;
 use super::{Projection, field_budget};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
+use crate::compression::Decompressor;
 use crate::datatype::{DataType, Endianness, IntType, TimeUnit, UnionMode};
 use crate::error::FormatResult;
 use crate::format::{self, MessageHeader};
@@ -46,6 +47,7 @@ pub fn decode_message<'a>(
     };
     let body = Body::Whole(Bytes::Borrowed(body));
     let dictionaries = Dictionaries::default();
+    let mut decompressor = Decompressor::new();
     Ok(match message.header()? {
         MessageHeader::Schema(fb) => {
             Decoded::Schema(Schema::from_fb(fb, field_budget(metadata.len()))?)
@@ -58,6 +60,7 @@ pub fn decode_message<'a>(
                 &body,
                 &dictionaries,
                 context,
+                &mut decompressor,
             )?;
             Decoded::RecordBatch(RecordBatch::try_new(Arc::clone(schema), columns, rows)?)
         }
@@ -73,6 +76,7 @@ pub fn decode_message<'a>(
                 &body,
                 &dictionaries,
                 context,
+                &mut decompressor,
             )?;
             Decoded::Dictionary(header.id(), columns.first().map_or(0, |c| c.len()))
         }

@@ -7,6 +7,7 @@
 
 mod concat;
 mod decode;
+mod delta;
 mod dictionary;
 mod file;
 #[doc(hidden)]
@@ -25,6 +26,7 @@ pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
 use crate::Error;
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
+use crate::compression::Decompressor;
 use crate::datatype::Endianness;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, MetadataVersion};
@@ -156,6 +158,8 @@ struct ReadState {
     needs_dictionaries: bool,
     dictionary_fields: HashMap<i64, Field>,
     dictionaries: Dictionaries<'static>,
+    /// Decompresses every compressed buffer the reader meets, reusing codec state.
+    decompressor: Decompressor,
     options: ReaderOptions,
 }
 
@@ -170,6 +174,7 @@ impl ReadState {
             projection: Projection::All,
             schema,
             dictionaries: Dictionaries::default(),
+            decompressor: Decompressor::new(),
             options,
         }
     }
@@ -198,7 +203,7 @@ impl ReadState {
 
     /// Decodes a record batch message with its body.
     fn record_batch(
-        &self,
+        &mut self,
         message: format::Message<'_>,
         body: &Body<'static>,
     ) -> FormatResult<RecordBatch<'static>> {
@@ -213,6 +218,7 @@ impl ReadState {
             body,
             &self.dictionaries,
             context,
+            &mut self.decompressor,
         )?;
         RecordBatch::try_new(Arc::clone(&self.projected), columns, rows)
     }
@@ -242,6 +248,7 @@ impl ReadState {
             &Body::Whole(body.clone()),
             &self.dictionaries,
             context,
+            &mut self.decompressor,
         )
         .map_err(|e| e.in_field(field.name()))?;
         let values = columns.pop().ok_or(FormatErrorKind::LayoutMismatch {
