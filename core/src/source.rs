@@ -4,6 +4,7 @@
 //! ([`RandomAccess::read_ranges`]), so a remote source can fetch them concurrently and one call
 //! costs one round trip. Sources own their I/O; the core only says which bytes it needs.
 
+use crate::error::Error;
 use core::ops::Range;
 
 /// A source of bytes with a known length that can be read at any offset.
@@ -54,6 +55,29 @@ pub trait RandomAccess {
 /// The bytes of several ranges, each a window of memory a source shares.
 #[cfg(feature = "alloc")]
 pub type SharedRanges = alloc::vec::Vec<crate::bytes::Bytes<'static>>;
+
+/// Reads from a stream until `buf` is full or the input ends, advancing `position`; returns the
+/// bytes read. A read error comes back unchanged, located at `position`.
+pub(crate) fn fill<R: embedded_io::Read>(
+    reader: &mut R,
+    position: &mut u64,
+    buf: &mut [u8],
+) -> Result<usize, Error<R::Error>> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+        let n = reader.read(rest).map_err(|error| Error::Source {
+            error,
+            offset: *position,
+            len: rest.len() as u64,
+        })?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+        *position += n as u64;
+    }
+    Ok(filled)
+}
 
 /// A read past the end of an in-memory source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,7 @@ use crate::bytes::Bytes;
 use crate::error::{Error, FormatError, FormatErrorKind};
 use crate::format::{self, MessageHeader};
 use crate::schema::Schema;
+use crate::source::fill;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -227,28 +228,6 @@ fn read_growing<R: embedded_io::Read>(
         }
     }
     Ok(out)
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-fn fill<R: embedded_io::Read>(
-    reader: &mut R,
-    position: &mut u64,
-    buf: &mut [u8],
-) -> Result<usize, Error<R::Error>> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        let n = reader.read(rest).map_err(|error| Error::Source {
-            error,
-            offset: *position,
-            len: rest.len() as u64,
-        })?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-        *position += n as u64;
-    }
-    Ok(filled)
 }
 
 /// A length prefix cut short by the end of input is an error.

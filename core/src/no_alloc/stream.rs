@@ -13,6 +13,7 @@ use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION};
+use crate::source::fill;
 use core::ops::Range;
 
 /// Reads an Arrow IPC stream from `R` into the caller's `scratch`, with no allocation. `D`
@@ -235,28 +236,6 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
     pub fn inner(&self) -> &R {
         &self.reader
     }
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-fn fill<R: embedded_io::Read>(
-    reader: &mut R,
-    position: &mut u64,
-    buf: &mut [u8],
-) -> Result<usize, Error<R::Error>> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        let n = reader.read(rest).map_err(|error| Error::Source {
-            error,
-            offset: *position,
-            len: rest.len() as u64,
-        })?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-        *position += n as u64;
-    }
-    Ok(filled)
 }
 
 /// Fills `buf` whole; the input ending first is an error.
