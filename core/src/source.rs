@@ -10,7 +10,7 @@ use core::ops::Range;
 /// A source of bytes with a known length that can be read at any offset.
 ///
 /// Errors are the source's own ([`RandomAccess::Error`]); readers return them unchanged inside
-/// [`Error::Source`](crate::Error::Source).
+/// [`Error::Source`].
 pub trait RandomAccess {
     /// The source's error type.
     type Error: core::fmt::Debug;
