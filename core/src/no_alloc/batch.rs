@@ -565,19 +565,9 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         Ok(values)
     }
 
-    /// The node at `i` (decoded already).
-    fn node(&self, i: usize) -> Option<&Node<'a>> {
-        self.nodes.get(i)
-    }
-
-    /// The child nodes of the node at `at` (`node.children` of them, decoded already).
+    /// The child nodes of the node at `at` (`count` of them, decoded already).
     fn children(&self, at: usize, count: usize) -> impl Iterator<Item = &Node<'a>> {
-        let mut next = at + 1;
-        (0..count).map_while(move |_| {
-            let child = self.nodes.get(next)?;
-            next = child.end;
-            Some(child)
-        })
+        children(&self.nodes, at, count).map(|(_, child)| child)
     }
 
     /// Checks `node` (at index `at`, its children and dictionary decoded) against the
@@ -594,7 +584,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             _ => columnar::check_nulls(node.validity, 0, end, node.null_count)?,
         }
         if let Some((index_type, values)) = node.dictionary {
-            let values = self.node(values).map_or(0, |v| v.len);
+            let values = self.nodes.get(values).map_or(0, |v| v.len);
             return columnar::check_dictionary_keys(
                 first,
                 node.validity,
@@ -748,10 +738,22 @@ impl<'a, const N: usize> Batch<'a, N> {
 
     /// The index of child `k` of node `at`.
     pub(crate) fn child(&self, at: usize, k: usize) -> Option<usize> {
-        let mut next = at + 1;
-        for _ in 0..k {
-            next = self.nodes.get(next)?.end;
-        }
-        Some(next)
+        children(&self.nodes, at, k + 1).nth(k).map(|(i, _)| i)
     }
+}
+
+/// The first `count` children of the node at `at` in `nodes`, with their indices: the first
+/// follows its parent, and each child's `end` leads to the next.
+fn children<'n, 'a>(
+    nodes: &'n [Node<'a>],
+    at: usize,
+    count: usize,
+) -> impl Iterator<Item = (usize, &'n Node<'a>)> {
+    let mut next = at + 1;
+    (0..count).map_while(move |_| {
+        let i = next;
+        let child = nodes.get(i)?;
+        next = child.end;
+        Some((i, child))
+    })
 }

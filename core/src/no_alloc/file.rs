@@ -174,7 +174,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
             format::Footer::parse(scratch.get(..self.footer_len).unwrap_or_default())?,
             scratch.get(range).unwrap_or_default(),
         );
-        let (message, body) = block_message(bytes, block)?;
+        let (message, _, body) = block_message(bytes, block)?;
         let header = message.header()?;
         let format::MessageHeader::RecordBatch(batch) = header else {
             return Err(FormatError::from(FormatErrorKind::UnexpectedMessage {

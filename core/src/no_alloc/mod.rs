@@ -78,9 +78,12 @@ fn too_small(what: &'static str, needed: usize, available: usize) -> FormatError
     .into()
 }
 
-/// The message and body of a block's bytes (`bytes` is exactly the block), checked against the
-/// block; errors are located in the file.
-fn block_message(bytes: &[u8], block: Block) -> FormatResult<(format::Message<'_>, &[u8])> {
+/// The message of a block's bytes (`bytes` is exactly the block), checked against the block,
+/// with where its flatbuffer lies in the block, and the body; errors are located in the file.
+fn block_message(
+    bytes: &[u8],
+    block: Block,
+) -> FormatResult<(format::Message<'_>, Range<usize>, &[u8])> {
     let at = block.offset as u64;
     let meta = block.meta_data_length as usize;
     let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
@@ -100,7 +103,11 @@ fn block_message(bytes: &[u8], block: Block) -> FormatResult<(format::Message<'_
         })
         .at(at + prefix as u64));
     }
-    Ok((message, bytes.get(meta..).unwrap_or_default()))
+    Ok((
+        message,
+        prefix..prefix + fb_len,
+        bytes.get(meta..).unwrap_or_default(),
+    ))
 }
 
 /// The dictionary batch a message holds, as kept at `message` and `body` of the scratch.
@@ -130,13 +137,12 @@ fn stored(
 
 /// A dictionary block read to `base` of the scratch (`bytes` is the block), to keep.
 fn stored_dictionary(bytes: &[u8], block: Block, base: usize) -> FormatResult<Stored> {
-    let (message, body) = block_message(bytes, block)?;
-    let (prefix, fb_len) = message_prefix(bytes)?;
+    let (message, flatbuffer, body) = block_message(bytes, block)?;
     let body_at = base + bytes.len() - body.len();
     stored(
         message,
         (
-            base + prefix..base + prefix + fb_len,
+            base + flatbuffer.start..base + flatbuffer.end,
             body_at..base + bytes.len(),
         ),
     )
