@@ -22,7 +22,7 @@ use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal;
 use super::value::{
-    Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
+    self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
 };
 use super::{DEFAULT_DEPTH, JsonError, Progress};
 use crate::array::{ArrayView, RecordBatch};
@@ -273,13 +273,8 @@ pub(crate) fn leaf<'b>(
             quoted_text(sink, |t| temporal::time(array.value::<i64>(i), *unit, t));
         }
         DataType::Timestamp(unit, timezone) => {
-            let v = array.value::<i64>(i);
-            if cx.options.timestamps_as_epoch {
-                int64(sink, v, cx);
-            } else {
-                let zone = temporal::zone(timezone.as_deref());
-                quoted_text(sink, |t| temporal::timestamp(v, *unit, zone, t));
-            }
+            let zone = temporal::zone(timezone.as_deref());
+            value::timestamp(sink, array.value::<i64>(i), *unit, zone, cx);
         }
         DataType::Duration(unit) => {
             quoted_text(sink, |t| {
@@ -321,6 +316,11 @@ fn fast<'b>(leaf: Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) 
         } else {
             b"false"
         }),
+        Kind::Date32 => quoted_text(sink, |t| temporal::date32(leaf.value::<i32>(i), t)),
+        Kind::Date64 => quoted_text(sink, |t| temporal::date64(leaf.value::<i64>(i), t)),
+        Kind::Timestamp(unit, zone) => {
+            value::timestamp(sink, leaf.value::<i64>(i), unit, zone, cx);
+        }
         Kind::Other => sink.put(b"null"),
     }
 }

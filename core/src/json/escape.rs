@@ -11,18 +11,20 @@
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the eight bytes of `word` is a control character, `"` or `\`.
+/// The index of the first of the eight bytes of `word` (little-endian) that is a control
+/// character, `"` or `\\`; 8 when none is.
 ///
 /// Each test is the classic "has a byte less than n" trick: subtracting n from every byte sets
-/// the byte's high bit only where the byte was below n (bytes ≥ 0x80 are masked out by `!word`).
+/// the byte's high bit where the byte was below n (bytes ≥ 0x80 are masked out by `!word`). A
+/// borrow can mark bytes above a marked one, never below, so the lowest mark is exact.
 #[inline(always)]
-fn word_needs_escape(word: u64) -> bool {
+fn first_escape_in_word(word: u64) -> usize {
     let quote = word ^ (ONES * u64::from(b'"'));
     let backslash = word ^ (ONES * u64::from(b'\\'));
     let control = word.wrapping_sub(ONES * 0x20) & !word;
     let quote = quote.wrapping_sub(ONES) & !quote;
     let backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (control | quote | backslash) & HIGH != 0
+    ((control | quote | backslash) & HIGH).trailing_zeros() as usize / 8
 }
 
 /// Whether `byte` must be escaped inside a JSON string.
@@ -34,19 +36,19 @@ pub(crate) fn needs_escape(byte: u8) -> bool {
 /// The index of the first byte of `bytes` that needs escaping, or `bytes.len()`.
 #[inline]
 pub(crate) fn first_escape(bytes: &[u8]) -> usize {
-    let mut words = bytes.chunks_exact(8);
+    let (words, tail) = bytes.as_chunks::<8>();
     let mut at = 0;
-    for word in &mut words {
-        if word_needs_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
-            return at + word.iter().position(|b| needs_escape(*b)).unwrap_or(8);
+    for word in words {
+        let first = first_escape_in_word(u64::from_le_bytes(*word));
+        if first < 8 {
+            return at + first;
         }
         at += 8;
     }
-    at + words
-        .remainder()
+    at + tail
         .iter()
         .position(|b| needs_escape(*b))
-        .unwrap_or(words.remainder().len())
+        .unwrap_or(tail.len())
 }
 
 /// Whether a name can be written between quotes as it is.
@@ -128,39 +130,44 @@ fn copy_clean<const N: usize>(block: &[u8], out: &mut [u8], at: usize) -> bool {
 }
 
 /// Copies a short clean `rest` (fewer than [`NARROW`] bytes) to `out[at..]` as two overlapping
-/// words; whether it did (`false`: too short, not clean, or no room).
+/// words of 8 or 4 bytes (byte by byte below 4); whether it did (`false`: not clean, or no
+/// room).
 #[inline(always)]
 fn copy_short(rest: &[u8], out: &mut [u8], at: usize) -> bool {
     let n = rest.len();
-    let tail = n.wrapping_sub(8);
-    if n >= 8 {
-        let (Some(head), Some(last)) = (rest.get(..8), rest.get(tail..)) else {
-            return false;
-        };
-        let (Ok(head), Ok(last)) = (<&[u8; 8]>::try_from(head), <&[u8; 8]>::try_from(last)) else {
-            return false;
-        };
-        if !(is_clean(head) & is_clean(last)) {
-            return false;
-        }
-        let Some(dst) = out.get_mut(at..at.wrapping_add(n)) else {
-            return false;
-        };
-        if let Some(d) = dst.get_mut(..8) {
-            d.copy_from_slice(head);
-        }
-        if let Some(d) = dst.get_mut(tail..) {
-            d.copy_from_slice(last);
-        }
-        return true;
-    }
     let Some(dst) = out.get_mut(at..at.wrapping_add(n)) else {
         return false;
     };
-    if rest.iter().any(|b| needs_escape(*b)) {
+    if n >= 8 {
+        copy_overlapping::<8>(rest, dst)
+    } else if n >= 4 {
+        copy_overlapping::<4>(rest, dst)
+    } else {
+        if rest.iter().any(|b| needs_escape(*b)) {
+            return false;
+        }
+        dst.copy_from_slice(rest);
+        true
+    }
+}
+
+/// Copies `src` (`N` to `2N` bytes) to `dst` of the same length as its first and last `N`
+/// bytes, if they are clean; whether it did.
+#[inline(always)]
+fn copy_overlapping<const N: usize>(src: &[u8], dst: &mut [u8]) -> bool {
+    let tail = src.len().wrapping_sub(N);
+    let (Some(head), Some(last)) = (src.first_chunk::<N>(), src.last_chunk::<N>()) else {
+        return false;
+    };
+    if !(is_clean(head) & is_clean(last)) {
         return false;
     }
-    dst.copy_from_slice(rest);
+    if let Some(d) = dst.first_chunk_mut::<N>() {
+        *d = *head;
+    }
+    if let Some(d) = dst.get_mut(tail..).and_then(|d| d.first_chunk_mut::<N>()) {
+        *d = *last;
+    }
     true
 }
 
@@ -219,9 +226,9 @@ fn copy_block<const N: usize>(src: &[u8], out: &mut [u8], at: usize) -> bool {
 /// Copies `src` into `out` with escapes; returns the bytes written. `out` must hold
 /// `6 * src.len()` bytes (the worst case); with less, the output stops early.
 ///
-/// Clean stretches go [`WIDE`] then [`NARROW`] bytes at a time, checked and copied in one pass;
-/// the end of a value is one more overlapping block when the bytes before it were copied as they
-/// are. Only a block with an escape in it is taken apart byte by byte.
+/// Clean stretches go [`WIDE`] then [`NARROW`] bytes at a time, checked and copied in one pass,
+/// then eight at a time up to the next escape; the end of a value is one more overlapping block
+/// when the bytes before it were copied as they are, else taken byte by byte.
 #[inline]
 pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
     let mut read = 0;
@@ -245,8 +252,9 @@ pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
         if rest.is_empty() {
             return written;
         }
-        if rest.len() < NARROW {
-            // The last NARROW bytes, overlapping bytes already copied as they are.
+        let Some(word) = rest.first_chunk::<8>() else {
+            // The last few bytes: the last NARROW bytes as one block when it overlaps only
+            // bytes copied as they are, else byte by byte.
             let start = src.len().wrapping_sub(NARROW);
             if src.len() >= NARROW
                 && start >= run
@@ -255,33 +263,57 @@ pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
             {
                 return written + rest.len();
             }
-            if copy_short(rest, out, written) {
-                return written + rest.len();
-            }
-        }
-        let clean = first_escape(rest);
-        let (Some(dst), Some(run_bytes)) =
-            (out.get_mut(written..written + clean), rest.get(..clean))
-        else {
+            return written + escape_bytes(rest, out.get_mut(written..).unwrap_or_default());
+        };
+        // The word is copied whole; the bytes from its first escape on are written again.
+        let Some(dst) = out.get_mut(written..written + 8) else {
             return written;
         };
-        dst.copy_from_slice(run_bytes);
+        dst.copy_from_slice(word);
+        let clean = first_escape_in_word(u64::from_le_bytes(*word));
         written += clean;
         read += clean;
-        let Some(byte) = src.get(read) else {
+        if clean == 8 {
+            continue;
+        }
+        let Some(len) = src.get(read).and_then(|b| write_escape(*b, out, written)) else {
             return written;
         };
-        let (sequence, len) = escape_sequence(*byte);
-        let (Some(dst), Some(sequence)) =
-            (out.get_mut(written..written + len), sequence.get(..len))
-        else {
-            return written;
-        };
-        dst.copy_from_slice(sequence);
         written += len;
         read += 1;
         run = read;
     }
+}
+
+/// Writes the escape sequence of `byte` at `out[at..]` as one six-byte store (the bytes past a
+/// short sequence are written over later); its length, or `None` without six bytes of room.
+#[inline(always)]
+fn write_escape(byte: u8, out: &mut [u8], at: usize) -> Option<usize> {
+    let (sequence, len) = escape_sequence(byte);
+    *out.get_mut(at..)?.first_chunk_mut::<6>()? = sequence;
+    Some(len)
+}
+
+/// Copies `src` (a value's last few bytes) into `out` with escapes, byte by byte; returns the
+/// bytes written (fewer when `out` is short).
+#[inline(always)]
+fn escape_bytes(src: &[u8], out: &mut [u8]) -> usize {
+    let mut written = 0;
+    for &byte in src {
+        if needs_escape(byte) {
+            let Some(len) = write_escape(byte, out, written) else {
+                return written;
+            };
+            written += len;
+        } else {
+            let Some(slot) = out.get_mut(written) else {
+                return written;
+            };
+            *slot = byte;
+            written += 1;
+        }
+    }
+    written
 }
 
 /// Writes `src` as lowercase hex into `out` (which must hold `2 * src.len()` bytes); returns the
@@ -421,7 +453,11 @@ mod tests {
             let base: Vec<u8> = (0..len)
                 .map(|i| b"abcdefgh\xc3\xa9XYZ 0123"[i % 16])
                 .collect();
-            let mut cases = std::vec![base.clone()];
+            // Also every byte an escape, and every other one.
+            let dense = (0..len)
+                .map(|i| if i % 2 == 0 { b'"' } else { b'x' })
+                .collect();
+            let mut cases = std::vec![base.clone(), std::vec![b'\n'; len], dense];
             for at in 0..len {
                 for bad in [0u8, 0x1F, b'"', b'\\'] {
                     let mut one = base.clone();

@@ -7,8 +7,9 @@
 //! cache, direct-mapped by address and held in the encoder: no allocation, and an array whose
 //! slot is taken by another is simply prepared again.
 
+use super::temporal::{self, Zone};
 use crate::array::{ArrayView, Native, bit};
-use crate::datatype::{DataType, IntType};
+use crate::datatype::{DataType, IntType, TimeUnit};
 
 /// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] goes the general way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +29,13 @@ pub(crate) enum Kind {
     Utf8,
     /// UTF-8 text with i64 offsets.
     LargeUtf8,
-    /// Anything else: nested, dictionary-encoded, temporal, decimal, binary, views, …
+    /// Days since the epoch (`i32`).
+    Date32,
+    /// Milliseconds since the epoch (`i64`).
+    Date64,
+    /// A count of the unit since the epoch (`i64`), in the zone (parsed once).
+    Timestamp(TimeUnit, Zone),
+    /// Anything else: nested, dictionary-encoded, times, decimal, binary, views, …
     Other,
 }
 
@@ -62,6 +69,11 @@ impl<'b> Leaf<'b> {
                 DataType::Boolean => Kind::Boolean,
                 DataType::Utf8 => Kind::Utf8,
                 DataType::LargeUtf8 => Kind::LargeUtf8,
+                DataType::Date32 => Kind::Date32,
+                DataType::Date64 => Kind::Date64,
+                DataType::Timestamp(unit, timezone) => {
+                    Kind::Timestamp(*unit, temporal::zone(timezone.as_deref()))
+                }
                 _ => Kind::Other,
             }
         };

@@ -38,6 +38,13 @@ impl<const N: usize> Scratch<N> {
         self.bytes.get(..self.len).unwrap_or_default()
     }
 
+    /// The first `M` bytes of the buffer, written or not (for a fixed-size copy of text known
+    /// to be shorter).
+    #[inline(always)]
+    pub(crate) fn block<const M: usize>(&self) -> Option<&[u8; M]> {
+        self.bytes.first_chunk::<M>()
+    }
+
     /// Appends one byte.
     #[inline(always)]
     pub(crate) fn push(&mut self, byte: u8) {
@@ -56,15 +63,23 @@ impl<const N: usize> Scratch<N> {
         }
     }
 
-    /// Appends `value` with exactly `width` digits (leading zeros; higher digits dropped).
+    /// Appends `value` with exactly `width` digits (leading zeros; higher digits dropped), two
+    /// at a time from the right.
     #[inline(always)]
     pub(crate) fn padded(&mut self, mut value: u64, width: usize) {
         let Some(dst) = self.bytes.get_mut(self.len..self.len + width) else {
             return;
         };
-        for slot in dst.iter_mut().rev() {
-            *slot = b'0' + (value % 10) as u8;
-            value /= 10;
+        let mut end = width;
+        while end >= 2 {
+            if let Some(pair) = dst.get_mut(end - 2..end) {
+                pair.copy_from_slice(&two_digits((value % 100) as u32));
+            }
+            value /= 100;
+            end -= 2;
+        }
+        if let (1, Some(first)) = (end, dst.first_mut()) {
+            *first = b'0' + (value % 10) as u8;
         }
         self.len += width;
     }
@@ -85,6 +100,13 @@ impl<const N: usize> Scratch<N> {
         }
         self.unsigned(value.unsigned_abs());
     }
+}
+
+/// The two ASCII digits of `n` (below 100).
+#[inline(always)]
+pub(crate) fn two_digits(n: u32) -> [u8; 2] {
+    let tens = n / 10;
+    [b'0' + tens as u8, b'0' + (n - tens * 10) as u8]
 }
 
 /// The eight decimal digits of `v < 10^8` as byte values 0–9, most significant digit in the lowest

@@ -26,7 +26,7 @@ pub(crate) const KEY: usize = 24;
 pub(crate) enum Shape {
     /// A flat array the fast path formats itself (see the leaf's [`Kind`]).
     Flat,
-    /// Another type of short text (dates, times, decimals, …), at most `sink::SPILL` bytes,
+    /// Another type of short text (times, durations, decimals, …), at most `sink::SPILL` bytes,
     /// written by the encoder's general `leaf` function.
     Short,
     /// Binary values or string views: their bytes quoted, in the given form.
@@ -231,11 +231,8 @@ impl<'b, 'a> Plan<'b, 'a> {
                 | DataType::Decimal64(..)
                 | DataType::Decimal128(..)
                 | DataType::Decimal256(..)
-                | DataType::Date32
-                | DataType::Date64
                 | DataType::Time32(_)
                 | DataType::Time64(_)
-                | DataType::Timestamp(..)
                 | DataType::Duration(_)
                 | DataType::Interval(_) => Shape::Short,
                 // Unions, run-end encoding and maps: the general walk writes them.

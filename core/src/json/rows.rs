@@ -20,6 +20,7 @@ use super::leaf::{Kind, Leaf, Offset};
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::sink::{Body, SPILL, Sink};
+use super::temporal::{self, Text};
 use super::value::{Context, non_finite_text};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
@@ -111,20 +112,27 @@ fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
     n
 }
 
+/// Bytes the text of one value of a flat leaf may take: a float, an integer, or quoted
+/// temporal text (at most 46 bytes: a timestamp in a year past 9999, with nanoseconds and an
+/// offset).
+const VALUE_TEXT: usize = 64;
+
 /// Writes a float's text (finite or not) at the start of `out`; returns its length.
 #[inline(always)]
-fn f64_text(out: &mut [u8; FLOAT_TEXT], v: f64, cx: Context) -> usize {
+fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
     if v.is_finite() {
-        number::write_f64(out, v)
+        out.first_chunk_mut::<FLOAT_TEXT>()
+            .map_or(0, |w| number::write_f64(w, v))
     } else {
         copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
     }
 }
 
 #[inline(always)]
-fn f32_text(out: &mut [u8; FLOAT_TEXT], v: f32, cx: Context) -> usize {
+fn f32_text(out: &mut [u8; VALUE_TEXT], v: f32, cx: Context) -> usize {
     if v.is_finite() {
-        number::write_f32(out, v)
+        out.first_chunk_mut::<FLOAT_TEXT>()
+            .map_or(0, |w| number::write_f32(w, v))
     } else {
         copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
     }
@@ -133,7 +141,7 @@ fn f32_text(out: &mut [u8; FLOAT_TEXT], v: f32, cx: Context) -> usize {
 /// Writes a 64-bit integer at the start of `out`, quoted when asked to and beyond 2^53; returns
 /// its length.
 #[inline(always)]
-fn long_text(out: &mut [u8; FLOAT_TEXT], v: i64, unsigned: bool, cx: Context) -> usize {
+fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) -> usize {
     let magnitude = if unsigned { v as u64 } else { v.unsigned_abs() };
     let quote = usize::from(cx.options.large_ints_as_strings && magnitude > SAFE_INTEGER);
     out[0] = b'"';
@@ -154,16 +162,29 @@ fn long_text(out: &mut [u8; FLOAT_TEXT], v: i64, unsigned: bool, cx: Context) ->
     n + 2 * quote
 }
 
+/// Writes temporal text between quotes at the start of `out`; returns its length.
+#[inline(always)]
+fn temporal_text(out: &mut [u8; VALUE_TEXT], write: impl FnOnce(&mut Text)) -> usize {
+    let mut text = Text::new();
+    text.push(b'"');
+    write(&mut text);
+    text.push(b'"');
+    text.block().map_or(0, |block| {
+        *out = *block;
+        text.as_bytes().len()
+    })
+}
+
 /// Writes an `i32` at the start of `out`; returns its length.
 #[inline(always)]
-fn i32_text(out: &mut [u8; FLOAT_TEXT], v: i32) -> usize {
+fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
     out.first_chunk_mut::<SHORT_INT>()
         .map_or(0, |w| number::write_i32(w, v))
 }
 
 /// Writes a `u32` at the start of `out`; returns its length.
 #[inline(always)]
-fn u32_text(out: &mut [u8; FLOAT_TEXT], v: u32) -> usize {
+fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
     out.first_chunk_mut::<SHORT_INT>()
         .map_or(0, |w| number::write_u32(w, v))
 }
@@ -171,7 +192,7 @@ fn u32_text(out: &mut [u8; FLOAT_TEXT], v: u32) -> usize {
 /// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
 /// returns its length.
 #[inline(always)]
-fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; FLOAT_TEXT], cx: Context) -> usize {
+fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; VALUE_TEXT], cx: Context) -> usize {
     match leaf.kind {
         Kind::Int32 => i32_text(out, leaf.value::<i32>(i)),
         Kind::Float64 => f64_text(out, leaf.value::<f64>(i), cx),
@@ -194,6 +215,16 @@ fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; FLOAT_TEXT], cx: Context
             }
             4 + usize::from(!leaf.bool_value(i))
         }
+        Kind::Date32 => temporal_text(out, |t| temporal::date32(leaf.value::<i32>(i), t)),
+        Kind::Date64 => temporal_text(out, |t| temporal::date64(leaf.value::<i64>(i), t)),
+        Kind::Timestamp(unit, zone) => {
+            let v = leaf.value::<i64>(i);
+            if cx.options.timestamps_as_epoch {
+                long_text(out, v, false, cx)
+            } else {
+                temporal_text(out, |t| temporal::timestamp(v, unit, zone, t))
+            }
+        }
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => 0,
     }
 }
@@ -204,7 +235,7 @@ fn flat<'b>(leaf: &Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context)
     match leaf.kind {
         Kind::Utf8 => text(sink, leaf.text_range::<i32>(i), leaf.values()),
         Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(i), leaf.values()),
-        _ => windowed::<FLOAT_TEXT>(sink, |w| fixed_text(leaf, i, w, cx)),
+        _ => windowed::<VALUE_TEXT>(sink, |w| fixed_text(leaf, i, w, cx)),
     }
 }
 
@@ -257,14 +288,14 @@ fn flat_elements<'b>(
     }
 }
 
-/// The element loop of [`flat_elements`] for values of at most [`FLOAT_TEXT`] bytes: each
+/// The element loop of [`flat_elements`] for values of at most [`VALUE_TEXT`] bytes: each
 /// element is written into a window of the buffer (a comma, then the value or `null`).
 #[inline(always)]
 fn elements(
     leaf: &Leaf<'_>,
     range: core::ops::Range<usize>,
     sink: &mut Sink<'_, '_, '_>,
-    value: impl Fn(&mut [u8; FLOAT_TEXT], usize) -> usize,
+    value: impl Fn(&mut [u8; VALUE_TEXT], usize) -> usize,
 ) -> Fit {
     let (out, pos) = sink.parts();
     let mut at = *pos;
@@ -278,8 +309,8 @@ fn elements(
         window[0] = b',';
         let skip = usize::from(e == range.start);
         let Some(dst) = window
-            .get_mut(1 - skip..1 - skip + FLOAT_TEXT)
-            .and_then(|w| <&mut [u8; FLOAT_TEXT]>::try_from(w).ok())
+            .get_mut(1 - skip..1 - skip + VALUE_TEXT)
+            .and_then(|w| <&mut [u8; VALUE_TEXT]>::try_from(w).ok())
         else {
             return Err(Full);
         };
@@ -291,14 +322,14 @@ fn elements(
             }
             4
         };
-        at += 1 - skip + n.min(FLOAT_TEXT);
+        at += 1 - skip + n.min(VALUE_TEXT);
     }
     *pos = at;
     Ok(())
 }
 
 /// Bytes of the buffer one element of [`elements`] may touch: a comma and a value window.
-const ELEMENT_WINDOW: usize = 1 + FLOAT_TEXT;
+const ELEMENT_WINDOW: usize = 1 + VALUE_TEXT;
 
 /// Writes `len` bytes of a short piece (at most 8) with one fixed-size copy.
 #[inline(always)]
@@ -489,8 +520,8 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
 }
 
 /// Bytes of the buffer one row of a single-column loop may touch: a 32-byte piece, and a value
-/// window and the closing piece after at most 32 bytes of it.
-const WINDOW: usize = 64;
+/// window (the closing piece's 8 bytes are written within it).
+const WINDOW: usize = PIECE + VALUE_TEXT;
 
 /// Bytes of a pre-built row piece.
 const PIECE: usize = 32;
@@ -637,7 +668,7 @@ impl<'b> Single<'b> {
         }
     }
 
-    /// The loop for values of at most [`FLOAT_TEXT`] bytes, which `value` writes into a window
+    /// The loop for values of at most [`VALUE_TEXT`] bytes, which `value` writes into a window
     /// from the slot's index (one copy of the loop per type).
     #[inline(never)]
     fn fixed_rows(
@@ -646,7 +677,7 @@ impl<'b> Single<'b> {
         pos: &mut usize,
         row: &mut usize,
         rows: usize,
-        value: impl Fn(&mut [u8; FLOAT_TEXT], usize) -> usize,
+        value: impl Fn(&mut [u8; VALUE_TEXT], usize) -> usize,
     ) {
         let (mut at_pos, mut at_row) = (*pos, *row);
         while at_row < rows {
@@ -676,7 +707,7 @@ impl<'b> Single<'b> {
         pos: &mut usize,
         row: &mut usize,
         rows: usize,
-        value: impl Fn(&mut [u8; FLOAT_TEXT], [u8; W]) -> usize,
+        value: impl Fn(&mut [u8; VALUE_TEXT], [u8; W]) -> usize,
     ) {
         let (mut at_pos, mut at_row) = (*pos, *row);
         while at_row < rows {
@@ -705,7 +736,7 @@ impl<'b> Single<'b> {
         out: &mut [u8],
         at: usize,
         valid_bits: u64,
-        value: impl FnOnce(&mut [u8; FLOAT_TEXT]) -> usize,
+        value: impl FnOnce(&mut [u8; VALUE_TEXT]) -> usize,
     ) -> Option<usize> {
         let open_len = self.open.len.min(PIECE);
         let window = out
@@ -721,10 +752,10 @@ impl<'b> Single<'b> {
         *head = self.open.bytes;
         let mut n = 0;
         if let Some(dst) = window
-            .get_mut(open_len..open_len + FLOAT_TEXT)
-            .and_then(|w| <&mut [u8; FLOAT_TEXT]>::try_from(w).ok())
+            .get_mut(open_len..open_len + VALUE_TEXT)
+            .and_then(|w| <&mut [u8; VALUE_TEXT]>::try_from(w).ok())
         {
-            n = value(dst).min(FLOAT_TEXT - 8);
+            n = value(dst).min(VALUE_TEXT - 8);
         }
         if let (Some(dst), Some(close)) = (
             window.get_mut(open_len + n..open_len + n + 8),
@@ -1074,6 +1105,36 @@ mod tests {
                 prim::<i64>(
                     DataType::Timestamp(TimeUnit::Millisecond, Some("+05:30".into())),
                     &ints.map(|v| v.map(i64::from)),
+                ),
+            ),
+            (
+                "ts_extremes",
+                prim::<i64>(
+                    DataType::Timestamp(TimeUnit::Second, Some("-08:00".into())),
+                    &[
+                        Some(i64::MAX),
+                        None,
+                        Some(i64::MIN),
+                        Some(-1),
+                        Some(253_402_300_800),
+                        Some(-62_167_219_201),
+                        Some(0),
+                        Some(86_399),
+                    ],
+                ),
+            ),
+            (
+                "ts_nanos",
+                prim::<i64>(
+                    DataType::Timestamp(TimeUnit::Nanosecond, None),
+                    &ints.map(|v| v.map(|v| i64::from(v) * 1_000_000_007)),
+                ),
+            ),
+            (
+                "date64",
+                prim::<i64>(
+                    DataType::Date64,
+                    &ints.map(|v| v.map(|v| i64::from(v) * 86_400_001)),
                 ),
             ),
             (

@@ -26,7 +26,7 @@
 //!   instant arrow-json writes when built with chrono-tz (which shows it in local time with the
 //!   zone's offset); arrow-json's default build refuses such a column.
 
-use super::number::Scratch;
+use super::number::{Scratch, two_digits};
 use crate::datatype::TimeUnit;
 
 /// Bytes of the longest temporal text (an interval with every part at its extreme).
@@ -48,86 +48,113 @@ pub(crate) fn per_second(unit: TimeUnit) -> i64 {
 }
 
 /// Year, month (1–12) and day (1–31) of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, in 64 bits so every day an `i64` timestamp can reach is covered).
-fn civil_from_days(days: i64) -> (i64, u64, u64) {
-    let z = days + 719_468;
+/// `civil_from_days`: the era of 400 years in 64 bits, so every day an `i64` timestamp can reach
+/// is covered, and the day within it in 32).
+#[inline(always)]
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468; // days since 0000-03-01
     let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097) as u64; // [0, 146096]
+    let doe = z.rem_euclid(146_097) as u32; // [0, 146096]
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
     let mp = (5 * doy + 2) / 153; // [0, 11], March first
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe as i64 + era * 400 + i64::from(month <= 2);
+    let year = i64::from(yoe) + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
 
 /// `YYYY-MM-DD`, with a sign and at least four year digits outside 0..=9999.
+#[inline(always)]
 pub(crate) fn date(days: i64, text: &mut Text) {
     let (year, month, day) = civil_from_days(days);
+    let [m1, m2] = two_digits(month);
+    let [d1, d2] = two_digits(day);
     if (0..=9999).contains(&year) {
-        text.padded(year as u64, 4);
-    } else {
-        text.push(if year < 0 { b'-' } else { b'+' });
-        let magnitude = year.unsigned_abs();
-        if magnitude < 10_000 {
-            text.padded(magnitude, 4);
-        } else {
-            text.unsigned(magnitude);
-        }
+        let [y1, y2] = two_digits(year as u32 / 100);
+        let [y3, y4] = two_digits(year as u32 % 100);
+        text.extend(&[y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2]);
+        return;
     }
-    text.push(b'-');
-    text.padded(month, 2);
-    text.push(b'-');
-    text.padded(day, 2);
+    text.push(if year < 0 { b'-' } else { b'+' });
+    let magnitude = year.unsigned_abs();
+    if magnitude < 10_000 {
+        text.padded(magnitude, 4);
+    } else {
+        text.unsigned(magnitude);
+    }
+    text.extend(&[b'-', m1, m2, b'-', d1, d2]);
 }
 
 /// `.mmm`, `.uuuuuu` or `.nnnnnnnnn`: the shortest of the three that is exact; nothing for 0.
-fn fraction(nanos: u64, text: &mut Text) {
+#[inline(always)]
+fn fraction(nanos: u32, text: &mut Text) {
     if nanos == 0 {
         return;
     }
     text.push(b'.');
     if nanos.is_multiple_of(1_000_000) {
-        text.padded(nanos / 1_000_000, 3);
+        text.padded(u64::from(nanos / 1_000_000), 3);
     } else if nanos.is_multiple_of(1_000) {
-        text.padded(nanos / 1_000, 6);
+        text.padded(u64::from(nanos / 1_000), 6);
     } else {
-        text.padded(nanos, 9);
+        text.padded(u64::from(nanos), 9);
     }
 }
 
 /// `HH:MM:SS` and its fraction; hours are not limited to 24.
-fn clock(seconds: u64, nanos: u64, text: &mut Text) {
-    let hours = seconds / 3_600;
-    if hours < 100 {
-        text.padded(hours, 2);
+#[inline(always)]
+fn clock(seconds: u64, nanos: u32, text: &mut Text) {
+    if seconds < 100 * 3_600 {
+        let seconds = seconds as u32;
+        let [h1, h2] = two_digits(seconds / 3_600);
+        let [m1, m2] = two_digits(seconds / 60 % 60);
+        let [s1, s2] = two_digits(seconds % 60);
+        text.extend(&[h1, h2, b':', m1, m2, b':', s1, s2]);
     } else {
-        text.unsigned(hours);
+        text.unsigned(seconds / 3_600);
+        text.push(b':');
+        text.padded(seconds / 60 % 60, 2);
+        text.push(b':');
+        text.padded(seconds % 60, 2);
     }
-    text.push(b':');
-    text.padded(seconds / 60 % 60, 2);
-    text.push(b':');
-    text.padded(seconds % 60, 2);
     fraction(nanos, text);
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff]` of a count of seconds since the epoch and nanoseconds.
-fn date_time(seconds: i128, nanos: u64, text: &mut Text) {
-    let day_seconds = i128::from(SECONDS_PER_DAY);
-    date(seconds.div_euclid(day_seconds) as i64, text);
+/// `YYYY-MM-DDTHH:MM:SS[.fff]` of a count of seconds since the epoch shifted by `shift`
+/// seconds (less than a day either way), and nanoseconds.
+#[inline(always)]
+fn date_time(seconds: i64, shift: i64, nanos: u32, text: &mut Text) {
+    let mut days = seconds.div_euclid(SECONDS_PER_DAY);
+    // Shifted within a day of the day's start: never overflows, and at most one day off.
+    let mut time = seconds.rem_euclid(SECONDS_PER_DAY) + shift;
+    if time < 0 {
+        days -= 1;
+        time += SECONDS_PER_DAY;
+    } else if time >= SECONDS_PER_DAY {
+        days += 1;
+        time -= SECONDS_PER_DAY;
+    }
+    date(days, text);
     text.push(b'T');
-    clock(seconds.rem_euclid(day_seconds) as u64, nanos, text);
+    clock(time as u64, nanos, text);
 }
 
 /// Seconds since the epoch and nanoseconds of a count of `unit`s (floored, so the nanoseconds
-/// are never negative).
-fn split(value: i64, unit: TimeUnit) -> (i128, u64) {
-    let per = per_second(unit);
-    (
-        i128::from(value.div_euclid(per)),
-        value.rem_euclid(per) as u64 * (1_000_000_000 / per as u64),
-    )
+/// are never negative); each unit divides by a constant.
+#[inline(always)]
+fn split(value: i64, unit: TimeUnit) -> (i64, u32) {
+    #[inline(always)]
+    fn per<const UNITS: i64>(value: i64) -> (i64, u32) {
+        let nanos = value.rem_euclid(UNITS) * (1_000_000_000 / UNITS);
+        (value.div_euclid(UNITS), nanos as u32)
+    }
+    match unit {
+        TimeUnit::Second => (value, 0),
+        TimeUnit::Millisecond => per::<1_000>(value),
+        TimeUnit::Microsecond => per::<1_000_000>(value),
+        TimeUnit::Nanosecond => per::<1_000_000_000>(value),
+    }
 }
 
 /// Date32: days since the epoch.
@@ -138,7 +165,7 @@ pub(crate) fn date32(days: i32, text: &mut Text) {
 /// Date64: milliseconds since the epoch, written as a naive date-time as arrow-json does.
 pub(crate) fn date64(millis: i64, text: &mut Text) {
     let (seconds, nanos) = split(millis, TimeUnit::Millisecond);
-    date_time(seconds, nanos, text);
+    date_time(seconds, 0, nanos, text);
 }
 
 /// Time32/Time64: time of day; outside 0–24 h, signed and with hours past 24.
@@ -150,7 +177,7 @@ pub(crate) fn time(value: i64, unit: TimeUnit, text: &mut Text) {
     let per = per_second(unit) as u64;
     clock(
         magnitude / per,
-        magnitude % per * (1_000_000_000 / per),
+        (magnitude % per * (1_000_000_000 / per)) as u32,
         text,
     );
 }
@@ -216,20 +243,21 @@ fn fixed_offset(tz: &str) -> Option<i32> {
 }
 
 /// A timestamp: naive ISO 8601, or RFC 3339 in the zone's offset (`Z` for UTC).
+#[inline(always)]
 pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, text: &mut Text) {
     let (seconds, nanos) = split(value, unit);
     match zone {
-        Zone::Naive => date_time(seconds, nanos, text),
+        Zone::Naive => date_time(seconds, 0, nanos, text),
         Zone::Offset(minutes) => {
-            date_time(seconds + i128::from(minutes) * 60, nanos, text);
+            date_time(seconds, i64::from(minutes) * 60, nanos, text);
             if minutes == 0 {
                 text.push(b'Z');
             } else {
                 text.push(if minutes < 0 { b'-' } else { b'+' });
-                let m = u64::from(minutes.unsigned_abs());
-                text.padded(m / 60, 2);
-                text.push(b':');
-                text.padded(m % 60, 2);
+                let m = minutes.unsigned_abs();
+                let [h1, h2] = two_digits(m / 60);
+                let [m1, m2] = two_digits(m % 60);
+                text.extend(&[h1, h2, b':', m1, m2]);
             }
         }
     }
@@ -421,13 +449,13 @@ mod tests {
             "-292277022657-01-27T08:29:52"
         );
         // Every day of 1600–2400 against a day-by-day walk.
-        let (mut y, mut m, mut d) = (1600i64, 1u64, 1u64);
+        let (mut y, mut m, mut d) = (1600i64, 1u32, 1u32);
         let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
         for days in -135_140..157_000 {
             assert_eq!(civil_from_days(days), (y, m, d), "{days}");
             let len = [
                 31,
-                28 + u64::from(leap(y)),
+                28 + u32::from(leap(y)),
                 31,
                 30,
                 31,

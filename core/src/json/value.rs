@@ -9,7 +9,7 @@ use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, Sc
 use super::options::EncoderOptions;
 use super::sink::{Body, Sink};
 use super::temporal::{self, Text};
-use crate::datatype::IntervalUnit;
+use crate::datatype::{IntervalUnit, TimeUnit};
 
 /// Settings every step reads.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +103,22 @@ pub(crate) fn float32(sink: &mut Sink<'_, '_, '_>, v: f32, cx: Context) {
         sink.put(text.get(..n).unwrap_or_default());
     } else {
         non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
+    }
+}
+
+/// A timestamp: its text in the zone, or the stored count when asked to.
+#[inline(always)]
+pub(crate) fn timestamp(
+    sink: &mut Sink<'_, '_, '_>,
+    v: i64,
+    unit: TimeUnit,
+    zone: temporal::Zone,
+    cx: Context,
+) {
+    if cx.options.timestamps_as_epoch {
+        int64(sink, v, cx);
+    } else {
+        quoted_text(sink, |t| temporal::timestamp(v, unit, zone, t));
     }
 }
 
