@@ -12,11 +12,23 @@
 //!
 //! Batches arrow-json refuses (unions, maps with non-string keys, named timezones without
 //! chrono-tz) are counted and skipped. Prints a one-line summary.
+//!
+//! The same comparison runs on random batches (`json/random.rs`: every type the generator
+//! builds, nested, with nulls and slices), written by quiver's IPC writer and read by arrow-rs
+//! for arrow-json.
+
+#[path = "json/arrays.rs"]
+mod arrays;
+#[path = "json/random.rs"]
+mod random;
 
 use arrow_json::WriterBuilder;
 use arrow_json::writer::LineDelimited;
+use proptest::prelude::*;
+use quiver::ipc::{StreamWriter, WriterOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
 use quiver::{FileReader, ReaderOptions, StreamReader};
+use random::Ty;
 use serde_json::Value;
 use std::io::Cursor;
 use std::path::Path;
@@ -232,4 +244,40 @@ fn quiver_writes_what_arrow_json_writes() {
     }
     assert!(tally.failures.is_empty());
     assert!(tally.identical_lines > 1000);
+}
+
+/// Whether arrow-json refuses a column of `ty` (it writes no unions).
+fn refused(ty: &Ty) -> bool {
+    match ty {
+        Ty::Union(_) => true,
+        Ty::List(t) | Ty::LargeList(t) | Ty::FixedList(t, _) | Ty::Map(t) => refused(t),
+        Ty::Struct(ts) => ts.iter().any(refused),
+        _ => false,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_batches_give_what_arrow_json_gives(case in random::case(), explicit in any::<bool>()) {
+        let batch = case.batch();
+        let mut writer =
+            StreamWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default()).unwrap();
+        writer.write(&batch).unwrap();
+        writer.finish().unwrap();
+        let bytes = writer.into_inner();
+        let arrow: Vec<ArrowBatch> = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        prop_assert_eq!(arrow.len(), 1);
+        let Some(expected) = arrow_json(&arrow[0], explicit) else {
+            prop_assert!(case.types.iter().any(refused), "arrow-json refused {:?}", case.types);
+            return Ok(());
+        };
+        let mut tally = Tally::default();
+        tally.compare("random batch", &expected, &quiver_json(&batch, explicit));
+        prop_assert!(tally.failures.is_empty(), "{:?}: {}", case.types, tally.failures.join("\n"));
+    }
 }

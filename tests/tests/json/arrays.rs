@@ -148,12 +148,14 @@ pub fn views(data_type: DataType, values: &[Option<&[u8]>]) -> Array {
     )
 }
 
-/// A field for `child`, dictionary-encoded when the array is.
+/// A nullable field for `child`; a dictionary-encoded one gets a dictionary id of its own, so
+/// that the batch can be written to IPC.
 pub fn field(name: &str, child: &Array) -> Field {
+    static NEXT_ID: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
     let f = Field::new(name, child.data_type().clone(), true);
     match child.dictionary() {
         Some(d) => f.with_dictionary(DictionaryEncoding {
-            id: 0,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             index_type: d.index_type,
             ordered: false,
         }),
@@ -213,9 +215,16 @@ pub fn structs(members: Vec<(&str, Array)>, valid: &[bool]) -> Array {
 
 /// A map of `lens[i]` entries per slot over `keys` and `values`.
 pub fn map(keys: Array, values: Array, lens: &[Option<usize>]) -> Array {
-    let entries = structs(
-        vec![("key", keys), ("value", values)],
+    // Map keys are never null (the key field is not nullable, as the format requires).
+    let fields = vec![
+        Field::new("key", keys.data_type().clone(), false),
+        field("value", &values),
+    ];
+    let entries = array(
+        DataType::Struct(fields.into()),
         &vec![true; lens.iter().map(|l| l.unwrap_or(0)).sum()],
+        vec![],
+        vec![keys, values],
     );
     let valid: Vec<bool> = lens.iter().map(Option::is_some).collect();
     let mut offsets = vec![0i32];
