@@ -1,29 +1,47 @@
-//! Growing a dictionary in place as delta dictionary batches arrive.
+//! Growing an array in place: how delta dictionary batches extend the dictionary they follow.
 //!
 //! A delta batch appends values to the dictionary it extends. Copying the whole dictionary at
-//! every delta (what [`concat`](super::concat::concat) does) allocates in proportion to the
-//! square of the number of deltas. A [`GrowingDictionary`] keeps the dictionary's buffers instead
-//! as owned vectors with room to spare, and appends each delta's values to them where they lie;
-//! vectors grow by doubling, so the bytes allocated stay linear (amortized) in the dictionary's
-//! final size.
+//! every delta allocates in proportion to the square of the number of deltas. A
+//! [`GrowingArray`] keeps the dictionary's buffers instead as owned vectors with room to spare,
+//! and appends each delta's values to them where they lie; vectors grow by doubling, so the bytes
+//! allocated stay linear (amortized) in the dictionary's final size.
 //!
-//! Delta values enter as a validated [`ArrayView`]; the dictionary leaves as a new [`ArrayView`]
-//! whose buffers share the vectors. A vector that an array the caller still holds (an earlier
-//! batch's dictionary) shares is copied once before the append, so arrays handed out never
-//! change; only when the caller has let them go does the append happen in place.
+//! Every type grows, each by its own layout, and nested types node by node: a node is a
+//! validity bitmap, the type's buffers and one node per child. Appending slots of a delta
+//! appends their validity and values; offsets (lists, maps, variable-size binary, list views),
+//! dense union offsets and run ends are rebased onto what the node already holds, and the
+//! children take the child slots those slots use (for list views and dense unions, the delta's
+//! whole children). Views are rebased onto the node's own data buffers, into which the bytes the
+//! delta's views use are copied: sharing the delta's data buffers instead would add one buffer
+//! per delta, and every dictionary handed out would list them all, which costs the square of the
+//! number of deltas again. Dictionary-encoded values append their indices and share the one
+//! dictionary they index (deltas encoded with another dictionary are refused).
 //!
-//! Fixed-width values, booleans and variable-size binary and strings (`Binary`, `Utf8`,
-//! `LargeBinary`, `LargeUtf8`) grow in place, with or without nulls. Other types (nested types,
-//! views, unions, run-end encoded and dictionary-encoded values) are left to `concat`.
+//! Values enter as a validated [`ArrayView`] (sliced or not); the grown array leaves as a new
+//! [`ArrayView`] whose buffers share the vectors. A vector that an array the caller still holds
+//! (an earlier batch's dictionary) shares is copied once before the append, so arrays handed out
+//! never change; only when the caller has let them go does the append happen in place. An append
+//! checks everything that can fail (types, dictionaries, offsets past their integer type) before
+//! it writes anything, so a failed append changes nothing.
+//!
+//! The array handed out after each append goes through [`ArrayView::try_new`], which checks all
+//! of it again, old slots included: memory stays linear, but time grows with the number of
+//! deltas times the dictionary's size.
+//!
+//! [`concat`](super::concat::concat) is this module's one use outside dictionaries: a growing
+//! copy of one array with the other appended.
 
-use crate::array::{ArrayParts, ArrayView};
+use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::{Bytes, Owner};
-use crate::datatype::DataType;
+use crate::columnar::read;
+use crate::datatype::{DataType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use alloc::sync::Arc;
+use alloc::vec;
 use alloc::vec::Vec;
+use core::ops::Range;
 
-/// One buffer of a growing dictionary: owned bytes, with spare capacity, that arrays share.
+/// One buffer of a growing array: owned bytes, with spare capacity, that arrays share.
 #[derive(Debug, Default)]
 struct Grown(Vec<u8>);
 
@@ -33,166 +51,393 @@ impl AsRef<[u8]> for Grown {
     }
 }
 
-/// How a type's values lie in its buffers.
+/// The size of one binary view.
+const VIEW_SIZE: usize = 16;
+
+/// Views of up to this many bytes hold them inline.
+const MAX_INLINE: usize = 12;
+
+/// How a type's slots lie in its buffers and children.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Values {
-    /// One buffer of values `width` bytes each.
+enum Layout {
+    /// No buffers; every slot is null (`Null`).
+    Null,
+    /// One buffer of values `width` bytes each (also dictionary indices and run ends).
     Fixed(usize),
     /// One bitmap, a bit per value (`Boolean`).
     Bits,
     /// Offsets of `width` bytes (`i32` or `i64`), then the values' bytes.
     Variable(usize),
+    /// 16-byte views, then the data buffers long values lie in (`BinaryView`, `Utf8View`).
+    Views,
+    /// Offsets of `width` bytes into one child (`List`, `Map`, `LargeList`).
+    List(usize),
+    /// Offsets and sizes of `width` bytes into one child (`ListView`, `LargeListView`).
+    ListView(usize),
+    /// This many child slots per slot (`FixedSizeList`).
+    FixedSizeList(usize),
+    /// One child per field, slot for slot.
+    Struct,
+    /// Type ids, offsets into the children when dense, and one child per field.
+    Union(UnionMode),
+    /// A run ends child (integers of `width` bytes) and a values child with one value per run.
+    RunEnd(usize),
 }
 
-impl Values {
-    /// The layout of `data_type`, if it is one that grows in place.
-    fn of(data_type: &DataType) -> Option<Values> {
+impl Layout {
+    /// The layout of arrays of `data_type`, or of their indices when `encoded`.
+    fn of(data_type: &DataType, encoded: Option<&Dictionary<'_>>) -> FormatResult<Layout> {
         use DataType::*;
-        match data_type {
-            Boolean => Some(Values::Bits),
-            Binary | Utf8 => Some(Values::Variable(4)),
-            LargeBinary | LargeUtf8 => Some(Values::Variable(8)),
-            Null | BinaryView | Utf8View | List(_) | LargeList(_) | ListView(_)
-            | LargeListView(_) | FixedSizeList(..) | Map(..) | Struct(_) | Union(..)
-            | RunEndEncoded(_) => None,
-            other => other.byte_width().map(Values::Fixed),
+        if let Some(dictionary) = encoded {
+            return Ok(Layout::Fixed(dictionary.index_type.byte_width()));
         }
+        Ok(match data_type {
+            Null => Layout::Null,
+            Boolean => Layout::Bits,
+            Binary | Utf8 => Layout::Variable(4),
+            LargeBinary | LargeUtf8 => Layout::Variable(8),
+            BinaryView | Utf8View => Layout::Views,
+            List(_) | Map(..) => Layout::List(4),
+            LargeList(_) => Layout::List(8),
+            ListView(_) => Layout::ListView(4),
+            LargeListView(_) => Layout::ListView(8),
+            FixedSizeList(_, size) => Layout::FixedSizeList(usize::try_from(*size).unwrap_or(0)),
+            Struct(_) => Layout::Struct,
+            Union(_, _, mode) => Layout::Union(*mode),
+            RunEndEncoded(pair) => {
+                let [run_ends, _] = &**pair;
+                let width = run_ends.data_type().byte_width();
+                Layout::RunEnd(width.ok_or_else(|| unsupported("run ends that are not integers"))?)
+            }
+            other => Layout::Fixed(
+                other
+                    .byte_width()
+                    .ok_or_else(|| unsupported("delta dictionary of this type"))?,
+            ),
+        })
+    }
+
+    /// Whether the array has a validity bitmap (nulls of unions and run-end encoded arrays live
+    /// in their children; a `Null` array's slots are all null).
+    fn has_validity(self) -> bool {
+        !matches!(self, Layout::Null | Layout::Union(_) | Layout::RunEnd(_))
     }
 }
 
-/// A dictionary that delta batches extend in place; see the module docs.
+/// An array that grows in place; see the module docs.
 #[derive(Debug, Clone)]
-pub(crate) struct GrowingDictionary {
+pub(crate) struct GrowingArray<'a> {
     data_type: DataType,
-    values: Values,
+    layout: Layout,
     len: usize,
     null_count: usize,
-    /// The validity bitmap (`len` bits), once any value has been null.
+    /// The validity bitmap (`len` bits), once any slot has been null.
     validity: Option<Arc<Grown>>,
-    /// Fixed-width values, the boolean bitmap, or the offsets (starting at 0).
-    first: Arc<Grown>,
-    /// The values' bytes of variable-size types; empty otherwise.
-    data: Arc<Grown>,
+    /// The layout's buffers in format order; for views, the views then the data buffers.
+    buffers: Vec<Arc<Grown>>,
+    /// One growing array per child, in field order.
+    children: Vec<GrowingArray<'a>>,
+    /// The dictionary that dictionary-encoded values index.
+    dictionary: Option<Dictionary<'a>>,
 }
 
-impl GrowingDictionary {
-    /// A growable copy of `dictionary`, or `None` when its type does not grow in place.
-    pub fn start(dictionary: &ArrayView<'_>) -> FormatResult<Option<GrowingDictionary>> {
-        let Some(values) = Values::of(dictionary.data_type()) else {
-            return Ok(None);
+impl<'a> GrowingArray<'a> {
+    /// A growable copy of `array`.
+    pub fn start(array: &ArrayView<'a>) -> FormatResult<GrowingArray<'a>> {
+        let mut growing = GrowingArray::empty_like(array)?;
+        growing.append(array)?;
+        Ok(growing)
+    }
+
+    /// An empty array of `array`'s type (and dictionary, for dictionary-encoded values).
+    fn empty_like(array: &ArrayView<'a>) -> FormatResult<GrowingArray<'a>> {
+        let layout = Layout::of(array.data_type(), array.dictionary())?;
+        let empty = || Arc::new(Grown::default());
+        let zero = |width: usize| Arc::new(Grown(vec![0; width]));
+        let buffers = match layout {
+            Layout::Null | Layout::FixedSizeList(_) | Layout::Struct | Layout::RunEnd(_) => {
+                Vec::new()
+            }
+            Layout::Fixed(_) | Layout::Bits | Layout::Views | Layout::Union(UnionMode::Sparse) => {
+                vec![empty()]
+            }
+            Layout::Variable(width) => vec![zero(width), empty()],
+            Layout::List(width) => vec![zero(width)],
+            Layout::ListView(_) | Layout::Union(UnionMode::Dense) => vec![empty(), empty()],
         };
-        if dictionary.dictionary().is_some() {
-            return Ok(None);
-        }
-        let first = match values {
-            Values::Variable(width) => alloc::vec![0; width],
-            Values::Fixed(_) | Values::Bits => Vec::new(),
-        };
-        let mut growing = GrowingDictionary {
-            data_type: dictionary.data_type().clone(),
-            values,
+        Ok(GrowingArray {
+            data_type: array.data_type().clone(),
+            layout,
             len: 0,
             null_count: 0,
             validity: None,
-            first: Arc::new(Grown(first)),
-            data: Arc::default(),
-        };
-        growing.append(dictionary)?;
-        Ok(Some(growing))
+            buffers,
+            children: array
+                .children()
+                .iter()
+                .map(GrowingArray::empty_like)
+                .collect::<FormatResult<_>>()?,
+            dictionary: array.dictionary().cloned(),
+        })
     }
 
-    /// Appends the slots of `delta`, which must have the dictionary's type. Nothing changes
-    /// when it fails.
-    pub fn append(&mut self, delta: &ArrayView<'_>) -> FormatResult<()> {
-        let data_bytes = self.check(delta)?;
-        if delta.null_count() > 0 || self.validity.is_some() {
+    /// Appends the slots of `delta`, which must have this array's type (and dictionary, for
+    /// dictionary-encoded values). Nothing changes when it fails.
+    pub fn append(&mut self, delta: &ArrayView<'a>) -> FormatResult<()> {
+        self.check(delta, 0..delta.len())?;
+        self.push(delta, 0..delta.len());
+        Ok(())
+    }
+
+    /// Whether slots `slots` of `array` can be appended: everything that can fail, checked
+    /// before anything is written.
+    fn check(&self, array: &ArrayView<'a>, slots: Range<usize>) -> FormatResult<()> {
+        if *array.data_type() != self.data_type {
+            return Err(unsupported("delta dictionary of another type"));
+        }
+        let same_dictionary = match (&self.dictionary, array.dictionary()) {
+            (Some(x), Some(y)) => x.index_type == y.index_type && Arc::ptr_eq(&x.values, &y.values),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same_dictionary {
+            return Err(unsupported(
+                "delta of values encoded with different dictionaries",
+            ));
+        }
+        let len = fits("appended dictionary length", self.len, slots.len(), 8)?;
+        let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
+        let child_len = |i: usize| self.children.get(i).map_or(0, |c| c.len);
+        match self.layout {
+            Layout::Variable(width) => {
+                let (first, last) = (offset(array, start, width), offset(array, end, width));
+                let data = self.buffers.get(1).map_or(0, |d| d.0.len());
+                fits(
+                    "appended dictionary offsets",
+                    data,
+                    last.saturating_sub(first),
+                    width,
+                )?;
+            }
+            Layout::List(width) => {
+                let (first, last) = (offset(array, start, width), offset(array, end, width));
+                fits(
+                    "appended list offsets",
+                    child_len(0),
+                    last.saturating_sub(first),
+                    width,
+                )?;
+            }
+            Layout::ListView(width) => {
+                let added = array.child(0).map_or(0, ArrayView::len);
+                fits("appended list view offsets", child_len(0), added, width)?;
+            }
+            Layout::Union(UnionMode::Dense) => {
+                for (i, child) in array.children().iter().enumerate() {
+                    fits("appended dense union offsets", child_len(i), child.len(), 4)?;
+                }
+            }
+            Layout::RunEnd(width) => {
+                fits("appended run ends", len, 0, width)?;
+            }
+            _ => {}
+        }
+        for (i, child, range) in child_slots(self.layout, array, &slots) {
+            if let Some(growing) = self.children.get(i) {
+                growing.check(child, range)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends slots `slots` of `array`, which `check` has accepted.
+    fn push(&mut self, array: &ArrayView<'a>, slots: Range<usize>) {
+        let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
+        let nulls = self.push_validity(array, &slots);
+        let child_len = |this: &Self, i: usize| this.children.get(i).map_or(0, |c| c.len);
+        match self.layout {
+            Layout::Null | Layout::FixedSizeList(_) | Layout::Struct => {}
+            Layout::Fixed(width) => {
+                let values = window(array.buffer(0), start * width, end * width);
+                self.extend(0, values.len(), |out| out.extend_from_slice(values));
+            }
+            Layout::Bits => {
+                let (len, bits) = (self.len, slots.clone().map(|i| array.bool_value(i)));
+                self.extend(0, slots.len().div_ceil(8), |out| push_bits(out, len, bits));
+            }
+            Layout::Variable(width) => {
+                let (first, last) = (offset(array, start, width), offset(array, end, width));
+                let values = window(array.buffer(1), first, last);
+                let base = self.buffers.get(1).map_or(0, |d| d.0.len());
+                self.extend(1, values.len(), |out| out.extend_from_slice(values));
+                self.push_offsets(array, start + 1..end + 1, width, base, first);
+            }
+            Layout::Views => self.push_views(array, start, end),
+            Layout::List(width) => {
+                let first = offset(array, start, width);
+                let base = child_len(self, 0);
+                self.push_offsets(array, start + 1..end + 1, width, base, first);
+            }
+            Layout::ListView(width) => {
+                let base = child_len(self, 0);
+                self.push_offsets(array, start..end, width, base, 0);
+                let sizes = window(array.buffer(1), start * width, end * width);
+                self.extend(1, sizes.len(), |out| out.extend_from_slice(sizes));
+            }
+            Layout::Union(mode) => {
+                let type_ids = window(array.buffer(0), start, end);
+                self.extend(0, type_ids.len(), |out| out.extend_from_slice(type_ids));
+                if let (UnionMode::Dense, Some(offsets)) = (mode, self.buffers.get_mut(1)) {
+                    let children = &self.children;
+                    append_to(offsets, slots.len() * 4, |out| {
+                        for i in slots.clone() {
+                            let (child, slot) = array.union_value(i);
+                            let base = children.get(child).map_or(0, |c| c.len);
+                            push_int(out, (base + slot) as i64, 4);
+                        }
+                    });
+                }
+            }
+            Layout::RunEnd(width) => self.push_run_ends(array, &slots, width),
+        }
+        for (i, child, range) in child_slots(self.layout, array, &slots) {
+            if let Some(growing) = self.children.get_mut(i) {
+                growing.push(child, range);
+            }
+        }
+        self.len += slots.len();
+        self.null_count += nulls;
+    }
+
+    /// Appends the validity of slots `slots` of `array` (once any slot has been null) and
+    /// returns how many of them are null.
+    fn push_validity(&mut self, array: &ArrayView<'a>, slots: &Range<usize>) -> usize {
+        if self.layout == Layout::Null {
+            return slots.len();
+        }
+        if !self.layout.has_validity() {
+            return 0;
+        }
+        let nulls = if array.null_count() == 0 {
+            0
+        } else {
+            slots.clone().filter(|i| array.is_null(*i)).count()
+        };
+        if nulls > 0 || self.validity.is_some() {
             let len = self.len;
             let validity = self.validity.get_or_insert_with(|| {
                 let mut bits = Vec::new();
                 push_bits(&mut bits, 0, core::iter::repeat_n(true, len));
                 Arc::new(Grown(bits))
             });
-            let valid = (0..delta.len()).map(|i| delta.is_valid(i));
-            append_to(validity, delta.len().div_ceil(8), |bits| {
+            let valid = slots.clone().map(|i| array.is_valid(i));
+            append_to(validity, slots.len().div_ceil(8), |bits| {
                 push_bits(bits, len, valid);
             });
         }
-        let (start, end) = (delta.offset(), delta.offset() + delta.len());
-        match self.values {
-            Values::Fixed(width) => {
-                let bytes = delta.buffer(0).get(start * width..end * width);
-                let bytes = bytes.unwrap_or_default();
-                append_to(&mut self.first, bytes.len(), |out| {
-                    out.extend_from_slice(bytes);
-                });
-            }
-            Values::Bits => {
-                let len = self.len;
-                let bits = (0..delta.len()).map(|i| delta.bool_value(i));
-                append_to(&mut self.first, delta.len().div_ceil(8), |out| {
-                    push_bits(out, len, bits);
-                });
-            }
-            Values::Variable(width) => {
-                let mut end_offset = self.data.0.len();
-                append_to(&mut self.data, data_bytes, |out| {
-                    for i in 0..delta.len() {
-                        out.extend_from_slice(delta.bytes_value(i));
-                    }
-                });
-                append_to(&mut self.first, delta.len() * width, |out| {
-                    for i in 0..delta.len() {
-                        end_offset += delta.bytes_value(i).len();
-                        // Checked in `check`: every offset fits the width.
-                        let bytes = (end_offset as u64).to_le_bytes();
-                        out.extend_from_slice(bytes.get(..width).unwrap_or_default());
-                    }
-                });
-            }
-        }
-        self.len += delta.len();
-        self.null_count += delta.null_count();
-        Ok(())
+        nulls
     }
 
-    /// Whether `delta` can be appended; returns how many bytes of values it adds to a
-    /// variable-size type.
-    fn check(&self, delta: &ArrayView<'_>) -> FormatResult<usize> {
-        if *delta.data_type() != self.data_type {
-            return Err(unsupported("delta dictionary of another type"));
-        }
-        if delta.dictionary().is_some() {
-            return Err(unsupported(
-                "delta of values encoded with different dictionaries",
-            ));
-        }
-        let Values::Variable(width) = self.values else {
-            return Ok(0);
-        };
-        let added: usize = (0..delta.len()).map(|i| delta.bytes_value(i).len()).sum();
-        let limit = if width == 4 {
-            i32::MAX as u64
-        } else {
-            i64::MAX as u64
-        };
-        let total = (self.data.0.len() as u64).saturating_add(added as u64);
-        if total > limit {
-            return Err(FormatErrorKind::LimitExceeded {
-                what: "appended dictionary offsets",
-                requested: total,
-                limit,
+    /// Appends offsets `at` of `array` (`width` bytes each), each moved from `from` to `base`.
+    fn push_offsets(
+        &mut self,
+        array: &ArrayView<'a>,
+        at: Range<usize>,
+        width: usize,
+        base: usize,
+        from: usize,
+    ) {
+        self.extend(0, at.len() * width, |out| {
+            for j in at {
+                let moved = offset(array, j, width).saturating_sub(from) + base;
+                push_int(out, moved as i64, width);
             }
-            .into());
-        }
-        Ok(added)
+        });
     }
 
-    /// The dictionary as it stands, sharing this dictionary's buffers.
-    pub fn view<'a>(&self) -> FormatResult<ArrayView<'a>> {
-        let mut buffers = alloc::vec![shared(&self.first)];
-        if let Values::Variable(_) = self.values {
-            buffers.push(shared(&self.data));
+    /// Appends views `start..end` of `array`: inline views as they are, the bytes the others
+    /// use copied into this array's data buffers and the views pointed there.
+    fn push_views(&mut self, array: &ArrayView<'a>, start: usize, end: usize) {
+        let views = window(array.buffer(0), start * VIEW_SIZE, end * VIEW_SIZE);
+        // Per data buffer of `array`: the bytes its views use, then where they land here
+        // (data buffer, and how far each byte moves).
+        let mut used: Vec<Option<(Range<usize>, usize, isize)>> =
+            vec![None; array.buffers().len().saturating_sub(1)];
+        for (buffer, bytes) in views.chunks_exact(VIEW_SIZE).filter_map(long_view) {
+            if let Some(used) = used.get_mut(buffer) {
+                let range = used.get_or_insert((bytes.clone(), 0, 0));
+                range.0 = range.0.start.min(bytes.start)..range.0.end.max(bytes.end);
+            }
         }
+        for (buffer, used) in used.iter_mut().enumerate() {
+            let Some((range, at, moved)) = used else {
+                continue;
+            };
+            let bytes = window(array.buffer(buffer + 1), range.start, range.end);
+            // A view's offset is an i32: start a new buffer rather than pass i32::MAX bytes.
+            let room = self.buffers.last().filter(|_| self.buffers.len() > 1);
+            if room.is_none_or(|b| b.0.len() + bytes.len() > i32::MAX as usize) {
+                self.buffers.push(Arc::default());
+            }
+            *at = self.buffers.len() - 2;
+            let base = self.buffers.last().map_or(0, |b| b.0.len());
+            *moved = base as isize - range.start as isize;
+            self.extend(*at + 1, bytes.len(), |out| out.extend_from_slice(bytes));
+        }
+        self.extend(0, views.len(), |out| {
+            for view in views.chunks_exact(VIEW_SIZE) {
+                let mut view: [u8; VIEW_SIZE] = view.try_into().unwrap_or_default();
+                let placed = long_view(&view).and_then(|(b, bytes)| {
+                    let (_, at, moved) = used.get(b)?.as_ref()?;
+                    Some((*at, bytes.start as isize + moved))
+                });
+                if let Some((at, offset)) = placed {
+                    if let Some(index) = view.get_mut(8..12) {
+                        index.copy_from_slice(&(at as i32).to_le_bytes());
+                    }
+                    if let Some(start) = view.get_mut(12..16) {
+                        start.copy_from_slice(&(offset as i32).to_le_bytes());
+                    }
+                }
+                out.extend_from_slice(&view);
+            }
+        });
+    }
+
+    /// Appends the run ends of the runs that cover slots `slots` of `array`, counted from its
+    /// first slot, capped at its length and moved past this array's slots.
+    fn push_run_ends(&mut self, array: &ArrayView<'a>, slots: &Range<usize>, width: usize) {
+        let (Some(ends), Some(growing), false) =
+            (array.child(0), self.children.first_mut(), slots.is_empty())
+        else {
+            return;
+        };
+        let (first, last) = (array.run_index(slots.start), array.run_index(slots.end - 1));
+        let start = (array.offset() + slots.start) as i64;
+        let (len, base) = (slots.len() as i64, self.len as i64);
+        growing.extend(0, (last + 1 - first) * width, |out| {
+            for run in first..=last {
+                let end = (ends.integer(run) - start).min(len);
+                push_int(out, base + end, width);
+            }
+        });
+        growing.len += last + 1 - first;
+    }
+
+    /// Runs `write`, which appends about `more` bytes, on buffer `i`.
+    fn extend(&mut self, i: usize, more: usize, write: impl FnOnce(&mut Vec<u8>)) {
+        if let Some(buffer) = self.buffers.get_mut(i) {
+            append_to(buffer, more, write);
+        }
+    }
+
+    /// The array as it stands, sharing this array's buffers.
+    pub fn view(&self) -> FormatResult<ArrayView<'a>> {
+        let children = self
+            .children
+            .iter()
+            .map(GrowingArray::view)
+            .collect::<FormatResult<_>>()?;
         ArrayView::try_new(ArrayParts {
             data_type: Some(self.data_type.clone()),
             len: self.len,
@@ -202,10 +447,93 @@ impl GrowingDictionary {
                 .as_ref()
                 .filter(|_| self.null_count > 0)
                 .map(shared),
-            buffers,
+            buffers: self.buffers.iter().map(shared).collect(),
+            children,
+            dictionary: self.dictionary.clone(),
             ..ArrayParts::default()
         })
     }
+}
+
+/// For each child of `array` that grows with it, the child slots that slots `slots` of `array`
+/// use, by child index. Run ends are not listed: the run-end encoded array writes them itself.
+fn child_slots<'s, 'a>(
+    layout: Layout,
+    array: &'s ArrayView<'a>,
+    slots: &Range<usize>,
+) -> impl Iterator<Item = (usize, &'s ArrayView<'a>, Range<usize>)> + use<'s, 'a> {
+    let same = array.offset() + slots.start..array.offset() + slots.end;
+    let spanned = match layout {
+        Layout::List(width) => offset(array, same.start, width)..offset(array, same.end, width),
+        Layout::FixedSizeList(size) => same.start * size..same.end * size,
+        Layout::RunEnd(_) if !slots.is_empty() => {
+            array.run_index(slots.start)..array.run_index(slots.end - 1) + 1
+        }
+        _ => 0..0,
+    };
+    array
+        .children()
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, child)| {
+            let range = match layout {
+                Layout::Struct | Layout::Union(UnionMode::Sparse) => same.clone(),
+                Layout::ListView(_) | Layout::Union(UnionMode::Dense) => 0..child.len(),
+                Layout::List(_) | Layout::FixedSizeList(_) => spanned.clone(),
+                Layout::RunEnd(_) if i == 1 => spanned.clone(),
+                _ => return None,
+            };
+            Some((i, child, range))
+        })
+}
+
+/// Offset `j` of `array`'s first buffer, `width` bytes each (0 past its end: an empty array may
+/// omit its offsets). Offsets of a validated array are not negative.
+fn offset(array: &ArrayView<'_>, j: usize, width: usize) -> usize {
+    let value = match width {
+        4 => i64::from(read::<i32>(array.buffer(0), j)),
+        _ => read::<i64>(array.buffer(0), j),
+    };
+    usize::try_from(value).unwrap_or(0)
+}
+
+/// `base + added`, if it fits a signed integer of `width` bytes; `what` names it otherwise.
+fn fits(what: &'static str, base: usize, added: usize, width: usize) -> FormatResult<usize> {
+    let limit = match width {
+        2 => i16::MAX as u64,
+        4 => i32::MAX as u64,
+        _ => i64::MAX as u64,
+    };
+    match base.checked_add(added) {
+        Some(total) if total as u64 <= limit => Ok(total),
+        _ => Err(FormatErrorKind::LimitExceeded {
+            what,
+            requested: (base as u64).saturating_add(added as u64),
+            limit,
+        }
+        .into()),
+    }
+}
+
+/// Appends the low `width` bytes of `value` (checked beforehand to fit them).
+fn push_int(out: &mut Vec<u8>, value: i64, width: usize) {
+    out.extend_from_slice(value.to_le_bytes().get(..width).unwrap_or_default());
+}
+
+/// Bytes `start..end` of `buffer` (empty if they are not all there; validated arrays have them).
+fn window(buffer: &[u8], start: usize, end: usize) -> &[u8] {
+    buffer.get(start..end).unwrap_or_default()
+}
+
+/// The data buffer and byte range of a view whose value is not inline.
+fn long_view(view: &[u8]) -> Option<(usize, Range<usize>)> {
+    let len = usize::try_from(read::<i32>(view, 0)).ok()?;
+    if len <= MAX_INLINE {
+        return None;
+    }
+    let buffer = usize::try_from(read::<i32>(view, 2)).ok()?;
+    let start = usize::try_from(read::<i32>(view, 3)).ok()?;
+    Some((buffer, start..start + len))
 }
 
 fn unsupported(what: &'static str) -> FormatError {
@@ -220,9 +548,11 @@ fn shared<'a>(buffer: &Arc<Grown>) -> Bytes<'a> {
 }
 
 /// Runs `write`, which appends about `more` bytes, on `buffer`'s vector: in place when nothing
-/// else shares it, else on a copy with room for the append and as much again as it holds.
+/// else shares it (room for them reserved first, doubling), else on a copy with room for the
+/// append and as much again as it holds.
 fn append_to(buffer: &mut Arc<Grown>, more: usize, write: impl FnOnce(&mut Vec<u8>)) {
     if let Some(grown) = Arc::get_mut(buffer) {
+        grown.0.reserve(more);
         write(&mut grown.0);
         return;
     }
@@ -254,117 +584,320 @@ fn push_bits(bitmap: &mut Vec<u8>, start: usize, bits: impl Iterator<Item = bool
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::ipc::concat::concat;
-    use crate::ipc::dictionary::bitmap;
-    use alloc::vec;
+    use crate::builder::{
+        AppendValue, ArrayBuilder, BinaryBuilder, BooleanBuilder, DictionaryBuilder,
+        FixedSizeBinaryBuilder, FixedSizeListBuilder, ListBuilder, MapBuilder, NullBuilder,
+        PrimitiveBuilder, RunEndBuilder, StringBuilder, StructBuilder, UnionBuilder,
+    };
+    use alloc::format;
+    use alloc::string::String;
+
+    /// Whether slot `i` of `a` and slot `j` of `b` hold the same value.
+    fn same(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) -> bool {
+        if a.is_valid(i) != b.is_valid(j) {
+            return false;
+        }
+        if a.is_null(i) {
+            return true;
+        }
+        match (a.dictionary(), b.dictionary()) {
+            (Some(x), Some(y)) => {
+                let (i, j) = (a.dictionary_index(i), b.dictionary_index(j));
+                return same(&x.values, i, &y.values, j);
+            }
+            (None, None) => {}
+            _ => return false,
+        }
+        use DataType::*;
+        match a.data_type() {
+            Null => true,
+            Boolean => a.bool_value(i) == b.bool_value(j),
+            Binary | LargeBinary | Utf8 | LargeUtf8 | BinaryView | Utf8View
+            | FixedSizeBinary(_) => a.bytes_value(i) == b.bytes_value(j),
+            List(_) | LargeList(_) | ListView(_) | LargeListView(_) | FixedSizeList(..)
+            | Map(..) => {
+                let (x, y) = (a.list_range(i), b.list_range(j));
+                let (ca, cb) = (child(a, 0), child(b, 0));
+                x.len() == y.len() && x.zip(y).all(|(x, y)| same(ca, x, cb, y))
+            }
+            Struct(_) => (0..a.children().len())
+                .all(|c| same(child(a, c), a.offset() + i, child(b, c), b.offset() + j)),
+            Union(..) => {
+                let ((ca, x), (cb, y)) = (a.union_value(i), b.union_value(j));
+                ca == cb && same(child(a, ca), x, child(b, cb), y)
+            }
+            RunEndEncoded(_) => same(child(a, 1), a.run_index(i), child(b, 1), b.run_index(j)),
+            _ => a.fixed_bytes(i) == b.fixed_bytes(j),
+        }
+    }
+
+    fn child<'s, 'a>(array: &'s ArrayView<'a>, c: usize) -> &'s ArrayView<'a> {
+        array.child(c).unwrap()
+    }
+
+    fn assert_same(got: &ArrayView<'_>, want: &ArrayView<'_>) {
+        assert_eq!(got.data_type(), want.data_type());
+        assert_eq!(got.len(), want.len(), "{}", want.data_type());
+        assert_eq!(got.null_count(), want.null_count(), "{}", want.data_type());
+        for i in 0..want.len() {
+            assert!(same(got, i, want, i), "{}: slot {i}", want.data_type());
+        }
+    }
+
+    /// Words of 1 to 20 bytes: views hold some inline and some in data buffers.
+    fn word(i: usize) -> String {
+        format!("{}{i}", "w".repeat(i % 19))
+    }
+
+    const SLOTS: usize = 40;
+
+    /// Slot `i` of a builder's array for each `i` in `slots`: null when `i % 7 == 3`, else
+    /// value `i`.
+    fn fill<B: ArrayBuilder>(
+        mut builder: B,
+        slots: Range<usize>,
+        value: impl Fn(&mut B, usize),
+    ) -> ArrayView<'static> {
+        for i in slots {
+            if i % 7 == 3 {
+                builder.append_null();
+            } else {
+                value(&mut builder, i);
+            }
+        }
+        builder.finish().unwrap()
+    }
+
+    /// Arrays of every layout, nested ones included, each with nulls, holding values `slots`.
+    fn arrays(slots: Range<usize>) -> Vec<ArrayView<'static>> {
+        let int = |b: &mut PrimitiveBuilder<i32>, i: usize| b.append_value(i as i32);
+        let text = |b: &mut StringBuilder, i: usize| b.append_value(word(i));
+        let mut all = vec![
+            fill(NullBuilder::new(), slots.clone(), |b, _| b.append_null()),
+            fill(PrimitiveBuilder::<i32>::new(), slots.clone(), int),
+            fill(BooleanBuilder::new(), slots.clone(), |b, i| {
+                b.append_value(i % 3 == 0)
+            }),
+            fill(StringBuilder::new(), slots.clone(), text),
+            fill(BinaryBuilder::new_large(), slots.clone(), |b, i| {
+                b.append_value(word(i).as_bytes())
+            }),
+            fill(FixedSizeBinaryBuilder::new(3), slots.clone(), |b, i| {
+                b.append_value(&[i as u8, 1, 2]);
+            }),
+            fill(
+                StringBuilder::new_view().with_block_size(40),
+                slots.clone(),
+                text,
+            ),
+            fill(BinaryBuilder::new_view(), slots.clone(), |b, i| {
+                b.append_value(word(i).as_bytes())
+            }),
+            fill(
+                ListBuilder::new(PrimitiveBuilder::<i32>::new()),
+                slots.clone(),
+                |b, i| {
+                    b.append_value((0..i % 4).map(|k| k as i32));
+                },
+            ),
+            fill(
+                ListBuilder::new_large(StringBuilder::new()),
+                slots.clone(),
+                |b, i| {
+                    b.append_value((0..i % 3).map(word));
+                },
+            ),
+            fill(
+                ListBuilder::new_view(PrimitiveBuilder::<i32>::new()),
+                slots.clone(),
+                |b, i| {
+                    b.append_value((0..i % 4).map(|k| (i + k) as i32));
+                },
+            ),
+            fill(
+                ListBuilder::new_large_view(StringBuilder::new_view()),
+                slots.clone(),
+                |b, i| {
+                    b.append_value((i..i + i % 3).map(word));
+                },
+            ),
+            fill(
+                FixedSizeListBuilder::new(PrimitiveBuilder::<i16>::new(), 3),
+                slots.clone(),
+                |b, i| b.append_value([i as i16, 0, -(i as i16)]),
+            ),
+            fill(
+                MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new()),
+                slots.clone(),
+                |b, i| {
+                    for k in 0..i % 3 {
+                        let (keys, values) = b.entries();
+                        keys.append_value(word(k));
+                        values.append_value(i as i32);
+                    }
+                    b.append();
+                },
+            ),
+            fill(
+                StructBuilder::new()
+                    .with_child("n", PrimitiveBuilder::<i32>::new())
+                    .with_child("s", StringBuilder::new_view()),
+                slots.clone(),
+                |b, i| {
+                    b.field_builder::<PrimitiveBuilder<i32>>(0)
+                        .unwrap()
+                        .append_value(i as i32);
+                    b.field_builder::<StringBuilder>(1)
+                        .unwrap()
+                        .append_value(word(i));
+                    b.append();
+                },
+            ),
+            fill(
+                RunEndBuilder::new(StringBuilder::new()),
+                slots.clone(),
+                |b, i| b.append_value(word(i / 4)),
+            ),
+            fill(
+                RunEndBuilder::new(PrimitiveBuilder::<i32>::new())
+                    .with_run_end_type(DataType::Int16),
+                slots.clone(),
+                |b, i| b.append_value((i / 3) as i32),
+            ),
+            fill(
+                DictionaryBuilder::new(StringBuilder::new()),
+                slots.clone(),
+                |b, i| {
+                    b.append_value(word(i % 5));
+                },
+            ),
+            fill(
+                ListBuilder::new(
+                    StructBuilder::new()
+                        .with_child("l", ListBuilder::new(StringBuilder::new_view()))
+                        .with_child("b", BooleanBuilder::new()),
+                ),
+                slots.clone(),
+                |b, i| {
+                    for k in 0..i % 3 {
+                        let s = b.values();
+                        let l = s.field_builder::<ListBuilder<StringBuilder>>(0).unwrap();
+                        l.append_value((k..k + i % 4).map(word));
+                        let flag = s.field_builder::<BooleanBuilder>(1).unwrap();
+                        flag.append_value(k % 2 == 0);
+                        s.append();
+                    }
+                    b.append();
+                },
+            ),
+        ];
+        for mode in [UnionMode::Sparse, UnionMode::Dense] {
+            // Unions have no nulls of their own: a null slot is a null in a child.
+            let mut union = UnionBuilder::new(mode)
+                .with_child(2, "n", PrimitiveBuilder::<i32>::new())
+                .with_child(7, "s", StringBuilder::new_view());
+            for i in slots.clone() {
+                if i % 3 == 0 {
+                    union
+                        .append::<PrimitiveBuilder<i32>>(2)
+                        .unwrap()
+                        .append_value(i as i32);
+                } else if i % 7 == 3 {
+                    union.append_child(7).unwrap().append_null();
+                } else {
+                    union
+                        .append::<StringBuilder>(7)
+                        .unwrap()
+                        .append_value(word(i));
+                }
+            }
+            all.push(union.finish().unwrap());
+        }
+        all
+    }
+
+    #[test]
+    fn every_type_grows_like_the_whole_array() {
+        for whole in arrays(0..SLOTS) {
+            // Sliced pieces (offsets other than 0), an empty one among them.
+            let cuts = [0, 1, 9, 9, 17, 33, SLOTS - 1, SLOTS];
+            let piece = |w: &[usize]| whole.slice(w[0], w[1] - w[0]).unwrap();
+            let mut pieces = cuts.windows(2).map(piece);
+            let mut growing = GrowingArray::start(&pieces.next().unwrap()).unwrap();
+            let mut held = vec![growing.view().unwrap()];
+            for piece in pieces {
+                growing.append(&piece).unwrap();
+                held.push(growing.view().unwrap());
+            }
+            assert_same(held.last().unwrap(), &whole);
+            // Every array handed out still holds what it held.
+            for (view, end) in held.iter().zip(&cuts[1..]) {
+                assert_same(view, &whole.slice(0, *end).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn deltas_built_apart_grow_like_the_whole_array() {
+        // Each delta its own array, with its own children and values (dense unions and list
+        // views append their whole children, so offsets must move past the earlier ones).
+        let wholes = arrays(0..3 * SLOTS);
+        let parts = [
+            arrays(0..SLOTS),
+            arrays(SLOTS..2 * SLOTS),
+            arrays(2 * SLOTS..3 * SLOTS),
+        ];
+        for (t, whole) in wholes.iter().enumerate() {
+            if whole.dictionary().is_some() {
+                continue; // deltas built apart have dictionaries of their own: refused
+            }
+            let mut growing = GrowingArray::start(&parts[0][t]).unwrap();
+            let first = growing.view().unwrap();
+            // The second delta sliced: an offset other than 0, its first slot left out.
+            let second = &parts[1][t];
+            growing
+                .append(&second.slice(1, SLOTS - 1).unwrap())
+                .unwrap();
+            growing.append(&parts[2][t]).unwrap();
+            let grown = growing.view().unwrap();
+            assert_eq!(grown.len(), 3 * SLOTS - 1, "{}", whole.data_type());
+            for i in 0..3 * SLOTS - 1 {
+                let j = if i < SLOTS { i } else { i + 1 };
+                assert!(same(&grown, i, whole, j), "{}: slot {i}", whole.data_type());
+            }
+            assert_same(&first, &parts[0][t]);
+        }
+    }
+
+    #[test]
+    fn deltas_grow_the_array_they_were_sliced_from() {
+        // Growing an array by a slice of itself: the delta shares the array's buffers.
+        for whole in arrays(0..SLOTS) {
+            let mut growing = GrowingArray::start(&whole).unwrap();
+            let view = growing.view().unwrap();
+            growing.append(&view.slice(5, 20).unwrap()).unwrap();
+            let grown = growing.view().unwrap();
+            assert_eq!(grown.len(), SLOTS + 20);
+            for i in 0..20 {
+                assert!(
+                    same(&grown, SLOTS + i, &whole, 5 + i),
+                    "{}",
+                    whole.data_type()
+                );
+            }
+            assert_same(&view, &whole);
+        }
+    }
 
     fn strings(values: &[Option<&str>]) -> ArrayView<'static> {
-        let mut offsets = 0i32.to_le_bytes().to_vec();
-        let mut data = Vec::new();
-        for v in values {
-            data.extend_from_slice(v.unwrap_or_default().as_bytes());
-            offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
-        }
-        let nulls = values.iter().filter(|v| v.is_none()).count();
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Utf8),
-            len: values.len(),
-            null_count: nulls,
-            validity: (nulls > 0).then(|| bitmap(values.len(), values.iter().map(Option::is_some))),
-            buffers: vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
-            ..ArrayParts::default()
-        })
-        .unwrap()
-    }
-
-    fn assert_same(a: &ArrayView<'_>, b: &ArrayView<'_>) {
-        assert_eq!(a.len(), b.len());
-        assert_eq!(a.null_count(), b.null_count());
-        for i in 0..a.len() {
-            assert_eq!(a.is_valid(i), b.is_valid(i), "slot {i}");
-            assert_eq!(a.bytes_value(i), b.bytes_value(i), "slot {i}");
-        }
+        let mut builder = StringBuilder::new();
+        builder.extend_options(values.iter().copied());
+        builder.finish().unwrap()
     }
 
     #[test]
-    fn appends_match_concat_with_and_without_nulls() {
-        let parts = [
-            strings(&[Some("a"), Some("bc")]),
-            strings(&[Some("d")]),
-            strings(&[None, Some(""), Some("efg")]),
-            strings(&[Some("h"); 9]),
-            strings(&[]),
-        ];
-        let mut growing = GrowingDictionary::start(&parts[0]).unwrap().unwrap();
-        let mut expected = parts[0].clone();
-        for part in &parts[1..] {
-            growing.append(part).unwrap();
-            expected = concat(&expected, part).unwrap();
-            assert_same(&growing.view().unwrap(), &expected);
-        }
-    }
-
-    #[test]
-    fn sliced_deltas_and_fixed_width_values() {
-        let ints = |v: &[i16]| {
-            ArrayView::try_new(ArrayParts {
-                data_type: Some(DataType::Int16),
-                len: v.len(),
-                buffers: vec![Bytes::from_vec(
-                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-                )],
-                ..ArrayParts::default()
-            })
-            .unwrap()
-        };
-        let mut growing = GrowingDictionary::start(&ints(&[1, 2])).unwrap().unwrap();
-        growing
-            .append(&ints(&[7, 3, 4, 8]).slice(1, 2).unwrap())
-            .unwrap();
-        let view = growing.view().unwrap();
-        let got: Vec<i16> = (0..view.len()).map(|i| view.value::<i16>(i)).collect();
-        assert_eq!(got, [1, 2, 3, 4]);
-
-        let words = strings(&[Some("x"), Some("yy"), Some("zzz")]);
-        let mut growing = GrowingDictionary::start(&words.slice(1, 2).unwrap())
-            .unwrap()
-            .unwrap();
-        growing.append(&words.slice(0, 1).unwrap()).unwrap();
-        let view = growing.view().unwrap();
-        assert_eq!(
-            (view.str_value(0), view.str_value(1), view.str_value(2)),
-            ("yy", "zzz", "x")
-        );
-    }
-
-    #[test]
-    fn booleans_grow_across_byte_boundaries() {
-        let bools = |v: &[bool]| {
-            ArrayView::try_new(ArrayParts {
-                data_type: Some(DataType::Boolean),
-                len: v.len(),
-                buffers: vec![bitmap(v.len(), v.iter().copied())],
-                ..ArrayParts::default()
-            })
-            .unwrap()
-        };
-        let mut growing = GrowingDictionary::start(&bools(&[true; 7]))
-            .unwrap()
-            .unwrap();
-        growing.append(&bools(&[false, true])).unwrap();
-        growing.append(&bools(&[true, false, true])).unwrap();
-        let view = growing.view().unwrap();
-        let got: Vec<bool> = (0..view.len()).map(|i| view.bool_value(i)).collect();
-        let mut expected = vec![true; 7];
-        expected.extend([false, true, true, false, true]);
-        assert_eq!(got, expected);
-    }
-
-    #[test]
-    fn arrays_handed_out_never_change_and_unshared_buffers_grow_in_place() {
-        let mut growing = GrowingDictionary::start(&strings(&[Some("a")]))
-            .unwrap()
-            .unwrap();
+    fn unshared_buffers_grow_in_place() {
+        let mut growing = GrowingArray::start(&strings(&[Some("a")])).unwrap();
         let held = growing.view().unwrap();
         growing.append(&strings(&[Some("b")])).unwrap();
         // `held` shared the buffers: the append copied them, and `held` is as it was.
@@ -373,40 +906,104 @@ mod tests {
         drop(held);
 
         // Nothing shares them now: appends write into the same allocation while it has room.
-        Arc::get_mut(&mut growing.data).unwrap().0.reserve(64);
-        let before = growing.data.0.as_ptr();
+        Arc::get_mut(&mut growing.buffers[1]).unwrap().0.reserve(64);
+        let before = growing.buffers[1].0.as_ptr();
         for _ in 0..10 {
             growing.append(&strings(&[Some("d")])).unwrap();
         }
-        assert_eq!(growing.data.0.as_ptr(), before, "grew in place");
+        assert_eq!(growing.buffers[1].0.as_ptr(), before, "grew in place");
         assert_eq!(growing.view().unwrap().str_value(11), "d");
     }
 
     #[test]
-    fn a_delta_of_another_type_fails_and_changes_nothing() {
-        let mut growing = GrowingDictionary::start(&strings(&[Some("a")]))
-            .unwrap()
-            .unwrap();
-        let ints = ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Int8),
-            len: 1,
-            buffers: vec![Bytes::from_vec(vec![1])],
-            ..ArrayParts::default()
-        })
-        .unwrap();
+    fn appends_that_fail_change_nothing() {
+        let check_unchanged = |growing: &GrowingArray<'_>, want: &ArrayView<'_>| {
+            assert_same(&growing.view().unwrap(), want);
+        };
+
+        // Another type.
+        let mut growing = GrowingArray::start(&strings(&[Some("a")])).unwrap();
+        let ints = ArrayView::from_values([1i8]).unwrap();
         assert!(growing.append(&ints).is_err());
-        assert_eq!(growing.view().unwrap().len(), 1);
+        check_unchanged(&growing, &strings(&[Some("a")]));
+
+        // Run ends past Int16 (32,767 slots).
+        let runs = |n: usize| {
+            let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i8>::new())
+                .with_run_end_type(DataType::Int16);
+            for _ in 0..n {
+                runs.append_value(1i8);
+            }
+            runs.finish().unwrap()
+        };
+        let mut growing = GrowingArray::start(&runs(30_000)).unwrap();
+        let err = growing.append(&runs(5_000)).unwrap_err();
+        assert!(
+            matches!(err.kind, FormatErrorKind::LimitExceeded { .. }),
+            "{err:?}"
+        );
+        check_unchanged(&growing, &runs(30_000));
+        growing.append(&runs(2_767)).unwrap();
+        assert_eq!(growing.view().unwrap().len(), 32_767);
+
+        // List offsets past i32::MAX in the second child of a struct: the first child, which
+        // comes first, does not grow either. (Null items take no memory.)
+        let structs = |items: usize| {
+            let mut structs = StructBuilder::new()
+                .with_child("n", PrimitiveBuilder::<i32>::new())
+                .with_child("l", ListBuilder::new(NullBuilder::new()));
+            structs
+                .field_builder::<PrimitiveBuilder<i32>>(0)
+                .unwrap()
+                .append_value(7);
+            let l = structs
+                .field_builder::<ListBuilder<NullBuilder>>(1)
+                .unwrap();
+            l.values().append_nulls(items);
+            l.append();
+            structs.append();
+            structs.finish().unwrap()
+        };
+        let big = i32::MAX as usize - 10;
+        let mut growing = GrowingArray::start(&structs(big)).unwrap();
+        let err = growing.append(&structs(20)).unwrap_err();
+        assert!(
+            matches!(err.kind, FormatErrorKind::LimitExceeded { .. }),
+            "{err:?}"
+        );
+        let view = growing.view().unwrap();
+        assert_eq!((view.len(), view.child(0).unwrap().len()), (1, 1));
+        assert_eq!(view.child(1).unwrap().child(0).unwrap().len(), big);
+        growing.append(&structs(10)).unwrap();
+        assert_eq!(growing.view().unwrap().len(), 2);
+
+        // Values encoded with another dictionary.
+        let encoded = |values: &[&str]| {
+            let mut builder = DictionaryBuilder::new(StringBuilder::new());
+            builder.extend_values(values.iter().copied());
+            builder.finish().unwrap()
+        };
+        let first = encoded(&["x", "y", "x"]);
+        let mut growing = GrowingArray::start(&first).unwrap();
+        assert!(growing.append(&encoded(&["x"])).is_err());
+        check_unchanged(&growing, &first);
+        growing.append(&first.slice(1, 2).unwrap()).unwrap();
+        assert_eq!(growing.view().unwrap().len(), 5);
     }
 
     #[test]
-    fn nested_types_are_left_to_concat() {
+    fn layouts_follow_the_type() {
         let list = DataType::List(Arc::new(crate::schema::Field::new(
             "item",
             DataType::Int8,
             true,
         )));
-        assert_eq!(Values::of(&list), None);
-        assert_eq!(Values::of(&DataType::Null), None);
-        assert_eq!(Values::of(&DataType::Int64), Some(Values::Fixed(8)));
+        assert_eq!(Layout::of(&list, None).unwrap(), Layout::List(4));
+        assert_eq!(Layout::of(&DataType::Null, None).unwrap(), Layout::Null);
+        assert_eq!(
+            Layout::of(&DataType::Int64, None).unwrap(),
+            Layout::Fixed(8)
+        );
+        assert!(!Layout::Union(UnionMode::Dense).has_validity());
     }
 }

@@ -3,12 +3,12 @@
 //! Dictionary batches enter as decoded arrays; record batch decoding looks them up by id and
 //! shares them (`Arc`) with every batch that uses them. Delta batches append to a dictionary;
 //! replacement batches (streams only) replace it. A dictionary that deltas extend is kept
-//! growable ([`GrowingDictionary`]), so each delta appends in place rather than copying the
-//! whole dictionary once the caller has let go of the batches that used the earlier one.
+//! growable ([`GrowingArray`], any value type), so each delta appends in place rather than
+//! copying the whole dictionary once the caller has let go of the batches that used the earlier
+//! one.
 
-use super::delta::GrowingDictionary;
+use super::delta::GrowingArray;
 use crate::array::ArrayView;
-use crate::bytes::Bytes;
 use crate::error::FormatResult;
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
@@ -20,7 +20,7 @@ use hashbrown::hash_map::Entry;
 pub(crate) struct Dictionaries<'a> {
     map: HashMap<i64, Arc<ArrayView<'a>>>,
     /// The dictionaries in `map` that deltas have extended, in a form that grows in place.
-    growing: HashMap<i64, GrowingDictionary>,
+    growing: HashMap<i64, GrowingArray<'a>>,
 }
 
 impl<'a> Dictionaries<'a> {
@@ -39,15 +39,7 @@ impl<'a> Dictionaries<'a> {
         };
         let growing = match self.growing.entry(id) {
             Entry::Occupied(entry) => entry.into_mut(),
-            Entry::Vacant(entry) => match GrowingDictionary::start(old)? {
-                Some(growing) => entry.insert(growing),
-                None => {
-                    // A type that does not grow in place: copy both into a new array.
-                    let joined = super::concat::concat(old, &values)?;
-                    self.map.insert(id, Arc::new(joined));
-                    return Ok(());
-                }
-            },
+            Entry::Vacant(entry) => entry.insert(GrowingArray::start(old)?),
         };
         // Let go of the map's share of the buffers first: unless a batch the caller still holds
         // uses the dictionary, the append then happens in place. A failed append changes
@@ -90,24 +82,25 @@ pub(crate) fn dictionary_fields(schema: &Schema) -> HashMap<i64, Field> {
     out
 }
 
-/// Packs `len` booleans into an LSB-first bitmap.
-pub(super) fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
-    let mut bytes = alloc::vec![0u8; len.div_ceil(8)];
-    for (i, set) in bits.enumerate() {
-        if let (true, Some(byte)) = (set, bytes.get_mut(i / 8)) {
-            *byte |= 1 << (i % 8);
-        }
-    }
-    Bytes::from_vec(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::array::ArrayParts;
+    use crate::bytes::Bytes;
     use crate::datatype::DataType;
     use alloc::vec;
     use alloc::vec::Vec;
+
+    /// Packs `len` booleans into an LSB-first bitmap.
+    fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
+        let mut bytes = vec![0u8; len.div_ceil(8)];
+        for (i, set) in bits.enumerate() {
+            if let (true, Some(byte)) = (set, bytes.get_mut(i / 8)) {
+                *byte |= 1 << (i % 8);
+            }
+        }
+        Bytes::from_vec(bytes)
+    }
 
     fn utf8(values: &[Option<&str>]) -> ArrayView<'static> {
         let mut offsets = vec![0u8; 4];
