@@ -78,6 +78,30 @@ impl<'a> ArrayView<'a> {
         Ok(array)
     }
 
+    /// An array from parts that are valid by construction, without checking them again: for
+    /// the dictionaries that delta batches grow (`ipc::delta`), whose every part was checked when
+    /// it was read and whose appends keep the format's rules, so that a delta costs time in
+    /// proportion to its own size, not the whole dictionary's. Accessors stay bounds-checked, so
+    /// a mistake here shows as wrong values, never as a panic. Debug builds check anyway.
+    pub(crate) fn from_valid_parts(parts: ArrayParts<'a>) -> FormatResult<Self> {
+        let data_type = parts
+            .data_type
+            .ok_or(FormatErrorKind::MissingField { what: "array type" })?;
+        let array = ArrayView {
+            data_type,
+            len: parts.len,
+            offset: parts.offset,
+            null_count: parts.null_count,
+            validity: parts.validity,
+            buffers: parts.buffers,
+            children: parts.children,
+            dictionary: parts.dictionary,
+        };
+        #[cfg(debug_assertions)]
+        array.clone().validate()?;
+        Ok(array)
+    }
+
     fn end(&self) -> FormatResult<usize> {
         self.offset
             .checked_add(self.len)

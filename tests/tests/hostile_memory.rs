@@ -7,8 +7,8 @@
 #![allow(unsafe_code)] // the counting global allocator only
 
 use quiver::builder::{
-    AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
-    StringBuilder, StructBuilder, UnionBuilder,
+    AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, NullBuilder, PrimitiveBuilder,
+    RunEndBuilder, StringBuilder, StructBuilder, UnionBuilder,
 };
 use quiver::compression::{CodecOptions, EncodedBuffer, compress_buffer};
 use quiver::datatype::{CompressionCodec, UnionMode};
@@ -864,6 +864,66 @@ fn many_compressed_buffers_keep_memory_proportional() {
             usage.peak as f64 / bytes.len() as f64
         );
         assert!(usage.peak <= allowed(bytes.len()), "peak {}", usage.peak);
+        assert!(usage.total <= allowed(bytes.len()), "total {}", usage.total);
+    }
+}
+
+/// A stream whose dictionary of `struct<n: null>` values holds one null slot, then gets a delta
+/// of `valid` valid slots. Such slots hold no bytes, so the delta costs the input a few hundred
+/// bytes whatever `valid` is.
+fn unbacked_struct_dictionary(valid: usize) -> Vec<u8> {
+    let batch = |slots: usize| {
+        let values = StructBuilder::new().with_child("n", NullBuilder::new());
+        let mut dictionary = DictionaryBuilder::new(values).with_id(0);
+        dictionary.values().append_null();
+        for _ in 1..slots {
+            let values = dictionary.values();
+            values
+                .field_builder::<NullBuilder>(0)
+                .unwrap()
+                .append_null();
+            values.append();
+        }
+        dictionary.append_index(0);
+        let field = dictionary.field("d");
+        RecordBatch::from_fields(vec![(field, dictionary.finish().unwrap())]).unwrap()
+    };
+    let bytes = stream(&[batch(1), batch(1 + valid)], WriterOptions::default());
+    assert_eq!(
+        dictionary_batches(&bytes),
+        [false, true],
+        "one whole, then a delta"
+    );
+    bytes
+}
+
+/// A dictionary's validity bitmap may not outgrow the bytes its slots hold (plus 64 KiB): a
+/// delta of 2^22 slots of a struct of nulls would need a 512 KiB bitmap from a stream of a few
+/// hundred bytes, and is refused before it is allocated; 2^16 such slots (8 KiB) are read.
+#[test]
+fn dictionary_bitmaps_stay_within_the_bytes_their_slots_hold() {
+    for (valid, refused) in [(1 << 16, false), (1 << 22, true)] {
+        let bytes = unbacked_struct_dictionary(valid);
+        let mut error = None;
+        let usage = measure(|| {
+            for batch in StreamReader::new(bytes.as_slice(), options()).unwrap() {
+                if let Err(e) = batch {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        });
+        println!(
+            "hostile_memory: struct<null> dictionary, delta of {valid} valid slots: {} input bytes, {} allocated in all, {} at once: {}",
+            bytes.len(),
+            usage.total,
+            usage.peak,
+            error.as_deref().unwrap_or("read")
+        );
+        assert_eq!(error.is_some(), refused, "{error:?}");
+        if let Some(error) = error {
+            assert!(error.contains("dictionary validity bitmap"), "{error}");
+        }
         assert!(usage.total <= allowed(bytes.len()), "total {}", usage.total);
     }
 }

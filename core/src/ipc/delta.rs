@@ -24,9 +24,9 @@
 //! checks everything that can fail (types, dictionaries, offsets past their integer type) before
 //! it writes anything, so a failed append changes nothing.
 //!
-//! The array handed out after each append goes through [`ArrayView::try_new`], which checks all
-//! of it again, old slots included: memory stays linear, but time grows with the number of
-//! deltas times the dictionary's size.
+//! The array handed out after each append is not checked again as a whole (each delta was
+//! checked when it was read, and appending keeps the format's rules), so the time a delta costs
+//! follows its own size, not the dictionary's; debug builds check it all anyway.
 //!
 //! [`concat`](super::concat::concat) is this module's one use outside dictionaries: a growing
 //! copy of one array with the other appended.
@@ -206,6 +206,21 @@ impl<'a> GrowingArray<'a> {
             ));
         }
         let len = fits("appended dictionary length", self.len, slots.len(), 8)?;
+        if self.layout.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
+            // A bitmap has a bit for every slot, and some slots hold no bytes at all (structs of
+            // nulls, fixed-size lists of size 0): their count costs the input nothing. The
+            // bitmap may not outgrow the bytes the array's slots do hold.
+            let backed = self.held().saturating_add(held(array));
+            let limit = backed.saturating_add(UNBACKED_BITMAP);
+            if len.div_ceil(8) > limit {
+                return Err(FormatErrorKind::LimitExceeded {
+                    what: "a dictionary validity bitmap beyond the bytes its slots hold",
+                    requested: len.div_ceil(8) as u64,
+                    limit: limit as u64,
+                }
+                .into());
+            }
+        }
         let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
         let child_len = |i: usize| self.children.get(i).map_or(0, |c| c.len);
         match self.layout {
@@ -431,6 +446,15 @@ impl<'a> GrowingArray<'a> {
         }
     }
 
+    /// Bytes of this array's buffers and its children's, validity bitmaps left out.
+    fn held(&self) -> usize {
+        let own: usize = self.buffers.iter().map(|b| b.0.len()).sum();
+        self.children
+            .iter()
+            .map(GrowingArray::held)
+            .fold(own, usize::saturating_add)
+    }
+
     /// The array as it stands, sharing this array's buffers.
     pub fn view(&self) -> FormatResult<ArrayView<'a>> {
         let children = self
@@ -438,7 +462,7 @@ impl<'a> GrowingArray<'a> {
             .iter()
             .map(GrowingArray::view)
             .collect::<FormatResult<_>>()?;
-        ArrayView::try_new(ArrayParts {
+        ArrayView::from_valid_parts(ArrayParts {
             data_type: Some(self.data_type.clone()),
             len: self.len,
             null_count: self.null_count,
@@ -495,6 +519,19 @@ fn offset(array: &ArrayView<'_>, j: usize, width: usize) -> usize {
         _ => read::<i64>(array.buffer(0), j),
     };
     usize::try_from(value).unwrap_or(0)
+}
+
+/// Bytes a dictionary's validity bitmap may take beyond the bytes its slots hold.
+const UNBACKED_BITMAP: usize = 64 * 1024;
+
+/// Bytes of `array`'s buffers and its children's (whole buffers), validity bitmaps left out.
+fn held(array: &ArrayView<'_>) -> usize {
+    let own: usize = array.buffers().iter().map(|b| b.len()).sum();
+    array
+        .children()
+        .iter()
+        .map(held)
+        .fold(own, usize::saturating_add)
 }
 
 /// `base + added`, if it fits a signed integer of `width` bytes; `what` names it otherwise.
