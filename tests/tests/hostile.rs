@@ -192,6 +192,57 @@ fn buffer_offsets_past_the_body_are_errors() {
     assert!(err.contains("outside"), "{err}");
 }
 
+/// Compressed buffers may not add up to more bytes than the body: buffer entries pointing at
+/// the same compressed bytes would have them decoded again and again (work and short-lived
+/// allocations growing with the number of entries times the body).
+#[test]
+fn compressed_buffers_that_overlap_are_errors() {
+    let values: Vec<Option<i32>> = (0..2_000)
+        .map(|i| (i % 3 != 0).then_some(i * 7919))
+        .collect();
+    let batch = quiver::RecordBatch::from_columns([(
+        "a",
+        ArrayView::from_values(values.iter().copied()).unwrap(),
+    )])
+    .unwrap();
+    let options = quiver::WriterOptions::default()
+        .with_compression(Some(quiver::datatype::CompressionCodec::Lz4Frame));
+    let mut writer = quiver::FileWriter::new(Vec::new(), batch.schema().clone(), options).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    let file = writer.into_inner();
+    assert_eq!(read_file(&file), Ok(2_000));
+    let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
+    let block = reader.record_batch_blocks()[0];
+    // The Buffer structs are (offset, length) pairs of i64: the validity bitmap's, then the
+    // values'. Point the bitmap's entry at the values' bytes.
+    let start = block.offset as usize;
+    let meta = &file[start..start + block.meta_data_length as usize];
+    let pair = |at: usize| {
+        let read = |at: usize| i64::from_le_bytes(meta[at..at + 8].try_into().unwrap());
+        (read(at), read(at + 8))
+    };
+    let at = (0..meta.len() - 32)
+        .step_by(8)
+        .find(|&at| {
+            let ((v_offset, v_len), (offset, len)) = (pair(at), pair(at + 16));
+            v_offset == 0
+                && v_len > 0
+                && offset >= v_len
+                && len > v_len
+                && (block.body_length - 64..=block.body_length).contains(&(offset + len))
+        })
+        .expect("the two buffer entries");
+    let mut patched = file.clone();
+    patched[start + at..start + at + 16].copy_from_slice(&meta[at + 16..at + 32]);
+    let err = assert_bounded_err(
+        read_file(&patched),
+        file.len() * 4 + (1 << 20),
+        "overlapping compressed buffers",
+    );
+    assert!(err.contains("compressed buffers overlap"), "{err}");
+}
+
 fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::FormatError> {
     let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
     ArrayView::try_new(ArrayParts {

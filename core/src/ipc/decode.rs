@@ -212,6 +212,10 @@ struct Decoder<'m, 'b, 'a> {
     context: DecodeContext,
     dictionaries: &'b Dictionaries<'a>,
     decompressor: &'b mut Decompressor,
+    /// Bytes of compressed buffers decoded so far: never more than the body holds, so that no
+    /// compressed bytes are decoded twice (buffers pointing at the same bytes would make the work
+    /// and the codec's short-lived allocations grow with the number of buffers times the body).
+    compressed: u64,
 }
 
 /// Decodes the arrays of the fields `projection` selects from a record batch header and body.
@@ -238,6 +242,7 @@ pub(crate) fn decode_columns<'a>(
         context,
         dictionaries,
         decompressor,
+        compressed: 0,
     };
     let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
@@ -277,6 +282,15 @@ impl<'a> Decoder<'_, '_, 'a> {
             })
             .at(range.start)
         })?;
+        if self.compression.is_some() {
+            self.compressed = self.compressed.saturating_add(raw.len() as u64);
+            if self.compressed > self.body.len() {
+                return Err(FormatError::from(FormatErrorKind::LayoutMismatch {
+                    what: "compressed buffers overlap: their lengths add up to more than the body",
+                })
+                .at(range.start));
+            }
+        }
         let bytes = match self.compression {
             None => raw,
             Some(codec) => match self
