@@ -3,10 +3,11 @@
 //!
 //! A batch is cut into chunks of rows ([`RecordBatch::slice`]: views, no copies). The chunks'
 //! encoders are made in order from one [`JsonWriter`], so the framing (`[`, `,`, `]`) is what a
-//! single encoder would write. Scoped worker threads each encode their chunks into buffers the
-//! caller's thread lends them, and the caller's thread writes the buffers back in chunk order.
-//! At most two chunks per worker are in flight, so memory stays at a few chunk buffers whatever
-//! the batch size: the JSON of a whole batch is never held.
+//! single encoder would write. The chunks are dealt in turn to the caller's thread and to
+//! `threads - 1` scoped workers; the workers encode theirs into buffers the caller's thread
+//! lends them, and the caller's thread encodes its own when their turn to be written comes,
+//! writing every chunk in order. At most two chunks per worker are in flight, so memory stays at
+//! a few chunk buffers whatever the batch size: the JSON of a whole batch is never held.
 
 use crate::json::{JsonWriteError, write_json_through};
 use quiver::RecordBatch;
@@ -21,7 +22,8 @@ pub const DEFAULT_CHUNK_BYTES: usize = 256 * 1024;
 const IN_FLIGHT: usize = 2;
 
 /// Writes a JSON document (NDJSON or one array) to `W`, encoding each batch's rows on up to
-/// `threads` scoped threads and writing them in order; see the module docs.
+/// `threads` threads (the caller's and scoped workers) and writing them in order; see the module
+/// docs.
 ///
 /// With one thread, or a batch that fits in one chunk, the batch is encoded on the caller's
 /// thread straight into the writer. The output is the same bytes in every case.
@@ -97,7 +99,8 @@ impl<W: io::Write> ParallelWriter<W> {
         Ok(())
     }
 
-    /// Encodes `batch` in chunks of `chunk_rows` rows on the workers; returns the bytes written.
+    /// Encodes `batch` in chunks of `chunk_rows` rows, the caller's thread and `threads - 1`
+    /// scoped workers taking turns; returns the bytes written.
     fn write_chunks(
         &mut self,
         batch: &RecordBatch<'_>,
@@ -111,16 +114,21 @@ impl<W: io::Write> ParallelWriter<W> {
             .map_err(io::Error::other)?;
         let mut encoders = Vec::with_capacity(chunks.len());
         for chunk in &chunks {
-            encoders.push(self.document.batch(chunk)?);
+            encoders.push(Some(self.document.batch(chunk)?));
         }
-        let workers = self.threads.min(chunks.len());
+        // Chunk i is encoded by lane i % lanes: lane 0 is the caller's thread, which encodes its
+        // chunks when their turn to be written comes; each worker lane holds IN_FLIGHT chunks at
+        // most, encoded ahead while the caller encodes and writes.
+        let lanes = self.threads.min(chunks.len());
+        let ahead = lanes * IN_FLIGHT;
         let chunk_bytes = self.chunk_bytes;
         let out = &mut self.out;
         let buffers = &mut self.buffers;
-        std::thread::scope(|scope| {
-            let mut lanes = Vec::with_capacity(workers);
-            for _ in 0..workers {
-                let (jobs, job_queue) = mpsc::channel::<(Encoder<'_, '_>, Vec<u8>)>();
+        let mut own = buffers.pop().unwrap_or_default();
+        let written = std::thread::scope(|scope| {
+            let mut workers = Vec::with_capacity(lanes.saturating_sub(1));
+            for _ in 1..lanes {
+                let (jobs, job_queue): (Jobs<'_, '_>, _) = mpsc::channel();
                 let (done_queue, done) = mpsc::channel::<(Vec<u8>, usize)>();
                 scope.spawn(move || {
                     for (mut encoder, mut buffer) in job_queue {
@@ -130,34 +138,45 @@ impl<W: io::Write> ParallelWriter<W> {
                         }
                     }
                 });
-                lanes.push((jobs, done));
+                workers.push((jobs, done));
             }
-            // Chunk i goes to lane i % workers; each lane holds IN_FLIGHT chunks at most.
-            let mut pending = encoders.into_iter();
-            let lane = |i: usize| lanes.get(i % workers);
-            for i in 0..(workers * IN_FLIGHT).min(chunks.len()) {
-                if let (Some((jobs, _)), Some(encoder)) = (lane(i), pending.next()) {
-                    let _ = jobs.send((encoder, buffers.pop().unwrap_or_default()));
+            let worker = |i: usize| workers.get((i % lanes).wrapping_sub(1));
+            for i in (0..ahead.min(chunks.len())).filter(|i| i % lanes != 0) {
+                let buffer = buffers.pop().unwrap_or_default();
+                if let Some(buffer) = hand(worker(i), encoders.get_mut(i), buffer) {
+                    buffers.push(buffer);
                 }
             }
             let mut written = 0u64;
             for i in 0..chunks.len() {
-                let Some((jobs, done)) = lane(i) else { break };
-                // A worker only stops early by panicking, which the scope re-raises.
-                let Ok((buffer, filled)) = done.recv() else {
-                    break;
-                };
-                out.write_all(buffer.get(..filled).unwrap_or_default())?;
-                written += filled as u64;
-                match pending.next() {
-                    Some(encoder) => {
-                        let _ = jobs.send((encoder, buffer));
+                let filled = match worker(i) {
+                    None => {
+                        let Some(Some(encoder)) = encoders.get_mut(i) else {
+                            break;
+                        };
+                        let filled = encode_into(encoder, &mut own, chunk_bytes);
+                        out.write_all(own.get(..filled).unwrap_or_default())?;
+                        filled
                     }
-                    None => buffers.push(buffer),
-                }
+                    Some((_, done)) => {
+                        // A worker only stops early by panicking, which the scope re-raises.
+                        let Some((buffer, filled)) = receive(done) else {
+                            break;
+                        };
+                        out.write_all(buffer.get(..filled).unwrap_or_default())?;
+                        let next = i + ahead;
+                        if let Some(buffer) = hand(worker(next), encoders.get_mut(next), buffer) {
+                            buffers.push(buffer);
+                        }
+                        filled
+                    }
+                };
+                written += filled as u64;
             }
-            Ok(written)
-        })
+            Ok::<_, io::Error>(written)
+        });
+        self.buffers.push(own);
+        Ok(written?)
     }
 
     /// Ends the document (`]` or `[]` for an array) and flushes the writer; writes nothing more
@@ -194,6 +213,47 @@ impl<W: io::Write> ParallelWriter<W> {
         self.out
     }
 }
+
+/// The next chunk a worker encoded, waiting for it: first by polling for a little while (a
+/// chunk is usually close to done), then by sleeping. Sleeping at once lets the scheduler wake
+/// the caller's thread on the worker's core, where the two then take turns instead of running
+/// side by side. `None` when the worker has stopped.
+fn receive<T>(done: &mpsc::Receiver<T>) -> Option<T> {
+    for _ in 0..SPINS {
+        match done.try_recv() {
+            Ok(chunk) => return Some(chunk),
+            Err(mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+        }
+    }
+    done.recv().ok()
+}
+
+/// Polls of [`receive`] before it sleeps (some tens of microseconds).
+const SPINS: usize = 4096;
+
+/// Hands a chunk's encoder (taken from its slot) and `buffer` to the worker that encodes it;
+/// the buffer comes back when there is no such worker or chunk.
+fn hand<'b, 'a>(
+    worker: Option<&Worker<'b, 'a>>,
+    slot: Option<&mut Option<Encoder<'b, 'a>>>,
+    buffer: Vec<u8>,
+) -> Option<Vec<u8>> {
+    let Some((jobs, _)) = worker else {
+        return Some(buffer);
+    };
+    let Some(encoder) = slot.and_then(Option::take) else {
+        return Some(buffer);
+    };
+    jobs.send((encoder, buffer)).err().map(|e| (e.0).1)
+}
+
+/// Where a worker takes chunks to encode from: each with the buffer to encode it into.
+type Jobs<'b, 'a> = mpsc::Sender<(Encoder<'b, 'a>, Vec<u8>)>;
+
+/// A worker as the caller's thread sees it: its jobs, and its encoded chunks (each buffer with
+/// the bytes filled).
+type Worker<'b, 'a> = (Jobs<'b, 'a>, mpsc::Receiver<(Vec<u8>, usize)>);
 
 /// Encodes all of `encoder`'s output into `buffer`, straight into its initialised bytes (a
 /// recycled buffer is not cleared or copied), growing it when full; returns the bytes filled.
