@@ -121,8 +121,10 @@ const VALUE_TEXT: usize = 64;
 #[inline(always)]
 fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
     if v.is_finite() {
-        out.first_chunk_mut::<FLOAT_TEXT>()
-            .map_or(0, |w| number::write_f64(w, v))
+        match out.first_chunk_mut::<FLOAT_TEXT>() {
+            Some(w) => number::write_f64(w, v),
+            None => 0,
+        }
     } else {
         copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
     }
@@ -131,8 +133,10 @@ fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
 #[inline(always)]
 fn f32_text(out: &mut [u8; VALUE_TEXT], v: f32, cx: Context) -> usize {
     if v.is_finite() {
-        out.first_chunk_mut::<FLOAT_TEXT>()
-            .map_or(0, |w| number::write_f32(w, v))
+        match out.first_chunk_mut::<FLOAT_TEXT>() {
+            Some(w) => number::write_f32(w, v),
+            None => 0,
+        }
     } else {
         copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
     }
@@ -169,10 +173,13 @@ fn temporal_text(out: &mut [u8; VALUE_TEXT], write: impl FnOnce(&mut Text)) -> u
     text.push(b'"');
     write(&mut text);
     text.push(b'"');
-    text.block().map_or(0, |block| {
-        *out = *block;
-        text.as_bytes().len()
-    })
+    match text.block() {
+        Some(block) => {
+            *out = *block;
+            text.as_bytes().len()
+        }
+        None => 0,
+    }
 }
 
 /// Writes an `i32` at the start of `out`; returns its length.

@@ -116,9 +116,12 @@ impl<const DEPTH: usize> Encoder<'_, '_, DEPTH> {
 
     /// Appends all remaining output to `out`, encoding straight into its spare capacity: 16 KiB
     /// first (all of a small document), then, with the whole document's size estimated from
-    /// those rows and reserved once, up to 64 KiB per call. Each chunk is zero-filled before it
-    /// is lent to the encoder and cut back to what was written, so the output passes through no
-    /// second buffer and a large batch does not regrow the `Vec` again and again.
+    /// those rows and reserved once, all of that in one call (growing by at least 64 KiB past
+    /// it). Each chunk is zero-filled before it is lent to the encoder and cut back to what was
+    /// written, so the output passes through no second buffer, a large batch does not regrow the
+    /// `Vec` again and again, and few rows cross the end of a chunk (such a row is written by the
+    /// slower resumable walk: at 2^18 rows of 100-byte strings, 64 KiB chunks cost 12.8 ns a row,
+    /// one chunk 7.7).
     pub fn append_to(&mut self, out: &mut Vec<u8>) {
         let mut chunk = FIRST_CHUNK;
         let mut first = true;
@@ -135,13 +138,9 @@ impl<const DEPTH: usize> Encoder<'_, '_, DEPTH> {
                 let (done, rows) = self.rows_progress();
                 out.reserve(reserve_estimate(progress.written, done, rows));
             }
-            // Fill the reserved capacity in chunks that stay in cache; past it, grow.
+            // All of the reserved capacity; past it, grow.
             let spare = out.capacity() - out.len();
-            chunk = if spare >= 1024 {
-                spare.min(APPEND_CHUNK)
-            } else {
-                APPEND_CHUNK
-            };
+            chunk = if spare >= 1024 { spare } else { APPEND_CHUNK };
         }
     }
 }
@@ -161,7 +160,7 @@ fn reserve_estimate(written: usize, done: usize, rows: usize) -> usize {
     (per_row.saturating_mul(rows.saturating_sub(done)) / 8 * 9).min(RESERVE_LIMIT)
 }
 
-/// Bytes [`Encoder::append_to`] lends the encoder per call after its first buffer.
+/// Bytes [`Encoder::append_to`] grows the `Vec` by, at least, once past its reservation.
 const APPEND_CHUNK: usize = 64 * 1024;
 
 /// `batch` as one JSON document in a new `Vec` (the allocating convenience; the encoder itself
