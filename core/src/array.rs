@@ -61,10 +61,17 @@ pub struct ArrayView<'a> {
 impl<'a> ArrayView<'a> {
     /// Validates `parts` against every rule of the columnar format for its type.
     pub fn try_new(parts: ArrayParts<'a>) -> FormatResult<Self> {
+        let mut array = ArrayView::unchecked(parts)?;
+        array.validate()?;
+        Ok(array)
+    }
+
+    /// The array of `parts` as they are (only the type is required).
+    fn unchecked(parts: ArrayParts<'a>) -> FormatResult<Self> {
         let data_type = parts
             .data_type
             .ok_or(FormatErrorKind::MissingField { what: "array type" })?;
-        let mut array = ArrayView {
+        Ok(ArrayView {
             data_type,
             len: parts.len,
             offset: parts.offset,
@@ -73,9 +80,7 @@ impl<'a> ArrayView<'a> {
             buffers: parts.buffers,
             children: parts.children,
             dictionary: parts.dictionary,
-        };
-        array.validate()?;
-        Ok(array)
+        })
     }
 
     /// An array from parts that are valid by construction, without checking them again: for
@@ -84,19 +89,7 @@ impl<'a> ArrayView<'a> {
     /// proportion to its own size, not the whole dictionary's. Accessors stay bounds-checked, so
     /// a mistake here shows as wrong values, never as a panic. Debug builds check anyway.
     pub(crate) fn from_valid_parts(parts: ArrayParts<'a>) -> FormatResult<Self> {
-        let data_type = parts
-            .data_type
-            .ok_or(FormatErrorKind::MissingField { what: "array type" })?;
-        let array = ArrayView {
-            data_type,
-            len: parts.len,
-            offset: parts.offset,
-            null_count: parts.null_count,
-            validity: parts.validity,
-            buffers: parts.buffers,
-            children: parts.children,
-            dictionary: parts.dictionary,
-        };
+        let array = ArrayView::unchecked(parts)?;
         #[cfg(debug_assertions)]
         array.clone().validate()?;
         Ok(array)
