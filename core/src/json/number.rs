@@ -40,6 +40,7 @@ impl<const N: usize> Scratch<N> {
 
     /// The first `M` bytes of the buffer, written or not (for a fixed-size copy of text known
     /// to be shorter).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn block<const M: usize>(&self) -> Option<&[u8; M]> {
         self.bytes.first_chunk::<M>()

@@ -12,7 +12,7 @@ use crate::datatype::IntType;
 use crate::json::framing::Framing;
 use crate::json::sink::{Body, Sink, Spill, Stream};
 use crate::json::value::{
-    Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
+    self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
 };
 use crate::json::{
     BinaryFormat, DEFAULT_DEPTH, EncoderOptions, JsonError, JsonFormat, Progress, escape, number,
@@ -560,13 +560,8 @@ fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Conte
         }
         Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
         Kind::Timestamp(unit, timezone) => {
-            let v = node.value::<i64>(i);
-            if cx.options.timestamps_as_epoch {
-                int64(sink, v, cx);
-            } else {
-                let zone = temporal::zone(timezone);
-                quoted_text(sink, |t| temporal::timestamp(v, unit, zone, t));
-            }
+            let zone = temporal::zone(timezone);
+            value::timestamp(sink, node.value::<i64>(i), unit, zone, cx);
         }
         Kind::Duration(unit) => {
             quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
