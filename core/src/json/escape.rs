@@ -12,7 +12,7 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// The index of the first of the eight bytes of `word` (little-endian) that is a control
-/// character, `"` or `\\`; 8 when none is.
+/// character, `"` or `\`; 8 when none is.
 ///
 /// Each test is the classic "has a byte less than n" trick: subtracting n from every byte sets
 /// the byte's high bit where the byte was below n (bytes ≥ 0x80 are masked out by `!word`). A

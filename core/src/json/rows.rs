@@ -176,7 +176,7 @@ fn temporal_text(out: &mut [u8; VALUE_TEXT], write: impl FnOnce(&mut Text)) -> u
     match text.block() {
         Some(block) => {
             *out = *block;
-            text.as_bytes().len()
+            text.as_bytes().len().min(VALUE_TEXT)
         }
         None => 0,
     }
