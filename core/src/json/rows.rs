@@ -434,6 +434,32 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         let explicit = self.cx.options.explicit_nulls;
         let mut first = true;
         for member in self.plan.nodes(nodes) {
+            // The common member: a valid flat value under a pre-built key; a fixed-width value
+            // goes into the same window of the buffer as the key.
+            if member.shape == Shape::Flat
+                && member.leaf.is_valid(i)
+                && let Some((key, key_len)) = member.key(first)
+            {
+                let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
+                if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
+                    *head = *key;
+                }
+                if matches!(member.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
+                    sink.advance(key_len);
+                    flat(&member.leaf, i, sink, self.cx)?;
+                } else {
+                    let n = match window
+                        .get_mut(key_len..)
+                        .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
+                    {
+                        Some(value) => fixed_text(&member.leaf, i, value, self.cx),
+                        None => 0,
+                    };
+                    sink.advance(key_len + n);
+                }
+                first = false;
+                continue;
+            }
             let slot = self.resolve_from(member, i);
             if slot.is_none() && !explicit {
                 continue;
