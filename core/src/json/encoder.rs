@@ -23,6 +23,7 @@ use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal;
 use super::value::{
     self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
+    windowed,
 };
 use super::{DEFAULT_DEPTH, JsonError, Progress};
 use crate::array::{ArrayView, RecordBatch};
@@ -264,8 +265,8 @@ pub(crate) fn leaf<'b>(
         | DataType::Decimal64(_, scale)
         | DataType::Decimal128(_, scale)
         | DataType::Decimal256(_, scale) => decimal(sink, array.fixed_bytes(i), *scale),
-        DataType::Date32 => quoted_text(sink, |t| temporal::date32(array.value::<i32>(i), t)),
-        DataType::Date64 => quoted_text(sink, |t| temporal::date64(array.value::<i64>(i), t)),
+        DataType::Date32 => windowed(sink, |w| temporal::date32(array.value::<i32>(i), w)),
+        DataType::Date64 => windowed(sink, |w| temporal::date64(array.value::<i64>(i), w)),
         DataType::Time32(unit) => quoted_text(sink, |t| {
             temporal::time(array.value::<i32>(i).into(), *unit, t);
         }),
@@ -316,8 +317,8 @@ fn fast<'b>(leaf: Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) 
         } else {
             b"false"
         }),
-        Kind::Date32 => quoted_text(sink, |t| temporal::date32(leaf.value::<i32>(i), t)),
-        Kind::Date64 => quoted_text(sink, |t| temporal::date64(leaf.value::<i64>(i), t)),
+        Kind::Date32 => windowed(sink, |w| temporal::date32(leaf.value::<i32>(i), w)),
+        Kind::Date64 => windowed(sink, |w| temporal::date64(leaf.value::<i64>(i), w)),
         Kind::Timestamp(unit, zone) => {
             value::timestamp(sink, leaf.value::<i64>(i), unit, zone, cx);
         }

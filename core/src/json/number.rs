@@ -127,6 +127,13 @@ fn eight_digits(v: u32) -> u64 {
 
 const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 
+/// The last `width` (1–8) decimal digits of `v < 10^8`, leading zeros included, as ASCII in
+/// the low bytes of a word, most significant digit lowest (so `to_le_bytes` reads in order).
+#[inline(always)]
+pub(crate) fn padded_digits(v: u32, width: u32) -> u64 {
+    (eight_digits(v) + ASCII_ZEROS) >> (8 * (8 - width.clamp(1, 8)))
+}
+
 /// Writes up to eight digits of `v < 10^8` without leading zeros at `out[at..]` (touching
 /// `out[at..at + 8]`); returns the number of digits.
 #[inline(always)]

@@ -20,7 +20,7 @@ use super::leaf::{Kind, Leaf, Offset};
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::sink::{Body, SPILL, Sink};
-use super::temporal::{self, Text};
+use super::temporal;
 use super::value::{Context, non_finite_text};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
@@ -113,9 +113,8 @@ fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
 }
 
 /// Bytes the text of one value of a flat leaf may take: a float, an integer, or quoted
-/// temporal text (at most 46 bytes: a timestamp in a year past 9999, with nanoseconds and an
-/// offset).
-const VALUE_TEXT: usize = 64;
+/// temporal text (the window temporal text is written into).
+const VALUE_TEXT: usize = temporal::WINDOW;
 
 /// Writes a float's text (finite or not) at the start of `out`; returns its length.
 #[inline(always)]
@@ -166,22 +165,6 @@ fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) ->
     n + 2 * quote
 }
 
-/// Writes temporal text between quotes at the start of `out`; returns its length.
-#[inline(always)]
-fn temporal_text(out: &mut [u8; VALUE_TEXT], write: impl FnOnce(&mut Text)) -> usize {
-    let mut text = Text::new();
-    text.push(b'"');
-    write(&mut text);
-    text.push(b'"');
-    match text.block() {
-        Some(block) => {
-            *out = *block;
-            text.as_bytes().len().min(VALUE_TEXT)
-        }
-        None => 0,
-    }
-}
-
 /// Writes an `i32` at the start of `out`; returns its length.
 #[inline(always)]
 fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
@@ -222,14 +205,14 @@ fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; VALUE_TEXT], cx: Context
             }
             4 + usize::from(!leaf.bool_value(i))
         }
-        Kind::Date32 => temporal_text(out, |t| temporal::date32(leaf.value::<i32>(i), t)),
-        Kind::Date64 => temporal_text(out, |t| temporal::date64(leaf.value::<i64>(i), t)),
+        Kind::Date32 => temporal::date32(leaf.value::<i32>(i), out),
+        Kind::Date64 => temporal::date64(leaf.value::<i64>(i), out),
         Kind::Timestamp(unit, zone) => {
             let v = leaf.value::<i64>(i);
             if cx.options.timestamps_as_epoch {
                 long_text(out, v, false, cx)
             } else {
-                temporal_text(out, |t| temporal::timestamp(v, unit, zone, t))
+                temporal::timestamp(v, unit, zone, out)
             }
         }
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => 0,

@@ -26,7 +26,7 @@
 //!   instant arrow-json writes when built with chrono-tz (which shows it in local time with the
 //!   zone's offset); arrow-json's default build refuses such a column.
 
-use super::number::{Scratch, two_digits};
+use super::number::{Scratch, padded_digits, two_digits};
 use crate::datatype::TimeUnit;
 
 /// Bytes of the longest temporal text (an interval with every part at its extreme).
@@ -34,6 +34,11 @@ pub(crate) const TEMPORAL_TEXT: usize = 96;
 
 /// Temporal text under construction.
 pub(crate) type Text = Scratch<TEMPORAL_TEXT>;
+
+/// Bytes of the window that quoted dates and timestamps are written into: the longest such
+/// text (46 bytes: a year past 9999, nanoseconds and an offset) and the eight-byte blocks the
+/// common forms store past their end.
+pub(crate) const WINDOW: usize = 64;
 
 const SECONDS_PER_DAY: i64 = 86_400;
 
@@ -64,9 +69,109 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// [`civil_from_days`] for the years 0..=9999, in 32-bit arithmetic (Neri and Schneider's
+/// Euclidean affine forms of the calendar, 2022); `None` outside those years.
+#[inline(always)]
+fn civil_in_four_digits(days: i64) -> Option<(u32, u32, u32)> {
+    /// 0000-01-01 and 9999-12-31.
+    const FIRST: i64 = -719_528;
+    const LAST: i64 = 2_932_896;
+    if !(FIRST..=LAST).contains(&days) {
+        return None;
+    }
+    // Days since -0400-03-01: an era before the computational year 0 keeps them positive.
+    let n = (days + 719_468 + 146_097) as u32;
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let p = u64::from((n1 % 146_097) | 3) * 2_939_745;
+    let year_of_century = (p >> 32) as u32;
+    let day_of_year = p as u32 / 2_939_745 / 4; // from March 1st
+    let n3 = 2_141 * day_of_year + 197_913;
+    let (month, day) = (n3 >> 16, (n3 & 0xFFFF) / 2_141 + 1);
+    let january = day_of_year >= 306; // January or February: the next civil year
+    let year = 100 * century + year_of_century + u32::from(january) - 400;
+    Some((year, if january { month - 12 } else { month }, day))
+}
+
+/// Writes `"YYYY-MM-DD` at `out[0..11]`.
+#[inline(always)]
+fn put_date(out: &mut [u8; WINDOW], (year, month, day): (u32, u32, u32)) {
+    // Eight digits YYYYMMDD, then the dashes put between them.
+    let d = padded_digits(year * 10_000 + month * 100 + day, 8);
+    let head = (d & 0xFFFF_FFFF)
+        | u64::from(b'-') << 32
+        | (d >> 32 & 0xFFFF) << 40
+        | u64::from(b'-') << 56;
+    out[0] = b'"';
+    if let Some(block) = out.get_mut(1..9).and_then(|b| b.first_chunk_mut::<8>()) {
+        *block = head.to_le_bytes();
+    }
+    if let Some(block) = out.get_mut(9..11).and_then(|b| b.first_chunk_mut::<2>()) {
+        *block = ((d >> 48) as u16).to_le_bytes();
+    }
+}
+
+/// Writes `THH:MM:SS` (a time of day, below 24 h) at `out[11..20]`.
+#[inline(always)]
+fn put_clock(out: &mut [u8; WINDOW], seconds: u32) {
+    let (hours, minutes, seconds) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
+    let d = padded_digits(hours * 10_000 + minutes * 100 + seconds, 6);
+    let clock = (d & 0xFFFF)
+        | u64::from(b':') << 16
+        | (d >> 16 & 0xFFFF) << 24
+        | u64::from(b':') << 40
+        | (d >> 32 & 0xFFFF) << 48;
+    out[11] = b'T';
+    if let Some(block) = out.get_mut(12..20).and_then(|b| b.first_chunk_mut::<8>()) {
+        *block = clock.to_le_bytes();
+    }
+}
+
+/// Writes a fraction of a second at `out[at..]` (as [`fraction`] does, touching at most
+/// `out[at..at + 10]`); returns its length.
+#[inline(always)]
+fn put_fraction(out: &mut [u8; WINDOW], at: usize, nanos: u32) -> usize {
+    let (block, len) = if nanos == 0 {
+        return 0;
+    } else if nanos.is_multiple_of(1_000_000) {
+        (padded_digits(nanos / 1_000_000, 3), 4)
+    } else if nanos.is_multiple_of(1_000) {
+        (padded_digits(nanos / 1_000, 6), 7)
+    } else {
+        // Nine digits: the first beside the point, then eight in a second block.
+        (u64::from(b'0') + u64::from(nanos / 100_000_000), 10)
+    };
+    if let Some(dst) = out.get_mut(at..at + 8).and_then(|b| b.first_chunk_mut()) {
+        *dst = (u64::from(b'.') | block << 8).to_le_bytes();
+    }
+    if len == 10
+        && let Some(dst) = out
+            .get_mut(at + 2..at + 10)
+            .and_then(|b| b.first_chunk_mut())
+    {
+        *dst = padded_digits(nanos % 100_000_000, 8).to_le_bytes();
+    }
+    len
+}
+
+/// Writes temporal text built in a [`Text`] between quotes at the start of `out`; returns its
+/// length.
+#[cold]
+fn quoted(out: &mut [u8; WINDOW], write: impl FnOnce(&mut Text)) -> usize {
+    let mut text = Text::new();
+    text.push(b'"');
+    write(&mut text);
+    text.push(b'"');
+    let n = text.as_bytes().len().min(WINDOW);
+    if let (Some(dst), Some(src)) = (out.get_mut(..n), text.as_bytes().get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    n
+}
+
 /// `YYYY-MM-DD`, with a sign and at least four year digits outside 0..=9999.
 #[inline(always)]
-pub(crate) fn date(days: i64, text: &mut Text) {
+fn date(days: i64, text: &mut Text) {
     let (year, month, day) = civil_from_days(days);
     let [m1, m2] = two_digits(month);
     let [d1, d2] = two_digits(day);
@@ -121,23 +226,20 @@ fn clock(seconds: u64, nanos: u32, text: &mut Text) {
     fraction(nanos, text);
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff]` of a count of seconds since the epoch shifted by `shift`
-/// seconds (less than a day either way), and nanoseconds.
+/// The day and the second of the day of a count of seconds since the epoch shifted by `shift`
+/// seconds (less than a day either way).
 #[inline(always)]
-fn date_time(seconds: i64, shift: i64, nanos: u32, text: &mut Text) {
-    let mut days = seconds.div_euclid(SECONDS_PER_DAY);
+fn day_and_time(seconds: i64, shift: i64) -> (i64, i64) {
+    let days = seconds.div_euclid(SECONDS_PER_DAY);
     // Shifted within a day of the day's start: never overflows, and at most one day off.
-    let mut time = seconds.rem_euclid(SECONDS_PER_DAY) + shift;
+    let time = seconds.rem_euclid(SECONDS_PER_DAY) + shift;
     if time < 0 {
-        days -= 1;
-        time += SECONDS_PER_DAY;
+        (days - 1, time + SECONDS_PER_DAY)
     } else if time >= SECONDS_PER_DAY {
-        days += 1;
-        time -= SECONDS_PER_DAY;
+        (days + 1, time - SECONDS_PER_DAY)
+    } else {
+        (days, time)
     }
-    date(days, text);
-    text.push(b'T');
-    clock(time as u64, nanos, text);
 }
 
 /// Seconds since the epoch and nanoseconds of a count of `unit`s (floored, so the nanoseconds
@@ -157,15 +259,25 @@ fn split(value: i64, unit: TimeUnit) -> (i64, u32) {
     }
 }
 
-/// Date32: days since the epoch.
-pub(crate) fn date32(days: i32, text: &mut Text) {
-    date(i64::from(days), text);
+/// Date32 (days since the epoch) between quotes at the start of `out`; returns its length.
+#[inline(always)]
+pub(crate) fn date32(days: i32, out: &mut [u8; WINDOW]) -> usize {
+    let days = i64::from(days);
+    match civil_in_four_digits(days) {
+        Some(civil) => {
+            put_date(out, civil);
+            out[11] = b'"';
+            12
+        }
+        None => quoted(out, |text| date(days, text)),
+    }
 }
 
-/// Date64: milliseconds since the epoch, written as a naive date-time as arrow-json does.
-pub(crate) fn date64(millis: i64, text: &mut Text) {
-    let (seconds, nanos) = split(millis, TimeUnit::Millisecond);
-    date_time(seconds, 0, nanos, text);
+/// Date64 (milliseconds since the epoch) between quotes at the start of `out`, as a naive
+/// date-time as arrow-json writes it; returns its length.
+#[inline(always)]
+pub(crate) fn date64(millis: i64, out: &mut [u8; WINDOW]) -> usize {
+    timestamp(millis, TimeUnit::Millisecond, Zone::Naive, out)
 }
 
 /// Time32/Time64: time of day; outside 0–24 h, signed and with hours past 24.
@@ -242,24 +354,65 @@ fn fixed_offset(tz: &str) -> Option<i32> {
     }
 }
 
-/// A timestamp: naive ISO 8601, or RFC 3339 in the zone's offset (`Z` for UTC).
+/// A timestamp between quotes at the start of `out`: naive ISO 8601, or RFC 3339 in the
+/// zone's offset (`Z` for UTC); returns its length. The years 0..=9999 are written in place;
+/// others (with a sign and more digits) through a [`Text`].
 #[inline(always)]
-pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, text: &mut Text) {
+pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; WINDOW]) -> usize {
     let (seconds, nanos) = split(value, unit);
-    match zone {
-        Zone::Naive => date_time(seconds, 0, nanos, text),
-        Zone::Offset(minutes) => {
-            date_time(seconds, i64::from(minutes) * 60, nanos, text);
-            if minutes == 0 {
-                text.push(b'Z');
-            } else {
-                text.push(if minutes < 0 { b'-' } else { b'+' });
+    let (days, time) = day_and_time(seconds, zone.seconds());
+    let Some(civil) = civil_in_four_digits(days) else {
+        return quoted(out, |text| date_time(days, time, nanos, zone, text));
+    };
+    put_date(out, civil);
+    put_clock(out, time as u32);
+    let at = 20 + put_fraction(out, 20, nanos);
+    let mut end = zone.suffix();
+    end.push(b'"');
+    if let Some(dst) = out
+        .get_mut(at..at + 8)
+        .and_then(|b| b.first_chunk_mut::<8>())
+    {
+        *dst = end.block::<8>().copied().unwrap_or_default();
+    }
+    at + end.as_bytes().len()
+}
+
+/// [`timestamp`]'s text in any year, through a [`Text`]: the day, the second of the day, its
+/// nanoseconds and the zone's suffix.
+fn date_time(days: i64, time: i64, nanos: u32, zone: Zone, text: &mut Text) {
+    date(days, text);
+    text.push(b'T');
+    clock(time as u64, nanos, text);
+    text.extend(zone.suffix().as_bytes());
+}
+
+impl Zone {
+    /// Seconds east of UTC (0 when naive).
+    #[inline(always)]
+    fn seconds(self) -> i64 {
+        match self {
+            Zone::Naive => 0,
+            Zone::Offset(minutes) => i64::from(minutes) * 60,
+        }
+    }
+
+    /// What follows the time: nothing (naive), `Z`, or `±HH:MM`.
+    #[inline(always)]
+    fn suffix(self) -> Scratch<8> {
+        let mut end = Scratch::new();
+        match self {
+            Zone::Naive => {}
+            Zone::Offset(0) => end.push(b'Z'),
+            Zone::Offset(minutes) => {
                 let m = minutes.unsigned_abs();
                 let [h1, h2] = two_digits(m / 60);
                 let [m1, m2] = two_digits(m % 60);
-                text.extend(&[h1, h2, b':', m1, m2]);
+                let sign = if minutes < 0 { b'-' } else { b'+' };
+                end.extend(&[sign, h1, h2, b':', m1, m2]);
             }
         }
+        end
     }
 }
 
@@ -385,13 +538,26 @@ mod tests {
         String::from_utf8(t.as_bytes().to_vec()).unwrap()
     }
 
+    /// The text a quoted writer puts in a window, without its quotes.
+    fn window(f: impl FnOnce(&mut [u8; WINDOW]) -> usize) -> String {
+        let mut w = [0; WINDOW];
+        let n = f(&mut w);
+        let quoted = core::str::from_utf8(&w[..n]).unwrap();
+        quoted
+            .strip_prefix('"')
+            .unwrap()
+            .strip_suffix('"')
+            .unwrap()
+            .into()
+    }
+
     // 2018-11-13T17:11:10.011375885 UTC, as in arrow-json's writer tests.
     const NANOS: i64 = 1_542_129_070_011_375_885;
 
     #[test]
     fn timestamps_match_arrow_json() {
         use TimeUnit::*;
-        let naive = |v, u| text(|t| timestamp(v, u, Zone::Naive, t));
+        let naive = |v, u| window(|w| timestamp(v, u, Zone::Naive, w));
         assert_eq!(naive(NANOS, Nanosecond), "2018-11-13T17:11:10.011375885");
         assert_eq!(
             naive(NANOS / 1000, Microsecond),
@@ -404,20 +570,20 @@ mod tests {
         assert_eq!(naive(NANOS / 1_000_000_000, Second), "2018-11-13T17:11:10");
         let utc = zone(Some("+00:00"));
         assert_eq!(
-            text(|t| timestamp(NANOS, Nanosecond, utc, t)),
+            window(|w| timestamp(NANOS, Nanosecond, utc, w)),
             "2018-11-13T17:11:10.011375885Z"
         );
         let india = zone(Some("+05:30"));
         assert_eq!(
-            text(|t| timestamp(0, Second, india, t)),
+            window(|w| timestamp(0, Second, india, w)),
             "1970-01-01T05:30:00+05:30"
         );
         assert_eq!(
-            text(|t| timestamp(-1, Millisecond, zone(Some("-0800")), t)),
+            window(|w| timestamp(-1, Millisecond, zone(Some("-0800")), w)),
             "1969-12-31T15:59:59.999-08:00"
         );
         assert_eq!(
-            text(|t| timestamp(0, Second, zone(Some("Etc/GMT+5")), t)),
+            window(|w| timestamp(0, Second, zone(Some("Etc/GMT+5")), w)),
             "1969-12-31T19:00:00-05:00"
         );
         assert_eq!(zone(Some("America/New_York")), Zone::Offset(0));
@@ -429,23 +595,23 @@ mod tests {
 
     #[test]
     fn dates_cover_every_day_an_i64_reaches() {
-        assert_eq!(text(|t| date32(17_848, t)), "2018-11-13");
-        assert_eq!(text(|t| date32(0, t)), "1970-01-01");
-        assert_eq!(text(|t| date32(-719_528, t)), "0000-01-01");
-        assert_eq!(text(|t| date32(-719_529, t)), "-0001-12-31");
-        assert_eq!(text(|t| date32(2_932_897, t)), "+10000-01-01");
-        assert_eq!(text(|t| date32(i32::MAX, t)), "+5881580-07-11");
-        assert_eq!(text(|t| date32(i32::MIN, t)), "-5877641-06-23");
+        assert_eq!(window(|w| date32(17_848, w)), "2018-11-13");
+        assert_eq!(window(|w| date32(0, w)), "1970-01-01");
+        assert_eq!(window(|w| date32(-719_528, w)), "0000-01-01");
+        assert_eq!(window(|w| date32(-719_529, w)), "-0001-12-31");
+        assert_eq!(window(|w| date32(2_932_897, w)), "+10000-01-01");
+        assert_eq!(window(|w| date32(i32::MAX, w)), "+5881580-07-11");
+        assert_eq!(window(|w| date32(i32::MIN, w)), "-5877641-06-23");
         assert_eq!(
-            text(|t| date64(1_542_129_070_011, t)),
+            window(|w| date64(1_542_129_070_011, w)),
             "2018-11-13T17:11:10.011"
         );
         assert_eq!(
-            text(|t| timestamp(i64::MAX, TimeUnit::Second, Zone::Offset(0), t)),
+            window(|w| timestamp(i64::MAX, TimeUnit::Second, Zone::Offset(0), w)),
             "+292277026596-12-04T15:30:07Z"
         );
         assert_eq!(
-            text(|t| timestamp(i64::MIN, TimeUnit::Second, Zone::Naive, t)),
+            window(|w| timestamp(i64::MIN, TimeUnit::Second, Zone::Naive, w)),
             "-292277022657-01-27T08:29:52"
         );
         // Every day of 1600–2400 against a day-by-day walk.
@@ -476,6 +642,53 @@ mod tests {
                     y += 1;
                 }
             }
+        }
+    }
+
+    #[test]
+    fn written_in_place_as_through_text() {
+        let through_text = |days: i64| window(|w| quoted(w, |t| date(days, t)));
+        // Every day of 0000..=9999 and beyond both ends.
+        for days in -720_000..2_933_500 {
+            let days32 = days as i32;
+            assert_eq!(window(|w| date32(days32, w)), through_text(days), "{days}");
+        }
+        // Timestamps of every unit and zone kind, over the years 0..=9999 and past them.
+        let zones = [
+            Zone::Naive,
+            Zone::Offset(0),
+            Zone::Offset(330),
+            Zone::Offset(-1_439),
+        ];
+        let units = [
+            TimeUnit::Second,
+            TimeUnit::Millisecond,
+            TimeUnit::Microsecond,
+            TimeUnit::Nanosecond,
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        for n in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let unit = units[n % 4];
+            let zone = zones[n / 4 % 4];
+            // 10,000 years either side of the epoch, some values a whole number of ms or us.
+            let span = 20_000 * 366 * 86_400 * per_second(unit) as i128;
+            let mut value = (i128::from(x) % span - span / 2) as i64;
+            match n / 16 % 3 {
+                0 => value -= value % 1_000,
+                1 => value -= value % 1_000_000,
+                _ => {}
+            }
+            let (seconds, nanos) = split(value, unit);
+            let (days, time) = day_and_time(seconds, zone.seconds());
+            let expected = window(|w| quoted(w, |t| date_time(days, time, nanos, zone, t)));
+            assert_eq!(
+                window(|w| timestamp(value, unit, zone, w)),
+                expected,
+                "{value} {unit:?} {zone:?}"
+            );
         }
     }
 

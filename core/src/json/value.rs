@@ -118,8 +118,19 @@ pub(crate) fn timestamp(
     if cx.options.timestamps_as_epoch {
         int64(sink, v, cx);
     } else {
-        quoted_text(sink, |t| temporal::timestamp(v, unit, zone, t));
+        windowed(sink, |w| temporal::timestamp(v, unit, zone, w));
     }
+}
+
+/// Writes text that `write` puts at the start of a window (quoted dates and timestamps).
+#[inline(always)]
+pub(crate) fn windowed(
+    sink: &mut Sink<'_, '_, '_>,
+    write: impl FnOnce(&mut [u8; temporal::WINDOW]) -> usize,
+) {
+    let mut window = [0; temporal::WINDOW];
+    let n = write(&mut window);
+    sink.put(window.get(..n).unwrap_or_default());
 }
 
 /// Writes temporal text between quotes.

@@ -13,6 +13,7 @@ use crate::json::framing::Framing;
 use crate::json::sink::{Body, Sink, Spill, Stream};
 use crate::json::value::{
     self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
+    windowed,
 };
 use crate::json::{
     BinaryFormat, DEFAULT_DEPTH, EncoderOptions, JsonError, JsonFormat, Progress, escape, number,
@@ -551,8 +552,8 @@ fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Conte
             b"false"
         }),
         Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale),
-        Kind::Date32 => quoted_text(sink, |t| temporal::date32(node.value::<i32>(i), t)),
-        Kind::Date64 => quoted_text(sink, |t| temporal::date64(node.value::<i64>(i), t)),
+        Kind::Date32 => windowed(sink, |w| temporal::date32(node.value::<i32>(i), w)),
+        Kind::Date64 => windowed(sink, |w| temporal::date64(node.value::<i64>(i), w)),
         Kind::Time32(unit) => {
             quoted_text(sink, |t| {
                 temporal::time(node.value::<i32>(i).into(), unit, t)
