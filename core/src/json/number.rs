@@ -38,14 +38,6 @@ impl<const N: usize> Scratch<N> {
         self.bytes.get(..self.len).unwrap_or_default()
     }
 
-    /// The first `M` bytes of the buffer, written or not (for a fixed-size copy of text known
-    /// to be shorter).
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    #[inline(always)]
-    pub(crate) fn block<const M: usize>(&self) -> Option<&[u8; M]> {
-        self.bytes.first_chunk::<M>()
-    }
-
     /// Appends one byte.
     #[inline(always)]
     pub(crate) fn push(&mut self, byte: u8) {

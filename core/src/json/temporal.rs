@@ -93,34 +93,39 @@ fn civil_in_four_digits(days: i64) -> Option<(u32, u32, u32)> {
     Some((year, if january { month - 12 } else { month }, day))
 }
 
+/// The two decimal digits of each number below 100 placed in `lanes` (one at the lowest byte of
+/// each lane, lanes at least 16 bits apart): tens in that byte, ones in the next, as byte values
+/// 0–9. `tens` marks the lanes' lowest bytes with `0xF`.
+#[inline(always)]
+fn lane_digits(lanes: u64, tens: u64) -> u64 {
+    // Per lane (< 100): lane / 10 == lane * 103 >> 10, exact, with no carry between lanes.
+    let t = ((lanes * 103) >> 10) & tens;
+    t | ((lanes - t * 10) << 8)
+}
+
 /// Writes `"YYYY-MM-DD` at `out[0..11]`.
 #[inline(always)]
 fn put_date(out: &mut [u8; WINDOW], (year, month, day): (u32, u32, u32)) {
-    // Eight digits YYYYMMDD, then the dashes put between them.
-    let d = padded_digits(year * 10_000 + month * 100 + day, 8);
-    let head = (d & 0xFFFF_FFFF)
-        | u64::from(b'-') << 32
-        | (d >> 32 & 0xFFFF) << 40
-        | u64::from(b'-') << 56;
+    // `YYYY-MM-` from three pairs of digits and a mask of zeros and dashes; `DD` on its own.
+    let lanes = u64::from(year / 100) | u64::from(year % 100) << 16 | u64::from(month) << 40;
+    let head = lane_digits(lanes, 0x0000_0F00_000F_000F) + u64::from_le_bytes(*b"0000-00-");
     out[0] = b'"';
     if let Some(block) = out.get_mut(1..9).and_then(|b| b.first_chunk_mut::<8>()) {
         *block = head.to_le_bytes();
     }
     if let Some(block) = out.get_mut(9..11).and_then(|b| b.first_chunk_mut::<2>()) {
-        *block = ((d >> 48) as u16).to_le_bytes();
+        *block = two_digits(day);
     }
 }
 
 /// Writes `THH:MM:SS` (a time of day, below 24 h) at `out[11..20]`.
 #[inline(always)]
 fn put_clock(out: &mut [u8; WINDOW], seconds: u32) {
-    let (hours, minutes, seconds) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
-    let d = padded_digits(hours * 10_000 + minutes * 100 + seconds, 6);
-    let clock = (d & 0xFFFF)
-        | u64::from(b':') << 16
-        | (d >> 16 & 0xFFFF) << 24
-        | u64::from(b':') << 40
-        | (d >> 32 & 0xFFFF) << 48;
+    let hours = seconds / 3_600;
+    let rest = seconds - hours * 3_600;
+    let minutes = rest / 60;
+    let lanes = u64::from(hours) | u64::from(minutes) << 24 | u64::from(rest - minutes * 60) << 48;
+    let clock = lane_digits(lanes, 0x000F_0000_0F00_000F) + u64::from_le_bytes(*b"00:00:00");
     out[11] = b'T';
     if let Some(block) = out.get_mut(12..20).and_then(|b| b.first_chunk_mut::<8>()) {
         *block = clock.to_le_bytes();
@@ -367,15 +372,14 @@ pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; W
     put_date(out, civil);
     put_clock(out, time as u32);
     let at = 20 + put_fraction(out, 20, nanos);
-    let mut end = zone.suffix();
-    end.push(b'"');
+    let (end, len) = zone.end();
     if let Some(dst) = out
         .get_mut(at..at + 8)
         .and_then(|b| b.first_chunk_mut::<8>())
     {
-        *dst = end.block::<8>().copied().unwrap_or_default();
+        *dst = end;
     }
-    at + end.as_bytes().len()
+    at + len
 }
 
 /// [`timestamp`]'s text in any year, through a [`Text`]: the day, the second of the day, its
@@ -384,7 +388,8 @@ fn date_time(days: i64, time: i64, nanos: u32, zone: Zone, text: &mut Text) {
     date(days, text);
     text.push(b'T');
     clock(time as u64, nanos, text);
-    text.extend(zone.suffix().as_bytes());
+    let (end, len) = zone.end();
+    text.extend(end.get(..len - 1).unwrap_or_default());
 }
 
 impl Zone {
@@ -397,22 +402,21 @@ impl Zone {
         }
     }
 
-    /// What follows the time: nothing (naive), `Z`, or `±HH:MM`.
+    /// What follows the time up to the closing quote: `"` (naive), `Z"` or `±HH:MM"`, in
+    /// eight bytes, and how many of them count.
     #[inline(always)]
-    fn suffix(self) -> Scratch<8> {
-        let mut end = Scratch::new();
+    fn end(self) -> ([u8; 8], usize) {
         match self {
-            Zone::Naive => {}
-            Zone::Offset(0) => end.push(b'Z'),
+            Zone::Naive => (*b"\"\0\0\0\0\0\0\0", 1),
+            Zone::Offset(0) => (*b"Z\"\0\0\0\0\0\0", 2),
             Zone::Offset(minutes) => {
                 let m = minutes.unsigned_abs();
                 let [h1, h2] = two_digits(m / 60);
                 let [m1, m2] = two_digits(m % 60);
                 let sign = if minutes < 0 { b'-' } else { b'+' };
-                end.extend(&[sign, h1, h2, b':', m1, m2]);
+                ([sign, h1, h2, b':', m1, m2, b'"', 0], 7)
             }
         }
-        end
     }
 }
 
