@@ -4,8 +4,9 @@
 //! A file is read with [`FileReader::scan`] and a readahead window of about one batch (the
 //! largest block), whatever the source, so `--stats` counts the same requests with or without
 //! `--mmap`. Positioned reads land in [`Recycling`] buffers, so memory stays at about one
-//! batch plus the writer's chunk buffers however large the file. A stream is read message by message. Reading stops as soon as the batch range or
-//! the row limit is reached.
+//! batch plus the writer's chunk buffers however large the file; each window is read in parts
+//! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
+//! soon as the batch range or the row limit is reached.
 
 use crate::input::{self, CountingRead, Input, ReadStats};
 use crate::output::Output;
@@ -16,11 +17,15 @@ use quiver::ipc::{Projection, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::source::Counting;
 use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
-use quiver_std::{JsonWriteError, ParallelWriter, Recycling};
+use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read};
 use std::ops::Range;
 use std::path::Path;
+
+/// Bytes per positioned read of a local file: a window is read in parts of this size, in
+/// parallel, so that the copy between batches does not leave all but one core waiting.
+const LOCAL_PART: usize = 1 << 20;
 
 /// Runs `quiver json`.
 pub fn run(args: &JsonArgs) -> Result<(), Failure> {
@@ -30,10 +35,12 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         None => Output::stdout()?,
     };
     let progress = (output.is_file() && std::io::stderr().is_terminal()).then(ProgressBar::hidden);
-    let mut writer = ParallelWriter::new(output, format(args), encoder_options(args));
-    if let Some(threads) = args.threads {
-        writer = writer.with_threads(usize::from(threads));
-    }
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    );
+    let writer =
+        ParallelWriter::new(output, format(args), encoder_options(args)).with_threads(threads);
     let mut sink = Sink {
         input: &args.input,
         writer,
@@ -44,7 +51,9 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     let batches = args.batches.clone().unwrap_or(0..usize::MAX);
     let stats = match input {
         Input::Positioned(source) => {
-            convert_file(args, Recycling::new(source), batches, &mut sink)?
+            // Each window's block is copied out of the page cache in parts on every thread.
+            let parts = Concurrent::with_in_flight(source, threads).with_part_size(LOCAL_PART);
+            convert_file(args, Recycling::new(parts), batches, &mut sink)?
         }
         Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
         Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,

@@ -8,12 +8,16 @@ use std::sync::Mutex;
 /// Requests in flight by default, as a store such as S3 serves well.
 pub const DEFAULT_IN_FLIGHT: usize = 8;
 
-/// Runs each `read_ranges` list on up to `in_flight` scoped threads, one `read_at` per range;
-/// single reads pass straight through.
+/// Runs each `read_ranges` list on up to `in_flight` threads (the caller's and scoped ones), one
+/// `read_at` per range, or per part of a range longer than the part size when one is set (as
+/// clients of object stores fetch a large object in parallel parts; for a local file, it
+/// spreads the copy out of the page cache over several cores). Single reads pass straight
+/// through.
 #[derive(Debug)]
 pub struct Concurrent<S> {
     inner: S,
     in_flight: usize,
+    part: Option<usize>,
 }
 
 impl<S> Concurrent<S> {
@@ -27,7 +31,15 @@ impl<S> Concurrent<S> {
         Concurrent {
             inner,
             in_flight: in_flight.max(1),
+            part: None,
         }
+    }
+
+    /// Reads ranges longer than `bytes` (at least 1) as parts of `bytes`, in flight together.
+    #[must_use]
+    pub fn with_part_size(mut self, bytes: usize) -> Self {
+        self.part = Some(bytes.max(1));
+        self
     }
 
     /// The wrapped source.
@@ -62,37 +74,49 @@ where
     }
 
     fn read_ranges(&self, ranges: &[Range<u64>], out: &mut [u8]) -> Result<(), S::Error> {
-        let workers = self.in_flight.min(ranges.len());
+        let part = self.part.unwrap_or(usize::MAX);
+        let len =
+            |range: &Range<u64>| usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+        let parts: usize = ranges.iter().map(|r| len(r).div_ceil(part).max(1)).sum();
+        let workers = self.in_flight.min(parts);
         if workers <= 1 {
             return self.inner.read_ranges(ranges, out);
         }
-        // Cut `out` into one slice per range, then let the workers take them in order.
-        let mut jobs = Vec::with_capacity(ranges.len());
+        // Cut `out` into one slice per range or part, then let the workers take them in order.
+        let mut jobs = Vec::with_capacity(parts);
         let mut rest = out;
         for range in ranges {
-            let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
-            let len = len.min(rest.len());
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            jobs.push((range.start, head));
+            let n = len(range).min(rest.len());
+            let (mut head, tail) = std::mem::take(&mut rest).split_at_mut(n);
             rest = tail;
+            let mut offset = range.start;
+            while head.len() > part {
+                let (piece, more) = std::mem::take(&mut head).split_at_mut(part);
+                jobs.push((offset, piece));
+                offset += part as u64;
+                head = more;
+            }
+            jobs.push((offset, head));
         }
         let queue = Mutex::new(jobs.into_iter());
         let first_error = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        let job = queue.lock().map(|mut q| q.next()).ok().flatten();
-                        let Some((offset, buf)) = job else { break };
-                        if let Err(e) = self.inner.read_at(offset, buf) {
-                            if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            break;
-                        }
+        let work = || {
+            loop {
+                let job = queue.lock().map(|mut q| q.next()).ok().flatten();
+                let Some((offset, buf)) = job else { break };
+                if let Err(e) = self.inner.read_at(offset, buf) {
+                    if let Ok(mut slot) = first_error.lock() {
+                        slot.get_or_insert(e);
                     }
-                });
+                    break;
+                }
             }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(work);
+            }
+            work();
         });
         match first_error.into_inner().ok().flatten() {
             Some(e) => Err(e),
