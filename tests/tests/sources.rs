@@ -71,8 +71,8 @@ fn concurrent_reads_fill_every_range() {
     source.read_ranges(&ranges, &mut got).unwrap();
     assert!(got == want, "concurrent reads differ from sequential ones");
     for part in [1, 7, 333, 4096] {
-        let parts = Concurrent::with_in_flight(FileSource::open(&path).unwrap(), 3)
-            .with_part_size(part);
+        let parts =
+            Concurrent::with_in_flight(FileSource::open(&path).unwrap(), 3).with_part_size(part);
         let mut got = vec![0; total];
         parts.read_ranges(&ranges, &mut got).unwrap();
         assert!(got == want, "reads in parts of {part} bytes differ");
@@ -100,13 +100,19 @@ fn latency_is_paid_once_per_call_and_in_parallel_under_concurrent() {
         "one request per range, 8 in flight"
     );
 
-    let parts = Concurrent::new(Latency::new(FileSource::open(&path).unwrap(), delay))
-        .with_part_size(20);
+    let parts =
+        Concurrent::new(Latency::new(FileSource::open(&path).unwrap(), delay)).with_part_size(20);
     parts.read_ranges(&ranges, &mut out).unwrap();
-    assert_eq!(parts.inner().calls(), 24, "three parts of each 50-byte range");
+    assert_eq!(
+        parts.inner().calls(),
+        24,
+        "three parts of each 50-byte range"
+    );
     let whole = 0..400;
     let mut one = vec![0; 400];
-    parts.read_ranges(std::slice::from_ref(&whole), &mut one).unwrap();
+    parts
+        .read_ranges(std::slice::from_ref(&whole), &mut one)
+        .unwrap();
     assert_eq!(parts.inner().calls(), 24 + 20, "one range in 20 parts");
 }
 
