@@ -147,9 +147,9 @@ impl<W: io::Write> ParallelWriter<W> {
                     std::mem::forget(guard);
                 });
             }
-            let result = write_in_order(&board, out, chunk_count, chunk_bytes);
-            board.stop();
-            result
+            // Done, failed or unwinding, the writer stops the workers as it leaves.
+            let _stop = StopOnDrop(&board);
+            write_in_order(&board, out, chunk_count, chunk_bytes)
         });
         let state = board.state.into_inner().unwrap_or_else(|e| e.into_inner());
         self.buffers = state.buffers;
@@ -315,7 +315,7 @@ impl<'b, 'a> Board<'b, 'a> {
     }
 }
 
-/// Stops a board's work when dropped (by a worker's unwinding).
+/// Stops a board's work when dropped (by the writer as it leaves, or a worker's unwinding).
 struct StopOnDrop<'r, 'b, 'a>(&'r Board<'b, 'a>);
 
 impl Drop for StopOnDrop<'_, '_, '_> {
