@@ -158,6 +158,11 @@ pub fn ints(vals: &[Val]) -> impl Iterator<Item = Option<i64>> + '_ {
     })
 }
 
+/// The values `f` picks out of `vals` (the others as nulls).
+fn pick<T>(vals: &[Val], f: impl Fn(&Val) -> Option<T>) -> Vec<Option<T>> {
+    vals.iter().map(f).collect()
+}
+
 pub fn texts(vals: &[Val]) -> Vec<Option<&[u8]>> {
     vals.iter()
         .map(|v| match v {
@@ -191,43 +196,29 @@ pub fn build(ty: &Ty, vals: &[Val]) -> Array {
         ),
         Ty::UInt64 => prim(
             DataType::UInt64,
-            &vals
-                .iter()
-                .map(|v| match v {
-                    Val::UInt(u) => Some(*u),
-                    _ => None,
-                })
-                .collect::<Vec<_>>(),
+            &pick(vals, |v| match v {
+                Val::UInt(x) => Some(*x),
+                _ => None,
+            }),
         ),
         Ty::Float64 => prim(
             DataType::Float64,
-            &vals
-                .iter()
-                .map(|v| match v {
-                    Val::Float(f) => Some(*f),
-                    _ => None,
-                })
-                .collect::<Vec<_>>(),
+            &pick(vals, |v| match v {
+                Val::Float(x) => Some(*x),
+                _ => None,
+            }),
         ),
         Ty::Float32 => prim(
             DataType::Float32,
-            &vals
-                .iter()
-                .map(|v| match v {
-                    Val::Float32(f) => Some(*f),
-                    _ => None,
-                })
-                .collect::<Vec<_>>(),
+            &pick(vals, |v| match v {
+                Val::Float32(x) => Some(*x),
+                _ => None,
+            }),
         ),
-        Ty::Bool => bools(
-            &vals
-                .iter()
-                .map(|v| match v {
-                    Val::Bool(b) => Some(*b),
-                    _ => None,
-                })
-                .collect::<Vec<_>>(),
-        ),
+        Ty::Bool => bools(&pick(vals, |v| match v {
+            Val::Bool(b) => Some(*b),
+            _ => None,
+        })),
         Ty::Utf8 => var(DataType::Utf8, &texts(vals)),
         Ty::LargeUtf8 => var(DataType::LargeUtf8, &texts(vals)),
         Ty::Utf8View => views(DataType::Utf8View, &texts(vals)),
