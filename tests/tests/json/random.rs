@@ -282,21 +282,10 @@ pub fn build(ty: &Ty, vals: &[Val]) -> Array {
             fixed_list(build(t, &children), *n as i32, &valid)
         }
         Ty::Struct(ts) => {
-            let names = member_names(ts.len());
-            let members = ts
-                .iter()
-                .enumerate()
-                .map(|(j, t)| {
-                    let column: Vec<Val> = vals
-                        .iter()
-                        .map(|v| match v {
-                            Val::Struct(m) => m[j].clone(),
-                            _ => Val::Null,
-                        })
-                        .collect();
-                    (names[j], build(t, &column))
-                })
-                .collect();
+            let members = members(ts, vals, |v, j| match v {
+                Val::Struct(m) => Some(m[j].clone()),
+                _ => None,
+            });
             structs(members, &valid)
         }
         Ty::Map(t) => {
@@ -316,7 +305,6 @@ pub fn build(ty: &Ty, vals: &[Val]) -> Array {
             map(utf8(&keys), build(t, &values), &lens)
         }
         Ty::Union(ts) => {
-            let names = member_names(ts.len());
             let ids: Vec<i8> = vals
                 .iter()
                 .map(|v| match v {
@@ -324,26 +312,36 @@ pub fn build(ty: &Ty, vals: &[Val]) -> Array {
                     _ => 0,
                 })
                 .collect();
-            let children = ts
-                .iter()
-                .enumerate()
-                .map(|(j, t)| {
-                    let column: Vec<Val> = vals
-                        .iter()
-                        .map(|v| match v {
-                            Val::Union(k, v) if *k == j => (**v).clone(),
-                            _ => Val::Null,
-                        })
-                        .collect();
-                    (names[j], build(t, &column))
-                })
-                .collect();
+            let children = members(ts, vals, |v, j| match v {
+                Val::Union(k, v) if *k == j => Some((**v).clone()),
+                _ => None,
+            });
             union(children, &ids, None)
         }
     }
 }
 
 /// Member names, one with characters that need escaping.
+/// The named member arrays of `ts` (a struct's or a union's), member `j` of each row being what
+/// `member(row, j)` picks (null when nothing).
+fn members(
+    ts: &[Ty],
+    vals: &[Val],
+    member: impl Fn(&Val, usize) -> Option<Val>,
+) -> Vec<(&'static str, Array)> {
+    let names = member_names(ts.len());
+    ts.iter()
+        .enumerate()
+        .map(|(j, t)| {
+            let column: Vec<Val> = vals
+                .iter()
+                .map(|v| member(v, j).unwrap_or(Val::Null))
+                .collect();
+            (names[j], build(t, &column))
+        })
+        .collect()
+}
+
 pub fn member_names(n: usize) -> Vec<&'static str> {
     ["a", "b\"\n", "ccc"][..n].to_vec()
 }
