@@ -219,6 +219,9 @@ pub(crate) fn check_fixed(buffer: &[u8], width: usize, end: usize) -> FormatResu
 
 /// Offsets `offset..=end` are non-decreasing, start ≥ 0 and end ≤ `limit` (an empty array may
 /// omit its offsets).
+///
+/// One branch-free pass over neighbouring pairs answers whether any pair decreases (it
+/// vectorizes); only a broken buffer is walked again to name the first offending slot.
 pub(crate) fn check_offsets<O: Native + Into<i64>>(
     offsets: &[u8],
     offset: usize,
@@ -229,22 +232,38 @@ pub(crate) fn check_offsets<O: Native + Into<i64>>(
         return Ok(());
     }
     check_fixed(offsets, O::WIDTH, end + 1)?;
-    let mut prev: i64 = read::<O>(offsets, offset).into();
-    need(prev >= 0, "negative offset", offset)?;
-    for i in offset + 1..=end {
-        let cur: i64 = read::<O>(offsets, i).into();
-        need(cur >= prev, "offsets decrease", i)?;
-        prev = cur;
+    let first: i64 = read::<O>(offsets, offset).into();
+    need(first >= 0, "negative offset", offset)?;
+    let slots = offsets
+        .get(offset * O::WIDTH..(end + 1) * O::WIDTH)
+        .unwrap_or_default();
+    let value = |c: &[u8]| -> i64 { O::from_le_slice(c).into() };
+    let pairs = slots.chunks_exact(O::WIDTH).zip(
+        slots
+            .get(O::WIDTH..)
+            .unwrap_or_default()
+            .chunks_exact(O::WIDTH),
+    );
+    if pairs.fold(false, |bad, (p, c)| bad | (value(c) < value(p))) {
+        for i in offset + 1..=end {
+            let (prev, cur): (i64, i64) = (
+                read::<O>(offsets, i - 1).into(),
+                read::<O>(offsets, i).into(),
+            );
+            need(cur >= prev, "offsets decrease", i)?;
+        }
     }
+    let last: i64 = read::<O>(offsets, end).into();
     need(
-        usize::try_from(prev).is_ok_and(|p| p <= limit),
+        usize::try_from(last).is_ok_and(|p| p <= limit),
         "offset past the end of the values",
         end,
     )
 }
 
 /// The values of slots `offset..end` (checked offsets into `data`) are UTF-8, and no value
-/// boundary splits a character.
+/// boundary splits a character. ASCII text (the common case) is settled by one pass over its
+/// bytes: it has no multi-byte characters to split.
 pub(crate) fn check_utf8<O: Native + Into<i64>>(
     offsets: &[u8],
     data: &[u8],
@@ -257,6 +276,9 @@ pub(crate) fn check_utf8<O: Native + Into<i64>>(
     let first = read::<O>(offsets, offset).into() as usize;
     let last = read::<O>(offsets, end).into() as usize;
     let text = data.get(first..last).unwrap_or_default();
+    if text.is_ascii() {
+        return Ok(());
+    }
     core::str::from_utf8(text).map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
     for i in offset..end {
         let at = read::<O>(offsets, i).into() as usize - first;
@@ -387,6 +409,10 @@ pub(crate) fn check_run_ends(
 
 /// The valid slots `offset..end` of a dictionary-encoded array index a dictionary of `values`
 /// entries.
+///
+/// When every slot's key, null or not, is below `values` (writers leave 0 under a null), one
+/// branch-free pass for the largest key settles it (it vectorizes); otherwise each valid slot
+/// is checked to name the first bad one.
 pub(crate) fn check_dictionary_keys(
     keys: &[u8],
     validity: Option<&[u8]>,
@@ -396,6 +422,22 @@ pub(crate) fn check_dictionary_keys(
     values: usize,
 ) -> FormatResult<()> {
     check_fixed(keys, index_type.byte_width(), end)?;
+    // The largest key read as unsigned: a negative key becomes at least 2^(width - 1), so the
+    // bound is kept below that for signed keys.
+    let largest = match index_type.bit_width {
+        8 => largest::<u8>(keys, offset, end, u64::from),
+        16 => largest::<u16>(keys, offset, end, u64::from),
+        32 => largest::<u32>(keys, offset, end, u64::from),
+        64 => largest::<u64>(keys, offset, end, |k| k),
+        _ => u64::MAX,
+    };
+    let bound = match index_type.signed {
+        true => 1u64 << (index_type.bit_width.clamp(1, 64) - 1),
+        false => u64::MAX,
+    };
+    if offset == end || largest < (values as u64).min(bound) {
+        return Ok(());
+    }
     for j in offset..end {
         if validity.is_none_or(|v| bit(v, j)) {
             let key = index_at(keys, j, index_type);
@@ -403,4 +445,127 @@ pub(crate) fn check_dictionary_keys(
         }
     }
     Ok(())
+}
+
+/// The largest of values `offset..end` of a buffer of `K`s, widened by `wide` (0 when empty).
+#[inline(always)]
+fn largest<K: Native>(keys: &[u8], offset: usize, end: usize, wide: impl Fn(K) -> u64) -> u64 {
+    keys.get(offset * K::WIDTH..end * K::WIDTH)
+        .unwrap_or_default()
+        .chunks_exact(K::WIDTH)
+        .fold(0, |m, c| m.max(wide(K::from_le_slice(c))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::FormatErrorKind;
+    use alloc::vec::Vec;
+
+    /// The rule and slot of a refusal, `None` for `Ok`.
+    fn refusal(result: FormatResult<()>) -> Option<(&'static str, u64)> {
+        match result.err()?.kind {
+            FormatErrorKind::InvalidArray { what, index } => Some((what, index)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    fn le<T: Copy>(values: &[T], bytes: impl Fn(T) -> Vec<u8>) -> Vec<u8> {
+        values.iter().flat_map(|v| bytes(*v)).collect()
+    }
+
+    #[test]
+    fn the_first_decreasing_offset_is_named_after_the_fast_pass() {
+        let mut offsets: Vec<i32> = (0..1000).collect();
+        let bytes = le(&offsets, |v| v.to_le_bytes().to_vec());
+        assert_eq!(refusal(check_offsets::<i32>(&bytes, 0, 999, 999)), None);
+        assert_eq!(refusal(check_offsets::<i32>(&bytes, 10, 999, 999)), None);
+        offsets[700] = 698;
+        offsets[900] = 0;
+        let bytes = le(&offsets, |v| v.to_le_bytes().to_vec());
+        let decrease = Some(("offsets decrease", 700));
+        assert_eq!(refusal(check_offsets::<i32>(&bytes, 0, 999, 999)), decrease);
+        // A slice that ends before the bad pair, or starts after it up to the next one.
+        assert_eq!(refusal(check_offsets::<i32>(&bytes, 0, 699, 999)), None);
+        assert_eq!(
+            refusal(check_offsets::<i32>(&bytes, 700, 999, 999)),
+            Some(("offsets decrease", 900))
+        );
+        let large = le(&[0i64, 5, 4], |v| v.to_le_bytes().to_vec());
+        assert_eq!(
+            refusal(check_offsets::<i64>(&large, 0, 2, 5)),
+            Some(("offsets decrease", 2))
+        );
+    }
+
+    #[test]
+    fn utf8_boundaries_are_checked_unless_the_text_is_ascii() {
+        let offsets = |o: &[i32]| le(o, |v| v.to_le_bytes().to_vec());
+        let text = "ab\u{e9}cd".as_bytes();
+        assert_eq!(
+            refusal(check_utf8::<i32>(&offsets(&[0, 2, 4, 6]), text, 0, 3)),
+            None
+        );
+        assert_eq!(
+            refusal(check_utf8::<i32>(&offsets(&[0, 3, 6]), text, 0, 2)),
+            Some(("value boundary splits a UTF-8 character", 1))
+        );
+        assert_eq!(
+            refusal(check_utf8::<i32>(&offsets(&[0, 2, 3]), b"ab\xff", 0, 2)),
+            Some(("invalid UTF-8", 2))
+        );
+        assert_eq!(
+            refusal(check_utf8::<i32>(&offsets(&[0, 1, 3]), b"abc", 0, 2)),
+            None
+        );
+    }
+
+    #[test]
+    fn keys_under_nulls_may_be_anything_and_negative_keys_are_refused() {
+        let int = |bit_width, signed| IntType { bit_width, signed };
+        // Valid slots 0, 1, 3: slot 2 (null) holds 200, past the dictionary of 4.
+        let validity = [0b1011u8];
+        for (width, signed) in [(8, false), (16, true), (32, true), (64, false)] {
+            let keys: Vec<u8> = [3u64, 0, 200, 1]
+                .iter()
+                .flat_map(|k| k.to_le_bytes()[..width / 8].to_vec())
+                .collect();
+            let check = |validity, values| {
+                refusal(check_dictionary_keys(
+                    &keys,
+                    validity,
+                    0,
+                    4,
+                    int(width as u8, signed),
+                    values,
+                ))
+            };
+            assert_eq!(check(Some(&validity[..]), 4), None, "{width}");
+            assert_eq!(
+                check(None, 4),
+                Some(("dictionary index out of range", 2)),
+                "{width}"
+            );
+            assert_eq!(
+                check(Some(&validity[..]), 3),
+                Some(("dictionary index out of range", 0)),
+                "{width}"
+            );
+        }
+        // -1 as an i8 key is 255 unsigned: refused even by a dictionary of 300 entries.
+        let keys = [0u8, 0xFF];
+        assert_eq!(
+            refusal(check_dictionary_keys(&keys, None, 0, 2, int(8, true), 300)),
+            Some(("dictionary index out of range", 1))
+        );
+        assert_eq!(
+            refusal(check_dictionary_keys(&keys, None, 0, 2, int(8, false), 300)),
+            None
+        );
+        // A slice reports the slot within it.
+        assert_eq!(
+            refusal(check_dictionary_keys(&keys, None, 1, 2, int(8, true), 2)),
+            Some(("dictionary index out of range", 0))
+        );
+    }
 }
