@@ -20,6 +20,9 @@ use std::sync::{Condvar, Mutex};
 /// Output bytes per chunk a [`ParallelWriter`] aims for by default.
 pub const DEFAULT_CHUNK_BYTES: usize = 256 * 1024;
 
+/// Rows written first, on the caller's thread, to estimate the bytes a row takes.
+const PROBE_ROWS: usize = 64;
+
 /// Chunks claimed per thread past the last one written: one being encoded, one waiting.
 const IN_FLIGHT: usize = 2;
 
@@ -80,6 +83,14 @@ impl<W: io::Write> ParallelWriter<W> {
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(());
+        }
+        if self.rows == 0 && self.threads > 1 && rows > PROBE_ROWS {
+            // No bytes-per-row estimate before the first output: the first rows, written on
+            // this thread, give one, so that chunks and their buffers are the size asked for
+            // from the first batch on (a guess too small grew every buffer to twice that).
+            let slice = |start, len| batch.slice(start, len).map_err(io::Error::other);
+            self.write(&slice(0, PROBE_ROWS)?)?;
+            return self.write(&slice(PROBE_ROWS, rows - PROBE_ROWS)?);
         }
         let chunk_rows = self.chunk_rows;
         let written = if self.threads <= 1 || rows <= chunk_rows {
@@ -346,9 +357,11 @@ fn encode_into(encoder: &mut Encoder<'_, '_>, buffer: &mut Vec<u8>, chunk_bytes:
 /// The least free space an [`Encoder::encode`] call gets from [`encode_into`].
 const MIN_ROOM: usize = 4096;
 
-/// Rows per chunk for `chunk_bytes` of output at `per_row` bytes a row (at least 16 rows).
+/// Rows per chunk for `chunk_bytes` of output at `per_row` bytes a row (at least 16 rows),
+/// aiming at seven eighths of it so that a chunk of longer rows than the average still fits
+/// its buffer rather than growing it.
 fn rows_for(chunk_bytes: usize, per_row: u64) -> usize {
-    (chunk_bytes as u64 / per_row.max(1)).max(16) as usize
+    (chunk_bytes as u64 / 8 * 7 / per_row.max(1)).max(16) as usize
 }
 
 #[cfg(test)]
