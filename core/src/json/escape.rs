@@ -290,6 +290,90 @@ pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
     }
 }
 
+/// Text up to this long is escaped by [`escape_short`] when its buffer holds a [`SHORT_WINDOW`]
+/// from the text's start.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) const SHORT_TEXT: usize = 32;
+
+/// Bytes of a text's buffer [`escape_short`] reads from the text's start.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) const SHORT_WINDOW: usize = 2 * SHORT_TEXT;
+
+/// Bytes past the escaped text that [`escape_short`] may write over.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) const SHORT_REACH: usize = SHORT_TEXT;
+
+/// One bit per byte of `block`, lowest first: set where the byte needs escaping.
+///
+/// The bytes are checked as in [`is_clean`] (sixteen per vector instruction), then each eight
+/// marks gather into a byte with one multiply: the marks sit at bits `8i + 7`, and the multiplier's
+/// bits `7j` move mark `i` alone to bit `56 + i` (no two products share a bit, so nothing carries).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+#[inline(always)]
+fn escape_mask(block: &[u8; SHORT_TEXT]) -> u32 {
+    let mut marks = [0u8; SHORT_TEXT];
+    for (mark, &byte) in marks.iter_mut().zip(block) {
+        let least = (byte ^ b'"')
+            .min(byte ^ b'\\')
+            .min(byte.saturating_sub(0x1F));
+        *mark = u8::from(least == 0) << 7;
+    }
+    let mut mask = 0;
+    for (k, eight) in marks.as_chunks::<8>().0.iter().enumerate() {
+        let gathered = u64::from_le_bytes(*eight).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        mask |= (gathered as u32) << (8 * k);
+    }
+    mask
+}
+
+/// Escapes the text of `len` bytes (at most [`SHORT_TEXT`]) at the start of `window` (the text,
+/// then whatever follows it in its buffer) into `out`; returns the bytes written. `out` must hold
+/// the worst case, `6 * len` bytes, plus [`SHORT_REACH`]; with less, the output stops early.
+///
+/// The bytes to escape are found all at once ([`escape_mask`]); between two of them, the clean
+/// run is one fixed-size block copy (its bytes past the run are written over), so a short value
+/// with a few quotes costs a copy and a store per escape rather than a scan per eight bytes.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn escape_short(window: &[u8; SHORT_WINDOW], len: usize, out: &mut [u8]) -> usize {
+    let len = len.min(SHORT_TEXT);
+    let Some(head) = window.first_chunk::<SHORT_TEXT>() else {
+        return 0;
+    };
+    let mut escapes = escape_mask(head) & ((1u64 << len) - 1) as u32;
+    let (mut read, mut written) = (0, 0);
+    loop {
+        let next = if escapes == 0 {
+            len
+        } else {
+            escapes.trailing_zeros() as usize
+        };
+        let (Some(run), Some(dst)) = (
+            window
+                .get(read..read + SHORT_TEXT)
+                .and_then(|r| r.first_chunk::<SHORT_TEXT>()),
+            out.get_mut(written..written + SHORT_TEXT)
+                .and_then(|d| d.first_chunk_mut::<SHORT_TEXT>()),
+        ) else {
+            return written;
+        };
+        *dst = *run;
+        written += next - read;
+        if escapes == 0 {
+            return written;
+        }
+        let Some(n) = window
+            .get(next)
+            .and_then(|b| write_escape(*b, out, written))
+        else {
+            return written;
+        };
+        written += n;
+        read = next + 1;
+        escapes &= escapes - 1;
+    }
+}
+
 /// Writes the escape sequence of `byte` at `out[at..]` as one six-byte store (the bytes past a
 /// short sequence are written over later); its length, or `None` without six bytes of room.
 #[inline(always)]
@@ -434,6 +518,40 @@ mod tests {
                         bytes[at] = bad;
                     }
                     assert_eq!(first_escape(&bytes), at, "len {len} at {at} byte {bad}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_text_escapes_like_the_scan_whatever_follows_it() {
+        // Every length up to SHORT_TEXT, escapes at every place and in every density, and the
+        // bytes after the text (inside the window) clean or all needing escapes.
+        for len in 0..=SHORT_TEXT {
+            let base: Vec<u8> = (0..len)
+                .map(|i| b"abc\xc3\xa9 XYZ 0123456"[i % 16])
+                .collect();
+            let mut cases = std::vec![base.clone(), std::vec![b'"'; len], std::vec![0x01; len]];
+            for at in 0..len {
+                for bad in [0u8, 0x1F, b'"', b'\\', b'\n'] {
+                    let mut one = base.clone();
+                    one[at] = bad;
+                    cases.push(one.clone());
+                    one[len - 1 - at] = b'\\';
+                    cases.push(one);
+                }
+            }
+            for case in cases {
+                let mut expected = std::vec![0u8; 6 * len];
+                let n = escape_into(&case, &mut expected);
+                for after in [b'x', b'"'] {
+                    let mut window = [after; SHORT_WINDOW];
+                    window[..len].copy_from_slice(&case);
+                    let room = 6 * len + SHORT_REACH;
+                    let mut out = std::vec![0xEEu8; room + 8];
+                    let written = escape_short(&window, len, &mut out);
+                    assert_eq!(&out[..written], &expected[..n], "{case:?}");
+                    assert!(out[room..].iter().all(|b| *b == 0xEE), "{case:?}");
                 }
             }
         }

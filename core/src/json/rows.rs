@@ -237,7 +237,22 @@ fn text<'b>(sink: &mut Sink<'_, '_, 'b>, (start, end): (usize, usize), values: &
     if sink.clean_text(bytes, b"\"") {
         return Ok(());
     }
+    if let Some(window) = short_window(values, start, bytes.len())
+        && sink.short_escaped(window, bytes.len())
+    {
+        return Ok(());
+    }
     quoted(sink, bytes, Body::Text)
+}
+
+/// The window [`escape::escape_short`] reads for text of `len` bytes at `values[start..]`, when
+/// the text is short enough and the buffer holds the whole window.
+#[inline(always)]
+fn short_window(values: &[u8], start: usize, len: usize) -> Option<&[u8; escape::SHORT_WINDOW]> {
+    if len > escape::SHORT_TEXT {
+        return None;
+    }
+    values.get(start..)?.first_chunk()
 }
 
 /// Writes the elements `range` of a flat leaf, comma-separated (nulls as `null`), one loop per
@@ -785,12 +800,17 @@ impl<'b> Single<'b> {
     /// Writes the opening piece, a quote and `text` escaped at `out[pos..]`, if the worst case
     /// fits; returns the length of the escaped text.
     #[cold]
-    fn escaped(&self, out: &mut [u8], pos: usize, text: &[u8]) -> Option<usize> {
+    fn escaped(&self, out: &mut [u8], pos: usize, (start, end): (usize, usize)) -> Option<usize> {
         let open_len = self.open.len.min(PIECE);
-        let worst = PIECE + 2 + 8 + text.len().saturating_mul(6);
+        let values = self.leaf.values();
+        let text = values.get(start..end).unwrap_or_default();
+        let worst = PIECE + 2 + 8 + escape::SHORT_REACH + text.len().saturating_mul(6);
         let dst = out.get_mut(pos..pos.saturating_add(worst))?;
         let (_, body) = dst.get_mut(open_len..)?.split_first_mut()?;
-        Some(escape::escape_into(text, body))
+        Some(match short_window(values, start, text.len()) {
+            Some(window) => escape::escape_short(window, text.len(), body),
+            None => escape::escape_into(text, body),
+        })
     }
 
     /// The loop for text values (offsets of width `O`): each row checks its own room, and its
@@ -833,8 +853,8 @@ impl<'b> Single<'b> {
             return Some(self.null.len);
         }
         let open_len = self.open.len.min(PIECE);
-        let (start, end) = self.leaf.text_range::<O>(i);
-        let text = self.leaf.values().get(start..end).unwrap_or_default();
+        let range = self.leaf.text_range::<O>(i);
+        let text = self.leaf.values().get(range.0..range.1).unwrap_or_default();
         // Room for the text as it is; escaping it needs more, and is rare.
         let need = PIECE + 2 + 8 + text.len();
         let dst = out.get_mut(at..at.saturating_add(need))?;
@@ -845,7 +865,7 @@ impl<'b> Single<'b> {
         let n = if escape::copy_if_clean(text, body) {
             text.len()
         } else {
-            self.escaped(out, at, text)?
+            self.escaped(out, at, range)?
         };
         let tail_at = at + open_len + 1 + n;
         let (quote, rest) = out.get_mut(tail_at..tail_at + 9)?.split_first_mut()?;

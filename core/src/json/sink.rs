@@ -220,6 +220,32 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         true
     }
 
+    /// Writes `"`, the `len` bytes of text at the start of `window` escaped
+    /// ([`escape::escape_short`]), and `"`, if the worst case fits; returns whether it wrote.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn short_escaped(
+        &mut self,
+        window: &[u8; escape::SHORT_WINDOW],
+        len: usize,
+    ) -> bool {
+        let reach = len * 6 + escape::SHORT_REACH + 2;
+        let Some((quote, body)) = self
+            .out
+            .get_mut(self.pos..self.pos + reach)
+            .and_then(|dst| dst.split_first_mut())
+        else {
+            return false;
+        };
+        *quote = b'"';
+        let n = escape::escape_short(window, len, body);
+        if let Some(close) = body.get_mut(n) {
+            *close = b'"';
+        }
+        self.pos += n + 2;
+        true
+    }
+
     /// Writes `"name":` for a name known to need no escaping.
     #[inline(always)]
     pub(crate) fn plain_key(&mut self, name: &'b str) {
