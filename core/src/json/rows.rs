@@ -429,48 +429,99 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        let explicit = self.cx.options.explicit_nulls;
         let mut first = true;
         for member in self.plan.nodes(nodes) {
-            // The common member: a valid flat value under a pre-built key; a fixed-width value
-            // goes into the same window of the buffer as the key.
-            if member.shape == Shape::Flat
+            if self.flat_member(member, i, &mut first, sink)? {
+                continue;
+            }
+            // A valid struct under a pre-built key: the key and `{` as one copy, then its
+            // members, flat ones written here rather than by a call per struct.
+            if let Shape::Struct { first: child, len } = member.shape
                 && member.leaf.is_valid(i)
                 && let Some((key, key_len)) = member.key(first)
             {
-                let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
+                let window = sink.tail::<KEY>().ok_or(Full)?;
                 if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
                     *head = *key;
                 }
-                if matches!(member.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
-                    sink.advance(key_len);
-                    flat(&member.leaf, i, sink, self.cx)?;
-                } else {
-                    let n = match window
-                        .get_mut(key_len..)
-                        .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
-                    {
-                        Some(value) => fixed_text(&member.leaf, i, value, self.cx),
-                        None => 0,
-                    };
-                    sink.advance(key_len + n);
+                if let Some(brace) = window.get_mut(key_len) {
+                    *brace = b'{';
                 }
+                sink.advance(key_len + 1);
+                let (child, j) = (usize::from(child), member.leaf.offset() + i);
+                let mut inner_first = true;
+                for inner in self.plan.nodes(child..child + usize::from(len)) {
+                    if !self.flat_member(inner, j, &mut inner_first, sink)? {
+                        self.other_member(inner, j, &mut inner_first, sink)?;
+                    }
+                }
+                put(sink, b"}")?;
                 first = false;
                 continue;
             }
-            let slot = self.resolve_from(member, i);
-            if slot.is_none() && !explicit {
-                continue;
-            }
-            self.key(member, first, sink)?;
-            first = false;
-            match slot {
-                None => put(sink, b"null")?,
-                Some((node, j)) if node.shape == Shape::Flat => flat(&node.leaf, j, sink, self.cx)?,
-                Some((node, j)) => self.value(node, j, sink)?,
-            }
+            self.other_member(member, i, &mut first, sink)?;
         }
         Ok(())
+    }
+
+    /// Writes the common member, a valid flat value under a pre-built key, at slot `i`, a
+    /// fixed-width value into the same window of the buffer as the key; returns whether
+    /// `member` was one (else nothing is written).
+    #[inline(always)]
+    fn flat_member(
+        &self,
+        member: &'p Node<'b, 'a>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Result<bool, Full> {
+        if member.shape != Shape::Flat || !member.leaf.is_valid(i) {
+            return Ok(false);
+        }
+        let Some((key, key_len)) = member.key(*first) else {
+            return Ok(false);
+        };
+        let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
+        if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
+            *head = *key;
+        }
+        if matches!(member.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
+            sink.advance(key_len);
+            flat(&member.leaf, i, sink, self.cx)?;
+        } else {
+            let n = match window
+                .get_mut(key_len..)
+                .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
+            {
+                Some(value) => fixed_text(&member.leaf, i, value, self.cx),
+                None => 0,
+            };
+            sink.advance(key_len + n);
+        }
+        *first = false;
+        Ok(true)
+    }
+
+    /// Writes any member at slot `i`: its key and value, or nothing for a null one unless
+    /// nulls are explicit.
+    fn other_member(
+        &self,
+        member: &'p Node<'b, 'a>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        let slot = self.resolve_from(member, i);
+        if slot.is_none() && !self.cx.options.explicit_nulls {
+            return Ok(());
+        }
+        self.key(member, *first, sink)?;
+        *first = false;
+        match slot {
+            None => put(sink, b"null"),
+            Some((node, j)) if node.shape == Shape::Flat => flat(&node.leaf, j, sink, self.cx),
+            Some((node, j)) => self.value(node, j, sink),
+        }
     }
 
     /// Writes a member's key, with a comma before it unless it is the `first`.
