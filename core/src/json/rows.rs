@@ -434,9 +434,15 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
             if self.flat_member(member, i, &mut first, sink)? {
                 continue;
             }
-            // A valid struct under a pre-built key: the key and `{` as one copy, then its
-            // members, flat ones written here rather than by a call per struct.
-            if let Shape::Struct { first: child, len } = member.shape
+            // A valid struct or list under a pre-built key: the key and the bracket as one copy,
+            // then its members (flat ones written here rather than by a call per struct) or
+            // elements.
+            let open = match member.shape {
+                Shape::Struct { .. } => b'{',
+                Shape::List { .. } => b'[',
+                _ => 0,
+            };
+            if open != 0
                 && member.leaf.is_valid(i)
                 && let Some((key, key_len)) = member.key(first)
             {
@@ -444,18 +450,27 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
                     *head = *key;
                 }
-                if let Some(brace) = window.get_mut(key_len) {
-                    *brace = b'{';
+                if let Some(bracket) = window.get_mut(key_len) {
+                    *bracket = open;
                 }
                 sink.advance(key_len + 1);
-                let (child, j) = (usize::from(child), member.leaf.offset() + i);
-                let mut inner_first = true;
-                for inner in self.plan.nodes(child..child + usize::from(len)) {
-                    if !self.flat_member(inner, j, &mut inner_first, sink)? {
-                        self.other_member(inner, j, &mut inner_first, sink)?;
+                match member.shape {
+                    Shape::Struct { first: child, len } => {
+                        let (child, j) = (usize::from(child), member.leaf.offset() + i);
+                        let mut inner_first = true;
+                        for inner in self.plan.nodes(child..child + usize::from(len)) {
+                            if !self.flat_member(inner, j, &mut inner_first, sink)? {
+                                self.other_member(inner, j, &mut inner_first, sink)?;
+                            }
+                        }
+                        put(sink, b"}")?;
                     }
+                    Shape::List { child, offsets } => {
+                        self.elements(member, child, offsets, i, sink)?;
+                        put(sink, b"]")?;
+                    }
+                    _ => {}
                 }
-                put(sink, b"}")?;
                 first = false;
                 continue;
             }
@@ -524,6 +539,44 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         }
     }
 
+    /// Writes the elements of list `node` at slot `i` (in node `child`), comma-separated.
+    #[inline(always)]
+    fn elements(
+        &self,
+        node: &'p Node<'b, 'a>,
+        child: u8,
+        offsets: ListOffsets,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        let (start, end) = match offsets {
+            ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
+            ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
+            ListOffsets::Array => {
+                let range = node.array.list_range(i);
+                (range.start, range.end)
+            }
+        };
+        let child = usize::from(child);
+        match self.plan.node(child) {
+            Some(element) if element.shape == Shape::Flat => {
+                flat_elements(&element.leaf, start..end, sink, self.cx)
+            }
+            _ => {
+                for e in start..end {
+                    if e > start {
+                        put(sink, b",")?;
+                    }
+                    match self.resolve(child, e) {
+                        None => put(sink, b"null")?,
+                        Some((element, j)) => self.value(element, j, sink)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Writes a member's key, with a comma before it unless it is the `first`.
     #[inline(always)]
     fn key(&self, member: &'p Node<'b, 'a>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
@@ -568,32 +621,8 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 put(sink, b"}")
             }
             Shape::List { child, offsets } => {
-                let (start, end) = match offsets {
-                    ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
-                    ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
-                    ListOffsets::Array => {
-                        let range = node.array.list_range(i);
-                        (range.start, range.end)
-                    }
-                };
                 put(sink, b"[")?;
-                let child = usize::from(child);
-                match self.plan.node(child) {
-                    Some(element) if element.shape == Shape::Flat => {
-                        flat_elements(&element.leaf, start..end, sink, cx)?;
-                    }
-                    _ => {
-                        for e in start..end {
-                            if e > start {
-                                put(sink, b",")?;
-                            }
-                            match self.resolve(child, e) {
-                                None => put(sink, b"null")?,
-                                Some((element, j)) => self.value(element, j, sink)?,
-                            }
-                        }
-                    }
-                }
+                self.elements(node, child, offsets, i, sink)?;
                 put(sink, b"]")
             }
             Shape::Null | Shape::Dictionary { .. } => put(sink, b"null"),
