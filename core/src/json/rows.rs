@@ -168,15 +168,19 @@ fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) ->
 /// Writes an `i32` at the start of `out`; returns its length.
 #[inline(always)]
 fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
-    out.first_chunk_mut::<SHORT_INT>()
-        .map_or(0, |w| number::write_i32(w, v))
+    match out.first_chunk_mut::<SHORT_INT>() {
+        Some(w) => number::write_i32(w, v),
+        None => 0,
+    }
 }
 
 /// Writes a `u32` at the start of `out`; returns its length.
 #[inline(always)]
 fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
-    out.first_chunk_mut::<SHORT_INT>()
-        .map_or(0, |w| number::write_u32(w, v))
+    match out.first_chunk_mut::<SHORT_INT>() {
+        Some(w) => number::write_u32(w, v),
+        None => 0,
+    }
 }
 
 /// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
@@ -479,9 +483,9 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         Ok(())
     }
 
-    /// Writes the common member, a valid flat value under a pre-built key, at slot `i`, a
-    /// fixed-width value into the same window of the buffer as the key; returns whether
-    /// `member` was one (else nothing is written).
+    /// Writes the common member, a valid flat value (its own or its dictionary's) under a
+    /// pre-built key, at slot `i`, a fixed-width value into the same window of the buffer as
+    /// the key; returns whether `member` was one (else nothing is written).
     #[inline(always)]
     fn flat_member(
         &self,
@@ -490,7 +494,18 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Result<bool, Full> {
-        if member.shape != Shape::Flat || !member.leaf.is_valid(i) {
+        // The value's node and slot: the member's own, or its dictionary's.
+        let (node, i) = match member.shape {
+            Shape::Flat => (member, i),
+            Shape::Dictionary { values } if member.leaf.is_valid(i) => {
+                match self.plan.node(usize::from(values)) {
+                    Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
+                    _ => return Ok(false),
+                }
+            }
+            _ => return Ok(false),
+        };
+        if !node.leaf.is_valid(i) {
             return Ok(false);
         }
         let Some((key, key_len)) = member.key(*first) else {
@@ -500,15 +515,15 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
             *head = *key;
         }
-        if matches!(member.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
+        if matches!(node.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
             sink.advance(key_len);
-            flat(&member.leaf, i, sink, self.cx)?;
+            flat(&node.leaf, i, sink, self.cx)?;
         } else {
             let n = match window
                 .get_mut(key_len..)
                 .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
             {
-                Some(value) => fixed_text(&member.leaf, i, value, self.cx),
+                Some(value) => fixed_text(&node.leaf, i, value, self.cx),
                 None => 0,
             };
             sink.advance(key_len + n);
