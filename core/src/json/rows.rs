@@ -433,9 +433,14 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
+        let explicit = self.cx.options.explicit_nulls;
         let mut first = true;
         for member in self.plan.nodes(nodes) {
             if self.flat_member(member, i, &mut first, sink)? {
+                continue;
+            }
+            // A null member is left out (unless nulls are explicit).
+            if !explicit && !member.leaf.is_valid(i) {
                 continue;
             }
             // A valid struct or list under a pre-built key: the key and the bracket as one copy,
