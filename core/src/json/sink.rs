@@ -158,9 +158,7 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
     /// The free part of the buffer as an array, when at least `N` bytes are free.
     #[inline(always)]
     pub(crate) fn tail<const N: usize>(&mut self) -> Option<&mut [u8; N]> {
-        self.out
-            .get_mut(self.pos..self.pos + N)
-            .and_then(|s| s.try_into().ok())
+        self.out.get_mut(self.pos..)?.first_chunk_mut()
     }
 
     /// Marks `n` bytes of [`Sink::tail`] as written.
