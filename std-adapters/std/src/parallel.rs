@@ -1,7 +1,9 @@
 //! [`ParallelWriter`]: one JSON document from many record batches, each batch's rows encoded on
 //! several threads and written in order.
 //!
-//! A batch is cut into chunks of rows ([`RecordBatch::slice`]: views, no copies). The chunks'
+//! A batch is cut into chunks of rows ([`RecordBatch::slice`]: views, no copies), as many rows as
+//! fill about seven eighths of a chunk buffer at the bytes per row written so far (the document's
+//! first 64 rows are written alone, on the caller's thread, for a first estimate). The chunks'
 //! encoders are made in order from one [`JsonWriter`], so the framing (`[`, `,`, `]`) is what a
 //! single encoder would write. The chunks are claimed in order by whichever thread is free, the
 //! caller's or one of `threads - 1` scoped workers, and encoded into buffers from a shared pool;
