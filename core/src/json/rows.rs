@@ -440,7 +440,8 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 continue;
             }
             // A null member is left out (unless nulls are explicit).
-            if !explicit && !member.leaf.is_valid(i) {
+            let valid = member.leaf.is_valid(i);
+            if !valid && !explicit {
                 continue;
             }
             // A valid struct or list under a pre-built key: the key and the bracket as one copy,
@@ -452,7 +453,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 _ => 0,
             };
             if open != 0
-                && member.leaf.is_valid(i)
+                && valid
                 && let Some((key, key_len)) = member.key(first)
             {
                 let window = sink.tail::<KEY>().ok_or(Full)?;
