@@ -2,22 +2,26 @@
 
 use quiver::RandomAccess;
 use quiver::source::SharedRanges;
+use rayon_core::ThreadPool;
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Requests in flight by default, as a store such as S3 serves well.
 pub const DEFAULT_IN_FLIGHT: usize = 8;
 
-/// Runs each `read_ranges` list on up to `in_flight` threads (the caller's and scoped ones), one
-/// `read_at` per range, or per part of a range longer than the part size when one is set (as
-/// clients of object stores fetch a large object in parallel parts; for a local file, it
-/// spreads the copy out of the page cache over several cores). Single reads pass straight
+/// Runs each `read_ranges` list on up to `in_flight` threads (the caller's and `in_flight - 1`
+/// pooled ones, started at the first list that needs them and kept until the wrapper is
+/// dropped), one `read_at` per range, or per part of a range longer than the part size when one
+/// is set (as clients of object stores fetch a large object in parallel parts; for a local file,
+/// it spreads the copy out of the page cache over several cores). Single reads pass straight
 /// through.
 #[derive(Debug)]
 pub struct Concurrent<S> {
     inner: S,
     in_flight: usize,
     part: Option<usize>,
+    /// `None` inside if the threads could not be started: the caller's thread reads alone.
+    workers: OnceLock<Option<ThreadPool>>,
 }
 
 impl<S> Concurrent<S> {
@@ -32,6 +36,7 @@ impl<S> Concurrent<S> {
             inner,
             in_flight: in_flight.max(1),
             part: None,
+            workers: OnceLock::new(),
         }
     }
 
@@ -40,6 +45,12 @@ impl<S> Concurrent<S> {
     pub fn with_part_size(mut self, bytes: usize) -> Self {
         self.part = Some(bytes.max(1));
         self
+    }
+
+    /// The `in_flight - 1` threads that read beside the caller's, started at the first call.
+    fn workers(&self) -> Option<&ThreadPool> {
+        let start = || crate::start_workers(self.in_flight - 1, "quiver-read");
+        self.workers.get_or_init(start).as_ref()
     }
 
     /// The wrapped source.
@@ -78,10 +89,10 @@ where
         let len =
             |range: &Range<u64>| usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
         let parts: usize = ranges.iter().map(|r| len(r).div_ceil(part).max(1)).sum();
-        let workers = self.in_flight.min(parts);
-        if workers <= 1 {
+        let lanes = self.in_flight.min(parts);
+        let Some(workers) = (lanes > 1).then(|| self.workers()).flatten() else {
             return self.inner.read_ranges(ranges, out);
-        }
+        };
         // Cut `out` into one slice per range or part, then let the workers take them in order.
         let mut jobs = Vec::with_capacity(parts);
         let mut rest = out;
@@ -112,9 +123,9 @@ where
                 }
             }
         };
-        std::thread::scope(|scope| {
-            for _ in 1..workers {
-                scope.spawn(work);
+        workers.in_place_scope(|scope| {
+            for _ in 1..lanes {
+                scope.spawn(|_| work());
             }
             work();
         });

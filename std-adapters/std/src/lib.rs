@@ -10,11 +10,12 @@
 //!   read pattern costs on remote storage.
 //! - [`stream_reader`]: a [`StreamReader`](quiver::StreamReader) over any `std::io::Read`.
 //! - [`write_json`]: an [`Encoder`](quiver::json::Encoder)'s output into any `std::io::Write`;
-//!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on scoped
-//!   threads and written in order, in bounded memory; [`JsonWriteError`] bridges both kinds of
+//!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on
+//!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both kinds of
 //!   failure into one `std::error::Error`.
 //!
-//! Each is a thin wrapper: the planning, parsing and decoding stay in the core.
+//! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
+//! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.
 
 mod concurrent;
 mod file;
@@ -32,6 +33,16 @@ pub use recycling::{DEFAULT_POOL, Recycling};
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.
 pub use embedded_io_adapters::std::FromStd;
+
+/// `threads` pooled threads named `name-0`, `name-1`…, or `None` if they cannot be started
+/// (the caller's thread then does all the work).
+fn start_workers(threads: usize, name: &'static str) -> Option<rayon_core::ThreadPool> {
+    rayon_core::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .ok()
+}
 
 /// A stream reader over any `std::io::Read` (stdin, a socket, a decompressor…).
 pub fn stream_reader<R: std::io::Read>(
