@@ -2,7 +2,8 @@
 //! unicode, dictionaries, run ends, unions, sliced columns):
 //!
 //! - encoding with random buffer sizes (down to 1 byte, with empty buffers mixed in) gives the
-//!   same bytes as one call with a large buffer;
+//!   same bytes as one call with a large buffer, and so does splitting rows off into encoders
+//!   of their own (`Encoder::split_rows`);
 //! - the output parses with serde_json and equals a value tree built in this file from the
 //!   values the arrays were made of (dates and timestamps formatted by chrono).
 
@@ -149,6 +150,28 @@ proptest! {
             let whole = drain(&mut Encoder::batch(&batch, format, options).unwrap(), &[1 << 20]);
             let chunked = drain(&mut Encoder::batch(&batch, format, options).unwrap(), &sizes);
             prop_assert_eq!(&whole, &chunked);
+        }
+    }
+
+    #[test]
+    fn split_off_rows_write_the_same_bytes(case in case(), splits in vec(0usize..5, 0..6), sizes in sizes()) {
+        let batch = case.batch();
+        let options = EncoderOptions::default();
+        for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
+            let whole = drain(&mut Encoder::batch(&batch, format, options).unwrap(), &[1 << 20]);
+            let mut rest = Encoder::batch(&batch, format, options).unwrap();
+            let mut pieces = Vec::new();
+            for rows in &splits {
+                let mut front = rest.split_rows(*rows).unwrap();
+                pieces.extend(drain(&mut front, &sizes));
+            }
+            pieces.extend(drain(&mut rest, &sizes));
+            prop_assert_eq!(&whole, &pieces);
+            // Once an encoder has written, its rows can no longer be split off.
+            let mut started = Encoder::batch(&batch, format, options).unwrap();
+            if started.encode(&mut [0u8; 1]).written > 0 {
+                prop_assert!(started.split_rows(1).is_none());
+            }
         }
     }
 

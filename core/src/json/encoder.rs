@@ -568,6 +568,8 @@ struct Walk<'b, 'a, const DEPTH: usize> {
     cx: Context,
     framing: Framing,
     phase: Phase,
+    /// The encoder's rows are `first..rows`; `row` is the next.
+    first: usize,
     row: usize,
     rows: usize,
     /// A row is open (its value or object is on the stack, or its end is due).
@@ -862,6 +864,7 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
                 },
                 framing,
                 phase: Phase::Open,
+                first: 0,
                 row: 0,
                 rows,
                 in_row: false,
@@ -895,9 +898,46 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
         }
     }
 
+    /// Splits off the next `rows` rows (all that are left, if fewer) as an encoder of their own
+    /// and goes on after them: the split-off encoder's output followed by this one's is what
+    /// this one would have written alone. The pieces can be encoded on different threads, as
+    /// quiver-std's `ParallelWriter` does, without slicing the batch or planning it again.
+    /// `None` once this encoder has written anything.
+    pub fn split_rows(&mut self, rows: usize) -> Option<Self> {
+        let walk = &mut self.walk;
+        let fresh = walk.phase == Phase::Open && walk.stack.is_empty() && !walk.in_row;
+        if !fresh || self.stream.is_some() || !self.spill.is_empty() {
+            return None;
+        }
+        let end = walk.row.saturating_add(rows).min(walk.rows);
+        let front = Walk {
+            framing: Framing {
+                close: b"",
+                ..walk.framing
+            },
+            rows: end,
+            stack: heapless::Vec::new(),
+            leaves: Leaves::new(),
+            plan: walk.plan.clone(),
+            ..*walk
+        };
+        walk.framing.open = b"";
+        walk.framing.first_row &= end == walk.row;
+        walk.first = end;
+        walk.row = end;
+        Some(Encoder {
+            walk: front,
+            spill: Spill::new(),
+            stream: None,
+        })
+    }
+
     /// Rows started so far, and rows in all.
     pub(crate) fn rows_progress(&self) -> (usize, usize) {
-        (self.walk.row, self.walk.rows)
+        (
+            self.walk.row - self.walk.first,
+            self.walk.rows - self.walk.first,
+        )
     }
 
     /// Whether everything has been written.

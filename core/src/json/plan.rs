@@ -106,7 +106,7 @@ impl<'b, 'a> Node<'b, 'a> {
 }
 
 /// The compiled schema.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, 'a> {
     nodes: heapless::Vec<Node<'b, 'a>, NODES>,
     /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.

@@ -1,11 +1,11 @@
 //! [`ParallelWriter`]: one JSON document from many record batches, each batch's rows encoded on
 //! several threads and written in order.
 //!
-//! A batch is cut into chunks of rows ([`RecordBatch::slice`]: views, no copies), as many rows as
+//! A batch's encoder, from one [`JsonWriter`], is cut into chunks of rows
+//! ([`Encoder::split_rows`]: the batch is neither sliced nor planned again), as many rows as
 //! fill about seven eighths of a chunk buffer at the bytes per row written so far (the document's
-//! first 64 rows are written alone, on the caller's thread, for a first estimate). The chunks'
-//! encoders are made in order from one [`JsonWriter`], so the framing (`[`, `,`, `]`) is what a
-//! single encoder would write. The chunks are claimed in order by whichever thread is free, the
+//! first 64 rows are written alone, on the caller's thread, for a first estimate); the chunks'
+//! output in order is the batch's, framing (`[`, `,`, `]`) included. The chunks are claimed in order by whichever thread is free, the
 //! caller's or one of `threads - 1` workers, and encoded into buffers from a shared pool;
 //! the caller's thread writes them in order, and encodes a chunk itself whenever the next one to
 //! write is not done yet. (Claimed, not dealt to fixed threads: a thread the scheduler delays
@@ -92,56 +92,59 @@ impl<W: io::Write> ParallelWriter<W> {
 
     /// Writes `batch`'s rows as the next part of the document.
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), JsonWriteError> {
-        let rows = batch.num_rows();
+        let mut rows = batch.num_rows();
         if rows == 0 {
             return Ok(());
         }
+        let mut rest = self.document.batch(batch)?;
         if self.rows == 0 && self.threads > 1 && rows > PROBE_ROWS {
             // No bytes-per-row estimate before the first output: the first rows, written on
             // this thread, give one, so that chunks and their buffers are the size asked for
             // from the first batch on (a guess too small grew every buffer to twice that).
-            let slice = |start, len| batch.slice(start, len).map_err(io::Error::other);
-            self.write(&slice(0, PROBE_ROWS)?)?;
-            return self.write(&slice(PROBE_ROWS, rows - PROBE_ROWS)?);
-        }
-        let chunk_rows = self.chunk_rows;
-        let written = if self.threads <= 1 || rows <= chunk_rows {
-            let mut encoder = self.document.batch(batch)?;
-            let mut buffer = self.buffers.pop().unwrap_or_default();
-            if buffer.len() < self.chunk_bytes {
-                buffer.resize(self.chunk_bytes, 0);
+            if let Some(mut probe) = rest.split_rows(PROBE_ROWS) {
+                let written = self.write_alone(&mut probe)?;
+                self.count(PROBE_ROWS, written);
+                rows -= PROBE_ROWS;
             }
-            let written = write_json_through(&mut encoder, &mut self.out, &mut buffer);
-            self.buffers.push(buffer);
-            written?
+        }
+        let written = if self.threads <= 1 || rows <= self.chunk_rows {
+            self.write_alone(&mut rest)?
         } else {
-            self.write_chunks(batch, chunk_rows)?
+            self.write_chunks(rest, rows)?
         };
-        self.rows += rows as u64;
-        self.bytes_written += written;
-        let per_row = (self.bytes_written / self.rows.max(1)).max(1);
-        self.chunk_rows = rows_for(self.chunk_bytes, per_row);
+        self.count(rows, written);
         Ok(())
     }
 
-    /// Encodes `batch` in chunks of `chunk_rows` rows on the caller's thread and `threads - 1`
-    /// scoped workers, written in order; returns the bytes written.
-    fn write_chunks(
-        &mut self,
-        batch: &RecordBatch<'_>,
-        chunk_rows: usize,
-    ) -> Result<u64, JsonWriteError> {
-        let rows = batch.num_rows();
-        let chunks = (0..rows)
-            .step_by(chunk_rows)
-            .map(|start| batch.slice(start, chunk_rows.min(rows - start)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(io::Error::other)?;
-        let mut encoders = Vec::with_capacity(chunks.len());
-        for chunk in &chunks {
-            encoders.push(Some(self.document.batch(chunk)?));
+    /// Writes all of `encoder`'s output on the caller's thread; returns the bytes written.
+    fn write_alone(&mut self, encoder: &mut Encoder<'_, '_>) -> io::Result<u64> {
+        let mut buffer = self.buffers.pop().unwrap_or_default();
+        if buffer.len() < self.chunk_bytes {
+            buffer.resize(self.chunk_bytes, 0);
         }
-        let chunk_count = chunks.len();
+        let written = write_json_through(encoder, &mut self.out, &mut buffer);
+        self.buffers.push(buffer);
+        written
+    }
+
+    /// Counts `rows` rows written in `bytes` bytes, and sizes the next chunks by the bytes per
+    /// row so far.
+    fn count(&mut self, rows: usize, bytes: u64) {
+        self.rows += rows as u64;
+        self.bytes_written += bytes;
+        let per_row = (self.bytes_written / self.rows.max(1)).max(1);
+        self.chunk_rows = rows_for(self.chunk_bytes, per_row);
+    }
+
+    /// Encodes the `rows` rows of `rest` in chunks of rows split off it, on the caller's thread
+    /// and `threads - 1` workers, written in order; returns the bytes written.
+    fn write_chunks(&mut self, mut rest: Encoder<'_, '_>, rows: usize) -> io::Result<u64> {
+        let chunk_rows = self.chunk_rows;
+        let mut encoders: Vec<_> = (1..rows.div_ceil(chunk_rows))
+            .map_while(|_| rest.split_rows(chunk_rows).map(Some))
+            .collect();
+        encoders.push(Some(rest));
+        let chunk_count = encoders.len();
         let threads = self.threads;
         let workers = self
             .workers
@@ -187,7 +190,7 @@ impl<W: io::Write> ParallelWriter<W> {
         };
         let state = board.state.into_inner().unwrap_or_else(|e| e.into_inner());
         self.buffers = state.buffers;
-        Ok(written?)
+        written
     }
 
     /// Ends the document (`]` or `[]` for an array) and flushes the writer; writes nothing more
