@@ -69,10 +69,12 @@ impl<S> Recycling<S> {
                     if size < len { usize::MAX - size } else { size },
                 )
             });
+        // A new buffer comes zeroed from the allocator (fresh pages, not written here), so its
+        // pages are first touched by the reads that fill it, on the reading threads.
         let mut buffer = best
             .map(|i| pool.swap_remove(i))
             .and_then(|b| Arc::try_unwrap(b).ok())
-            .unwrap_or_default();
+            .unwrap_or_else(|| vec![0; len]);
         if buffer.len() < len {
             buffer.resize(len, 0);
         }
