@@ -1,12 +1,14 @@
 //! Batches from fuzzer input written as JSON twice: in one shot, and through buffers of
-//! fuzzer-chosen sizes. The bytes must be equal, and a finished document must parse as JSON
+//! fuzzer-chosen sizes (and, if asked, by encoders of rows split off the first, as the parallel
+//! writer cuts batches). The bytes must be equal, and a finished document must parse as JSON
 //! with one value per row.
 //!
 //! Input: byte 0 picks the options (bit 0 a JSON array rather than lines, bit 1 explicit nulls,
 //! bit 2 large integers as strings, bit 3 non-finite floats as strings, bit 4 timestamps as
-//! epoch numbers, bit 5 base64 binary, bit 6 each column alone through `Encoder::array`); byte 1
-//! is a count `n`, the next `n` bytes are buffer sizes used in turn (0 is an empty buffer); the
-//! rest is an IPC stream whose batches are encoded.
+//! epoch numbers, bit 5 base64 binary, bit 6 each column alone through `Encoder::array`, bit 7
+//! the second encoding split into pieces with `Encoder::split_rows`, the buffer sizes read again
+//! as their row counts); byte 1 is a count `n`, the next `n` bytes are buffer sizes used in turn
+//! (0 is an empty buffer); the rest is an IPC stream whose batches are encoded.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -56,18 +58,41 @@ fuzz_target!(|data: &[u8]| {
             for column in batch.columns() {
                 if let Ok(encoder) = Encoder::array(column, format, options) {
                     let again = Encoder::array(column, format, options).expect("built once");
-                    check(encoder, again, sizes, format, column.len());
+                    check(
+                        encoder,
+                        pieces(again, bit(7), sizes),
+                        sizes,
+                        format,
+                        column.len(),
+                    );
                 }
             }
         } else if let Ok(encoder) = Encoder::batch(&batch, format, options) {
             let again = Encoder::batch(&batch, format, options).expect("built once");
-            check(encoder, again, sizes, format, batch.num_rows());
+            check(
+                encoder,
+                pieces(again, bit(7), sizes),
+                sizes,
+                format,
+                batch.num_rows(),
+            );
         }
     }
 });
 
-/// Encodes with `whole` in one buffer and with `chunked` through `sizes`, and compares.
-fn check(mut whole: Encoder, mut chunked: Encoder, sizes: &[u8], format: JsonFormat, rows: usize) {
+/// `encoder` alone, or (`split`) cut into encoders of `rows[0]`, `rows[1]`… rows and the rest.
+fn pieces<'b, 'a>(mut encoder: Encoder<'b, 'a>, split: bool, rows: &[u8]) -> Vec<Encoder<'b, 'a>> {
+    let mut pieces = Vec::new();
+    for &n in rows.iter().filter(|_| split) {
+        pieces.push(encoder.split_rows(usize::from(n)).expect("not started"));
+    }
+    pieces.push(encoder);
+    pieces
+}
+
+/// Encodes with `whole` in one buffer and with the `pieces`, one after the other, through
+/// `sizes`, and compares.
+fn check(mut whole: Encoder, pieces: Vec<Encoder>, sizes: &[u8], format: JsonFormat, rows: usize) {
     let mut one_shot = vec![0u8; ONE_SHOT];
     let progress = whole.encode(&mut one_shot);
     one_shot.truncate(progress.written);
@@ -78,6 +103,10 @@ fn check(mut whole: Encoder, mut chunked: Encoder, sizes: &[u8], format: JsonFor
     );
 
     let mut out = Vec::with_capacity(one_shot.len());
+    let mut pieces = pieces.into_iter();
+    let Some(mut chunked) = pieces.next() else {
+        return;
+    };
     let mut buffer = [0u8; 256];
     let mut turn = 0usize;
     let mut empty_in_a_row = 0usize;
@@ -97,7 +126,11 @@ fn check(mut whole: Encoder, mut chunked: Encoder, sizes: &[u8], format: JsonFor
         out.extend_from_slice(&buffer[..step.written]);
         if step.done {
             assert!(chunked.is_done());
-            break;
+            match pieces.next() {
+                Some(next) => chunked = next,
+                None => break,
+            }
+            continue;
         }
         if size == 0 {
             assert_eq!(step.written, 0, "wrote into an empty buffer");
