@@ -154,7 +154,11 @@ proptest! {
     }
 
     #[test]
-    fn split_off_rows_write_the_same_bytes(case in case(), splits in vec(0usize..5, 0..6), sizes in sizes()) {
+    fn split_off_rows_write_the_same_bytes(
+        case in case(),
+        splits in vec(0usize..5, 0..6),
+        sizes in sizes(),
+    ) {
         let batch = case.batch();
         let options = EncoderOptions::default();
         for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {

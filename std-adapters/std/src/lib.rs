@@ -11,8 +11,8 @@
 //! - [`stream_reader`]: a [`StreamReader`](quiver::StreamReader) over any `std::io::Read`.
 //! - [`write_json`]: an [`Encoder`](quiver::json::Encoder)'s output into any `std::io::Write`;
 //!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on
-//!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both kinds of
-//!   failure into one `std::error::Error`.
+//!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both
+//!   kinds of failure into one `std::error::Error`.
 //!
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
 //! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.

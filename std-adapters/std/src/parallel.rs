@@ -5,13 +5,14 @@
 //! ([`Encoder::split_rows`]: the batch is neither sliced nor planned again), as many rows as
 //! fill about seven eighths of a chunk buffer at the bytes per row written so far (the document's
 //! first 64 rows are written alone, on the caller's thread, for a first estimate); the chunks'
-//! output in order is the batch's, framing (`[`, `,`, `]`) included. The chunks are claimed in order by whichever thread is free, the
-//! caller's or one of `threads - 1` workers, and encoded into buffers from a shared pool;
-//! the caller's thread writes them in order, and encodes a chunk itself whenever the next one to
-//! write is not done yet. (Claimed, not dealt to fixed threads: a thread the scheduler delays
-//! holds up only its own chunk, measured 2% faster than dealing them in turn.) At most two chunks
-//! per thread past the last one written are claimed, so memory stays at a few chunk buffers
-//! whatever the batch size: the JSON of a whole batch is never held.
+//! output in order is the batch's, framing (`[`, `,`, `]`) included. The chunks are claimed in
+//! order by whichever thread is free, the caller's or one of `threads - 1` workers, and encoded
+//! into buffers from a shared pool; the caller's thread writes them in order, and encodes a
+//! chunk itself whenever the next one to write is not done yet. (Claimed, not dealt to fixed
+//! threads: a thread the scheduler delays holds up only its own chunk, measured 2% faster than
+//! dealing them in turn.) At most two chunks per thread past the last one written are claimed,
+//! so memory stays at a few chunk buffers whatever the batch size: the JSON of a whole batch is
+//! never held.
 //!
 //! The workers are a pool of threads the writer starts at its first parallel batch and keeps
 //! until it is dropped, so no batch waits for a thread to start (0.2–0.7 ms a spawn on the
