@@ -51,13 +51,12 @@ pub(crate) fn write<'b>(
                 return;
             }
         }
-        let mark = sink.written();
-        if writer.row(*row, sink, framing).is_err() {
-            sink.rewind(mark);
+        // Several columns: all the rows. One: the row its loop stopped at (the first row, or
+        // one its window did not hold), then back to the loop.
+        let end = if single.is_some() { *row + 1 } else { rows };
+        if !writer.rows(sink, framing, row, end) {
             return;
         }
-        framing.first_row = false;
-        *row += 1;
     }
 }
 
@@ -381,14 +380,41 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         })
     }
 
+    /// Writes rows `*row..rows` with their framing while they fit, advancing `*row` past each
+    /// one written; `false` if one did not fit (it is taken back).
+    ///
+    /// One call for many rows, with the row's member loop inlined: the loop's set-up (saved
+    /// registers, constants of the inlined formatters) is paid once per call, not once per row
+    /// (about 50 instructions a row, 2% of the ten-column file's instructions under callgrind).
+    #[inline(never)]
+    fn rows(
+        &self,
+        sink: &mut Sink<'_, '_, 'b>,
+        framing: &mut Framing,
+        row: &mut usize,
+        rows: usize,
+    ) -> bool {
+        while *row < rows {
+            let mark = sink.written();
+            if self.row(*row, sink, framing).is_err() {
+                sink.rewind(mark);
+                return false;
+            }
+            framing.first_row = false;
+            *row += 1;
+        }
+        true
+    }
+
     /// Writes row `r` with its framing.
+    #[inline(always)]
     fn row(&self, r: usize, sink: &mut Sink<'_, '_, 'b>, framing: &Framing) -> Fit {
         let first = usize::from(framing.first_row);
         if let (Some(open), Some(len)) = (self.open.get(first), self.open_len.get(first)) {
             short_piece(sink, open, *len)?;
         }
         match self.plan.columns() {
-            Some(columns) => self.members(columns, r, sink)?,
+            Some(columns) => self.row_members(columns, r, sink)?,
             None => match self.resolve(0, r) {
                 None => put(sink, b"null")?,
                 Some((node, i)) => self.value(node, i, sink)?,
@@ -426,8 +452,20 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         }
     }
 
-    /// Writes the members `nodes` of an object at slot `i`.
+    /// Writes the members `nodes` of an object at slot `i` (a struct value's; a row's are
+    /// written by [`Writer::row_members`], the same loop inlined into the row loop).
     fn members(
+        &self,
+        nodes: core::ops::Range<usize>,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        self.row_members(nodes, i, sink)
+    }
+
+    /// [`Writer::members`], inlined.
+    #[inline(always)]
+    fn row_members(
         &self,
         nodes: core::ops::Range<usize>,
         i: usize,
