@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The process benchmark of issue 6: the 1M-row, 10-column file (16 batches of 62,500 rows of the
 # shared ten-column table, about 80 MB) converted to NDJSON on stdout by `quiver json` and by
-# arrow-rs's FileReader + LineDelimitedWriter (src/bin/arrow_rs_ndjson.rs), each run under
-# `/usr/bin/time -v`, runs interleaved; prints the median wall time, peak RSS and CPU time
-# (user + system) of each, and quiver's ratios to arrow-rs.
+# arrow-rs's FileReader + LineDelimitedWriter (src/bin/arrow_rs_ndjson.rs), runs interleaved;
+# prints the median wall time (a run on its own), peak RSS and CPU time (user + system, a run
+# under `/usr/bin/time -v`) of each, and quiver's ratios to arrow-rs.
 #
 #   benches/process.sh [RUNS]          (default 7 runs of each)
 #
@@ -36,19 +36,22 @@ log=$(mktemp)
 results=$(mktemp)
 trap 'rm -f "$log" "$results"' EXIT
 
-# One run: "name wall_seconds peak_kib cpu_seconds" from /usr/bin/time -v.
+# One run: "name wall_seconds peak_kib cpu_seconds": the program run once on its own, timed by
+# the shell's clock (`/usr/bin/time` gives wall time to 10 ms only, and starting it would add
+# the same milliseconds to every program), then once under /usr/bin/time -v for its peak RSS
+# and CPU time.
 measure() {
-  local name=$1
+  local name=$1 start end
+  start=$EPOCHREALTIME
   # shellcheck disable=SC2086 # the command is split into words on purpose
+  ${commands[$name]} >/dev/null
+  end=$EPOCHREALTIME
+  # shellcheck disable=SC2086
   /usr/bin/time -v ${commands[$name]} >/dev/null 2>"$log"
-  awk -v name="$name" '
-    /Elapsed \(wall clock\) time/ {
-      n = split($NF, part, ":"); wall = 0
-      for (i = 1; i <= n; i++) wall = wall * 60 + part[i]
-    }
+  awk -v name="$name" -v start="$start" -v end="$end" '
     /User time \(seconds\)|System time \(seconds\)/ { cpu += $NF }
     /Maximum resident set size/ { rss = $NF }
-    END { print name, wall, rss, cpu }' "$log"
+    END { print name, end - start, rss, cpu }' "$log"
 }
 
 for _ in $(seq "$runs"); do
@@ -71,6 +74,6 @@ echo
 for name in quiver quiver-threads-1 quiver-mmap; do
   awk -v n="$name" -v q="${wall[$name]}" -v a="${wall[arrow-rs]}" -v qr="${rss[$name]}" -v ar="${rss[arrow-rs]}" \
     -v qc="${cpu[$name]}" -v ac="${cpu[arrow-rs]}" \
-    'BEGIN { printf "%s / arrow-rs: wall %.2fx, peak RSS %.2fx, CPU %.2fx\n", n, q / a, qr / ar, qc / ac }'
+    'BEGIN { printf "%s / arrow-rs: wall %.3fx, peak RSS %.2fx, CPU %.2fx\n", n, q / a, qr / ar, qc / ac }'
 done
 echo "($runs runs each, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
