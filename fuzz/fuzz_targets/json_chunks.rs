@@ -83,8 +83,10 @@ fuzz_target!(|data: &[u8]| {
 /// `encoder` alone, or (`split`) cut into encoders of `rows[0]`, `rows[1]`… rows and the rest.
 fn pieces<'b, 'a>(mut encoder: Encoder<'b, 'a>, split: bool, rows: &[u8]) -> Vec<Encoder<'b, 'a>> {
     let mut pieces = Vec::new();
-    for &n in rows.iter().filter(|_| split) {
-        pieces.push(encoder.split_rows(usize::from(n)).expect("not started"));
+    if split {
+        for &n in rows {
+            pieces.push(encoder.split_rows(usize::from(n)).expect("not started"));
+        }
     }
     pieces.push(encoder);
     pieces
