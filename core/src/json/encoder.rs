@@ -934,9 +934,10 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
 
     /// Rows started so far, and rows in all.
     pub(crate) fn rows_progress(&self) -> (usize, usize) {
+        let walk = &self.walk;
         (
-            self.walk.row - self.walk.first,
-            self.walk.rows - self.walk.first,
+            walk.row.saturating_sub(walk.first),
+            walk.rows.saturating_sub(walk.first),
         )
     }
 
