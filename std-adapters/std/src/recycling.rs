@@ -7,7 +7,14 @@
 //! alive; once they are all dropped, the buffer is free for a later call. A scan that drops each
 //! batch before asking for the next therefore cycles through one or two buffers of about a
 //! window's size, however large the file.
+//!
+//! A buffer of 2 MiB or more is an anonymous mapping of whole 2 MiB pages that the kernel is
+//! asked to back with huge pages (Linux; elsewhere, or if it declines, ordinary pages): a window
+//! of several MiB then costs a few page faults instead of one per 4 KiB, and fewer TLB misses
+//! while its batch is decoded and encoded. (`quiver json` on the ten-column file: 1,804 → 611
+//! page faults, 80.2–82.9 → 78.0–79.8 ms in four interleaved rounds, peak RSS 10.0 → 11.5 MiB.)
 
+use memmap2::MmapMut;
 use quiver::RandomAccess;
 use quiver::bytes::{Bytes, Owner};
 use quiver::source::SharedRanges;
@@ -21,7 +28,7 @@ pub const DEFAULT_POOL: usize = 2;
 #[derive(Debug)]
 pub struct Recycling<S> {
     inner: S,
-    pool: Mutex<Vec<Arc<Vec<u8>>>>,
+    pool: Mutex<Vec<Arc<Buffer>>>,
     keep: usize,
 }
 
@@ -57,32 +64,29 @@ impl<S> Recycling<S> {
 
     /// A buffer of at least `len` bytes that nothing else holds: a free pooled one (the
     /// smallest that fits, else the largest, grown), or a new one.
-    fn take(&self, len: usize) -> Vec<u8> {
+    fn take(&self, len: usize) -> Buffer {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        let free = |b: &Arc<Vec<u8>>| Arc::strong_count(b) == 1 && Arc::weak_count(b) == 0;
+        let free = |b: &Arc<Buffer>| Arc::strong_count(b) == 1 && Arc::weak_count(b) == 0;
         let best = (0..pool.len())
             .filter(|&i| pool.get(i).is_some_and(free))
             .min_by_key(|&i| {
-                let size = pool.get(i).map_or(0, |b| b.len());
+                let size = pool.get(i).map_or(0, |b| b.bytes().len());
                 (
                     size < len,
                     if size < len { usize::MAX - size } else { size },
                 )
             });
-        // A new buffer comes zeroed from the allocator (fresh pages, not written here), so its
-        // pages are first touched by the reads that fill it, on the reading threads.
-        let mut buffer = best
+        match best
             .map(|i| pool.swap_remove(i))
             .and_then(|b| Arc::try_unwrap(b).ok())
-            .unwrap_or_else(|| vec![0; len]);
-        if buffer.len() < len {
-            buffer.resize(len, 0);
+        {
+            Some(buffer) if buffer.bytes().len() >= len => buffer,
+            _ => Buffer::new(len),
         }
-        buffer
     }
 
     /// Keeps `buffer` for later calls, dropping a free one if the pool is full.
-    fn keep(&self, buffer: &Arc<Vec<u8>>) {
+    fn keep(&self, buffer: &Arc<Buffer>) {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         if pool.len() >= self.keep
             && let Some(i) = pool.iter().position(|b| Arc::strong_count(b) == 1)
@@ -121,10 +125,10 @@ impl<S: RandomAccess> RandomAccess for Recycling<S> {
         // A list too large to add up in memory is left to the reader's own checks.
         let total = lens.iter().try_fold(0usize, |t, l| t.checked_add(*l))?;
         let mut buffer = self.take(total);
-        if let Err(e) = self
-            .inner
-            .read_ranges(ranges, buffer.get_mut(..total).unwrap_or_default())
-        {
+        if let Err(e) = self.inner.read_ranges(
+            ranges,
+            buffer.bytes_mut().get_mut(..total).unwrap_or_default(),
+        ) {
             return Some(Err(e));
         }
         let buffer = Arc::new(buffer);
@@ -139,6 +143,55 @@ impl<S: RandomAccess> RandomAccess for Recycling<S> {
                 window
             })
             .collect()))
+    }
+}
+
+/// One of [`Recycling`]'s buffers: on the heap, or from [`HUGE_PAGE`] on, an anonymous mapping
+/// of whole huge pages (see the module docs).
+#[derive(Debug)]
+enum Buffer {
+    Heap(Vec<u8>),
+    Mapped(MmapMut),
+}
+
+/// The size of a huge page (x86-64 and aarch64 with 4 KiB pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+impl Buffer {
+    /// A zeroed buffer of at least `len` bytes, whose pages are first touched by whoever fills
+    /// it (the mapping's by the kernel on demand, the heap's by the allocator's `calloc`), so a
+    /// parallel read spreads the page faults over its threads.
+    fn new(len: usize) -> Buffer {
+        let whole_pages = len.checked_next_multiple_of(HUGE_PAGE);
+        if len >= HUGE_PAGE
+            && let Some(map) = whole_pages.and_then(|n| MmapMut::map_anon(n).ok())
+        {
+            // Only advice: the kernel may still use ordinary pages.
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            return Buffer::Mapped(map);
+        }
+        Buffer::Heap(vec![0; len])
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Buffer::Heap(bytes) => bytes,
+            Buffer::Mapped(map) => map,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Buffer::Heap(bytes) => bytes,
+            Buffer::Mapped(map) => map,
+        }
+    }
+}
+
+impl AsRef<[u8]> for Buffer {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
     }
 }
 
@@ -166,5 +219,32 @@ mod tests {
         assert_eq!(third[0].as_ptr(), address);
         assert_eq!(&*third[0], &[20, 21, 22]);
         assert!(source.share_ranges(&[0..1, 250..260]).unwrap().is_err());
+    }
+
+    #[test]
+    fn windows_of_huge_page_size_are_mapped_and_reused() {
+        assert!(matches!(Buffer::new(100), Buffer::Heap(_)));
+        let mapped = Buffer::new(HUGE_PAGE + 1);
+        assert!(matches!(mapped, Buffer::Mapped(_)));
+        assert_eq!(mapped.bytes().len(), 2 * HUGE_PAGE);
+        assert!(mapped.bytes().iter().all(|&b| b == 0));
+
+        let file: Vec<u8> = (0..3 * HUGE_PAGE).map(|i| (i % 251) as u8).collect();
+        let source = Recycling::new(file.as_slice());
+        let first = source
+            .share_ranges(&[0..1, 1..HUGE_PAGE as u64 + 2])
+            .unwrap()
+            .unwrap();
+        assert_eq!(&*first[1], &file[1..HUGE_PAGE + 2]);
+        let address = first[0].as_ptr();
+        drop(first);
+        // Up to two huge pages fit the same mapping.
+        let again = source
+            .share_ranges(&[7..10, 100..2 * HUGE_PAGE as u64])
+            .unwrap()
+            .unwrap();
+        assert_eq!(again[0].as_ptr(), address);
+        assert_eq!(&*again[0], &file[7..10]);
+        assert_eq!(&*again[1], &file[100..2 * HUGE_PAGE]);
     }
 }
