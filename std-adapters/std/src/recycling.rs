@@ -18,7 +18,7 @@ use memmap2::MmapMut;
 use quiver::RandomAccess;
 use quiver::bytes::{Bytes, Owner};
 use quiver::source::SharedRanges;
-use std::ops::Range;
+use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, Mutex};
 
 /// Buffers kept for reuse by default.
@@ -62,15 +62,15 @@ impl<S> Recycling<S> {
         self.inner
     }
 
-    /// A buffer of at least `len` bytes that nothing else holds: a free pooled one (the
-    /// smallest that fits, else the largest, grown), or a new one.
+    /// A buffer of at least `len` bytes that nothing else holds: the smallest free pooled one
+    /// that fits, else a new one (a free one too small is dropped).
     fn take(&self, len: usize) -> Buffer {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         let free = |b: &Arc<Buffer>| Arc::strong_count(b) == 1 && Arc::weak_count(b) == 0;
         let best = (0..pool.len())
             .filter(|&i| pool.get(i).is_some_and(free))
             .min_by_key(|&i| {
-                let size = pool.get(i).map_or(0, |b| b.bytes().len());
+                let size = pool.get(i).map_or(0, |b| b.len());
                 (
                     size < len,
                     if size < len { usize::MAX - size } else { size },
@@ -80,7 +80,7 @@ impl<S> Recycling<S> {
             .map(|i| pool.swap_remove(i))
             .and_then(|b| Arc::try_unwrap(b).ok())
         {
-            Some(buffer) if buffer.bytes().len() >= len => buffer,
+            Some(buffer) if buffer.len() >= len => buffer,
             _ => Buffer::new(len),
         }
     }
@@ -125,10 +125,10 @@ impl<S: RandomAccess> RandomAccess for Recycling<S> {
         // A list too large to add up in memory is left to the reader's own checks.
         let total = lens.iter().try_fold(0usize, |t, l| t.checked_add(*l))?;
         let mut buffer = self.take(total);
-        if let Err(e) = self.inner.read_ranges(
-            ranges,
-            buffer.bytes_mut().get_mut(..total).unwrap_or_default(),
-        ) {
+        if let Err(e) = self
+            .inner
+            .read_ranges(ranges, buffer.get_mut(..total).unwrap_or_default())
+        {
             return Some(Err(e));
         }
         let buffer = Arc::new(buffer);
@@ -173,15 +173,12 @@ impl Buffer {
         }
         Buffer::Heap(vec![0; len])
     }
+}
 
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Buffer::Heap(bytes) => bytes,
-            Buffer::Mapped(map) => map,
-        }
-    }
+impl Deref for Buffer {
+    type Target = [u8];
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
+    fn deref(&self) -> &[u8] {
         match self {
             Buffer::Heap(bytes) => bytes,
             Buffer::Mapped(map) => map,
@@ -189,9 +186,19 @@ impl Buffer {
     }
 }
 
+impl DerefMut for Buffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Buffer::Heap(bytes) => bytes,
+            Buffer::Mapped(map) => map,
+        }
+    }
+}
+
+/// What a window's [`Owner`] needs.
 impl AsRef<[u8]> for Buffer {
     fn as_ref(&self) -> &[u8] {
-        self.bytes()
+        self
     }
 }
 
@@ -226,8 +233,8 @@ mod tests {
         assert!(matches!(Buffer::new(100), Buffer::Heap(_)));
         let mapped = Buffer::new(HUGE_PAGE + 1);
         assert!(matches!(mapped, Buffer::Mapped(_)));
-        assert_eq!(mapped.bytes().len(), 2 * HUGE_PAGE);
-        assert!(mapped.bytes().iter().all(|&b| b == 0));
+        assert_eq!(mapped.len(), 2 * HUGE_PAGE);
+        assert!(mapped.iter().all(|&b| b == 0));
 
         let file: Vec<u8> = (0..3 * HUGE_PAGE).map(|i| (i % 251) as u8).collect();
         let source = Recycling::new(file.as_slice());
