@@ -22,6 +22,8 @@
 mod arrays;
 #[path = "json/random.rs"]
 mod random;
+#[path = "json/same.rs"]
+mod same;
 
 use arrow_json::WriterBuilder;
 use arrow_json::writer::LineDelimited;
@@ -30,6 +32,7 @@ use quiver::ipc::{StreamWriter, WriterOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
 use quiver::{FileReader, ReaderOptions, StreamReader};
 use random::Ty;
+use same::{f32_of, same_by};
 use serde_json::Value;
 use std::io::Cursor;
 use std::path::Path;
@@ -115,19 +118,9 @@ fn without_numbers(line: &str) -> String {
 /// shortest text, which quiver writes, can differ from arrow-json's in its last digits and
 /// still parse to the same f32: -33894110.0 and -33894112.0).
 fn same(a: &Value, b: &Value) -> bool {
-    let f32_of = |n: &serde_json::Number| n.to_string().parse::<f32>().ok();
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            x == y || x.as_f64() == y.as_f64() || f32_of(x).is_some_and(|v| Some(v) == f32_of(y))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
+    same_by(a, b, |x, y| {
+        x == y || x.as_f64() == y.as_f64() || f32_of(x).is_some_and(|v| Some(v) == f32_of(y))
+    })
 }
 
 #[derive(Default, Debug)]
