@@ -268,6 +268,12 @@ pub enum FormatErrorKind {
     },
     /// A projection names a field the schema does not have (the path is in `field`).
     UnknownField,
+    /// A projection's path goes on below a field that is not a struct (or is a dictionary-encoded
+    /// one): only struct children can be selected (the path is in `field`).
+    NotAStruct,
+    /// A projection names a field that more than one field of the schema (or of the struct)
+    /// is called (the path is in `field`).
+    AmbiguousField,
     /// A fixed capacity the caller chose (a const generic of the [`no_alloc`](crate::no_alloc)
     /// readers) is too small for the data.
     CapacityExceeded {
@@ -340,6 +346,11 @@ impl fmt::Display for FormatErrorKind {
                 "{what} of {requested} bytes exceeds the limit of {limit}"
             ),
             UnknownField => f.write_str("no such field"),
+            NotAStruct => f.write_str(
+                "the path goes on below a field that is not a struct (only the children of struct \
+                 columns that are not dictionary-encoded can be selected)",
+            ),
+            AmbiguousField => f.write_str("more than one field has this name"),
             CapacityExceeded {
                 what,
                 needed,

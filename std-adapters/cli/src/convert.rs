@@ -124,7 +124,7 @@ where
     let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
     let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
     if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(reader.schema(), columns)
+        let projection = Projection::from_paths(reader.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
         reader.set_projection(projection);
     }
@@ -156,7 +156,7 @@ fn convert_stream(
     let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
     if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(stream.schema(), columns)
+        let projection = Projection::from_paths(stream.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
         stream.set_projection(projection);
     }

@@ -52,9 +52,10 @@ struct JsonArgs {
     format: Format,
 
     /// Only these columns, by name; dotted paths select struct children (`c.x`). Output keys
-    /// keep the file's order.
-    #[arg(long, value_delimiter = ',', value_name = "A,B,C.X")]
-    columns: Option<Vec<String>>,
+    /// keep the file's order. A backslash escapes the next character: `a\.b` is the column
+    /// named `a.b`, `a\,b` the column `a,b`, `a\\b` the column `a\b`.
+    #[arg(long, value_parser = parse_columns, value_name = "A,B,C.X")]
+    columns: Option<Columns>,
 
     /// Only record batches START..END (from 0, END excluded); also `START..`, `..END`, `N`.
     #[arg(long, value_parser = parse_batches, value_name = "START..END")]
@@ -153,6 +154,38 @@ fn parse_batches(text: &str) -> Result<Range<usize>, String> {
     }
 }
 
+/// `--columns`: the field paths, as `quiver::ipc::Projection::from_paths` reads them.
+#[derive(Debug, Clone)]
+struct Columns(Vec<String>);
+
+/// Splits `--columns` at each `,` that no `\` escapes. The escapes stay in the paths, for the
+/// projection to read (`\,` is a `,` in a name, `\.` a `.`). An empty entry is an error.
+fn parse_columns(text: &str) -> Result<Columns, String> {
+    let mut paths = Vec::new();
+    let mut path = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == ',' {
+            paths.push(std::mem::take(&mut path));
+            continue;
+        }
+        path.push(c);
+        if c == '\\'
+            && let Some(escaped) = chars.next()
+        {
+            path.push(escaped);
+        }
+    }
+    paths.push(path);
+    if let Some(empty) = paths.iter().position(String::is_empty) {
+        return Err(format!(
+            "entry {} of `{text}` is empty (name each column once, separated by `,`)",
+            empty + 1
+        ));
+    }
+    Ok(Columns(paths))
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 enum Failure {
@@ -205,5 +238,20 @@ mod tests {
         assert!(parse_batches("7..3").is_err());
         assert!(parse_batches("a..3").is_err());
         assert!(parse_batches("-1").is_err());
+    }
+
+    #[test]
+    fn columns_split_at_unescaped_commas() {
+        let paths = |text| parse_columns(text).map(|c| c.0);
+        assert_eq!(paths("a,b.c"), Ok(vec!["a".into(), "b.c".into()]));
+        assert_eq!(
+            paths(r"a\,b,c\.d"),
+            Ok(vec![r"a\,b".into(), r"c\.d".into()])
+        );
+        assert_eq!(paths(r"a\\,b"), Ok(vec![r"a\\".into(), "b".into()]));
+        let empty = paths("a,").unwrap_err();
+        assert!(empty.contains("entry 2 of `a,` is empty"), "{empty}");
+        assert!(paths(",a").unwrap_err().contains("entry 1"));
+        assert!(paths("").is_err());
     }
 }

@@ -514,3 +514,137 @@ fn usage_errors_exit_2_and_data_errors_exit_1() {
     let message = fails(run(&["json", "--columns", "rider.age", str_arg(&trips())]));
     assert!(message.contains("rider.age"), "{message}");
 }
+
+/// `row` with only the member `names` leads to (through struct members), or `None` when the
+/// row holds nothing there.
+fn select(row: &Value, names: &[&str]) -> Option<Value> {
+    let Some((name, rest)) = names.split_first() else {
+        return Some(row.clone());
+    };
+    let Value::Object(members) = row else {
+        return Some(row.clone()); // a null struct stays null
+    };
+    let value = members.get(*name)?;
+    let selected = if rest.is_empty() {
+        value.clone()
+    } else {
+        select(value, rest)?
+    };
+    Some(Value::Object(
+        [(name.to_string(), selected)].into_iter().collect(),
+    ))
+}
+
+#[test]
+fn every_selection_of_every_golden_file_is_the_whole_read_cut_down() {
+    let Some(data) = quiver_tests::arrow_testing_data() else {
+        return;
+    };
+    let mut selections = 0;
+    for file in quiver_tests::integration_files(&data, "arrow_file") {
+        let reader = FileReader::open(
+            std::fs::read(&file).expect("read"),
+            ReaderOptions::default(),
+        )
+        .expect("open");
+        let fields = reader.schema().fields().to_vec();
+        for input in [file.clone(), file.with_extension("stream")] {
+            let whole = lines(&ok(run(&["json", "--explicit-nulls", str_arg(&input)])));
+            for (indexes, path) in quiver_tests::paths::selections(&fields) {
+                if quiver_tests::paths::is_ambiguous(&fields, &indexes) {
+                    let message = fails(run(&["json", "--columns", &path, str_arg(&input)]));
+                    assert!(message.contains("more than one field"), "{message}");
+                    continue;
+                }
+                let mut names = Vec::new();
+                let mut level = fields.as_slice();
+                for &i in &indexes {
+                    names.push(level[i].name());
+                    level = level[i].data_type().children();
+                }
+                let args = [
+                    "json",
+                    "--explicit-nulls",
+                    "--columns",
+                    &path,
+                    str_arg(&input),
+                ];
+                let got = lines(&ok(run(&args)));
+                let expected: Vec<Value> = whole
+                    .iter()
+                    .map(|row| select(row, &names).unwrap_or_else(|| serde_json::json!({})))
+                    .collect();
+                assert_eq!(got, expected, "{} --columns {path}", input.display());
+                selections += 1;
+            }
+        }
+    }
+    println!("cli: {selections} selections of golden files and streams equal the whole read");
+}
+
+#[test]
+fn column_paths_that_cannot_select_are_errors_naming_them() {
+    for (path, says) in [
+        ("trip_id.nope", "not a struct"),
+        ("stops.name", "not a struct"),
+        ("rider.nope", "no such field"),
+    ] {
+        let message = fails(run(&["json", "--columns", path, str_arg(&trips())]));
+        assert!(
+            message.contains(path) && message.contains(says),
+            "{path}: {message}"
+        );
+    }
+    let empty = run(&["json", "--columns", "city,", str_arg(&trips())]);
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    let stderr = String::from_utf8_lossy(&empty.stderr);
+    assert!(stderr.contains("entry 2 of `city,` is empty"), "{stderr}");
+}
+
+#[test]
+fn escaped_paths_select_names_with_dots_commas_and_backslashes() {
+    use quiver::{DataType, Field, FileWriter, Schema};
+    use quiver_tests::arbitrary::{Value, build};
+    use std::sync::Arc;
+    let point = DataType::Struct(
+        vec![
+            Field::new("x.y", DataType::Int32, true),
+            Field::new(r"e\f", DataType::Int32, true),
+        ]
+        .into(),
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a.b", DataType::Int32, true),
+        Field::new("c,d", DataType::Int32, true),
+        Field::new("s", point, true),
+    ]));
+    let int = |v: i32| Value::Fixed(v.to_le_bytes().to_vec());
+    let columns = vec![
+        build(&schema.fields()[0], &[int(1)]).expect("a.b"),
+        build(&schema.fields()[1], &[int(2)]).expect("c,d"),
+        build(&schema.fields()[2], &[Value::Struct(vec![int(3), int(4)])]).expect("s"),
+    ];
+    let batch = RecordBatch::try_new(Arc::clone(&schema), columns, 1).expect("batch");
+    let folder = tempfile::tempdir().expect("temp folder");
+    let path = folder.path().join("names.arrow");
+    let mut writer = FileWriter::new(Vec::new(), schema, WriterOptions::default()).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.finish().expect("finish");
+    std::fs::write(&path, writer.into_inner()).expect("write file");
+
+    for (columns, expected) in [
+        (r"a\.b", r#"{"a.b":1}"#),
+        (r"c\,d", r#"{"c,d":2}"#),
+        (r"s.x\.y,a\.b", r#"{"a.b":1,"s":{"x.y":3}}"#),
+        (r"s.e\\f", r#"{"s":{"e\\f":4}}"#),
+    ] {
+        let stdout = ok(run(&["json", "--columns", columns, str_arg(&path)]));
+        assert_eq!(
+            String::from_utf8_lossy(&stdout).trim_end(),
+            expected,
+            "{columns}"
+        );
+    }
+    let message = fails(run(&["json", "--columns", "a.b", str_arg(&path)]));
+    assert!(message.contains("no such field"), "{message}");
+}
