@@ -569,17 +569,25 @@ fn every_selection_of_every_golden_file_is_the_whole_read_cut_down() {
                     &path,
                     str_arg(&input),
                 ];
-                let got = lines(&ok(run(&args)));
                 let expected: Vec<Value> = whole
                     .iter()
                     .map(|row| select(row, &names).unwrap_or_else(|| serde_json::json!({})))
                     .collect();
-                assert_eq!(got, expected, "{} --columns {path}", input.display());
+                assert_eq!(
+                    lines(&ok(run(&args))),
+                    expected,
+                    "{} {path}",
+                    input.display()
+                );
+                if input == file {
+                    let mapped = lines(&ok(run(&[&args[..], &["--mmap"]].concat())));
+                    assert_eq!(mapped, expected, "{} --mmap {path}", input.display());
+                }
                 selections += 1;
             }
         }
     }
-    println!("cli: {selections} selections of golden files and streams equal the whole read");
+    println!("cli: {selections} selections of golden files (also --mmap) and streams equal");
 }
 
 #[test]
