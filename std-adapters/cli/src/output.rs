@@ -5,20 +5,22 @@
 //!   opened for writing and truncated, as the shell's `>` opens it: no temporary file, no rename.
 //!   A socket cannot be opened and is refused with a message saying so; a folder is refused.
 //! - **A regular file or a new name.** Symbolic links (and chains of them) are followed to the
-//!   name they end at, the *target*, which a dangling link's target becomes (created, as `>` would
-//!   create it). The JSON goes to a hidden `.NAME.XXXXXX.partial` in the target's folder, which is
-//!   synced and renamed over the target only when the conversion has succeeded: a failed run
-//!   leaves the old target as it was, and links stay links. The new file keeps the old one's
-//!   permission bits and, where the process may set them, its owner and group (on Unix); a new
-//!   name gets 0666 less the umask, as with `>`.
+//!   name they end at, the *target*; after a dangling link the target does not exist yet and is
+//!   created, as `>` would create it. The JSON goes to a hidden `.NAME.XXXXXX.partial` in the
+//!   target's folder, which is synced and renamed over the target only when the conversion has
+//!   succeeded: a failed run leaves the old target as it was, and links stay links. The new file
+//!   keeps the old one's permission bits and, where the process may set them, its owner and
+//!   group (Unix); a new name gets 0666 less the umask, as with `>`.
 //! - **The input.** An output that is the input file (the same device and inode, whatever the
 //!   spelling or links of either path) is refused before anything is opened for writing: exit
 //!   code 2. Stdin (`-`) has no path and is not checked.
-//! - **Signals (Unix).** While a partial file exists, SIGINT, SIGTERM and SIGHUP remove it and
-//!   end the process with 128 + the signal number (130, 143, 129); the target stays as it was.
-//!   A thread does this ([`signal_hook`]); the partial file is created and registered, and renamed
-//!   and unregistered, under one lock, so the thread removes either nothing or a partial file,
-//!   never the output. Only SIGKILL (or a crash) can leave a `.partial` file behind.
+//! - **Signals (Unix).** Once a partial file is to be made, SIGINT, SIGTERM and SIGHUP go to a
+//!   thread ([`signal_hook`]) that removes it and ends the process with 128 + the signal number
+//!   (130, 143, 129); the target stays as it was. The handlers are in place before the file is
+//!   created; the file is created and registered, and renamed and unregistered, under one lock
+//!   that the thread takes and keeps until the exit. So a signal finds either no file or one
+//!   still partial, never the output. Only SIGKILL (or a crash) can leave a `.partial` file.
+//!   Without a partial file (stdout, a file written in place) signals keep their default action.
 
 use crate::Failure;
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -259,6 +261,7 @@ impl Drop for Registration {
 impl Partial {
     /// Creates `.NAME.XXXXXX.partial` in `target`'s folder with the owner and permission bits of
     /// the `old` file there, if any, and registers it for removal on a signal.
+    #[cfg_attr(not(unix), allow(unused_variables))]
     fn beside(target: &Path, old: Option<&Metadata>) -> io::Result<Self> {
         #[cfg(unix)]
         signals::watch()?;
