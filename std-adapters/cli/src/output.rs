@@ -156,12 +156,14 @@ pub fn refuse_input(output: &Path, input: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Whether `a` and `b` are the same file: the same device and inode.
 #[cfg(unix)]
 fn same_file(a: &Metadata, b: &Metadata, _: &Path, _: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     (a.dev(), a.ino()) == (b.dev(), b.ino())
 }
 
+/// Whether the paths `a` and `b` name the same file, once links and `..` are resolved.
 #[cfg(not(unix))]
 fn same_file(_: &Metadata, _: &Metadata, a: &Path, b: &Path) -> bool {
     matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
@@ -237,6 +239,7 @@ fn open_in_place(path: &Path) -> Result<File, Failure> {
 /// file or one that is still partial.
 static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
 
+/// Locks [`PARTIAL`] (a panic elsewhere does not keep a signal from removing the file).
 fn partial() -> MutexGuard<'static, Option<PathBuf>> {
     PARTIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -1,7 +1,8 @@
 //! The `quiver` command, driven as a process: every golden file converts, the output is JSON
 //! line by line, the options select the rows they say, `schema` prints a known file, errors
 //! exit 1 with a message and leave no output file, stdin works, and `--stats` matches the
-//! library's own counts.
+//! library's own counts. `-o`'s rules (devices, FIFOs, descriptors, links, modes and owners,
+//! the input refused, signals) have a test each in `mod output`.
 
 use quiver::format::Block;
 use quiver::ipc::{Projection, ScanOptions};
