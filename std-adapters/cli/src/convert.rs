@@ -9,7 +9,7 @@
 //! soon as the batch range or the row limit is reached.
 
 use crate::input::{self, CountingRead, Input, ReadStats};
-use crate::output::Output;
+use crate::output::{self, Output};
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::format::Block;
@@ -29,6 +29,9 @@ const LOCAL_PART: usize = 1 << 20;
 
 /// Runs `quiver json`.
 pub fn run(args: &JsonArgs) -> Result<(), Failure> {
+    if let Some(path) = &args.output {
+        output::refuse_input(path, &args.input)?;
+    }
     let input = input::open(&args.input, args.mmap)?;
     let output = match &args.output {
         Some(path) => Output::file(path)?,

@@ -7,12 +7,15 @@
 //!   memory map) or a stream, by its leading bytes; and the read counts behind `--stats`.
 //! - `convert.rs`: `quiver json`, the conversion loop around the reader and
 //!   [`quiver_std::ParallelWriter`].
-//! - `output.rs`: stdout, or a temporary file renamed into place only on success.
+//! - `output.rs`: stdout, or `--output FILE`: a device, FIFO or descriptor written in place, a
+//!   regular file replaced by a temporary file renamed over it only on success (removed on
+//!   SIGINT, SIGTERM or SIGHUP), never the input.
 //! - `schema.rs`: `quiver schema`.
 //!
 //! Exit codes: 0 on success (and when the reader of stdout goes away, as with `| head`), 1 on
 //! any error, with one `error: …` line naming the input and the batch, byte offset or field, and
-//! 2 on a usage error.
+//! 2 on a usage error (also an `--output` that is the input); 128 + the signal number when
+//! SIGINT, SIGTERM or SIGHUP ends a run writing to a file.
 
 mod convert;
 mod input;
@@ -85,8 +88,10 @@ struct JsonArgs {
     #[arg(long, value_enum, default_value_t = Binary::Hex)]
     binary: Binary,
 
-    /// Write to FILE (through a temporary file beside it, renamed when the conversion
-    /// succeeds) instead of stdout.
+    /// Write to FILE instead of stdout. A regular file (also at the end of symbolic links) is
+    /// replaced only when the conversion succeeds, through a hidden `.FILE.*.partial` beside it,
+    /// keeping its permissions and owner; links stay links. A device, FIFO or `/dev/fd/N` is
+    /// written directly, as `>` would. FILE may not be the input.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -191,6 +196,8 @@ fn parse_columns(text: &str) -> Result<Columns, String> {
 enum Failure {
     /// Reported as `error: {0}` with exit code 1.
     Error(String),
+    /// A usage error found after parsing (an output that is the input): `error: {0}`, exit 2.
+    Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly with exit code 0.
     ClosedPipe,
 }
@@ -215,6 +222,10 @@ pub fn main() -> ExitCode {
         Err(Failure::Error(message)) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
+        }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The `quiver` command, driven as a process: every golden file converts, the output is JSON
 //! line by line, the options select the rows they say, `schema` prints a known file, errors
 //! exit 1 with a message and leave no output file, stdin works, and `--stats` matches the
-//! library's own counts.
+//! library's own counts. `-o`'s rules (devices, FIFOs, descriptors, links, modes and owners,
+//! the input refused, signals) have a test each in `mod output`.
 
 use quiver::format::Block;
 use quiver::ipc::{Projection, ScanOptions};
@@ -655,4 +656,301 @@ fn escaped_paths_select_names_with_dots_commas_and_backslashes() {
     }
     let message = fails(run(&["json", "--columns", "a.b", str_arg(&path)]));
     assert!(message.contains("no such field"), "{message}");
+}
+
+/// `-o`'s rules, one test per kind of target; every file lives in the test's own folder.
+#[cfg(unix)]
+mod output {
+    use super::*;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+
+    fn expected() -> Vec<u8> {
+        library_json(&read_batches(&trips(), None), JsonFormat::LineDelimited)
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o7777
+    }
+
+    fn json_to(output: &Path) -> Output {
+        run(&["json", "-o", str_arg(output), str_arg(&trips())])
+    }
+
+    /// Exit 2 with one `error: …` line saying the output is the input.
+    fn refused(output: Output) {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+        assert!(stderr.starts_with("error: --output "), "{stderr}");
+        assert!(stderr.contains("is the input"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+
+    #[test]
+    fn the_input_is_refused_under_any_name() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::fs::create_dir(dir.join("sub")).expect("sub folder");
+        let input = dir.join("sub/in.arrow");
+        let bytes = std::fs::read(trips()).expect("read trips");
+        std::fs::write(&input, &bytes).expect("write input");
+        std::os::unix::fs::symlink("sub/in.arrow", dir.join("link")).expect("link");
+        std::os::unix::fs::symlink("link", dir.join("link2")).expect("link to the link");
+        std::fs::hard_link(&input, dir.join("hard")).expect("hard link");
+        let before = names_in(dir);
+        for output in [
+            input.clone(),
+            dir.join("link"),
+            dir.join("link2"),
+            dir.join("hard"),
+            dir.join("sub/../sub/./in.arrow"),
+        ] {
+            refused(run(&["json", "-o", str_arg(&output), str_arg(&input)]));
+            // Also when the input is named through a link.
+            refused(run(&["json", "-o", str_arg(&input), str_arg(&output)]));
+            assert_eq!(std::fs::read(&input).expect("read input"), bytes);
+            assert_eq!(names_in(dir), before);
+            assert_eq!(names_in(&dir.join("sub")), ["in.arrow"]);
+        }
+        // The same path, even before it exists (the input's own error comes first otherwise).
+        let missing = dir.join("missing.arrow");
+        refused(run(&["json", "-o", str_arg(&missing), str_arg(&missing)]));
+        // Stdin has no path: a file of the same name is an ordinary output.
+        let out = dir.join("out.json");
+        assert!(ok(run_with_stdin(&["json", "-o", str_arg(&out), "-"], &bytes)).is_empty());
+        assert_eq!(std::fs::read(&out).expect("read output"), expected());
+    }
+
+    #[test]
+    fn a_link_stays_a_link_and_its_target_is_replaced() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::fs::create_dir(dir.join("data")).expect("data folder");
+        let real = dir.join("data/real.json");
+        std::fs::write(&real, b"old").expect("write old target");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        // A chain: top -> data/middle -> real.json (relative to data/).
+        std::os::unix::fs::symlink("data/middle", dir.join("top")).expect("link");
+        std::os::unix::fs::symlink("real.json", dir.join("data/middle")).expect("link");
+        for name in ["data/middle", "top"] {
+            std::fs::write(&real, b"old").expect("write old target");
+            assert!(ok(json_to(&dir.join(name))).is_empty(), "{name}");
+            assert_eq!(std::fs::read(&real).expect("read target"), expected());
+            assert_eq!(mode(&real), 0o600, "{name}");
+            assert_eq!(
+                std::fs::read_link(dir.join("top")).expect("top"),
+                Path::new("data/middle")
+            );
+            assert_eq!(
+                std::fs::read_link(dir.join("data/middle")).expect("middle"),
+                Path::new("real.json")
+            );
+            assert_eq!(names_in(dir), ["data", "top"]);
+            assert_eq!(names_in(&dir.join("data")), ["middle", "real.json"]);
+        }
+
+        // A dangling link: its target is created, as `>` would create it, with a new file's
+        // permissions; the link stays.
+        std::os::unix::fs::symlink("data/new.json", dir.join("dangling")).expect("link");
+        assert!(ok(json_to(&dir.join("dangling"))).is_empty());
+        assert_eq!(
+            std::fs::read(dir.join("data/new.json")).expect("read"),
+            expected()
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.join("dangling"))
+                .expect("metadata")
+                .is_symlink()
+        );
+        let reference = dir.join("reference");
+        std::fs::write(&reference, b"").expect("write reference file");
+        assert_eq!(mode(&dir.join("data/new.json")), mode(&reference));
+
+        // A failed run leaves the target as it was, through the link.
+        std::fs::write(&real, b"old").expect("write old target");
+        let corrupt = dir.join("corrupt.arrow");
+        let bytes = std::fs::read(trips()).expect("read trips");
+        std::fs::write(&corrupt, &bytes[..bytes.len() / 2]).expect("write cut file");
+        fails(run(&[
+            "json",
+            "-o",
+            str_arg(&dir.join("top")),
+            str_arg(&corrupt),
+        ]));
+        assert_eq!(std::fs::read(&real).expect("read target"), b"old");
+        assert_eq!(
+            names_in(&dir.join("data")),
+            ["middle", "new.json", "real.json"]
+        );
+    }
+
+    #[test]
+    fn a_regular_file_keeps_its_mode_and_owner() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let out = folder.path().join("out.json");
+        for bits in [0o600, 0o640, 0o444, 0o000] {
+            std::fs::write(&out, b"old").expect("write old file");
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(bits)).expect("chmod");
+            assert!(ok(json_to(&out)).is_empty());
+            assert_eq!(mode(&out), bits, "{bits:o}");
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+            assert_eq!(std::fs::read(&out).expect("read output"), expected());
+        }
+        // Another owner and group, where this process may give them (as root); otherwise the
+        // file stays ours.
+        std::fs::write(&out, b"old").expect("write old file");
+        let given = std::os::unix::fs::chown(&out, Some(4321), Some(4322));
+        let before = std::fs::metadata(&out).expect("metadata");
+        assert!(given.is_ok() == (before.uid() == 4321), "{given:?}");
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        assert!(ok(json_to(&out)).is_empty());
+        let after = std::fs::metadata(&out).expect("metadata");
+        assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+        assert_eq!(after.mode() & 0o7777, 0o640);
+        assert_eq!(names_in(folder.path()), ["out.json"]);
+    }
+
+    #[test]
+    fn a_fifo_is_written_through() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let fifo = folder.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .expect("mkfifo");
+        // A second name for the FIFO: should the run replace `fifo`, opening this one for
+        // writing releases the reader (with nothing), so the test fails instead of hanging.
+        let keep = folder.path().join("keep");
+        std::fs::hard_link(&fifo, &keep).expect("hard link");
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).expect("read the FIFO"))
+        };
+        let output = json_to(&fifo);
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK;
+        drop(rustix::fs::open(&keep, flags, rustix::fs::Mode::empty()));
+        let received = reader.join().expect("reader");
+        assert!(ok(output).is_empty());
+        assert_eq!(received, expected());
+        let kind = std::fs::symlink_metadata(&fifo)
+            .expect("metadata")
+            .file_type();
+        assert!(kind.is_fifo(), "{kind:?}");
+        assert_eq!(names_in(folder.path()), ["fifo", "keep"]);
+    }
+
+    /// Descriptor names: `/proc/self/fd/1`, and links in the test's folder standing for
+    /// `/dev/stdout` and `/dev/fd` (the test never names a file under `/dev`, where a
+    /// rename would replace the system's link).
+    #[test]
+    fn descriptor_names_are_written_through() {
+        if !Path::new("/proc/self/fd").is_dir() {
+            return;
+        }
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::os::unix::fs::symlink("/proc/self/fd/1", dir.join("stdout")).expect("link");
+        std::os::unix::fs::symlink("/proc/self/fd", dir.join("fd")).expect("link");
+        let names = [
+            PathBuf::from("/proc/self/fd/1"),
+            dir.join("stdout"),
+            dir.join("fd/1"),
+        ];
+        // The child's stdout is a pipe.
+        for name in &names {
+            let stdout = ok(run(&["json", "-o", str_arg(name), str_arg(&trips())]));
+            assert!(stdout == expected(), "{}", name.display());
+        }
+        // The child's stdout is a regular file: written where it is (as `>` would), not
+        // replaced by a rename, so the file keeps its inode and no partial file appears.
+        let file = dir.join("out").join("stdout.json");
+        std::fs::create_dir(dir.join("out")).expect("folder");
+        for name in &names {
+            std::fs::write(&file, b"old contents").expect("write");
+            let inode = std::fs::metadata(&file).expect("metadata").ino();
+            let handle = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&file)
+                .expect("open");
+            let output = quiver()
+                .args(["json", "-o", str_arg(name), str_arg(&trips())])
+                .stdout(handle)
+                .output()
+                .expect("run quiver");
+            assert!(output.status.success(), "{output:?}");
+            assert_eq!(std::fs::read(&file).expect("read"), expected());
+            assert_eq!(std::fs::metadata(&file).expect("metadata").ino(), inode);
+            assert_eq!(names_in(&dir.join("out")), ["stdout.json"]);
+            assert_eq!(names_in(dir), ["fd", "out", "stdout"]);
+            assert!(
+                std::fs::symlink_metadata(dir.join("stdout"))
+                    .expect("metadata")
+                    .is_symlink()
+            );
+        }
+    }
+
+    #[test]
+    fn a_socket_is_refused_and_stays() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let socket = folder.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+        let message = fails(json_to(&socket));
+        assert!(message.contains("socket"), "{message}");
+        let kind = std::fs::symlink_metadata(&socket)
+            .expect("metadata")
+            .file_type();
+        assert!(kind.is_socket(), "{kind:?}");
+        assert_eq!(names_in(folder.path()), ["socket"]);
+        // A folder is refused too.
+        let message = fails(json_to(folder.path()));
+        assert!(message.contains("directory"), "{message}");
+    }
+
+    #[test]
+    fn signals_remove_the_partial_file() {
+        let stream = trips_stream();
+        let signals = [
+            (rustix::process::Signal::INT, 130),
+            (rustix::process::Signal::TERM, 143),
+            (rustix::process::Signal::HUP, 129),
+        ];
+        for (signal, code) in signals {
+            let folder = tempfile::tempdir().expect("temp folder");
+            let out = folder.path().join("out.json");
+            std::fs::write(&out, b"previous output").expect("write previous output");
+            let mut child = quiver()
+                .args(["json", "--threads", "1", "-o", str_arg(&out), "-"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn quiver");
+            // The schema and the first batches; the rest never comes, so the run waits with
+            // its partial file open.
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(&stream[..stream.len() / 3]).expect("write");
+            stdin.flush().expect("flush");
+            let partial = |names: &[String]| names.iter().any(|n| n.ends_with(".partial"));
+            let mut polls = 0;
+            while !partial(&names_in(folder.path())) {
+                assert!(
+                    polls < 10_000,
+                    "no partial file in {:?}",
+                    names_in(folder.path())
+                );
+                polls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            let pid = rustix::process::Pid::from_child(&child);
+            rustix::process::kill_process(pid, signal).expect("kill");
+            let output = child.wait_with_output().expect("wait for quiver");
+            drop(stdin);
+            assert_eq!(output.status.code(), Some(code), "{signal:?}: {output:?}");
+            assert_eq!(names_in(folder.path()), ["out.json"], "{signal:?}");
+            assert_eq!(std::fs::read(&out).expect("read"), b"previous output");
+        }
+    }
 }
