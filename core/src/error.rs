@@ -147,11 +147,13 @@ impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.kind.fmt(f)?;
         let unplaced = self.field.is_empty() && self.batch.is_none() && self.offset.is_none();
-        // An error about the whole input (empty, another format) has no place in it.
+        // An error about the whole input (empty, another format, cut short) has no place in it.
         if unplaced
             && matches!(
                 self.kind,
-                FormatErrorKind::EmptyInput | FormatErrorKind::NotArrow { .. }
+                FormatErrorKind::EmptyInput
+                    | FormatErrorKind::NotArrow { .. }
+                    | FormatErrorKind::TruncatedFile { .. }
             )
         {
             return Ok(());
@@ -346,8 +348,8 @@ impl fmt::Display for FormatErrorKind {
             ),
             TruncatedFile { len } => write!(
                 f,
-                "truncated Arrow IPC file: it starts with ARROW1, but its last {} of {len} bytes \
-                 are not the footer length and ARROW1 magic every complete file ends with",
+                "truncated Arrow IPC file: it starts with ARROW1, but its {len} bytes do not end \
+                 with the footer length and ARROW1 magic ({} bytes)",
                 crate::format::TRAILER_LEN
             ),
             InvalidUtf8 { index, byte } => {

@@ -324,9 +324,8 @@ mod tests {
         assert_eq!(kind(&cut), FormatErrorKind::TruncatedFile { len: 20 });
         assert_eq!(
             FormatError::from(kind(&cut)).to_string(),
-            "truncated Arrow IPC file: it starts with ARROW1, but its last 10 of 20 bytes are \
-             not the footer length and ARROW1 magic every complete file ends with (location \
-             unknown)"
+            "truncated Arrow IPC file: it starts with ARROW1, but its 20 bytes do not end with \
+             the footer length and ARROW1 magic (10 bytes)"
         );
         assert_eq!(
             kind(b"ARROW1\0\0"),

@@ -61,7 +61,7 @@ struct JsonArgs {
     batches: Option<Range<usize>>,
 
     /// At most N rows.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_limit, allow_negative_numbers = true)]
     limit: Option<u64>,
 
     /// Write null members as `null` instead of leaving them out.
@@ -94,7 +94,8 @@ struct JsonArgs {
     threads: Option<u16>,
 
     /// Read a file through a memory map (zero-copy) instead of positioned reads of about one
-    /// batch at a time. Memory then grows with the file's pages touched.
+    /// batch at a time. Memory then grows with the file's pages touched. Only for a regular
+    /// file in the file format: a stream or a pipe is a usage error.
     #[arg(long)]
     mmap: bool,
 
@@ -109,6 +110,21 @@ struct JsonArgs {
 struct SchemaArgs {
     /// An Arrow IPC file or stream, or `-` for stdin.
     input: PathBuf,
+
+    /// Text for people, or one JSON document for scripts.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+    format: SchemaFormat,
+}
+
+/// `quiver schema --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchemaFormat {
+    /// One line per field, indented by depth; names that would break a line are quoted.
+    Text,
+    /// One JSON document: `format`, `fields` (each with `name`, `type`, `nullable`, `metadata`,
+    /// `dictionary` and `children`), `metadata`, `record_batches`, `rows`, and for a file
+    /// `dictionary_batches`.
+    Json,
 }
 
 /// `--format`.
@@ -153,11 +169,20 @@ fn parse_batches(text: &str) -> Result<Range<usize>, String> {
     }
 }
 
+/// Parses `--limit`: a whole number from 0, with a message about the value otherwise (a
+/// negative number included, which clap would otherwise take for an option).
+fn parse_limit(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| "must be a whole number from 0 (the most rows to write)".to_string())
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 enum Failure {
     /// Reported as `error: {0}` with exit code 1.
     Error(String),
+    /// An option that does not apply to this input: `error: {0}` with exit code 2.
+    Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly with exit code 0.
     ClosedPipe,
 }
@@ -183,6 +208,10 @@ pub fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -205,5 +234,16 @@ mod tests {
         assert!(parse_batches("7..3").is_err());
         assert!(parse_batches("a..3").is_err());
         assert!(parse_batches("-1").is_err());
+    }
+
+    #[test]
+    fn limits_parse() {
+        assert_eq!(parse_limit("0"), Ok(0));
+        assert_eq!(parse_limit("12"), Ok(12));
+        let message = parse_limit("-1").unwrap_err();
+        assert!(
+            message.starts_with("must be a whole number from 0"),
+            "{message}"
+        );
     }
 }
