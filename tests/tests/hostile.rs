@@ -446,7 +446,7 @@ fn file_with_text(rows: usize) -> Vec<u8> {
         .fields()
         .iter()
         .cloned()
-        .zip(ten.columns().iter().map(|c| c.clone()))
+        .zip(ten.columns().iter().cloned())
         .collect();
     let mut offsets = vec![0u8; 4];
     let mut data = Vec::new();
