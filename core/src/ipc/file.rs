@@ -34,21 +34,30 @@ impl<R: RandomAccess> FileReader<R> {
     /// Opens the file: one read of the tail, plus one more if the footer is longer than that.
     pub fn open(source: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
         let file_len = source.len();
-        let tail_len = (options.footer_read_size.max(TRAILER_LEN) as u64).min(file_len);
-        let tail_start = file_len - tail_len;
-        if tail_len < (TRAILER_LEN as u64) + LEADING_LEN {
-            return Err(FormatError::from(FormatErrorKind::Truncated {
-                what: "IPC file",
-                needed: TRAILER_LEN as u64 + LEADING_LEN,
-                available: file_len,
-            })
-            .into());
+        if file_len == 0 {
+            return Err(FormatError::from(FormatErrorKind::EmptyInput).into());
         }
+        let least = TRAILER_LEN + LEADING_LEN as usize;
+        let tail_len = (options.footer_read_size.max(least) as u64).min(file_len);
+        let tail_start = file_len - tail_len;
         let mut tail = vec![0u8; tail_len as usize];
         read(&source, tail_start, &mut tail)?;
 
-        let trailer_at = tail.len() - TRAILER_LEN;
-        let footer = format::footer_range(&tail, tail_start, file_len)?;
+        let trailer_at = tail.len().saturating_sub(TRAILER_LEN);
+        let footer = match format::footer_range(&tail, tail_start, file_len) {
+            Ok(footer) => footer,
+            // Without the trailing magic, the file's first bytes tell what it is (one more read,
+            // on this failure only).
+            Err(e) if e.kind == FormatErrorKind::BadMagic && tail_start > 0 => {
+                let mut leading = [0u8; 16];
+                let leading = leading
+                    .get_mut(..file_len.min(16) as usize)
+                    .unwrap_or_default();
+                read(&source, 0, leading)?;
+                return Err(format::missing_trailer(leading, file_len).into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let (footer_start, footer_len) = (footer.start, footer.end - footer.start);
 
         // The footer, from the tail when it fits, else with exactly the missing prefix read.

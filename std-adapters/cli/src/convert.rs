@@ -126,6 +126,12 @@ where
     let source = Counting::new(source);
     let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
     let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    if args.batches.is_some() && batches.start >= reader.num_batches() {
+        return Err(Failure::about(
+            &args.input,
+            past_the_end(&batches, "file", reader.num_batches()),
+        ));
+    }
     if let Some(columns) = &args.columns {
         let projection = Projection::from_paths(reader.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
@@ -158,6 +164,12 @@ fn convert_stream(
 ) -> Result<ReadStats, Failure> {
     let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
+    if args.mmap {
+        return Err(Failure::Usage(format!(
+            "{}: --mmap does not apply to a stream (it maps files in the file format)",
+            args.input.display()
+        )));
+    }
     if let Some(columns) = &args.columns {
         let projection = Projection::from_paths(stream.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
@@ -166,9 +178,16 @@ fn convert_stream(
     if let Some(bar) = &sink.progress {
         show(bar, None);
     }
+    // Reading stops once the range or the limit is done: the rest of the stream stays unread.
     let mut index = 0;
     while sink.wants_more() && index < batches.end {
         let Some(batch) = stream.next_batch().map_err(failed)? else {
+            if args.batches.is_some() && index <= batches.start {
+                return Err(Failure::about(
+                    &args.input,
+                    past_the_end(&batches, "stream", index),
+                ));
+            }
             break;
         };
         if index >= batches.start {
@@ -177,6 +196,18 @@ fn convert_stream(
         index += 1;
     }
     Ok(stream.inner().inner().stats())
+}
+
+/// The error for a `--batches` range that starts past the last of `count` batches.
+fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
+    let range = match batches.end {
+        usize::MAX => format!("{}..", batches.start),
+        end => format!("{}..{end}", batches.start),
+    };
+    let plural = if count == 1 { "" } else { "es" };
+    format!(
+        "--batches {range} starts past the last batch: the {input} has {count} record batch{plural}"
+    )
 }
 
 /// Where batches go: the writer, behind the row limit, with the progress bar.

@@ -65,7 +65,7 @@ struct JsonArgs {
     batches: Option<Range<usize>>,
 
     /// At most N rows.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_limit, allow_negative_numbers = true)]
     limit: Option<u64>,
 
     /// Write null members as `null` instead of leaving them out.
@@ -100,7 +100,8 @@ struct JsonArgs {
     threads: Option<u16>,
 
     /// Read a file through a memory map (zero-copy) instead of positioned reads of about one
-    /// batch at a time. Memory then grows with the file's pages touched.
+    /// batch at a time. Memory then grows with the file's pages touched. Only for a regular
+    /// file in the file format: a stream or a pipe is a usage error.
     #[arg(long)]
     mmap: bool,
 
@@ -115,6 +116,21 @@ struct JsonArgs {
 struct SchemaArgs {
     /// An Arrow IPC file or stream, or `-` for stdin.
     input: PathBuf,
+
+    /// Text for people, or one JSON document for scripts.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+    format: SchemaFormat,
+}
+
+/// `quiver schema --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchemaFormat {
+    /// One line per field, indented by depth; names that would break a line are quoted.
+    Text,
+    /// One JSON document: `format`, `fields` (each with `name`, `type`, `nullable`, `metadata`,
+    /// `dictionary` and `children`), `metadata`, `record_batches`, `rows`, and for a file
+    /// `dictionary_batches`.
+    Json,
 }
 
 /// `--format`.
@@ -191,12 +207,20 @@ fn parse_columns(text: &str) -> Result<Columns, String> {
     Ok(Columns(paths))
 }
 
+/// Parses `--limit`: a whole number from 0, with a message about the value otherwise (a
+/// negative number included, which clap would otherwise take for an option).
+fn parse_limit(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| "must be a whole number from 0 (the most rows to write)".to_string())
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 enum Failure {
     /// Reported as `error: {0}` with exit code 1.
     Error(String),
-    /// A usage error found after parsing (an output that is the input): `error: {0}`, exit 2.
+    /// A usage error found after parsing (an output that is the input, an option that does not
+    /// apply to this input): `error: {0}` with exit code 2.
     Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly with exit code 0.
     ClosedPipe,
@@ -264,5 +288,16 @@ mod tests {
         assert!(empty.contains("entry 2 of `a,` is empty"), "{empty}");
         assert!(paths(",a").unwrap_err().contains("entry 1"));
         assert!(paths("").is_err());
+    }
+
+    #[test]
+    fn limits_parse() {
+        assert_eq!(parse_limit("0"), Ok(0));
+        assert_eq!(parse_limit("12"), Ok(12));
+        let message = parse_limit("-1").unwrap_err();
+        assert!(
+            message.starts_with("must be a whole number from 0"),
+            "{message}"
+        );
     }
 }

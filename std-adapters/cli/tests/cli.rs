@@ -40,7 +40,11 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let bytes = stdin.to_vec();
     let feeder = std::thread::spawn(move || input.write_all(&bytes));
     let output = child.wait_with_output().expect("wait for quiver");
-    feeder.join().expect("feeder").expect("write stdin");
+    // A run that stops reading early (`--batches`, `--limit`, an error) closes the pipe.
+    match feeder.join().expect("feeder") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        _ => {}
+    }
     output
 }
 
@@ -180,8 +184,18 @@ fn batches_and_limit_select_rows() {
         str_arg(&trips()),
     ])));
     assert_eq!(across, (1001..=2500).collect::<Vec<_>>());
-    let past_the_end = ok(run(&["json", "--batches", "7..9", str_arg(&trips())]));
-    assert!(past_the_end.is_empty());
+    // Starting past the last batch is an error naming the count; ending past it is not.
+    let message = fails(run(&["json", "--batches", "7..9", str_arg(&trips())]));
+    assert!(
+        message.ends_with(
+            "--batches 7..9 starts past the last batch: the file has 3 record batches\n"
+        ),
+        "{message}"
+    );
+    let message = fails(run(&["json", "--batches", "3..", str_arg(&trips())]));
+    assert!(message.contains("--batches 3.. starts past"), "{message}");
+    let last = ids(&ok(run(&["json", "--batches", "2..9", str_arg(&trips())])));
+    assert_eq!(last.len(), 1000);
 }
 
 #[test]
@@ -274,7 +288,8 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
     assert_eq!(names_in(folder.path()), ["corrupt.arrow"]);
 
     // Cut short: no footer.
-    std::fs::write(&input, &bytes[..bytes.len() / 2]).expect("write truncated file");
+    let cut = &bytes[..bytes.len() / 2];
+    std::fs::write(&input, cut).expect("write truncated file");
     let message = fails(run(&[
         "json",
         "--output",
@@ -282,6 +297,14 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
         str_arg(&input),
     ]));
     assert!(message.contains("corrupt.arrow"), "{message}");
+    assert!(
+        message.contains(&format!(
+            ": truncated Arrow IPC file: it starts with ARROW1, but its {} bytes do not end \
+             with the footer length and ARROW1 magic (10 bytes)\n",
+            cut.len()
+        )),
+        "{message}"
+    );
     assert_eq!(names_in(folder.path()), ["corrupt.arrow"]);
 
     // The same bytes as a stream, cut inside a body: an error after some rows.
@@ -295,9 +318,9 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
     std::fs::write(&input, b"{\"this is\": \"json\"}\n").expect("write text");
     let message = fails(run(&["json", str_arg(&input)]));
     assert!(message.contains("corrupt.arrow"), "{message}");
-    assert!(message.contains("neither an Arrow IPC file"), "{message}");
+    assert!(message.contains("this looks like JSON text"), "{message}");
     let message = fails(run_with_stdin(&["schema", "-"], b""));
-    assert!(message.contains("neither an Arrow IPC file"), "{message}");
+    assert_eq!(message, "error: -: empty input\n");
 }
 
 #[test]
@@ -953,4 +976,296 @@ mod output {
             assert_eq!(std::fs::read(&out).expect("read"), b"previous output");
         }
     }
+}
+
+/// The files the next tests write, in their own temporary folder.
+fn write_in(folder: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = folder.join(name);
+    std::fs::write(&path, bytes).expect("write test file");
+    path
+}
+
+#[test]
+fn other_formats_and_empty_inputs_say_what_they_are() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let mut parquet = b"PAR1".to_vec();
+    parquet.extend((0..3_000u32).map(|i| (i % 251) as u8));
+    parquet.extend_from_slice(b"\x00\x10\x00\x00PAR1");
+    let mut feather = b"FEA1".to_vec();
+    feather.extend((0..3_000u32).map(|i| (i % 13) as u8));
+    feather.extend_from_slice(b"\x00\x10\x00\x00FEA1");
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("data.parquet", &parquet, "a Parquet file"),
+        ("data.feather", &feather, "a Feather version 1 file"),
+        ("data.csv", b"id,name\n1,a\n2,b\n", "text (CSV or similar)"),
+        ("data.json", b"[{\"id\": 1}]\n", "JSON text"),
+        ("data.ndjson", b"{\"id\": 1}\n{\"id\": 2}\n", "JSON text"),
+    ];
+    for (name, bytes, looks_like) in cases {
+        let path = write_in(folder.path(), name, bytes);
+        let expected = format!(
+            "error: {}: this looks like {looks_like}; quiver reads Arrow IPC files and streams\n",
+            path.display()
+        );
+        assert_eq!(fails(run(&["json", str_arg(&path)])), expected);
+        assert_eq!(fails(run(&["schema", str_arg(&path)])), expected);
+        let from_stdin = fails(run_with_stdin(&["json", "-"], bytes));
+        assert!(
+            from_stdin.starts_with(&format!("error: -: this looks like {looks_like};")),
+            "{from_stdin}"
+        );
+    }
+    let empty = write_in(folder.path(), "empty.arrow", b"");
+    let expected = format!("error: {}: empty input\n", empty.display());
+    assert_eq!(fails(run(&["json", str_arg(&empty)])), expected);
+    assert_eq!(fails(run(&["schema", str_arg(&empty)])), expected);
+    assert_eq!(
+        fails(run_with_stdin(&["json", "-"], b"")),
+        "error: -: empty input\n"
+    );
+}
+
+/// A file of two batches of `rows` rows: `n` (int32, row numbers) and `s` (utf8), where row 2
+/// of each batch holds `needle`.
+fn file_with_text(rows: usize, names: [&str; 2]) -> Vec<u8> {
+    use quiver::array::{ArrayParts, ArrayView};
+    use quiver::bytes::Bytes;
+    use quiver::{DataType, Field, FileWriter, Schema};
+    let numbers: Vec<u8> = (0..rows as i32).flat_map(|n| n.to_le_bytes()).collect();
+    let mut offsets = 0i32.to_le_bytes().to_vec();
+    let mut data = Vec::new();
+    for row in 0..rows {
+        data.extend_from_slice(if row == 2 { b"needle" } else { b"ok" });
+        offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
+    }
+    let column = |data_type, buffers| {
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(data_type),
+            len: rows,
+            buffers,
+            ..ArrayParts::default()
+        })
+        .expect("valid column")
+    };
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new(names[0], DataType::Int32, false),
+        Field::new(names[1], DataType::Utf8, false),
+    ]));
+    let columns = vec![
+        column(DataType::Int32, vec![Bytes::from_vec(numbers)]),
+        column(
+            DataType::Utf8,
+            vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
+        ),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns, rows).expect("batch");
+    let mut writer = FileWriter::new(Vec::new(), schema, WriterOptions::default()).expect("writer");
+    writer.write(&batch).expect("write batch");
+    writer.write(&batch).expect("write batch");
+    writer.finish().expect("finish file");
+    writer.into_inner()
+}
+
+#[test]
+fn invalid_utf8_names_the_field_batch_and_row() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let mut bytes = file_with_text(10, ["n", "s"]);
+    // The second batch's `needle`.
+    let at = bytes
+        .windows(6)
+        .enumerate()
+        .filter(|(_, w)| *w == b"needle")
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("two needles");
+    bytes[at + 4] = 0xFF;
+    let path = write_in(folder.path(), "bad_text.arrow", &bytes);
+    let message = fails(run(&["json", str_arg(&path)]));
+    assert!(
+        message.contains(": invalid UTF-8 in row 2, at byte 4 of the value (field `s`, batch 1,"),
+        "{message}"
+    );
+}
+
+#[test]
+fn batches_past_the_end_of_a_stream() {
+    let stream = trips_stream();
+    let message = fails(run_with_stdin(&["json", "--batches", "5..", "-"], &stream));
+    assert_eq!(
+        message,
+        "error: -: --batches 5.. starts past the last batch: the stream has 3 record batches\n"
+    );
+    let message = fails(run_with_stdin(&["json", "--batches", "3", "-"], &stream));
+    assert!(
+        message.contains("the stream has 3 record batches"),
+        "{message}"
+    );
+    let last = ok(run_with_stdin(&["json", "--batches", "2..7", "-"], &stream));
+    assert_eq!(lines(&last).len(), 1000);
+    // Reading stops once the range is done: a stream cut inside its last batch still gives
+    // its first batch, and fewer bytes are read than it has.
+    let cut = &stream[..stream.len() * 5 / 6];
+    let output = run_with_stdin(&["json", "--stats", "--batches", "0", "-"], cut);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(lines(&output.stdout).len(), 1000);
+    let counted = stats(&output.stderr);
+    assert_eq!(counted[3], ("batches".to_string(), 1));
+    assert!(counted[2].1 < cut.len() as u64 / 2, "{counted:?}");
+}
+
+/// Exit 2 with one `error: …` line; returns it.
+fn usage_error(output: Output) -> String {
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(output.stdout.is_empty());
+    stderr
+}
+
+#[test]
+fn mmap_applies_only_to_regular_files_in_the_file_format() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let stream = write_in(folder.path(), "trips.arrows", &trips_stream());
+    let message = usage_error(run(&["json", "--mmap", str_arg(&stream)]));
+    assert_eq!(
+        message,
+        format!(
+            "error: {}: --mmap does not apply to a stream (it maps files in the file format)\n",
+            stream.display()
+        )
+    );
+    let message = usage_error(run_with_stdin(&["json", "--mmap", "-"], &trips_stream()));
+    assert!(
+        message.contains("--mmap does not apply to a stream"),
+        "{message}"
+    );
+    let file = std::fs::read(trips()).expect("read trips");
+    let message = usage_error(run_with_stdin(&["json", "--mmap", "-"], &file));
+    assert!(message.contains("--mmap needs a regular file"), "{message}");
+    // Not a stream either: the input's own error, exit 1.
+    let text = write_in(folder.path(), "notes.txt", b"hello\n");
+    let message = fails(run(&["json", "--mmap", str_arg(&text)]));
+    assert!(message.contains("this looks like text"), "{message}");
+}
+
+#[test]
+fn a_negative_limit_is_refused_for_its_value() {
+    let message = usage_error(run(&["json", "--limit", "-1", str_arg(&trips())]));
+    assert!(
+        message.starts_with(
+            "error: invalid value '-1' for '--limit <N>': must be a whole number from 0 (the \
+             most rows to write)\n"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("-- -1"), "{message}");
+    let message = usage_error(run(&["json", "--limit", "many", str_arg(&trips())]));
+    assert!(message.contains("'many'"), "{message}");
+}
+
+#[test]
+fn schema_text_quotes_names_that_would_break_a_line() {
+    use quiver::schema::Metadata;
+    let folder = tempfile::tempdir().expect("temp folder");
+    let bytes = file_with_text(3, ["line\nbreak", "nul\0"]);
+    // Give the schema a metadata key with a newline: rewrite the file with that schema.
+    let reader = FileReader::open(bytes.as_slice(), ReaderOptions::default()).expect("open");
+    let metadata: Metadata = vec![("key\nx".into(), "value\nfake: int8".into())];
+    let schema = std::sync::Arc::new(
+        quiver::Schema::new(reader.schema().fields().to_vec()).with_metadata(metadata),
+    );
+    let mut writer = quiver::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default())
+        .expect("writer");
+    let mut reader = reader;
+    for batch in reader.batches() {
+        let batch = batch.expect("batch");
+        let batch =
+            RecordBatch::try_new(schema.clone(), batch.columns().to_vec(), batch.num_rows())
+                .expect("same columns");
+        writer.write(&batch).expect("write");
+    }
+    writer.finish().expect("finish");
+    let path = write_in(folder.path(), "names.arrow", &writer.into_inner());
+    let text = String::from_utf8(ok(run(&["schema", str_arg(&path)]))).expect("utf-8");
+    assert_eq!(
+        text,
+        r#"format: Arrow IPC file
+fields:
+  "line\nbreak": int32 not null
+  "nul\0": string not null
+metadata:
+  "key\nx": "value\nfake: int8"
+dictionary batches: 0
+record batches: 2
+rows: 6
+"#
+    );
+    let document: Value =
+        serde_json::from_slice(&ok(run(&["schema", "--format", "json", str_arg(&path)])))
+            .expect("one JSON document");
+    assert_eq!(document["fields"][0]["name"], "line\nbreak");
+    assert_eq!(document["fields"][1]["name"], "nul\0");
+    assert_eq!(document["metadata"]["key\nx"], "value\nfake: int8");
+}
+
+#[test]
+fn schema_as_json_for_scripts() {
+    let expected_fields = serde_json::json!([
+        {"name": "trip_id", "type": "int64", "nullable": false, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "city", "type": "string", "nullable": true, "metadata": {},
+         "dictionary": {"id": 0, "index_type": "int32", "ordered": false}, "children": []},
+        {"name": "started_at", "type": "timestamp[ms, tz=UTC]", "nullable": false,
+         "metadata": {}, "dictionary": null, "children": []},
+        {"name": "minutes", "type": "int32", "nullable": true, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "distance_km", "type": "double", "nullable": true, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "rider", "type": "struct<name: string, member: bool>", "nullable": true,
+         "metadata": {}, "dictionary": null, "children": [
+            {"name": "name", "type": "string", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+            {"name": "member", "type": "bool", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+        ]},
+        {"name": "stops", "type": "list<item: string>", "nullable": false, "metadata": {},
+         "dictionary": null, "children": [
+            {"name": "item", "type": "string", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+        ]},
+    ]);
+    let stdout = ok(run(&["schema", "--format", "json", str_arg(&trips())]));
+    assert_eq!(stdout.last(), Some(&b'\n'));
+    assert_eq!(
+        stdout.iter().filter(|b| **b == b'\n').count(),
+        1,
+        "one line"
+    );
+    let document: Value = serde_json::from_slice(&stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        serde_json::json!({
+            "format": "file",
+            "fields": expected_fields,
+            "metadata": {},
+            "dictionary_batches": 1,
+            "record_batches": 3,
+            "rows": 3000,
+        })
+    );
+    let stdout = ok(run_with_stdin(
+        &["schema", "--format", "json", "-"],
+        &trips_stream(),
+    ));
+    let document: Value = serde_json::from_slice(&stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        serde_json::json!({
+            "format": "stream",
+            "fields": expected_fields,
+            "metadata": {},
+            "record_batches": 3,
+            "rows": 3000,
+        })
+    );
 }
