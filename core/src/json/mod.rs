@@ -21,11 +21,14 @@
 //!
 //! - rows are objects keyed by column name; null members are left out (unless
 //!   [`EncoderOptions::explicit_nulls`]); nulls inside lists are `null`;
-//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers;
+//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers (strings
+//!   with [`EncoderOptions::decimals_as_strings`]);
 //! - dates, times, timestamps, durations and intervals are strings as arrow-json writes them
 //!   (see [`temporal`] for the forms, the timezone rules and the values arrow-json
 //!   cannot write);
-//! - structs are objects, every kind of list is an array, maps with string keys are objects;
+//! - structs are objects, every kind of list is an array, maps with string keys are objects
+//!   (an entry whose value is null is written `"key":null` whatever `explicit_nulls` says: a
+//!   map's keys are data; arrow-json leaves such entries out);
 //! - dictionaries are written as their values, run-end encoded arrays as their logical values,
 //!   views as their values.
 //!

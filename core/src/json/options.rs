@@ -2,8 +2,8 @@
 //! conventions ([`EncoderOptions`]).
 //!
 //! The defaults are arrow-json 60's: nulls left out of objects, NaN and ±infinity as `null`,
-//! binary as lowercase hex, temporal values as ISO 8601 / RFC 3339 text. Every option here only
-//! changes values that arrow-json writes differently or cannot write.
+//! binary as lowercase hex, decimals as numbers, temporal values as ISO 8601 / RFC 3339 text.
+//! Every option here only changes values that arrow-json writes differently or cannot write.
 
 use super::temporal::ZoneResolver;
 
@@ -33,8 +33,9 @@ pub enum BinaryFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub struct EncoderOptions {
-    /// Write null members of objects (struct fields, row columns, map values) as `null` instead
-    /// of leaving them out.
+    /// Write null members of objects (struct fields, row columns, the `value` of map entries
+    /// written as `{"key":…,"value":…}`) as `null` instead of leaving them out. Entries of maps
+    /// written as objects are always written, `"key":null` for a null value.
     pub explicit_nulls: bool,
     /// Write Int64 and UInt64 values whose magnitude exceeds 2^53 (beyond an IEEE double's exact
     /// integers) as JSON strings.
