@@ -357,6 +357,14 @@ fn named_zones_are_local_time_with_a_resolver() {
         values(&values_of(&[Some(0), None]), resolving),
         format!("[{t},null]")
     );
+    // Rows split off an encoder (as the parallel writer cuts batches) keep the resolved zone.
+    let mut rest = Encoder::batch(&b, JsonFormat::LineDelimited, resolving).unwrap();
+    let mut front = rest.split_rows(3).unwrap();
+    let mut split = drain(&mut front, &[7]);
+    split.extend(drain(&mut rest, &[5]));
+    assert_eq!(String::from_utf8(split).unwrap(), rows(local, "t"));
+    let no_alloc = std::mem::size_of::<quiver::no_alloc::Encoder<'_, '_>>();
+    println!("no_alloc encoder: {no_alloc} bytes");
 }
 
 #[test]
