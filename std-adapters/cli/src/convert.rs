@@ -19,7 +19,7 @@ use quiver::source::Counting;
 use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -71,7 +71,17 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         ..
     } = sink;
     writer.finish().map_err(|e| writer.inner().failed(e))?;
-    let (rows, bytes_written) = (writer.rows(), writer.bytes_written());
+    let mut bytes_written = writer.bytes_written();
+    if args.format == Format::Array {
+        // The array (arrow-json's document, which ends at `]`) ends its line, like every
+        // line-oriented tool's output.
+        let out = writer.inner_mut();
+        out.write_all(b"\n")
+            .and_then(|()| out.flush())
+            .map_err(|e| writer.inner().failed(e))?;
+        bytes_written += 1;
+    }
+    let rows = writer.rows();
     writer.into_inner().commit()?;
     if args.stats {
         eprintln!(
@@ -96,6 +106,9 @@ fn encoder_options(args: &JsonArgs) -> EncoderOptions {
         .with_large_ints_as_strings(args.large_ints_as_strings)
         .with_non_finite_as_strings(args.non_finite_as_strings)
         .with_timestamps_as_epoch(args.timestamps_as_epoch)
+        .with_timestamps_utc(args.timestamps_utc)
+        .with_time_zones(Some(quiver_std::time_zones()))
+        .with_decimals_as_strings(args.decimals_as_strings)
         .with_binary(match args.binary {
             Binary::Hex => BinaryFormat::Hex,
             Binary::Base64 => BinaryFormat::Base64,
@@ -254,12 +267,24 @@ impl Sink<'_> {
     /// An encoder's refusal, with the batch and the field it concerns.
     fn json_failure(&self, index: usize, batch: &RecordBatch<'_>, error: &JsonError) -> Failure {
         let column = match error {
-            JsonError::TooDeep { column, .. } | JsonError::NullMapKey { column } => Some(*column),
+            JsonError::TooDeep { column, .. }
+            | JsonError::NullMapKey { column }
+            | JsonError::InvalidTimeZone { column }
+            | JsonError::UnknownTimeZone { column }
+            | JsonError::TooManyTimeZones { column, .. } => Some(*column),
             _ => None,
         };
+        let zone = matches!(
+            error,
+            JsonError::InvalidTimeZone { .. } | JsonError::UnknownTimeZone { .. }
+        );
         let field = column
             .and_then(|c| batch.field(c))
-            .map(|f| format!(" (field `{}`)", f.name()))
+            .map(|f| match zone {
+                // The type names the zone.
+                true => format!(" (field `{}`: {})", f.name(), f.data_type()),
+                false => format!(" (field `{}`)", f.name()),
+            })
             .unwrap_or_default();
         Failure::Error(format!(
             "{}: batch {index}: {error}{field}",

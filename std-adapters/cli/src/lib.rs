@@ -50,7 +50,8 @@ struct JsonArgs {
     /// An Arrow IPC file or stream (told apart by their leading bytes), or `-` for stdin.
     input: PathBuf,
 
-    /// How rows are framed: one JSON object per line, or one JSON array.
+    /// How rows are framed: one JSON object per line, or one JSON array (ending with a
+    /// newline).
     #[arg(long, value_enum, default_value_t = Format::Ndjson)]
     format: Format,
 
@@ -83,6 +84,16 @@ struct JsonArgs {
     /// Write timestamps as their stored integer instead of ISO 8601 text.
     #[arg(long)]
     timestamps_as_epoch: bool,
+
+    /// Write timestamps with a timezone as their UTC instant with `Z`, instead of the local
+    /// time with the zone's offset (named zones are looked up in a bundled tz database).
+    #[arg(long)]
+    timestamps_utc: bool,
+
+    /// Write decimals as JSON strings with every digit, instead of numbers (which common
+    /// parsers round to a double).
+    #[arg(long)]
+    decimals_as_strings: bool,
 
     /// How binary values are written.
     #[arg(long, value_enum, default_value_t = Binary::Hex)]

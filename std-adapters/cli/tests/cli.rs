@@ -203,10 +203,11 @@ fn array_format_is_one_json_array() {
     let stdout = ok(run(&["json", "--format", "array", str_arg(&trips())]));
     let rows: Vec<Value> = serde_json::from_slice(&stdout).expect("one JSON array");
     assert_eq!(rows.len(), 3000);
-    assert_eq!(
-        stdout,
-        library_json(&read_batches(&trips(), None), JsonFormat::JsonArray)
-    );
+    // The library's array (arrow-json's document) and the newline that ends the output.
+    let mut expected = library_json(&read_batches(&trips(), None), JsonFormat::JsonArray);
+    assert_eq!(expected.last(), Some(&b']'));
+    expected.push(b'\n');
+    assert_eq!(stdout, expected);
     let limited = ok(run(&[
         "json",
         "--format",
@@ -227,7 +228,7 @@ fn array_format_is_one_json_array() {
         "0",
         str_arg(&trips()),
     ]));
-    assert_eq!(none, b"[]");
+    assert_eq!(none, b"[]\n");
 }
 
 #[test]
@@ -1066,6 +1067,36 @@ fn file_with_text(rows: usize, names: [&str; 2]) -> Vec<u8> {
     writer.into_inner()
 }
 
+/// A stream of one batch: a timestamp in `zone`, a decimal and a map with a null value.
+fn values_stream(zone: &str) -> Vec<u8> {
+    use quiver::builder::{AppendValue, ArrayBuilder, MapBuilder, PrimitiveBuilder, StringBuilder};
+    use quiver::datatype::{DataType, TimeUnit};
+    let mut ts = PrimitiveBuilder::<i64>::with_data_type(DataType::Timestamp(
+        TimeUnit::Second,
+        Some(zone.into()),
+    ));
+    ts.extend_options([Some(0i64), Some(1_710_054_000)]);
+    let mut dec = PrimitiveBuilder::<i128>::with_data_type(DataType::Decimal128(37, 2));
+    dec.extend_options([
+        Some(-9_999_999_999_999_999_999_999_999_999_999_999_999_i128),
+        None,
+    ]);
+    let mut map = MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new());
+    map.extend_options([Some(vec![("k", None), ("v", Some(1))]), Some(vec![])]);
+    let batch = RecordBatch::from_columns([
+        ("ts", ts.finish().expect("timestamps")),
+        ("dec", dec.finish().expect("decimals")),
+        ("m", map.finish().expect("map")),
+    ])
+    .expect("batch");
+    let mut writer =
+        StreamWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default())
+            .expect("stream writer");
+    writer.write(&batch).expect("write batch");
+    writer.finish().expect("finish stream");
+    writer.into_inner()
+}
+
 #[test]
 fn invalid_utf8_names_the_field_batch_and_row() {
     let folder = tempfile::tempdir().expect("temp folder");
@@ -1268,4 +1299,37 @@ fn schema_as_json_for_scripts() {
             "rows": 3000,
         })
     );
+}
+
+#[test]
+fn zones_decimals_and_map_keys_as_users_expect() {
+    let stream = values_stream("America/New_York");
+    let json = |extra: &[&str]| {
+        let mut args = vec!["json"];
+        args.extend_from_slice(extra);
+        args.push("-");
+        String::from_utf8(ok(run_with_stdin(&args, &stream))).expect("utf-8")
+    };
+    // Local time with the offset in effect (daylight time from 2024-03-10T03:00 local); the
+    // decimal as a number with every digit; the map's key with a null value kept.
+    assert_eq!(
+        json(&[]),
+        "{\"ts\":\"1969-12-31T19:00:00-05:00\",\"dec\":-99999999999999999999999999999999999.99,\
+         \"m\":{\"k\":null,\"v\":1}}\n\
+         {\"ts\":\"2024-03-10T03:00:00-04:00\",\"m\":{}}\n"
+    );
+    assert_eq!(
+        json(&["--timestamps-utc", "--decimals-as-strings"]),
+        "{\"ts\":\"1970-01-01T00:00:00Z\",\"dec\":\"-99999999999999999999999999999999999.99\",\
+         \"m\":{\"k\":null,\"v\":1}}\n\
+         {\"ts\":\"2024-03-10T07:00:00Z\",\"m\":{}}\n"
+    );
+    assert!(json(&["--format", "array"]).ends_with("}]\n"));
+    // A zone the database does not know, and an offset beyond a day: errors naming the field.
+    for zone in ["Invalid/Zone", "+25:00"] {
+        let message = fails(run_with_stdin(&["json", "-"], &values_stream(zone)));
+        assert!(message.contains("timezone"), "{message}");
+        assert!(message.contains("field `ts`"), "{message}");
+        assert!(message.contains(zone), "{message}");
+    }
 }

@@ -13,6 +13,8 @@
 //!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on
 //!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both
 //!   kinds of failure into one `std::error::Error`.
+//! - [`time_zones`]: a [`ZoneResolver`](quiver::json::ZoneResolver) over the tz database
+//!   bundled into the binary (jiff's), so timestamps in named zones are written in local time.
 //!
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
 //! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.
@@ -23,6 +25,7 @@ mod json;
 mod latency;
 mod parallel;
 mod recycling;
+mod tz;
 
 pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT};
 pub use file::FileSource;
@@ -30,6 +33,7 @@ pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
 pub use latency::Latency;
 pub use parallel::{DEFAULT_CHUNK_BYTES, ParallelWriter};
 pub use recycling::{DEFAULT_POOL, Recycling};
+pub use tz::time_zones;
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.
 pub use embedded_io_adapters::std::FromStd;
