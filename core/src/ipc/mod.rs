@@ -3,9 +3,12 @@
 //! [`FileDecoder`] plans the reads of a file with the fewest a high-latency store allows (one
 //! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
 //! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]
-//! source. [`StreamReader`] reads messages in order from an [`embedded_io::Read`]. All decode
+//! source, and, with the `async` feature, `AsyncFileReader` from an `AsyncRandomAccess` one,
+//! fetching ahead. [`StreamReader`] reads messages in order from an [`embedded_io::Read`]. All decode
 //! bodies into validated [`RecordBatch`]es.
 
+#[cfg(feature = "async")]
+mod async_reader;
 mod concat;
 mod decode;
 mod decoder;
@@ -20,6 +23,8 @@ mod scan;
 mod stream;
 pub mod writer;
 
+#[cfg(feature = "async")]
+pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
 pub use projection::Projection;

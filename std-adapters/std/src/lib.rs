@@ -14,6 +14,11 @@
 //!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both
 //!   kinds of failure into one `std::error::Error`.
 //!
+//! `FileSource`, `Latency` and `Concurrent` are also
+//! [`AsyncRandomAccess`](quiver::source::AsyncRandomAccess) sources for the
+//! [`AsyncFileReader`](quiver::ipc::AsyncFileReader), with no async runtime: a read runs on a
+//! thread of its own ([`ReadTask`]) and its future wakes the poller when it is done.
+//!
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
 //! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.
 
@@ -23,13 +28,15 @@ mod json;
 mod latency;
 mod parallel;
 mod recycling;
+mod task;
 
-pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT};
+pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT, JoinRanges};
 pub use file::FileSource;
 pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
-pub use latency::Latency;
+pub use latency::{Delayed, Latency};
 pub use parallel::{DEFAULT_CHUNK_BYTES, ParallelWriter};
 pub use recycling::{DEFAULT_POOL, Recycling};
+pub use task::ReadTask;
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.
 pub use embedded_io_adapters::std::FromStd;
