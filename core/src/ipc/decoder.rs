@@ -356,7 +356,12 @@ impl FileDecoder {
                     self.windows.pop_front();
                     continue;
                 };
+                let exhausted = ready.is_empty();
                 let batch = decode_batch(&mut self.state, &p)?;
+                if exhausted {
+                    // Gone at once, so a driver reading ahead plans the next window now.
+                    self.windows.pop_front();
+                }
                 return Ok(DecodeResult::Data(batch));
             }
             if !self.advance(0)? {
