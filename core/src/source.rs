@@ -162,6 +162,128 @@ impl RandomAccess for alloc::vec::Vec<u8> {
 #[cfg(feature = "alloc")]
 pub use counting::{Counting, ReadCall};
 
+#[cfg(all(feature = "async", feature = "alloc"))]
+pub use asynchronous::{AsyncRandomAccess, Blocking};
+
+#[cfg(all(feature = "async", feature = "alloc"))]
+mod asynchronous {
+    use super::{RandomAccess, SharedRanges};
+    use crate::bytes::Bytes;
+    use alloc::vec::Vec;
+    use core::future::Future;
+    use core::ops::Range;
+
+    /// A source of bytes with a known length whose reads are futures: an object store client,
+    /// a browser's `fetch`, an async file.
+    ///
+    /// Like [`RandomAccess`], a whole list of ranges is one call (one round trip), so the
+    /// source can fetch them concurrently. The future is named ([`Self::ReadRanges`]) so a
+    /// reader can keep it in flight between calls; it is `Send` when the source makes it so,
+    /// and nothing here requires that.
+    pub trait AsyncRandomAccess {
+        /// The source's error type.
+        type Error: core::fmt::Debug;
+
+        /// The future of one [`Self::read_ranges`] call.
+        type ReadRanges<'a>: Future<Output = Result<SharedRanges, Self::Error>> + 'a
+        where
+            Self: 'a;
+
+        /// Total length in bytes.
+        fn len(&self) -> u64;
+
+        /// Whether the source holds no bytes.
+        fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+
+        /// The bytes of every range in `ranges`, one buffer per range, in order; a short
+        /// source is an error (a buffer of the wrong length is caught by the reader).
+        fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_>;
+    }
+
+    impl<T: AsyncRandomAccess + ?Sized> AsyncRandomAccess for &T {
+        type Error = T::Error;
+        type ReadRanges<'a>
+            = T::ReadRanges<'a>
+        where
+            Self: 'a;
+
+        fn len(&self) -> u64 {
+            (**self).len()
+        }
+
+        fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_> {
+            (**self).read_ranges(ranges)
+        }
+    }
+
+    /// A [`RandomAccess`] source used as an [`AsyncRandomAccess`] one: each call reads at once,
+    /// on the polling thread, and its future is ready. Shared memory (a memory map) stays
+    /// shared.
+    #[derive(Debug, Default)]
+    pub struct Blocking<S>(pub S);
+
+    impl<S> Blocking<S> {
+        /// The wrapped source.
+        pub fn inner(&self) -> &S {
+            &self.0
+        }
+
+        /// Unwraps the source.
+        pub fn into_inner(self) -> S {
+            self.0
+        }
+    }
+
+    impl<S: RandomAccess> AsyncRandomAccess for Blocking<S> {
+        type Error = S::Error;
+        type ReadRanges<'a>
+            = core::future::Ready<Result<SharedRanges, S::Error>>
+        where
+            Self: 'a;
+
+        fn len(&self) -> u64 {
+            self.0.len()
+        }
+
+        fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_> {
+            core::future::ready(read_now(&self.0, &ranges))
+        }
+    }
+
+    /// Reads `ranges` from a blocking source into one allocation cut into one buffer per
+    /// range (a range too large for memory comes back empty, which the reader rejects).
+    fn read_now<S: RandomAccess>(
+        source: &S,
+        ranges: &[Range<u64>],
+    ) -> Result<SharedRanges, S::Error> {
+        if let Some(shared) = source.share_ranges(ranges) {
+            return shared;
+        }
+        let lens: Vec<usize> = ranges
+            .iter()
+            .map(|r| usize::try_from(r.end.saturating_sub(r.start)).unwrap_or(0))
+            .collect();
+        let total = lens
+            .iter()
+            .fold(0usize, |sum, len| sum.saturating_add(*len));
+        let mut out = alloc::vec![0u8; total];
+        source.read_ranges(ranges, &mut out)?;
+        let out = Bytes::from_vec(out);
+        let mut at = 0usize;
+        Ok(lens
+            .into_iter()
+            .map(|len| {
+                let end = at.saturating_add(len);
+                let bytes = out.slice(at..end).unwrap_or_default();
+                at = end;
+                bytes
+            })
+            .collect())
+    }
+}
+
 #[cfg(feature = "alloc")]
 mod counting {
     use super::RandomAccess;

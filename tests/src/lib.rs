@@ -53,3 +53,23 @@ pub fn integration_files(data: &std::path::Path, extension: &str) -> Vec<PathBuf
     out.sort();
     out
 }
+
+/// Runs a future to completion on this thread: the smallest executor, for the async reader's
+/// tests (it parks the thread until a waker unparks it).
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}

@@ -1,22 +1,31 @@
 //! Reading the Arrow IPC file and stream formats.
 //!
-//! [`FileReader`] reads from a [`RandomAccess`] source with the fewest
-//! reads a high-latency store allows: one speculative read of the tail for the footer, one read
-//! per block for its metadata and body together. [`StreamReader`] reads messages in order from an
-//! [`embedded_io::Read`]. Both decode bodies into validated [`RecordBatch`]es.
+//! [`FileDecoder`] plans the reads of a file with the fewest a high-latency store allows (one
+//! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
+//! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]
+//! source, and, with the `async` feature, `AsyncFileReader` from an `AsyncRandomAccess` one,
+//! fetching ahead. [`StreamReader`] reads messages in order from an [`embedded_io::Read`]. All decode
+//! bodies into validated [`RecordBatch`]es.
 
+#[cfg(feature = "async")]
+mod async_reader;
 mod concat;
 mod decode;
+mod decoder;
 mod delta;
 mod dictionary;
 mod file;
 #[doc(hidden)]
 pub mod fuzzing;
 mod projection;
+mod pushed;
 mod scan;
 mod stream;
 pub mod writer;
 
+#[cfg(feature = "async")]
+pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
+pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
 pub use projection::Projection;
 pub use scan::{Scan, ScanOptions};

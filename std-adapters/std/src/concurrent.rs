@@ -1,10 +1,14 @@
 //! [`Concurrent`]: several requests in flight for one list of ranges.
 
 use quiver::RandomAccess;
-use quiver::source::SharedRanges;
+use quiver::bytes::Bytes;
+use quiver::source::{AsyncRandomAccess, SharedRanges};
 use rayon_core::ThreadPool;
+use std::future::Future;
 use std::ops::Range;
+use std::pin::Pin;
 use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll};
 
 /// Requests in flight by default, as a store such as S3 serves well.
 pub const DEFAULT_IN_FLIGHT: usize = 8;
@@ -15,6 +19,9 @@ pub const DEFAULT_IN_FLIGHT: usize = 8;
 /// is set (as clients of object stores fetch a large object in parallel parts; for a local file,
 /// it spreads the copy out of the page cache over several cores). Single reads pass straight
 /// through.
+///
+/// As an [`AsyncRandomAccess`] source it turns one list into one request per range to the
+/// wrapped async source, `in_flight` of them at a time (the part size does not apply).
 #[derive(Debug)]
 pub struct Concurrent<S> {
     inner: S,
@@ -137,5 +144,92 @@ where
 
     fn share_ranges(&self, ranges: &[Range<u64>]) -> Option<Result<SharedRanges, S::Error>> {
         self.inner.share_ranges(ranges)
+    }
+}
+
+impl<S: AsyncRandomAccess> AsyncRandomAccess for Concurrent<S> {
+    type Error = S::Error;
+    type ReadRanges<'a>
+        = JoinRanges<'a, S>
+    where
+        Self: 'a;
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_ranges(&self, ranges: Vec<Range<u64>>) -> JoinRanges<'_, S> {
+        JoinRanges {
+            source: &self.inner,
+            in_flight: self.in_flight,
+            results: vec![None; ranges.len()],
+            queue: ranges
+                .into_iter()
+                .enumerate()
+                .collect::<Vec<_>>()
+                .into_iter(),
+            running: Vec::new(),
+        }
+    }
+}
+
+/// One request per range, up to `in_flight` at once, gathered back in order.
+pub struct JoinRanges<'a, S: AsyncRandomAccess + 'a> {
+    source: &'a S,
+    in_flight: usize,
+    queue: std::vec::IntoIter<(usize, Range<u64>)>,
+    running: Vec<(usize, Pin<Box<S::ReadRanges<'a>>>)>,
+    results: Vec<Option<Bytes<'static>>>,
+}
+
+impl<S: AsyncRandomAccess> std::fmt::Debug for JoinRanges<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinRanges")
+            .field("running", &self.running.len())
+            .field("queued", &self.queue.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, S: AsyncRandomAccess> Future for JoinRanges<'a, S> {
+    type Output = Result<SharedRanges, S::Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            while this.running.len() < this.in_flight {
+                let Some((index, range)) = this.queue.next() else {
+                    break;
+                };
+                let read = Box::pin(this.source.read_ranges(vec![range]));
+                this.running.push((index, read));
+            }
+            let mut progressed = false;
+            let mut i = 0;
+            while let Some((index, read)) = this.running.get_mut(i) {
+                let index = *index;
+                match read.as_mut().poll(cx) {
+                    Poll::Pending => i += 1,
+                    Poll::Ready(result) => {
+                        drop(this.running.swap_remove(i));
+                        let bytes = result?.pop().unwrap_or_default();
+                        if let Some(slot) = this.results.get_mut(index) {
+                            *slot = Some(bytes);
+                        }
+                        progressed = true;
+                    }
+                }
+            }
+            if this.running.is_empty() && this.queue.len() == 0 {
+                let results = std::mem::take(&mut this.results);
+                return Poll::Ready(Ok(results
+                    .into_iter()
+                    .map(Option::unwrap_or_default)
+                    .collect()));
+            }
+            if !progressed {
+                return Poll::Pending;
+            }
+        }
     }
 }

@@ -1,8 +1,12 @@
 //! [`FileSource`]: a local file read with positioned reads.
 
+use crate::ReadTask;
 use quiver::RandomAccess;
+use quiver::bytes::Bytes;
+use quiver::source::{AsyncRandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
 
 /// A file as a [`RandomAccess`] source: each range is one positioned read, with no seek, so one
@@ -50,6 +54,35 @@ impl RandomAccess for FileSource {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         read_exact_at(&self.file, offset, buf)
+    }
+}
+
+/// Each call reads its ranges on a thread of its own, through a second handle to the file, into
+/// one buffer per range.
+impl AsyncRandomAccess for FileSource {
+    type Error = io::Error;
+    type ReadRanges<'a> = ReadTask<io::Result<SharedRanges>>;
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_ranges(&self, ranges: Vec<Range<u64>>) -> ReadTask<io::Result<SharedRanges>> {
+        match self.file.try_clone() {
+            Ok(file) => ReadTask::spawn(move || {
+                ranges
+                    .iter()
+                    .map(|range| {
+                        let len = usize::try_from(range.end.saturating_sub(range.start))
+                            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+                        let mut buf = vec![0; len];
+                        read_exact_at(&file, range.start, &mut buf)?;
+                        Ok(Bytes::from_vec(buf))
+                    })
+                    .collect()
+            }),
+            Err(e) => ReadTask::ready(Err(e)),
+        }
     }
 }
 

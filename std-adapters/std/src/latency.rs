@@ -1,14 +1,20 @@
 //! [`Latency`]: a fixed delay on every call, to see what a read pattern costs remotely.
 
+use crate::ReadTask;
 use quiver::RandomAccess;
-use quiver::source::SharedRanges;
+use quiver::source::{AsyncRandomAccess, SharedRanges};
+use std::future::Future;
 use std::ops::Range;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// Sleeps `delay` before every call to the wrapped source and counts the calls: each
 /// `read_at` and each `read_ranges` list is one request, as on object storage. Put it under a
-/// [`Concurrent`](crate::Concurrent) to model requests in flight at once.
+/// [`Concurrent`](crate::Concurrent) to model requests in flight at once. As an
+/// [`AsyncRandomAccess`] source the delay is a timer thread that runs beside the wrapped
+/// source's read, so the caller's thread keeps working meanwhile.
 #[derive(Debug)]
 pub struct Latency<S> {
     inner: S,
@@ -73,5 +79,54 @@ impl<S: RandomAccess> RandomAccess for Latency<S> {
         let shared = self.inner.share_ranges(ranges)?;
         self.wait();
         Some(shared)
+    }
+}
+
+impl<S: AsyncRandomAccess> AsyncRandomAccess for Latency<S> {
+    type Error = S::Error;
+    type ReadRanges<'a>
+        = Delayed<S::ReadRanges<'a>>
+    where
+        Self: 'a;
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let delay = self.delay;
+        Delayed {
+            timer: Some(ReadTask::spawn(move || std::thread::sleep(delay))),
+            read: Box::pin(self.inner.read_ranges(ranges)),
+        }
+    }
+}
+
+/// A read that completes no sooner than its [`Latency`]'s delay.
+pub struct Delayed<F> {
+    timer: Option<ReadTask<()>>,
+    read: Pin<Box<F>>,
+}
+
+impl<F> std::fmt::Debug for Delayed<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delayed")
+            .field("waiting", &self.timer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Future> Future for Delayed<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        if let Some(timer) = &mut self.timer {
+            if Pin::new(timer).poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.timer = None;
+        }
+        self.read.as_mut().poll(cx)
     }
 }

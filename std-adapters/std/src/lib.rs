@@ -16,6 +16,11 @@
 //! - [`time_zones`]: a [`ZoneResolver`](quiver::json::ZoneResolver) over the tz database
 //!   bundled into the binary (jiff's), so timestamps in named zones are written in local time.
 //!
+//! `FileSource`, `Latency` and `Concurrent` are also
+//! [`AsyncRandomAccess`](quiver::source::AsyncRandomAccess) sources for the
+//! [`AsyncFileReader`](quiver::ipc::AsyncFileReader), with no async runtime: a read runs on a
+//! thread of its own ([`ReadTask`]) and its future wakes the poller when it is done.
+//!
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
 //! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.
 
@@ -25,14 +30,16 @@ mod json;
 mod latency;
 mod parallel;
 mod recycling;
+mod task;
 mod tz;
 
-pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT};
+pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT, JoinRanges};
 pub use file::FileSource;
 pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
-pub use latency::Latency;
+pub use latency::{Delayed, Latency};
 pub use parallel::{DEFAULT_CHUNK_BYTES, ParallelWriter};
 pub use recycling::{DEFAULT_POOL, Recycling};
+pub use task::ReadTask;
 pub use tz::time_zones;
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.

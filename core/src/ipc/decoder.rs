@@ -1,0 +1,770 @@
+//! [`FileDecoder`]: the Arrow IPC file reader as a state machine that plans byte ranges and is
+//! handed their bytes; it does no I/O of its own.
+//!
+//! Bytes enter through [`FileDecoder::push_ranges`]; batches leave through
+//! [`FileDecoder::try_decode`], which says [`DecodeResult::NeedsData`] with the ranges it lacks
+//! whenever it cannot go on. Every reading decision lives here, and only here:
+//!
+//! - Opening asks for the file's last `footer_read_size` bytes, then, if the footer is longer,
+//!   for exactly its missing start.
+//! - A selection of batches is read in windows of `readahead` bytes of blocks. A window is one
+//!   list of ranges, merged with [`coalesce`]: whole blocks, or, under a projection, every
+//!   block's metadata first and then only the selected fields' buffers. The first list of a
+//!   selection that starts near the file's start is stretched to offset 0 so the leading magic
+//!   is checked.
+//! - Dictionary blocks ride along with the first window that needs them, once.
+//! - One batch alone ([`FileDecoder::select_batch`]) is one range of its metadata and body,
+//!   with the dictionary blocks listed beside it the first time.
+//!
+//! The [`FileReader`](super::FileReader) and the async reader are loops around it: ask, fetch,
+//! push. A driver may also fetch ahead ([`FileDecoder::prefetch`]) while the caller works on
+//! the batches it has.
+
+use super::decode::{Body, buffer_ranges};
+use super::pushed::Pushed;
+use super::{
+    MAGIC, Projection, ReadState, ReaderOptions, ScanOptions, field_budget, message_prefix,
+    unexpected,
+};
+use crate::array::RecordBatch;
+use crate::bytes::Bytes;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
+use crate::plan::coalesce;
+use crate::schema::{Metadata, Schema};
+use alloc::collections::VecDeque;
+use alloc::string::ToString;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+/// What [`FileDecoder::try_decode`] has for the caller.
+#[derive(Debug)]
+#[non_exhaustive]
+#[must_use]
+pub enum DecodeResult {
+    /// Push the bytes of these ranges ([`FileDecoder::push_ranges`]), then call again. The
+    /// list is sorted and each range is one read; it is asked for again until it is pushed.
+    NeedsData(Vec<Range<u64>>),
+    /// The footer has been read: the schema, metadata and blocks are known. Set a projection
+    /// or a selection now, before the first batch is planned, and call again.
+    Footer,
+    /// The next selected record batch.
+    Data(RecordBatch<'static>),
+    /// Every selected batch has been returned.
+    Finished,
+}
+
+/// Which batches are read, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Planned windows of coalesced reads.
+    Scan,
+    /// One batch, one read of its block (`batch` is the only one selected).
+    Batch,
+}
+
+/// A record batch whose metadata (and, once read, body) wait to be decoded.
+struct Pending {
+    index: usize,
+    block: Block,
+    message: MessageBytes,
+    body: Body<'static>,
+    /// Under a projection, the body ranges of the selected buffers (file offsets).
+    buffers: Vec<Range<u64>>,
+}
+
+/// Where a window is.
+enum Stage {
+    /// Needs the blocks (whole, or their metadata) and any dictionaries it carries.
+    Blocks,
+    /// Metadata decoded; needs the selected buffers.
+    Buffers(Vec<Pending>),
+    /// Every byte is here; batches wait to be decoded.
+    Ready(VecDeque<Pending>),
+}
+
+/// A run of blocks read together.
+struct Window {
+    blocks: Vec<(usize, Block)>,
+    dictionaries: Vec<Block>,
+    /// Whole blocks in one phase, or metadata and then buffers.
+    whole: bool,
+    stage: Stage,
+    /// The reads of the current stage.
+    reads: Vec<Range<u64>>,
+    /// The first read starts at 0 to take the leading magic along.
+    checks_magic: bool,
+    /// The current stage's reads were handed to a driver by [`FileDecoder::prefetch`].
+    asked: bool,
+}
+
+impl Window {
+    /// Every byte the window still needs lies in these ranges.
+    fn extent(&self) -> impl Iterator<Item = Range<u64>> + '_ {
+        let blocks = self.blocks.iter().map(|(_, b)| extent(b));
+        self.dictionaries.iter().map(extent).chain(blocks)
+    }
+}
+
+/// Reads an Arrow IPC file from bytes it is handed, planning which; see the module docs.
+///
+/// ```
+/// # use quiver::ipc::{DecodeResult, FileDecoder};
+/// # use quiver::{ReaderOptions, bytes::Bytes};
+/// # fn rows(file: &'static [u8]) -> Result<usize, quiver::FormatError> {
+/// let mut decoder = FileDecoder::new(file.len() as u64, ReaderOptions::default());
+/// let mut rows = 0;
+/// loop {
+///     match decoder.try_decode()? {
+///         DecodeResult::NeedsData(ranges) => {
+///             // Fetch them any way you like: here, from memory.
+///             let data = ranges
+///                 .iter()
+///                 .map(|r| Bytes::Borrowed(&file[r.start as usize..r.end as usize]))
+///                 .collect();
+///             decoder.push_ranges(ranges, data)?;
+///         }
+///         DecodeResult::Data(batch) => rows += batch.num_rows(),
+///         DecodeResult::Finished => return Ok(rows),
+///         _ => {}
+///     }
+/// }
+/// # }
+/// ```
+pub struct FileDecoder {
+    file_len: u64,
+    state: ReadState,
+    metadata: Metadata,
+    dictionary_blocks: Vec<Block>,
+    record_batch_blocks: Vec<Block>,
+    opened: bool,
+    scan: ScanOptions,
+    mode: Mode,
+    /// The next batch to plan, and the end of the selection (clamped once the footer is read).
+    next: usize,
+    end: usize,
+    /// No window of this selection has been planned yet.
+    first_window: bool,
+    windows: VecDeque<Window>,
+    pushed: Pushed,
+    /// The dictionary blocks have been decoded, or are carried by a planned window.
+    dictionaries_read: bool,
+    dictionaries_planned: bool,
+    /// The error `try_decode` returned; it stays until a new selection.
+    failed: Option<FormatError>,
+}
+
+impl core::fmt::Debug for FileDecoder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FileDecoder")
+            .field("file_len", &self.file_len)
+            .field("opened", &self.opened)
+            .field("batches", &(self.next..self.end))
+            .field("windows", &self.windows.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FileDecoder {
+    /// A decoder for a file of `file_len` bytes, which selects every batch.
+    pub fn new(file_len: u64, options: ReaderOptions) -> Self {
+        FileDecoder {
+            file_len,
+            state: ReadState::new(Schema::new(Vec::new()), options),
+            metadata: Metadata::new(),
+            dictionary_blocks: Vec::new(),
+            record_batch_blocks: Vec::new(),
+            opened: false,
+            scan: ScanOptions::default(),
+            mode: Mode::Scan,
+            next: 0,
+            end: usize::MAX,
+            first_window: true,
+            windows: VecDeque::new(),
+            pushed: Pushed::default(),
+            dictionaries_read: false,
+            dictionaries_planned: false,
+            failed: None,
+        }
+    }
+
+    /// Hands the decoder the bytes of `ranges`, one buffer per range, kept without copying.
+    /// They may split, overlap or exceed what was asked for, in any order. A range past the
+    /// file's end, a buffer not as long as its range, or a count that differs is an error at
+    /// that range, and then nothing of the push is kept.
+    pub fn push_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+        data: Vec<Bytes<'static>>,
+    ) -> FormatResult<()> {
+        self.pushed.push(self.file_len, ranges, data)
+    }
+
+    /// Decodes what it can: the footer, then the selected batches in order. When it cannot go
+    /// on it returns the ranges it lacks; push them and call again. After an error it returns
+    /// the same error until a new selection ([`Self::select`], [`Self::select_batch`]).
+    pub fn try_decode(&mut self) -> FormatResult<DecodeResult> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let result = self.step();
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// Ranges to fetch ahead, while the caller works on batches it has: those of the windows
+    /// after the current one, up to `windows` of them, each list returned once. Push them when
+    /// they arrive. `None` when there is nothing more to ask ahead for.
+    pub fn prefetch(&mut self, windows: usize) -> Option<Vec<Range<u64>>> {
+        if !self.opened || self.failed.is_some() || self.windows.is_empty() {
+            return None;
+        }
+        for i in 1..self.windows.len() {
+            // A failure here comes back when the window is the current one.
+            while let Ok(true) = self.advance(i) {}
+            let pushed = &self.pushed;
+            let Some(window) = self.windows.get_mut(i) else {
+                break;
+            };
+            if !window.asked && !matches!(window.stage, Stage::Ready(_)) {
+                window.asked = true;
+                let missing = missing(pushed, &window.reads);
+                if !missing.is_empty() {
+                    return Some(missing);
+                }
+            }
+        }
+        if self.windows.len() > windows {
+            return None;
+        }
+        let mut window = self.plan_window().ok()??;
+        window.asked = true;
+        let missing = missing(&self.pushed, &window.reads);
+        self.windows.push_back(window);
+        Some(missing).filter(|m| !m.is_empty())
+    }
+
+    /// Selects record batches `batches` (clamped to the file), read in planned windows with
+    /// the current [`ScanOptions`]. Forgets planned windows and pushed bytes.
+    pub fn select(&mut self, batches: Range<usize>) {
+        self.reset();
+        self.mode = Mode::Scan;
+        self.next = batches.start;
+        self.end = batches.end;
+    }
+
+    /// Selects record batch `index` alone: one range of its metadata and body (an index past
+    /// the file is an error from [`Self::try_decode`]). Forgets planned windows and pushed bytes.
+    pub fn select_batch(&mut self, index: usize) {
+        self.reset();
+        self.mode = Mode::Batch;
+        self.next = index;
+        self.end = index.saturating_add(1);
+    }
+
+    /// Sets how selections plan their reads from the next window on.
+    pub fn set_scan_options(&mut self, options: ScanOptions) {
+        self.scan = options;
+    }
+
+    /// How selections plan their reads.
+    pub fn scan_options(&self) -> &ScanOptions {
+        &self.scan
+    }
+
+    /// Decodes only the fields `projection` selects from the next batch on (windows already
+    /// planned are planned again). Set before the footer is read, it applies once it is.
+    pub fn set_projection(&mut self, projection: Projection) {
+        let unreturned = self.windows.iter().find_map(|w| match &w.stage {
+            Stage::Blocks => w.blocks.first().map(|(index, _)| *index),
+            Stage::Buffers(pending) => pending.first().map(|p| p.index),
+            Stage::Ready(ready) => ready.front().map(|p| p.index),
+        });
+        if let Some(index) = unreturned {
+            self.next = index;
+        }
+        self.windows.clear();
+        self.dictionaries_planned = self.dictionaries_read;
+        self.state.set_projection(projection);
+    }
+
+    /// Whether the footer has been read.
+    pub fn is_open(&self) -> bool {
+        self.opened
+    }
+
+    /// The file's schema (empty until the footer is read).
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.state.schema
+    }
+
+    /// The schema of the batches returned: the file's, projected.
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        &self.state.projected
+    }
+
+    /// The projection in force.
+    pub fn projection(&self) -> &Projection {
+        &self.state.projection
+    }
+
+    /// The footer's custom metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The record batch blocks listed in the footer.
+    pub fn record_batch_blocks(&self) -> &[Block] {
+        &self.record_batch_blocks
+    }
+
+    /// The dictionary blocks listed in the footer.
+    pub fn dictionary_blocks(&self) -> &[Block] {
+        &self.dictionary_blocks
+    }
+
+    /// The file's length, as given to [`Self::new`].
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    fn reset(&mut self) {
+        self.windows.clear();
+        self.pushed.clear();
+        self.first_window = true;
+        self.dictionaries_planned = self.dictionaries_read;
+        self.failed = None;
+    }
+
+    fn step(&mut self) -> FormatResult<DecodeResult> {
+        if !self.opened {
+            return self.open();
+        }
+        loop {
+            let Some(front) = self.windows.front_mut() else {
+                match self.plan_window()? {
+                    Some(window) => self.windows.push_back(window),
+                    None => return Ok(DecodeResult::Finished),
+                }
+                continue;
+            };
+            if let Stage::Ready(ready) = &mut front.stage {
+                let Some(p) = ready.pop_front() else {
+                    self.windows.pop_front();
+                    continue;
+                };
+                let exhausted = ready.is_empty();
+                let batch = decode_batch(&mut self.state, &p)?;
+                if exhausted {
+                    // Gone at once, so a driver reading ahead plans the next window now.
+                    self.windows.pop_front();
+                }
+                return Ok(DecodeResult::Data(batch));
+            }
+            if !self.advance(0)? {
+                let front = self.windows.front().map_or(&[][..], |w| &w.reads);
+                return Ok(DecodeResult::NeedsData(missing(&self.pushed, front)));
+            }
+        }
+    }
+
+    /// Reads the footer from the tail, asking for the tail or the footer's missing start.
+    fn open(&mut self) -> FormatResult<DecodeResult> {
+        let file_len = self.file_len;
+        if file_len == 0 {
+            return Err(FormatErrorKind::EmptyInput.into());
+        }
+        let least = TRAILER_LEN + LEADING_LEN as usize;
+        let tail_len = (self.state.options.footer_read_size.max(least) as u64).min(file_len);
+        let tail_start = file_len - tail_len;
+        let Some(tail) = self.pushed.get(tail_start..file_len) else {
+            return Ok(DecodeResult::NeedsData(
+                self.pushed.missing(&(tail_start..file_len)),
+            ));
+        };
+        let footer = match format::footer_range(&tail, tail_start, file_len) {
+            Ok(footer) => footer,
+            // Without the trailing magic, the file's first bytes tell what it is (one more
+            // read, on this failure only).
+            Err(e) if e.kind == FormatErrorKind::BadMagic && tail_start > 0 => {
+                let leading = 0..file_len.min(16);
+                let Some(leading_bytes) = self.pushed.get(leading.clone()) else {
+                    return Ok(DecodeResult::NeedsData(self.pushed.missing(&leading)));
+                };
+                return Err(format::missing_trailer(&leading_bytes, file_len));
+            }
+            Err(e) => return Err(e),
+        };
+        let footer_start = footer.start;
+        let Some(footer_bytes) = self.pushed.get(footer.clone()) else {
+            return Ok(DecodeResult::NeedsData(self.pushed.missing(&footer)));
+        };
+        let located = |e: FormatError| e.rebase(footer_start);
+        let footer = format::Footer::parse(&footer_bytes).map_err(located)?;
+        let schema = Schema::from_fb(
+            footer.schema().map_err(located)?,
+            field_budget(footer_bytes.len()),
+        )
+        .map_err(located)?;
+        let metadata = footer
+            .custom_metadata()
+            .and_then(|kvs| {
+                kvs.iter()
+                    .map(|kv| kv.map(|kv| (kv.key.to_string(), kv.value.to_string())))
+                    .collect::<FormatResult<Metadata>>()
+            })
+            .map_err(located)?;
+        let blocks = |list: FormatResult<format::Blocks<'_>>| -> FormatResult<Vec<Block>> {
+            let list = list?;
+            let mut out = Vec::with_capacity(list.len());
+            for (i, block) in list.iter().enumerate() {
+                block
+                    .check(footer_start)
+                    .map_err(|e| e.in_batch(i as u64))?;
+                out.push(block);
+            }
+            Ok(out)
+        };
+        self.dictionary_blocks = blocks(footer.dictionaries()).map_err(located)?;
+        self.record_batch_blocks = blocks(footer.record_batches()).map_err(located)?;
+        self.metadata = metadata;
+        let projection = core::mem::take(&mut self.state.projection);
+        self.state = ReadState::new(schema, self.state.options.clone());
+        if !projection.is_all() {
+            self.state.set_projection(projection);
+        }
+        self.opened = true;
+        // The tail is not kept: blocks are planned reads of their own.
+        self.pushed.clear();
+        Ok(DecodeResult::Footer)
+    }
+
+    /// The next window of the selection, or `None` when every batch is planned.
+    fn plan_window(&mut self) -> FormatResult<Option<Window>> {
+        let batches = self.record_batch_blocks.len();
+        let mut blocks = Vec::new();
+        if self.mode == Mode::Batch {
+            if self.next >= self.end {
+                return Ok(None);
+            }
+            let block = self.record_batch_blocks.get(self.next).copied().ok_or(
+                FormatErrorKind::InvalidValue {
+                    what: "record batch index",
+                    value: i64::try_from(self.next).unwrap_or(i64::MAX),
+                },
+            )?;
+            blocks.push((self.next, block));
+            self.next = self.end;
+        } else {
+            let end = self.end.min(batches);
+            let mut bytes = 0u64;
+            while let Some(block) = self
+                .record_batch_blocks
+                .get(self.next)
+                .filter(|_| self.next < end)
+            {
+                let size = extent(block).end - extent(block).start;
+                if !blocks.is_empty() && bytes.saturating_add(size) > self.scan.readahead {
+                    break;
+                }
+                bytes = bytes.saturating_add(size);
+                blocks.push((self.next, *block));
+                self.next += 1;
+            }
+            if blocks.is_empty() {
+                return Ok(None);
+            }
+        }
+        let dictionaries = if !self.dictionaries_planned && self.state.needs_dictionaries {
+            self.dictionaries_planned = true;
+            self.dictionary_blocks.clone()
+        } else {
+            Vec::new()
+        };
+        let whole = self.mode == Mode::Batch || self.state.projection.is_all();
+        let wanted: Vec<Range<u64>> = dictionaries
+            .iter()
+            .map(extent)
+            .chain(
+                blocks
+                    .iter()
+                    .map(|(_, b)| if whole { extent(b) } else { metadata_extent(b) }),
+            )
+            .collect();
+        let mut checks_magic = false;
+        let reads = if self.mode == Mode::Batch {
+            wanted
+        } else {
+            let mut reads = self.coalesce(&wanted);
+            if self.first_window
+                && let Some(first) = reads.first_mut()
+                && first.start <= self.scan.hole_size_limit
+            {
+                first.start = 0;
+                checks_magic = true;
+            }
+            reads
+        };
+        self.first_window = false;
+        Ok(Some(Window {
+            blocks,
+            dictionaries,
+            whole,
+            stage: Stage::Blocks,
+            reads,
+            checks_magic,
+            asked: false,
+        }))
+    }
+
+    fn coalesce(&self, wanted: &[Range<u64>]) -> Vec<Range<u64>> {
+        coalesce(
+            wanted,
+            self.scan.hole_size_limit,
+            self.scan.range_size_limit,
+        )
+    }
+
+    /// Moves window `i` to its next stage if its reads have all been pushed; whether it moved.
+    /// On error the window stays as it was (dictionaries already decoded stay decoded).
+    fn advance(&mut self, i: usize) -> FormatResult<bool> {
+        let Some(window) = self.windows.get(i) else {
+            return Ok(false);
+        };
+        if matches!(window.stage, Stage::Ready(_)) || !self.pushed.holds_all(&window.reads) {
+            return Ok(false);
+        }
+        let pushed = &self.pushed;
+        let (stage, reads) = match &window.stage {
+            Stage::Blocks => {
+                if window.checks_magic
+                    && pushed.get(0..MAGIC.len() as u64).as_deref() != Some(&MAGIC[..])
+                {
+                    return Err(FormatError::from(FormatErrorKind::BadMagic).at(0));
+                }
+                for (d, block) in window.dictionaries.iter().enumerate() {
+                    // Dictionaries outlive the window: an owned copy keeps them from pinning
+                    // the window's memory for the rest of the reading.
+                    let bytes = Bytes::from_vec(get(pushed, extent(block), d)?.to_vec());
+                    let message =
+                        MessageBytes::of_block(*block, &bytes).map_err(|e| e.in_batch(d as u64))?;
+                    let body = bytes
+                        .slice(meta_len(block)..bytes.len())
+                        .unwrap_or_default();
+                    apply_dictionary(&mut self.state, d, *block, &message, &body)?;
+                }
+                let mut pending = Vec::with_capacity(window.blocks.len());
+                for &(index, block) in &window.blocks {
+                    let range = if window.whole {
+                        extent(&block)
+                    } else {
+                        metadata_extent(&block)
+                    };
+                    let bytes = get(pushed, range, index)?;
+                    let message = MessageBytes::of_block(block, &bytes)
+                        .map_err(|e| e.in_batch(index as u64))?;
+                    let body = bytes
+                        .slice(meta_len(&block)..bytes.len())
+                        .unwrap_or_default();
+                    pending.push(Pending {
+                        index,
+                        block,
+                        message,
+                        body: Body::Whole(body),
+                        buffers: Vec::new(),
+                    });
+                }
+                if window.whole {
+                    (Stage::Ready(pending.into()), Vec::new())
+                } else {
+                    let mut wanted = Vec::new();
+                    for p in &mut pending {
+                        p.buffers = selected_buffers(&self.state, p)?;
+                        wanted.extend(p.buffers.iter().cloned());
+                    }
+                    (Stage::Buffers(pending), self.coalesce(&wanted))
+                }
+            }
+            Stage::Buffers(pending) => {
+                let mut ready = VecDeque::with_capacity(pending.len());
+                for p in pending {
+                    ready.push_back(Pending {
+                        index: p.index,
+                        block: p.block,
+                        message: p.message.clone(),
+                        body: chunks(pushed, p)?,
+                        buffers: Vec::new(),
+                    });
+                }
+                (Stage::Ready(ready), Vec::new())
+            }
+            Stage::Ready(_) => return Ok(false),
+        };
+        let Some(window) = self.windows.get_mut(i) else {
+            return Ok(false);
+        };
+        if !window.dictionaries.is_empty() {
+            self.dictionaries_read = true;
+        }
+        window.stage = stage;
+        window.reads = reads;
+        window.asked = false;
+        self.prune();
+        Ok(true)
+    }
+
+    /// Forgets pushed bytes no window will read.
+    fn prune(&mut self) {
+        let needed: Vec<Range<u64>> = self
+            .windows
+            .iter()
+            .filter(|w| !matches!(w.stage, Stage::Ready(_)))
+            .flat_map(|w| w.extent().chain(w.reads.iter().cloned()))
+            .collect();
+        self.pushed.retain(|piece| {
+            needed
+                .iter()
+                .any(|n| n.start < piece.end && piece.start < n.end)
+        });
+    }
+}
+
+/// The parts of `reads` not pushed yet.
+fn missing(pushed: &Pushed, reads: &[Range<u64>]) -> Vec<Range<u64>> {
+    reads.iter().flat_map(|r| pushed.missing(r)).collect()
+}
+
+/// The pushed bytes of `range`, which the window's reads hold.
+fn get(pushed: &Pushed, range: Range<u64>, batch: usize) -> FormatResult<Bytes<'static>> {
+    pushed.get(range.clone()).ok_or_else(|| {
+        debug_assert!(false, "a window's ranges lie inside its reads");
+        FormatError::from(FormatErrorKind::LayoutMismatch {
+            what: "range outside the planned reads",
+        })
+        .at(range.start)
+        .in_batch(batch as u64)
+    })
+}
+
+/// The file ranges of the buffers the projection selects in a pending batch's body.
+fn selected_buffers(state: &ReadState, p: &Pending) -> FormatResult<Vec<Range<u64>>> {
+    let located = |e: FormatError| e.in_batch(p.index as u64);
+    let message = p.message.parse(p.block).map_err(located)?;
+    let format::MessageHeader::RecordBatch(header) = message.header().map_err(located)? else {
+        return Err(located(unexpected("RecordBatch", message)));
+    };
+    let body = body_extent(&p.block);
+    let ranges = buffer_ranges(
+        state.schema.fields(),
+        &state.projection,
+        header,
+        body.end - body.start,
+        message.version().map_err(located)?,
+    )
+    .map_err(|e| located(e.rebase(body.start)))?;
+    Ok(ranges
+        .into_iter()
+        .map(|r| body.start + r.start..body.start + r.end)
+        .collect())
+}
+
+/// A projected batch's body: its selected buffers, merged where they touch, as chunks.
+fn chunks(pushed: &Pushed, p: &Pending) -> FormatResult<Body<'static>> {
+    let body = body_extent(&p.block);
+    let mut out = Vec::new();
+    for range in coalesce(&p.buffers, 0, u64::MAX) {
+        let bytes = get(pushed, range.clone(), p.index)?;
+        out.push((range.start - body.start, bytes));
+    }
+    Ok(Body::Chunks {
+        len: body.end - body.start,
+        chunks: out,
+    })
+}
+
+fn meta_len(block: &Block) -> usize {
+    usize::try_from(block.meta_data_length).unwrap_or_default()
+}
+
+fn extent(block: &Block) -> Range<u64> {
+    let start = block.offset as u64;
+    start..start + block.meta_data_length as u64 + block.body_length as u64
+}
+
+fn metadata_extent(block: &Block) -> Range<u64> {
+    let start = block.offset as u64;
+    start..start + block.meta_data_length as u64
+}
+
+fn body_extent(block: &Block) -> Range<u64> {
+    let end = extent(block).end;
+    end - block.body_length as u64..end
+}
+
+/// Decodes dictionary block `index` from its message and body into the dictionaries.
+fn apply_dictionary(
+    state: &mut ReadState,
+    index: usize,
+    block: Block,
+    message: &MessageBytes,
+    body: &Bytes<'static>,
+) -> FormatResult<()> {
+    let batch = index as u64;
+    let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
+    state.dictionary_batch(parsed, body).map_err(|e| {
+        e.rebase(block.offset as u64 + block.meta_data_length as u64)
+            .in_batch(batch)
+    })
+}
+
+/// Decodes a pending record batch.
+fn decode_batch(state: &mut ReadState, p: &Pending) -> FormatResult<RecordBatch<'static>> {
+    let batch = p.index as u64;
+    let parsed = p.message.parse(p.block).map_err(|e| e.in_batch(batch))?;
+    state.record_batch(parsed, &p.body).map_err(|e| {
+        e.rebase(p.block.offset as u64 + p.block.meta_data_length as u64)
+            .in_batch(batch)
+    })
+}
+
+/// A message's flatbuffer and where it starts in the file.
+#[derive(Clone)]
+struct MessageBytes {
+    bytes: Bytes<'static>,
+    offset: u64,
+}
+
+impl MessageBytes {
+    /// The flatbuffer inside a block's first `metaDataLength` bytes (`bytes` may hold more).
+    fn of_block(block: Block, bytes: &Bytes<'static>) -> FormatResult<Self> {
+        let at = block.offset as u64;
+        let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
+        if prefix + fb_len > block.meta_data_length as usize {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length (past Block.metaDataLength)",
+                value: fb_len as i64,
+            })
+            .at(at));
+        }
+        Ok(MessageBytes {
+            bytes: bytes.slice(prefix..prefix + fb_len).unwrap_or_default(),
+            offset: at + prefix as u64,
+        })
+    }
+
+    /// The message view, checked to declare the body length its block does.
+    fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
+        let message = format::Message::parse(&self.bytes).map_err(|e| e.rebase(self.offset))?;
+        if message.body_length() != block.body_length {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "Message.bodyLength (differs from Block.bodyLength)",
+                value: message.body_length(),
+            })
+            .at(self.offset));
+        }
+        Ok(message)
+    }
+}
