@@ -162,6 +162,7 @@ fn scan_async<S: quiver::source::AsyncRandomAccess>(source: &S) -> Vec<usize> {
 }
 
 #[test]
+#[allow(clippy::single_range_in_vec_init)]
 fn the_std_sources_serve_the_async_reader_alike() {
     let Some(path) = golden(FILE) else { return };
     let bytes = std::fs::read(&path).unwrap();
