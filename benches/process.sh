@@ -8,15 +8,18 @@
 #   benches/process.sh [RUNS]          (default 7 runs of each)
 #
 # QUIVER_BENCH_FILE names the input (default /tmp/quiver-ten-columns.arrow; written when absent,
-# never into the repository).
+# never into the repository). QUIVER_BENCH_PROFILE names the cargo profile (default `release`,
+# the binary `cargo install` builds; `profiling` is the same code with line tables, for
+# `perf record` on $bin/quiver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${1:-7}
 file=${QUIVER_BENCH_FILE:-/tmp/quiver-ten-columns.arrow}
-bin=target/release
+profile=${QUIVER_BENCH_PROFILE:-release}
+bin=target/$profile
 
-cargo build --release --quiet -p quiver-cli -p quiver-benches --bins --features quiver-benches/arrow-tz
+cargo build --profile "$profile" --quiet -p quiver-cli -p quiver-benches --bins --features quiver-benches/arrow-tz
 [ -f "$file" ] || "$bin/ten_columns_file" "$file"
 
 if cmp -s <("$bin/quiver" json "$file") <("$bin/arrow_rs_ndjson" "$file"); then

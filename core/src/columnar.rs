@@ -42,6 +42,15 @@ pub(crate) fn bad(what: &'static str, index: usize) -> FormatError {
     .into()
 }
 
+/// Value `index` is not UTF-8 from its byte `byte` on.
+fn invalid_utf8(index: usize, byte: usize) -> FormatError {
+    FormatErrorKind::InvalidUtf8 {
+        index: index as u64,
+        byte: byte as u64,
+    }
+    .into()
+}
+
 /// `Ok` when `ok`, else [`bad`].
 pub(crate) fn need(ok: bool, what: &'static str, index: usize) -> FormatResult<()> {
     if ok { Ok(()) } else { Err(bad(what, index)) }
@@ -279,7 +288,21 @@ pub(crate) fn check_utf8<O: Native + Into<i64>>(
     if text.is_ascii() {
         return Ok(());
     }
-    core::str::from_utf8(text).map_err(|e| bad("invalid UTF-8", first + e.valid_up_to()))?;
+    core::str::from_utf8(text).map_err(|e| {
+        let at = first + e.valid_up_to();
+        // The value holding that byte: the first slot (offsets do not decrease) ending past it.
+        let (mut slot, mut last_slot) = (offset, end - 1);
+        while slot < last_slot {
+            let mid = slot + (last_slot - slot) / 2;
+            if read::<O>(offsets, mid + 1).into() as usize <= at {
+                slot = mid + 1;
+            } else {
+                last_slot = mid;
+            }
+        }
+        let start = read::<O>(offsets, slot).into() as usize;
+        invalid_utf8(slot, at.saturating_sub(start))
+    })?;
     for i in offset..end {
         let at = read::<O>(offsets, i).into() as usize - first;
         // A boundary may not fall on a UTF-8 continuation byte (0b10xx_xxxx).
@@ -323,7 +346,7 @@ pub(crate) fn check_views<'d>(
             value
         };
         if utf8 {
-            core::str::from_utf8(value).map_err(|_| bad("invalid UTF-8", i))?;
+            core::str::from_utf8(value).map_err(|e| invalid_utf8(i, e.valid_up_to()))?;
         }
     }
     Ok(())
@@ -466,6 +489,7 @@ mod tests {
     fn refusal(result: FormatResult<()>) -> Option<(&'static str, u64)> {
         match result.err()?.kind {
             FormatErrorKind::InvalidArray { what, index } => Some((what, index)),
+            FormatErrorKind::InvalidUtf8 { index, .. } => Some(("invalid UTF-8", index)),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -512,8 +536,20 @@ mod tests {
         );
         assert_eq!(
             refusal(check_utf8::<i32>(&offsets(&[0, 2, 3]), b"ab\xff", 0, 2)),
-            Some(("invalid UTF-8", 2))
+            Some(("invalid UTF-8", 1))
         );
+        // The value and the byte within it, past empty values and across a slice's offset.
+        let text = "ab\u{e9}\u{e9}x".as_bytes();
+        let mut bad = text.to_vec();
+        bad[5] = 0xFF; // the second byte of the second é
+        let bounds = offsets(&[0, 1, 1, 2, 2, 7, 7]);
+        let err = check_utf8::<i32>(&bounds, &bad, 1, 6).unwrap_err();
+        assert_eq!(err.kind, FormatErrorKind::InvalidUtf8 { index: 4, byte: 2 });
+        assert_eq!(
+            std::string::ToString::to_string(&err.kind),
+            "invalid UTF-8 in row 4, at byte 2 of the value"
+        );
+        assert!(check_utf8::<i32>(&bounds, text, 1, 6).is_ok());
         assert_eq!(
             refusal(check_utf8::<i32>(&offsets(&[0, 1, 3]), b"abc", 0, 2)),
             None

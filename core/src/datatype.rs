@@ -527,6 +527,18 @@ mod tests {
             ),
             (point, "struct<x: double not null, label: string>"),
             (
+                DataType::Struct(
+                    vec![
+                        Field::new("a\nb: int8, c", DataType::Int8, true),
+                        Field::new("", DataType::Int8, true),
+                        Field::new("say \"hi\"\0", DataType::Int8, true),
+                        Field::new("caf\u{e9}, x", DataType::Int8, true),
+                    ]
+                    .into(),
+                ),
+                r#"struct<"a\nb: int8, c": int8, "": int8, "say \"hi\"\0": int8, café, x: int8>"#,
+            ),
+            (
                 DataType::Map(Arc::new(Field::new("entries", entries, false)), false),
                 "map<string, int64>",
             ),

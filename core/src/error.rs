@@ -146,6 +146,18 @@ impl From<FormatErrorKind> for FormatError {
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.kind.fmt(f)?;
+        let unplaced = self.field.is_empty() && self.batch.is_none() && self.offset.is_none();
+        // An error about the whole input (empty, another format, cut short) has no place in it.
+        if unplaced
+            && matches!(
+                self.kind,
+                FormatErrorKind::EmptyInput
+                    | FormatErrorKind::NotArrow { .. }
+                    | FormatErrorKind::TruncatedFile { .. }
+            )
+        {
+            return Ok(());
+        }
         if !self.field.is_empty() {
             write!(f, " (field `{}`", self.field)?;
         } else {
@@ -193,6 +205,27 @@ pub enum FormatErrorKind {
     },
     /// The file does not start or end with `ARROW1`.
     BadMagic,
+    /// The input has no bytes at all.
+    EmptyInput,
+    /// The input is another format, recognised by its first or last bytes
+    /// ([`Foreign::sniff`](crate::format::Foreign::sniff)).
+    NotArrow {
+        /// What it looks like.
+        looks_like: crate::format::Foreign,
+    },
+    /// The file starts with `ARROW1` but does not end with the footer length and `ARROW1`, as a
+    /// file cut short does.
+    TruncatedFile {
+        /// The file's length in bytes.
+        len: u64,
+    },
+    /// A UTF-8 (string) array holds a value that is not UTF-8.
+    InvalidUtf8 {
+        /// The array slot of the value: in a top-level column, the row within its batch.
+        index: u64,
+        /// Where in the value the invalid bytes begin.
+        byte: u64,
+    },
     /// A flatbuffer offset, vtable or vector points outside its buffer or is malformed.
     Flatbuffer {
         /// What was being read (a table, field or vector name).
@@ -268,6 +301,12 @@ pub enum FormatErrorKind {
     },
     /// A projection names a field the schema does not have (the path is in `field`).
     UnknownField,
+    /// A projection's path goes on below a field that is not a struct (or is a dictionary-encoded
+    /// one): only struct children can be selected (the path is in `field`).
+    NotAStruct,
+    /// A projection names a field that more than one field of the schema (or of the struct)
+    /// is called (the path is in `field`).
+    AmbiguousField,
     /// A fixed capacity the caller chose (a const generic of the [`no_alloc`](crate::no_alloc)
     /// readers) is too small for the data.
     CapacityExceeded {
@@ -308,6 +347,23 @@ impl fmt::Display for FormatErrorKind {
                 "buffer too small for {what}: needs {needed} bytes, {available} provided"
             ),
             BadMagic => f.write_str("not an Arrow IPC file: missing ARROW1 magic"),
+            EmptyInput => f.write_str("empty input"),
+            NotArrow { looks_like } => write!(
+                f,
+                "this looks like {looks_like}; quiver reads Arrow IPC files and streams"
+            ),
+            TruncatedFile { len } => write!(
+                f,
+                "truncated Arrow IPC file: it starts with ARROW1, but its {len} bytes do not end \
+                 with the footer length and ARROW1 magic ({} bytes)",
+                crate::format::TRAILER_LEN
+            ),
+            InvalidUtf8 { index, byte } => {
+                write!(
+                    f,
+                    "invalid UTF-8 in row {index}, at byte {byte} of the value"
+                )
+            }
             Flatbuffer { what } => write!(f, "malformed flatbuffer reading {what}"),
             FlatbufferLimit { what, limit } => {
                 write!(f, "flatbuffer exceeds the {what} limit of {limit}")
@@ -340,6 +396,11 @@ impl fmt::Display for FormatErrorKind {
                 "{what} of {requested} bytes exceeds the limit of {limit}"
             ),
             UnknownField => f.write_str("no such field"),
+            NotAStruct => f.write_str(
+                "the path goes on below a field that is not a struct (only the children of struct \
+                 columns that are not dictionary-encoded can be selected)",
+            ),
+            AmbiguousField => f.write_str("more than one field has this name"),
             CapacityExceeded {
                 what,
                 needed,

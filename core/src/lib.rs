@@ -30,11 +30,18 @@
 //! use quiver::source::Counting;
 //! use quiver::{FileReader, FormatErrorKind, ReaderOptions};
 //!
-//! // Not an Arrow file: a clear error, after exactly one read of the tail.
-//! let bytes = b"definitely not an arrow file".to_vec();
+//! // Not an Arrow file: an error saying what it looks like, after exactly one read of the tail.
+//! let bytes = b"id,name\n1,definitely not an arrow file\n".to_vec();
 //! let source = Counting::new(bytes.as_slice());
 //! let err = FileReader::open(&source, ReaderOptions::default()).unwrap_err();
-//! assert_eq!(err.format().map(|e| &e.kind), Some(&FormatErrorKind::BadMagic));
+//! assert_eq!(
+//!     err.to_string(),
+//!     "this looks like text (CSV or similar); quiver reads Arrow IPC files and streams"
+//! );
+//! assert!(matches!(
+//!     err.format().map(|e| &e.kind),
+//!     Some(FormatErrorKind::NotArrow { .. })
+//! ));
 //! assert_eq!(source.read_count(), 1);
 //! ```
 #![no_std]

@@ -98,14 +98,32 @@ impl Field {
 }
 
 /// Arrow's notation for a field: `name: type`, then ` not null` when it cannot hold nulls; a
-/// dictionary-encoded field's type is `dictionary<values=…, indices=…, ordered=0>`.
+/// dictionary-encoded field's type is `dictionary<values=…, indices=…, ordered=0>`. A name
+/// that would break the line is quoted ([`DisplayName`]).
 impl core::fmt::Display for Field {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.name, FieldType(self))?;
+        write!(f, "{}: {}", DisplayName(&self.name), FieldType(self))?;
         if !self.nullable {
             f.write_str(" not null")?;
         }
         Ok(())
+    }
+}
+
+/// A field name or metadata key as text shows it: as it is, or quoted and escaped the way Rust's
+/// `Debug` writes a string (`"a\nb"`) when it is empty or holds a control character (a
+/// newline, a NUL, …) or a `"`, so that no name can break a line or fake another field.
+#[derive(Debug, Clone, Copy)]
+pub struct DisplayName<'a>(pub &'a str);
+
+impl core::fmt::Display for DisplayName<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = self.0;
+        if name.is_empty() || name.chars().any(|c| c.is_control() || c == '"') {
+            write!(f, "{name:?}")
+        } else {
+            f.write_str(name)
+        }
     }
 }
 

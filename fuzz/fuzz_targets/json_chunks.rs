@@ -4,15 +4,17 @@
 //! with one value per row.
 //!
 //! Input: byte 0 picks the options (bit 0 a JSON array rather than lines, bit 1 explicit nulls,
-//! bit 2 large integers as strings, bit 3 non-finite floats as strings, bit 4 timestamps as
-//! epoch numbers, bit 5 base64 binary, bit 6 each column alone through `Encoder::array`, bit 7
+//! bit 2 large integers and decimals as strings, bit 3 non-finite floats as strings and zoned
+//! timestamps in UTC, bit 4 timestamps as epoch numbers, bit 5 base64 binary, bit 6 each column alone through `Encoder::array`, bit 7
 //! the second encoding split into pieces with `Encoder::split_rows`, the buffer sizes read again
 //! as their row counts); byte 1 is a count `n`, the next `n` bytes are buffer sizes used in turn
-//! (0 is an empty buffer); the rest is an IPC stream whose batches are encoded.
+//! (0 is an empty buffer); the rest is an IPC stream whose batches are encoded. Every zone name
+//! resolves to a made-up zone whose offset changes every few days (daylight saving time without
+//! a database).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat};
+use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat, ZoneResolver, ZoneRules};
 use quiver::{ReaderOptions, StreamReader};
 use serde::de::IgnoredAny;
 
@@ -21,6 +23,23 @@ const ONE_SHOT: usize = 1 << 18;
 
 /// Batches encoded at most per input.
 const MAX_BATCHES: usize = 8;
+
+/// A zone at -04:00 for three days of each week and -05:00 for the other four.
+struct Weekly;
+
+impl ZoneRules for Weekly {
+    fn offset(&self, utc_seconds: i64) -> i32 {
+        if utc_seconds.rem_euclid(7 * 86_400) < 3 * 86_400 {
+            -14_400
+        } else {
+            -18_000
+        }
+    }
+}
+
+fn weekly(_: &str) -> Option<&'static dyn ZoneRules> {
+    Some(&Weekly)
+}
 
 fuzz_target!(|data: &[u8]| {
     let [flags, n, rest @ ..] = data else {
@@ -37,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
     let options = EncoderOptions::default()
         .with_explicit_nulls(bit(1))
         .with_large_ints_as_strings(bit(2))
+        .with_decimals_as_strings(bit(2))
         .with_non_finite_as_strings(bit(3))
+        .with_timestamps_utc(bit(3))
+        .with_time_zones(Some(ZoneResolver(weekly)))
         .with_timestamps_as_epoch(bit(4))
         .with_binary(if bit(5) {
             BinaryFormat::Base64

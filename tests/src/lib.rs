@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 pub mod arbitrary;
 pub mod equal;
+pub mod paths;
 pub mod ten_columns;
 
 /// The `arrow-testing` data folder: `$ARROW_TESTING_DATA`, else `../shared/arrow-testing/data`

@@ -1,6 +1,7 @@
 //! The ten-column table the read and conversion tests and benchmarks share: i32, i64, f64,
-//! utf8, bool, timestamp[us, UTC], date32, list<i32>, struct<i32, utf8> and dictionary<utf8>,
-//! with about 10% nulls, from a seeded generator so every run sees the same bytes.
+//! utf8, bool, timestamp[us, UTC], date32, `list<i32>`, `struct<i32, utf8>` and
+//! `dictionary<utf8>`, with about 10% nulls, from a seeded generator so every run sees the
+//! same bytes.
 
 use quiver::builder::{
     AppendValue, ArrayBuilder, BooleanBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder,

@@ -4,6 +4,8 @@
 //! and round trip) and return the same batches. Also: requests answered in random splits,
 //! supersets and orders, and hostile pushes.
 
+#![allow(clippy::single_range_in_vec_init)]
+
 use proptest::prelude::*;
 use quiver::bytes::Bytes;
 use quiver::ipc::{AsyncFileReader, DecodeResult, FileDecoder, Projection, ScanOptions};
@@ -457,4 +459,69 @@ fn hostile_pushes_are_errors_and_unanswered_requests_are_asked_again() {
     let err = decoder.try_decode().unwrap_err();
     assert_eq!(err.offset, Some(0), "bad leading magic: {err}");
     assert_eq!(decoder.try_decode().unwrap_err(), err);
+}
+
+/// The caller's work on a batch: its rows as JSON lines.
+fn encode(batch: &RecordBatch<'_>) -> usize {
+    let format = quiver::json::JsonFormat::LineDelimited;
+    quiver::json::to_vec(batch, format, quiver::json::EncoderOptions::default())
+        .unwrap()
+        .len()
+}
+
+/// With each request taking 20 ms and one batch per window, reading ahead overlaps the
+/// requests with the encoding: the run costs about the larger of the two, not their sum. The
+/// test asserts the request counts; it prints the times.
+#[test]
+fn prefetch_overlaps_requests_with_the_callers_work() {
+    use std::time::{Duration, Instant};
+    let file = hundred_batches();
+    let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
+    let one_batch = reader
+        .record_batch_blocks()
+        .iter()
+        .map(|b| b.meta_data_length as u64 + b.body_length as u64)
+        .max()
+        .unwrap();
+    let options = ScanOptions::default().with_readahead(one_batch);
+
+    let start = Instant::now();
+    let mut reader = reader;
+    let json: usize = reader
+        .scan(0..usize::MAX, options.clone())
+        .map(|b| encode(&b.unwrap()))
+        .sum();
+    let cpu = start.elapsed();
+
+    let delay = Duration::from_millis(20);
+    let mut times = Vec::new();
+    for prefetch in [0, 1, 2] {
+        let source = quiver_std::Latency::new(Blocking(file.clone()), delay);
+        let start = Instant::now();
+        let written = block_on(async {
+            let mut reader = AsyncFileReader::open(&source, ReaderOptions::default())
+                .await
+                .unwrap()
+                .with_prefetch(prefetch);
+            reader.select(0..usize::MAX, options.clone());
+            let mut written = 0;
+            while let Some(batch) = reader.next_batch().await {
+                written += encode(&batch.unwrap());
+            }
+            written
+        });
+        times.push(start.elapsed());
+        assert_eq!(written, json);
+        assert_eq!(
+            source.calls(),
+            1 + 100,
+            "the tail, then one request per window"
+        );
+    }
+    let io = delay * 101;
+    println!(
+        "drivers: 100 batches, one per window, 20 ms per request: requests alone {io:?}, encoding alone {cpu:?}; \
+         no prefetch {:?}, prefetch 1 {:?}, prefetch 2 {:?}",
+        times[0], times[1], times[2]
+    );
 }

@@ -269,8 +269,8 @@ fn array_rules_are_enforced() {
     assert_eq!(kind_what(&e), "offset past the end of the values");
     let e = utf8(&[-1, 2], b"abcd").unwrap_err();
     assert_eq!(kind_what(&e), "negative offset");
-    let e = utf8(&[0, 2], b"\xff\xfe").unwrap_err();
-    assert_eq!(kind_what(&e), "invalid UTF-8");
+    let e = utf8(&[0, 1, 3], b"a\xc3(").unwrap_err();
+    assert_eq!(e.kind, FormatErrorKind::InvalidUtf8 { index: 1, byte: 0 });
     let e = utf8(&[0, 1, 2], "é".as_bytes()).unwrap_err();
     assert_eq!(kind_what(&e), "value boundary splits a UTF-8 character");
 
@@ -436,4 +436,132 @@ fn byte_mutations_never_panic() {
         "hostile: byte mutations: {reads} mutated files and streams read without a panic; largest allocation {} bytes",
         LARGEST.load(Ordering::Relaxed)
     );
+}
+
+/// The ten-column file with one more column, `s` (utf8), whose row 2 is `"needle"`.
+fn file_with_text(rows: usize) -> Vec<u8> {
+    let ten = quiver_tests::ten_columns::batch(rows, 7);
+    let mut fields: Vec<_> = ten
+        .schema()
+        .fields()
+        .iter()
+        .cloned()
+        .zip(ten.columns().iter().cloned())
+        .collect();
+    let mut offsets = vec![0u8; 4];
+    let mut data = Vec::new();
+    for row in 0..rows {
+        data.extend_from_slice(if row == 2 { b"needle" } else { b"ok" });
+        offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
+    }
+    let text = ArrayView::try_new(ArrayParts {
+        data_type: Some(DataType::Utf8),
+        len: rows,
+        buffers: vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
+        ..ArrayParts::default()
+    })
+    .unwrap();
+    fields.push((quiver::Field::new("s", DataType::Utf8, false), text));
+    let batch = quiver::RecordBatch::from_fields(fields).unwrap();
+    let mut writer =
+        quiver::FileWriter::new(Vec::new(), batch.schema().clone(), Default::default()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
+#[test]
+fn invalid_utf8_names_the_field_and_row() {
+    let mut file = file_with_text(50);
+    let at = file.windows(6).position(|w| w == b"needle").unwrap();
+    file[at + 3] = 0xFF;
+    let e = read_file(&file).unwrap_err();
+    assert!(
+        e.starts_with("invalid UTF-8 in row 2, at byte 3 of the value (field `s`, batch 0"),
+        "{e}"
+    );
+    println!("hostile: {e}");
+}
+
+#[test]
+fn other_formats_empty_and_cut_inputs_say_what_they_are() {
+    use quiver::format::Foreign;
+    use quiver::source::Counting;
+    fn kind<E: std::fmt::Debug>(e: quiver::Error<E>) -> FormatErrorKind {
+        e.format().expect("a format error").kind.clone()
+    }
+    let not_arrow = |looks_like| FormatErrorKind::NotArrow { looks_like };
+    let open = |bytes: &[u8], options: ReaderOptions| {
+        FileReader::open(bytes, options).map(|_| ()).unwrap_err()
+    };
+
+    // A file cut short: its start says ARROW1, its end has no footer. With the tail the whole
+    // file, or with one more read of the start.
+    let file = file_with_text(2_000);
+    let cut = &file[..file.len() / 2];
+    let small_tail = ReaderOptions::default().with_footer_read_size(256);
+    assert!(cut.len() > 256);
+    for options in [ReaderOptions::default(), small_tail.clone()] {
+        let e = open(cut, options);
+        assert_eq!(
+            kind(e),
+            FormatErrorKind::TruncatedFile {
+                len: cut.len() as u64
+            }
+        );
+    }
+    let counted = Counting::new(cut);
+    let e = FileReader::open(&counted, small_tail.clone()).unwrap_err();
+    assert!(e.to_string().starts_with("truncated Arrow IPC file"), "{e}");
+    assert_eq!(counted.read_count(), 2, "the tail, then the first bytes");
+
+    // Other formats, from their first bytes or their last, as a file and as a stream.
+    let mut parquet = b"PAR1".to_vec();
+    parquet.extend((0..5_000u32).map(|i| (i % 251) as u8));
+    parquet.extend_from_slice(b"\x00\x10\x00\x00PAR1");
+    let mut feather = b"FEA1".to_vec();
+    feather.extend((0..5_000u32).map(|i| (i % 13) as u8));
+    feather.extend_from_slice(b"\x00\x10\x00\x00FEA1");
+    let csv = b"id,name\n1,a\n2,b\n".repeat(400);
+    let json = b"{\"id\": 1, \"name\": \"a\"}\n".repeat(400);
+    let cases: [(&[u8], Foreign); 4] = [
+        (&parquet, Foreign::Parquet),
+        (&feather, Foreign::FeatherV1),
+        (&csv, Foreign::Text),
+        (&json, Foreign::Json),
+    ];
+    for (bytes, looks_like) in cases {
+        for options in [ReaderOptions::default(), small_tail.clone()] {
+            assert_eq!(kind(open(bytes, options)), not_arrow(looks_like));
+        }
+        let e = StreamReader::new(bytes, ReaderOptions::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("this looks like {looks_like}; quiver reads Arrow IPC files and streams")
+        );
+        let mut scratch = [0u8; 1024];
+        let e = quiver::no_alloc::StreamReader::<_, 4>::new(bytes, &mut scratch)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(kind(e), not_arrow(looks_like));
+    }
+
+    // Empty input.
+    assert_eq!(
+        kind(open(b"", ReaderOptions::default())),
+        FormatErrorKind::EmptyInput
+    );
+    let e = StreamReader::new(&b""[..], ReaderOptions::default()).unwrap_err();
+    assert_eq!(e.to_string(), "empty input");
+    let mut scratch = [0u8; 64];
+    let e = quiver::no_alloc::StreamReader::<_, 4>::new(&b""[..], &mut scratch)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(kind(e), FormatErrorKind::EmptyInput);
+    let mut scratch = [0u8; 64];
+    let e = quiver::no_alloc::FileReader::<_, 4>::open(&b""[..], &mut scratch)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(kind(e), FormatErrorKind::EmptyInput);
 }

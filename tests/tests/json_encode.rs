@@ -191,6 +191,255 @@ fn decimals_are_exact_numbers() {
 }
 
 #[test]
+fn decimals_as_strings_keep_every_digit() {
+    let mut i256_min = [0u8; 32];
+    i256_min[31] = 0x80;
+    let b = batch(vec![
+        (
+            "d32",
+            prim(DataType::Decimal32(9, 2), &[Some(12345i32), None]),
+        ),
+        (
+            "d64",
+            prim(DataType::Decimal64(18, 3), &[Some(-5i64), None]),
+        ),
+        (
+            "d128",
+            prim(
+                DataType::Decimal128(37, 2),
+                &[
+                    Some(-9_999_999_999_999_999_999_999_999_999_999_999_999_i128),
+                    None,
+                ],
+            ),
+        ),
+        (
+            "d256",
+            prim(DataType::Decimal256(76, -2), &[Some(i256_min), None]),
+        ),
+    ]);
+    let options = EncoderOptions::default().with_decimals_as_strings(true);
+    check_with(
+        &b,
+        JsonFormat::LineDelimited,
+        options,
+        "{\"d32\":\"123.45\",\"d64\":\"-0.005\",\"d128\":\"-99999999999999999999999999999999999.99\",\
+         \"d256\":\"-5789604461865809771178549250434395392663499233282028201972879200395656481996800\"}\n{}\n",
+    );
+    // Inside a list and a struct too (the plan's short values and the general walk).
+    let nested = batch(vec![
+        (
+            "l",
+            list(
+                false,
+                prim(DataType::Decimal128(5, 1), &[Some(-15i128), None]),
+                &[Some(2), None],
+            ),
+        ),
+        (
+            "s",
+            structs(
+                vec![("d", prim(DataType::Decimal64(3, 0), &[Some(7i64), Some(8)]))],
+                &[true, false],
+            ),
+        ),
+    ]);
+    check_with(
+        &nested,
+        JsonFormat::LineDelimited,
+        options,
+        "{\"l\":[\"-1.5\",null],\"s\":{\"d\":\"7\"}}\n{}\n",
+    );
+    assert_eq!(
+        values(&prim(DataType::Decimal32(3, 1), &[Some(5i32)]), options),
+        "[\"0.5\"]"
+    );
+}
+
+#[test]
+fn named_zones_are_local_time_with_a_resolver() {
+    use TimeUnit::*;
+    let ny = || DataType::Timestamp(Second, Some("America/New_York".into()));
+    // 1970-01-01T00:00Z; 2024-03-10 either side of the spring gap; the hour of 2024-11-03 that
+    // happens twice; a day in July 2100 (still daylight time); 1800 (local mean time).
+    let instants = [
+        Some(0i64),
+        Some(1_710_053_999),
+        Some(1_710_054_000),
+        Some(1_730_611_800),
+        Some(1_730_615_400),
+        None,
+        Some(4_118_169_600),
+        Some(-5_364_662_400),
+    ];
+    let local = [
+        "1969-12-31T19:00:00-05:00",
+        "2024-03-10T01:59:59-05:00",
+        "2024-03-10T03:00:00-04:00",
+        "2024-11-03T01:30:00-04:00",
+        "2024-11-03T01:30:00-05:00",
+        "",
+        "2100-07-01T20:00:00-04:00",
+        "1799-12-31T19:03:58-04:56",
+    ];
+    let utc = [
+        "1970-01-01T00:00:00Z",
+        "2024-03-10T06:59:59Z",
+        "2024-03-10T07:00:00Z",
+        "2024-11-03T05:30:00Z",
+        "2024-11-03T06:30:00Z",
+        "",
+        "2100-07-02T00:00:00Z",
+        "1800-01-01T00:00:00Z",
+    ];
+    let rows = |texts: [&str; 8], key: &str| -> String {
+        texts
+            .iter()
+            .map(|t| match t.is_empty() {
+                true => "{}\n".to_string(),
+                false => format!("{{\"{key}\":\"{t}\"}}\n"),
+            })
+            .collect()
+    };
+    let b = batch(vec![("t", prim(ny(), &instants))]);
+    let resolving = EncoderOptions::default().with_time_zones(Some(quiver_std::time_zones()));
+    check_with(&b, JsonFormat::LineDelimited, resolving, &rows(local, "t"));
+    // Without a resolver, or with the UTC option: the instant with `Z`.
+    check_with(
+        &b,
+        JsonFormat::LineDelimited,
+        EncoderOptions::default(),
+        &rows(utc, "t"),
+    );
+    check_with(
+        &b,
+        JsonFormat::LineDelimited,
+        resolving.with_timestamps_utc(true),
+        &rows(utc, "t"),
+    );
+    // The UTC option writes fixed offsets in UTC too.
+    let india = batch(vec![(
+        "t",
+        prim(
+            DataType::Timestamp(Second, Some("+05:30".into())),
+            &[Some(0i64)],
+        ),
+    )]);
+    check_with(
+        &india,
+        JsonFormat::LineDelimited,
+        EncoderOptions::default().with_timestamps_utc(true),
+        "{\"t\":\"1970-01-01T00:00:00Z\"}\n",
+    );
+    // Everywhere a timestamp can be: a struct member, list elements, dictionary values, a
+    // union's child, a map's values (the plan and the general walk), and an array encoder.
+    let values_of = |instants: &[Option<i64>]| prim(ny(), instants);
+    let nested = batch(vec![
+        ("s", structs(vec![("t", values_of(&[Some(0)]))], &[true])),
+        ("l", list(false, values_of(&[Some(0), None]), &[Some(2)])),
+        ("d", dictionary(&[Some(0)], values_of(&[Some(0)]))),
+        ("u", union(vec![("t", values_of(&[Some(0)]))], &[0], None)),
+        (
+            "m",
+            map(utf8(&[Some("k")]), values_of(&[Some(0)]), &[Some(1)]),
+        ),
+    ]);
+    let t = "\"1969-12-31T19:00:00-05:00\"";
+    check_with(
+        &nested,
+        JsonFormat::LineDelimited,
+        resolving,
+        &format!(
+            "{{\"s\":{{\"t\":{t}}},\"l\":[{t},null],\"d\":{t},\"u\":{t},\"m\":{{\"k\":{t}}}}}\n"
+        ),
+    );
+    assert_eq!(
+        values(&values_of(&[Some(0), None]), resolving),
+        format!("[{t},null]")
+    );
+    // Rows split off an encoder (as the parallel writer cuts batches) keep the resolved zone.
+    let mut rest = Encoder::batch(&b, JsonFormat::LineDelimited, resolving).unwrap();
+    let mut front = rest.split_rows(3).unwrap();
+    let mut split = drain(&mut front, &[7]);
+    split.extend(drain(&mut rest, &[5]));
+    assert_eq!(String::from_utf8(split).unwrap(), rows(local, "t"));
+    let no_alloc = std::mem::size_of::<quiver::no_alloc::Encoder<'_, '_>>();
+    println!("no_alloc encoder: {no_alloc} bytes");
+}
+
+#[test]
+fn bad_time_zones_are_refused_naming_the_column() {
+    use TimeUnit::*;
+    let with_zone = |tz: &str| {
+        batch(vec![
+            ("a", int32(&[Some(1)])),
+            (
+                "t",
+                structs(
+                    vec![(
+                        "inner",
+                        prim(DataType::Timestamp(Second, Some(tz.into())), &[Some(0i64)]),
+                    )],
+                    &[true],
+                ),
+            ),
+        ])
+    };
+    let plain = EncoderOptions::default();
+    let resolving = plain.with_time_zones(Some(quiver_std::time_zones()));
+    let unknown = with_zone("Invalid/Zone");
+    assert_eq!(
+        Encoder::batch(&unknown, JsonFormat::LineDelimited, resolving).err(),
+        Some(JsonError::UnknownTimeZone { column: 1 })
+    );
+    // Without a resolver the name cannot be checked: the instant in UTC.
+    assert!(Encoder::batch(&unknown, JsonFormat::LineDelimited, plain).is_ok());
+    for bad in ["+25:00", "+24:00", "+5"] {
+        let b = with_zone(bad);
+        for options in [plain, resolving, resolving.with_timestamps_utc(true)] {
+            assert_eq!(
+                Encoder::batch(&b, JsonFormat::LineDelimited, options).err(),
+                Some(JsonError::InvalidTimeZone { column: 1 }),
+                "{bad}"
+            );
+        }
+    }
+    // More distinct named zones than an encoder holds.
+    let names = [
+        "Europe/Paris",
+        "Europe/London",
+        "Asia/Tokyo",
+        "Asia/Kolkata",
+        "America/Chicago",
+        "America/Denver",
+        "Australia/Sydney",
+        "Africa/Cairo",
+        "America/Sao_Paulo",
+    ];
+    let many = batch(
+        names
+            .iter()
+            .map(|name| {
+                (
+                    *name,
+                    prim(
+                        DataType::Timestamp(Second, Some((*name).into())),
+                        &[Some(0i64)],
+                    ),
+                )
+            })
+            .collect(),
+    );
+    assert_eq!(
+        Encoder::batch(&many, JsonFormat::LineDelimited, resolving).err(),
+        Some(JsonError::TooManyTimeZones {
+            column: 8,
+            limit: 8
+        })
+    );
+}
+
+#[test]
 fn temporal_values_match_arrow_json() {
     use TimeUnit::*;
     let ts = |unit, tz: Option<&str>, v: i64| {
@@ -397,7 +646,7 @@ fn structs_lists_and_maps() {
     check(
         &b,
         "{\"s\":{\"x\":1,\"y\":\"a\"},\"l\":[1,null],\"ll\":[1,null,3,4],\"fsl\":[1,2],\"lv\":[3,4],\
-         \"m\":{\"k1\":1},\"mi\":[{\"key\":7,\"value\":\"seven\"},{\"key\":8}]}\n\
+         \"m\":{\"k1\":1,\"k\\\"2\":null},\"mi\":[{\"key\":7,\"value\":\"seven\"},{\"key\":8}]}\n\
          {\"s\":{\"y\":\"b\"},\"l\":[],\"lv\":[1,null,3],\"mi\":[]}\n\
          {\"l\":[3,4],\"ll\":[],\"fsl\":[5,6],\"m\":{\"k3\":3}}\n",
     );

@@ -91,7 +91,8 @@ fn json(ty: &Ty, val: &Val, explicit: bool) -> Option<Value> {
             entries
                 .iter()
                 .map(|(k, v)| (k.as_str(), json(t, v, explicit))),
-            explicit,
+            // A map's keys are written whatever `explicit_nulls` says.
+            true,
         ),
         other => panic!("no JSON for {other:?}"),
     })

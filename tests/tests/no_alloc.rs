@@ -7,6 +7,7 @@
 #[path = "json/arrays.rs"]
 mod arrays;
 
+use quiver::datatype::{DataType, TimeUnit};
 use quiver::json::{EncoderOptions, JsonFormat, to_vec};
 use quiver::no_alloc::{self, Batch, Encoder};
 use quiver::{Error, FileReader, FormatErrorKind, ReaderOptions, StreamReader, WriterOptions};
@@ -61,6 +62,15 @@ fn armed<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, ALLOCATIONS.with(Cell::get))
 }
 
+thread_local! {
+    /// The encoder options of both paths, per test.
+    static OPTIONS: Cell<EncoderOptions> = Cell::new(EncoderOptions::default());
+}
+
+fn options() -> EncoderOptions {
+    OPTIONS.with(Cell::get)
+}
+
 /// Arrays per batch and dictionaries the tests allow (the golden files have up to ~100
 /// arrays).
 const ARRAYS: usize = 256;
@@ -79,8 +89,7 @@ fn alloc_json_file(bytes: &[u8]) -> Result<Vec<u8>, String> {
     for i in 0..reader.num_batches() {
         let batch = reader.batch(i).map_err(|e| e.to_string())?;
         out.extend(
-            to_vec(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
-                .map_err(|e| e.to_string())?,
+            to_vec(&batch, JsonFormat::LineDelimited, options()).map_err(|e| e.to_string())?,
         );
     }
     Ok(out)
@@ -92,8 +101,7 @@ fn alloc_json_stream(bytes: &[u8]) -> Result<Vec<u8>, String> {
     for batch in reader {
         let batch = batch.map_err(|e| e.to_string())?;
         out.extend(
-            to_vec(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
-                .map_err(|e| e.to_string())?,
+            to_vec(&batch, JsonFormat::LineDelimited, options()).map_err(|e| e.to_string())?,
         );
     }
     Ok(out)
@@ -102,7 +110,7 @@ fn alloc_json_stream(bytes: &[u8]) -> Result<Vec<u8>, String> {
 /// Encodes `batch` as NDJSON into `out` through a 256-byte buffer.
 fn encode(batch: &Batch<'_, ARRAYS>, out: &mut &mut [u8]) -> Result<(), Error<String>> {
     let mut encoder: Encoder<'_, '_, ARRAYS> =
-        Encoder::new(batch, JsonFormat::LineDelimited, EncoderOptions::default())
+        Encoder::new(batch, JsonFormat::LineDelimited, options())
             .map_err(|_| Error::Format(FormatErrorKind::Unsupported { what: "json" }.into()))?;
     encoder.write_to::<256, _>(out).map_err(|_| {
         Error::Format(
@@ -262,6 +270,62 @@ fn quiver_files_with_every_type_read_and_encode_without_allocating() {
         ));
         assert!(check(
             &format!("{name} (stream)"),
+            alloc_json_stream(&stream),
+            |s, o| no_alloc_stream(&stream, s, o)
+        ));
+    }
+}
+
+#[test]
+fn options_and_named_zones_give_the_same_bytes_without_allocating() {
+    let resolver = quiver_std::time_zones();
+    // The resolver keeps each zone from its first look-up on; that one allocates.
+    for zone in ["Europe/Paris", "America/New_York"] {
+        assert!(resolver.resolve(zone).is_some());
+    }
+    let ny = DataType::Timestamp(TimeUnit::Second, Some("America/New_York".into()));
+    let mut columns = arrays::every_type();
+    columns.push((
+        "ny",
+        arrays::prim(ny, &[Some(1_710_054_000i64), None, Some(0)]),
+    ));
+    columns.push((
+        "m",
+        arrays::map(
+            arrays::utf8(&[Some("a"), Some("b"), Some("c")]),
+            arrays::int32(&[None, Some(2), None]),
+            &[Some(2), None, Some(1)],
+        ),
+    ));
+    let batch = arrays::batch(columns);
+    let (file, stream) = written_by_quiver(&[batch]);
+    for options in [
+        EncoderOptions::default().with_time_zones(Some(resolver)),
+        EncoderOptions::default()
+            .with_time_zones(Some(resolver))
+            .with_decimals_as_strings(true)
+            .with_explicit_nulls(true),
+        EncoderOptions::default().with_timestamps_utc(true),
+    ] {
+        OPTIONS.with(|o| o.set(options));
+        let expected = alloc_json_file(&file).unwrap();
+        let text = String::from_utf8(expected.clone()).unwrap();
+        // The values this test is about are there.
+        assert!(text.contains("\"m\":{\"a\":null,\"b\":2}"), "{text}");
+        if options.time_zones.is_some() {
+            assert!(
+                text.contains("\"ny\":\"2024-03-10T03:00:00-04:00\""),
+                "{text}"
+            );
+        }
+        if options.decimals_as_strings {
+            assert!(text.contains("\"d32\":\"123.45\""), "{text}");
+        }
+        assert!(check("options (file)", Ok(expected), |s, o| {
+            no_alloc_file(&file, s, o)
+        }));
+        assert!(check(
+            "options (stream)",
             alloc_json_stream(&stream),
             |s, o| no_alloc_stream(&stream, s, o)
         ));

@@ -1,5 +1,5 @@
 //! The memory the no-alloc loop needs for a ten-column file (i32, i64, f64, utf8, bool,
-//! timestamp, date32, list<i32>, struct<i32, utf8>, dictionary<utf8>): the scratch (static
+//! timestamp, date32, `list<i32>`, `struct<i32, utf8>`, `dictionary<utf8>`): the scratch (static
 //! memory on a device) and the stack.
 //!
 //! The stack is measured, not estimated: the loop (open, read every batch, encode NDJSON through a

@@ -55,6 +55,10 @@ impl<'m> Cursor<'m> {
     }
 
     /// The next buffer's range in the body, checked to lie within `body_len`.
+    ///
+    /// A zero-length buffer needs no bytes, wherever its offset points (writers leave it at the
+    /// previous buffer's end, at 0, or past the body): it comes back as the empty range `0..0`,
+    /// so that no reader looks for it among the bytes it fetched (as Arrow C++ does).
     pub(crate) fn buffer(&mut self, body_len: u64) -> FormatResult<Range<u64>> {
         let index = self.next_buffer;
         let spec = self
@@ -64,6 +68,9 @@ impl<'m> Cursor<'m> {
                 what: "more buffers than the message declares",
             })?;
         self.next_buffer += 1;
+        if spec.length == 0 {
+            return Ok(0..0);
+        }
         let range = u64::try_from(spec.offset)
             .ok()
             .zip(u64::try_from(spec.length).ok())

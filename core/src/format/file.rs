@@ -3,6 +3,7 @@
 //! [`Footer::parse`] takes the footer's flatbuffer bytes: in a file they sit just before the
 //! trailing `i32` footer length and `ARROW1` magic, which the caller has checked and stripped.
 
+use super::Foreign;
 use super::message::{MetadataVersion, version};
 use super::missing;
 use super::schema::{KeyValues, Schema};
@@ -99,11 +100,25 @@ pub const TRAILER_LEN: usize = 4 + super::MAGIC.len();
 pub const LEADING_LEN: u64 = 8;
 
 /// Where the footer lies in a file of `file_len` bytes, from `tail`, the file's last bytes
-/// (read from `tail_start`, at least [`TRAILER_LEN`] + [`LEADING_LEN`] of them): checks both
-/// magics (the leading one when the tail is the whole file) and the footer length.
+/// (read from `tail_start`, at least [`TRAILER_LEN`] + [`LEADING_LEN`] of them unless the file
+/// is shorter): checks both magics (the leading one when the tail is the whole file) and the
+/// footer length.
+///
+/// A file without the trailing magic is refused as what it looks like when its last bytes or
+/// (with the whole file in `tail`) its first bytes say so; else it is [`BadMagic`] at the end,
+/// and a caller that did not read the file's start may read it and ask [`missing_trailer`].
+///
+/// [`BadMagic`]: FormatErrorKind::BadMagic
 pub fn footer_range(tail: &[u8], tail_start: u64, file_len: u64) -> FormatResult<Range<u64>> {
     let magic = super::MAGIC;
+    let whole = tail_start == 0;
     if (tail.len() as u64) < TRAILER_LEN as u64 + LEADING_LEN {
+        if file_len == 0 {
+            return Err(FormatErrorKind::EmptyInput.into());
+        }
+        if let Some(looks_like) = Foreign::sniff(tail).filter(|_| whole) {
+            return Err(FormatErrorKind::NotArrow { looks_like }.into());
+        }
         return Err(FormatErrorKind::Truncated {
             what: "IPC file",
             needed: TRAILER_LEN as u64 + LEADING_LEN,
@@ -114,9 +129,22 @@ pub fn footer_range(tail: &[u8], tail_start: u64, file_len: u64) -> FormatResult
     let trailer_at = tail.len() - TRAILER_LEN;
     let (footer_len_bytes, trailing) = tail.get(trailer_at..).unwrap_or_default().split_at(4);
     if trailing != magic {
+        if whole && tail.starts_with(magic) {
+            return Err(missing_trailer(tail, file_len));
+        }
+        // Parquet and Feather version 1 files end with the magic they start with.
+        let last = tail.get(tail.len() - 4..).unwrap_or_default();
+        if let Some(looks_like) =
+            Foreign::sniff(last).filter(|f| matches!(f, Foreign::Parquet | Foreign::FeatherV1))
+        {
+            return Err(FormatErrorKind::NotArrow { looks_like }.into());
+        }
+        if whole {
+            return Err(missing_trailer(tail, file_len));
+        }
         return Err(FormatError::from(FormatErrorKind::BadMagic).at(file_len - magic.len() as u64));
     }
-    if tail_start == 0 && tail.get(..magic.len()) != Some(&magic[..]) {
+    if whole && tail.get(..magic.len()) != Some(&magic[..]) {
         return Err(FormatError::from(FormatErrorKind::BadMagic).at(0));
     }
     let footer_len = i32::from_le_bytes(footer_len_bytes.try_into().unwrap_or_default());
@@ -132,6 +160,22 @@ pub fn footer_range(tail: &[u8], tail_start: u64, file_len: u64) -> FormatResult
             .at(footer_at)
         })?;
     Ok(footer_at - footer_len..footer_at)
+}
+
+/// The error for a file of `file_len` bytes (at least [`TRAILER_LEN`]) that does not end with
+/// `ARROW1`, from `leading`, its first bytes: a truncated file when they are `ARROW1`, what the
+/// file looks like when they say ([`Foreign::sniff`]), else [`BadMagic`] at the end.
+///
+/// [`BadMagic`]: FormatErrorKind::BadMagic
+pub fn missing_trailer(leading: &[u8], file_len: u64) -> FormatError {
+    if leading.starts_with(super::MAGIC) {
+        FormatErrorKind::TruncatedFile { len: file_len }.into()
+    } else if let Some(looks_like) = Foreign::sniff(leading) {
+        FormatErrorKind::NotArrow { looks_like }.into()
+    } else {
+        FormatError::from(FormatErrorKind::BadMagic)
+            .at(file_len.saturating_sub(super::MAGIC.len() as u64))
+    }
 }
 
 impl Block {
@@ -172,6 +216,7 @@ mod tests {
     use super::*;
     use crate::error::FormatErrorKind;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use std::string::ToString;
     use std::vec;
     use std::vec::Vec;
 
@@ -238,6 +283,66 @@ mod tests {
         assert_eq!(batches.get(2), None);
         let md = f.custom_metadata().unwrap().get(0).unwrap();
         assert_eq!((md.key, md.value), ("k", "v"));
+    }
+
+    #[test]
+    fn inputs_without_a_footer_say_what_they_are() {
+        let kind = |bytes: &[u8]| footer_range(bytes, 0, bytes.len() as u64).unwrap_err().kind;
+        let mut parquet = b"PAR1".to_vec();
+        parquet.extend_from_slice(&[0x15; 40]);
+        parquet.extend_from_slice(b"\x20\0\0\0PAR1");
+        let parquet_kind = FormatErrorKind::NotArrow {
+            looks_like: Foreign::Parquet,
+        };
+        assert_eq!(kind(&parquet), parquet_kind);
+        // Its end alone says Parquet, when the tail is not the whole file.
+        let tail = parquet.get(20..).unwrap();
+        let e = footer_range(tail, 20, parquet.len() as u64).unwrap_err();
+        assert_eq!(e.kind, parquet_kind);
+        assert_eq!(
+            kind(b"FEA1\0\0\0\0\0\0\0\0\x10\0\0\0FEA1"),
+            FormatErrorKind::NotArrow {
+                looks_like: Foreign::FeatherV1
+            }
+        );
+        assert_eq!(
+            kind(b"[{\"a\": 1}, {\"a\": 2}]\n"),
+            FormatErrorKind::NotArrow {
+                looks_like: Foreign::Json
+            }
+        );
+        assert_eq!(
+            kind(b"a,b\n"),
+            FormatErrorKind::NotArrow {
+                looks_like: Foreign::Text
+            }
+        );
+        assert_eq!(kind(b""), FormatErrorKind::EmptyInput);
+        // ARROW1 at the start and not at the end: cut short.
+        let mut cut = b"ARROW1\0\0".to_vec();
+        cut.extend_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, 0x78, 0, 0, 0, 0x10, 0, 0, 0]);
+        assert_eq!(kind(&cut), FormatErrorKind::TruncatedFile { len: 20 });
+        assert_eq!(
+            FormatError::from(kind(&cut)).to_string(),
+            "truncated Arrow IPC file: it starts with ARROW1, but its 20 bytes do not end with \
+             the footer length and ARROW1 magic (10 bytes)"
+        );
+        assert_eq!(
+            kind(b"ARROW1\0\0"),
+            FormatErrorKind::Truncated {
+                what: "IPC file",
+                needed: 18,
+                available: 8
+            }
+        );
+        // Binary that names nothing keeps the magic error.
+        assert_eq!(kind(&[0x01; 32]), FormatErrorKind::BadMagic);
+        // Whole-input errors print no location.
+        assert_eq!(
+            FormatError::from(kind(&parquet)).to_string(),
+            "this looks like a Parquet file; quiver reads Arrow IPC files and streams"
+        );
+        assert_eq!(FormatError::from(kind(b"")).to_string(), "empty input");
     }
 
     #[test]

@@ -16,11 +16,13 @@
 
 pub(crate) mod cursor;
 mod file;
+mod foreign;
 mod message;
 mod schema;
 pub(crate) mod slots;
 
-pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range};
+pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range, missing_trailer};
+pub use foreign::Foreign;
 pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,

@@ -44,6 +44,8 @@ pub struct AsyncFileReader<'s, S: AsyncRandomAccess + ?Sized> {
     in_flight: VecDeque<InFlight<'s, S>>,
     prefetch: usize,
     failed: bool,
+    /// A read was started since the reads in flight were last polled.
+    unpolled: bool,
 }
 
 impl<S: AsyncRandomAccess + ?Sized> core::fmt::Debug for AsyncFileReader<'_, S> {
@@ -65,6 +67,7 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
             in_flight: VecDeque::new(),
             prefetch: DEFAULT_PREFETCH,
             failed: false,
+            unpolled: false,
         };
         while !reader.decoder.is_open() {
             let _footer = core::future::poll_fn(|cx| reader.poll_decode(cx)).await?;
@@ -141,6 +144,8 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
     /// for and what it can plan ahead.
     fn poll_decode(&mut self, cx: &mut Context<'_>) -> Poll<Result<DecodeResult, Error<S::Error>>> {
         loop {
+            // Every read in flight is polled (with this context) before `Pending` is returned.
+            self.unpolled = false;
             let mut i = 0;
             while let Some(read) = self.in_flight.get_mut(i) {
                 let Poll::Ready(result) = read.read.as_mut().poll(cx) else {
@@ -175,7 +180,9 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
                     let new: Vec<Range<u64>> =
                         ranges.into_iter().filter(|r| !in_flight(r)).collect();
                     if new.is_empty() {
-                        // Every read it waits for was polled above, with this context.
+                        if self.unpolled {
+                            continue; // reads started ahead since: poll them too
+                        }
                         return Poll::Pending;
                     }
                     self.start(new);
@@ -187,6 +194,7 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
 
     fn start(&mut self, ranges: Vec<Range<u64>>) {
         let read = Box::pin(self.source.read_ranges(ranges.clone()));
+        self.unpolled = true;
         self.in_flight.push_back(InFlight { ranges, read });
     }
 

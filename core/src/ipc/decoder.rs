@@ -356,7 +356,12 @@ impl FileDecoder {
                     self.windows.pop_front();
                     continue;
                 };
+                let exhausted = ready.is_empty();
                 let batch = decode_batch(&mut self.state, &p)?;
+                if exhausted {
+                    // Gone at once, so a driver reading ahead plans the next window now.
+                    self.windows.pop_front();
+                }
                 return Ok(DecodeResult::Data(batch));
             }
             if !self.advance(0)? {
@@ -369,22 +374,30 @@ impl FileDecoder {
     /// Reads the footer from the tail, asking for the tail or the footer's missing start.
     fn open(&mut self) -> FormatResult<DecodeResult> {
         let file_len = self.file_len;
-        let tail_len = (self.state.options.footer_read_size.max(TRAILER_LEN) as u64).min(file_len);
-        if tail_len < TRAILER_LEN as u64 + LEADING_LEN {
-            return Err(FormatErrorKind::Truncated {
-                what: "IPC file",
-                needed: TRAILER_LEN as u64 + LEADING_LEN,
-                available: file_len,
-            }
-            .into());
+        if file_len == 0 {
+            return Err(FormatErrorKind::EmptyInput.into());
         }
+        let least = TRAILER_LEN + LEADING_LEN as usize;
+        let tail_len = (self.state.options.footer_read_size.max(least) as u64).min(file_len);
         let tail_start = file_len - tail_len;
         let Some(tail) = self.pushed.get(tail_start..file_len) else {
             return Ok(DecodeResult::NeedsData(
                 self.pushed.missing(&(tail_start..file_len)),
             ));
         };
-        let footer = format::footer_range(&tail, tail_start, file_len)?;
+        let footer = match format::footer_range(&tail, tail_start, file_len) {
+            Ok(footer) => footer,
+            // Without the trailing magic, the file's first bytes tell what it is (one more
+            // read, on this failure only).
+            Err(e) if e.kind == FormatErrorKind::BadMagic && tail_start > 0 => {
+                let leading = 0..file_len.min(16);
+                let Some(leading_bytes) = self.pushed.get(leading.clone()) else {
+                    return Ok(DecodeResult::NeedsData(self.pushed.missing(&leading)));
+                };
+                return Err(format::missing_trailer(&leading_bytes, file_len));
+            }
+            Err(e) => return Err(e),
+        };
         let footer_start = footer.start;
         let Some(footer_bytes) = self.pushed.get(footer.clone()) else {
             return Ok(DecodeResult::NeedsData(self.pushed.missing(&footer)));

@@ -1,12 +1,15 @@
 //! [`Projection`]: which columns, and which children of struct columns, a reader decodes.
 //!
 //! Paths such as `"a"` or `"c.x"` name fields from the top of the schema down through struct
-//! children. A projection keeps the file's field order whatever the order of the paths, so the
-//! projected schema is the file's schema with unselected fields left out.
+//! children. A `\` escapes the character after it, so a name holding a `.` (or the `,` that
+//! separates the CLI's list of paths) is written `a\.b`, and a backslash `\\`. A projection
+//! keeps the file's field order whatever the order of the paths, so the projected schema is the
+//! file's schema with unselected fields left out.
 
 use crate::datatype::DataType;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::schema::{Field, Schema};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The fields to read: everything, or some fields by index (each with its own projection).
@@ -20,34 +23,45 @@ pub enum Projection {
 }
 
 impl Projection {
-    /// Selects the fields named by dotted paths (`"a"`, `"c.x"`). A path that stops at a field
-    /// selects it whole; a path continues only into struct children.
+    /// Selects the fields named by dotted paths (`"a"`, `"c.x"`, `"a\\.b"` for a field named
+    /// `a.b`). A path that stops at a field selects it whole.
+    ///
+    /// Errors, each with the path in [`FormatError::field`]: a name no field has
+    /// ([`UnknownField`](FormatErrorKind::UnknownField)), a name two fields share
+    /// ([`AmbiguousField`](FormatErrorKind::AmbiguousField)), and a path going on below a field
+    /// that is not a struct ([`NotAStruct`](FormatErrorKind::NotAStruct)): a list's, map's,
+    /// union's or dictionary-encoded struct's children cannot be selected on their own.
     pub fn from_paths<S: AsRef<str>>(schema: &Schema, paths: &[S]) -> FormatResult<Self> {
         let mut projection = Projection::Fields(Vec::new());
         for path in paths {
             let path = path.as_ref();
-            projection.add(schema.fields(), path.split('.'), path)?;
+            projection
+                .add(schema.fields(), &path_names(path))
+                .map_err(|kind| FormatError::from(kind).in_field(path))?;
         }
         Ok(projection)
     }
 
-    fn add<'p>(
-        &mut self,
-        fields: &[Field],
-        mut names: impl Iterator<Item = &'p str>,
-        path: &str,
-    ) -> FormatResult<()> {
-        let Projection::Fields(selected) = self else {
-            return Ok(()); // already everything
-        };
-        let Some(name) = names.next() else {
+    /// Adds the field that `names` lead to below `fields`.
+    fn add(&mut self, fields: &[Field], names: &[String]) -> Result<(), FormatErrorKind> {
+        let Some((name, rest)) = names.split_first() else {
             *self = Projection::All;
             return Ok(());
         };
-        let index = fields
-            .iter()
-            .position(|f| f.name() == name)
-            .ok_or_else(|| FormatError::from(FormatErrorKind::UnknownField).in_field(path))?;
+        let mut matching = fields.iter().enumerate().filter(|(_, f)| f.name() == name);
+        let (index, field) = matching.next().ok_or(FormatErrorKind::UnknownField)?;
+        if matching.next().is_some() {
+            return Err(FormatErrorKind::AmbiguousField);
+        }
+        let children = match field.data_type() {
+            // A dictionary-encoded struct's children are the dictionary's: read whole.
+            DataType::Struct(children) if field.dictionary().is_none() => &children[..],
+            _ if rest.is_empty() => &[][..],
+            _ => return Err(FormatErrorKind::NotAStruct),
+        };
+        let Projection::Fields(selected) = self else {
+            return Ok(()); // already everything; the path was still checked
+        };
         let at = match selected.binary_search_by_key(&index, |(i, _)| *i) {
             Ok(at) => at,
             Err(at) => {
@@ -55,16 +69,9 @@ impl Projection {
                 at
             }
         };
-        let field = fields.get(index).map(Field::data_type);
-        if let (Some((_, child)), Some(DataType::Struct(children))) = (selected.get_mut(at), field)
-        {
-            child.add(children, names, path)
-        } else if let Some((_, child)) = selected.get_mut(at) {
-            // Below a non-struct field every child is read: select it whole.
-            *child = Projection::All;
-            Ok(())
-        } else {
-            Ok(())
+        match selected.get_mut(at) {
+            Some((_, child)) => child.add(children, rest),
+            None => Ok(()),
         }
     }
 
@@ -117,6 +124,22 @@ impl Projection {
     }
 }
 
+/// The names along `path`: split at each `.` that no `\` escapes, with the escapes removed.
+fn path_names(path: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut name = String::new();
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.push(chars.next().unwrap_or('\\')),
+            '.' => names.push(core::mem::take(&mut name)),
+            c => name.push(c),
+        }
+    }
+    names.push(name);
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +190,64 @@ mod tests {
         let err = Projection::from_paths(&schema(), &["c.z"]).unwrap_err();
         assert_eq!(err.kind, FormatErrorKind::UnknownField);
         assert_eq!(err.field.as_str(), "c.z");
+    }
+
+    #[test]
+    fn paths_below_a_field_that_is_not_a_struct_are_errors() {
+        let item = Field::new("item", DataType::Int32, true);
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("l", DataType::List(item.into()), true),
+        ]);
+        for path in ["a.nope", "l.item", "l.item.x"] {
+            let err = Projection::from_paths(&schema, &[path]).unwrap_err();
+            assert_eq!(err.kind, FormatErrorKind::NotAStruct, "{path}");
+            assert_eq!(err.field.as_str(), path);
+        }
+        // Also when the field is already selected whole, in either order.
+        let err = Projection::from_paths(&schema, &["a", "a.x"]).unwrap_err();
+        assert_eq!(err.kind, FormatErrorKind::NotAStruct);
+        let err = Projection::from_paths(&super::tests::schema(), &["c", "c.z"]).unwrap_err();
+        assert_eq!(err.kind, FormatErrorKind::UnknownField);
+    }
+
+    #[test]
+    fn escapes_select_names_with_dots_commas_and_backslashes() {
+        let inner = DataType::Struct(vec![Field::new("x.y", DataType::Int32, true)].into());
+        let schema = Schema::new(vec![
+            Field::new("a.b", DataType::Int64, true),
+            Field::new("a", inner, true),
+            Field::new("c,d", DataType::Int64, true),
+            Field::new("e\\", DataType::Int64, true),
+        ]);
+        let all = Projection::from_paths(&schema, &["a\\.b", "c\\,d", "e\\\\"]).unwrap();
+        let names: Vec<String> = all
+            .project_schema(&schema)
+            .fields()
+            .iter()
+            .map(|f| f.name().into())
+            .collect();
+        assert_eq!(names, ["a.b", "c,d", "e\\"]);
+        let nested = Projection::from_paths(&schema, &["a.x\\.y"]).unwrap();
+        assert_eq!(nested.child(0), None);
+        assert_eq!(
+            nested.child(1),
+            Some(&Projection::Fields(vec![(0, Projection::All)]))
+        );
+        assert_eq!(
+            Projection::from_paths(&schema, &["a.b"]).unwrap_err().kind,
+            FormatErrorKind::UnknownField
+        );
+    }
+
+    #[test]
+    fn a_name_two_fields_share_is_ambiguous() {
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("a", DataType::Utf8, true),
+        ]);
+        let err = Projection::from_paths(&schema, &["a"]).unwrap_err();
+        assert_eq!(err.kind, FormatErrorKind::AmbiguousField);
+        assert_eq!(err.field.as_str(), "a");
     }
 }

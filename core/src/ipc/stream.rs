@@ -12,7 +12,7 @@ use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{Error, FormatError, FormatErrorKind};
-use crate::format::{self, MessageHeader};
+use crate::format::{self, Foreign, MessageHeader};
 use crate::schema::Schema;
 use crate::source::fill;
 use alloc::sync::Arc;
@@ -45,10 +45,14 @@ impl<R: embedded_io::Read> StreamReader<R> {
     pub fn new(mut reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
         let mut position = 0;
         let raw = read_message(&mut reader, &mut position, &options)?.ok_or_else(|| {
-            FormatError::from(FormatErrorKind::Truncated {
-                what: "stream (no schema message)",
-                needed: 8,
-                available: position,
+            FormatError::from(if position == 0 {
+                FormatErrorKind::EmptyInput
+            } else {
+                FormatErrorKind::Truncated {
+                    what: "stream (no schema message)",
+                    needed: 8,
+                    available: position,
+                }
             })
         })?;
         let located = |e: FormatError| e.rebase(raw.metadata_offset);
@@ -157,7 +161,17 @@ fn read_message<R: embedded_io::Read>(
     if got == 0 {
         return Ok(None); // end of input between messages
     }
-    expect_full(&word, got, offset)?;
+    // At the start of the input, a prefix no stream can begin with is refused as the format its
+    // bytes look like, if they look like one.
+    let first_word = (offset == 0).then_some(word);
+    let refuse = |e: FormatError| -> Error<R::Error> {
+        let foreign = first_word.and_then(|w| Foreign::sniff(w.get(..got).unwrap_or_default()));
+        match foreign {
+            Some(looks_like) => FormatErrorKind::NotArrow { looks_like }.into(),
+            None => e.into(),
+        }
+    };
+    expect_full(&word, got, offset).map_err(refuse)?;
     if word == CONTINUATION {
         let got = fill(reader, position, &mut word)?;
         expect_full(&word, got, offset)?;
@@ -167,20 +181,23 @@ fn read_message<R: embedded_io::Read>(
         return Ok(None);
     }
     let len = u64::try_from(len).map_err(|_| {
-        FormatError::from(FormatErrorKind::InvalidValue {
-            what: "message metadata length",
-            value: i64::from(len),
-        })
-        .at(offset)
+        refuse(
+            FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length",
+                value: i64::from(len),
+            })
+            .at(offset),
+        )
     })?;
     if len > options.max_metadata_size {
-        return Err(FormatError::from(FormatErrorKind::LimitExceeded {
-            what: "message metadata",
-            requested: len,
-            limit: options.max_metadata_size,
-        })
-        .at(offset)
-        .into());
+        return Err(refuse(
+            FormatError::from(FormatErrorKind::LimitExceeded {
+                what: "message metadata",
+                requested: len,
+                limit: options.max_metadata_size,
+            })
+            .at(offset),
+        ));
     }
     let metadata_offset = *position;
     let metadata = read_growing(reader, position, len, "message metadata")?;
@@ -231,15 +248,14 @@ fn read_growing<R: embedded_io::Read>(
 }
 
 /// A length prefix cut short by the end of input is an error.
-fn expect_full<E>(buf: &[u8], got: usize, offset: u64) -> Result<(), Error<E>> {
+fn expect_full(buf: &[u8], got: usize, offset: u64) -> Result<(), FormatError> {
     if got < buf.len() {
         return Err(FormatError::from(FormatErrorKind::Truncated {
             what: "message length prefix",
             needed: buf.len() as u64,
             available: got as u64,
         })
-        .at(offset)
-        .into());
+        .at(offset));
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
 use super::plan::Plan;
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
-use super::temporal;
+use super::temporal::{self, Zones};
 use super::value::{
     self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
     windowed,
@@ -156,6 +156,7 @@ fn value<'b, 'a>(
     i: usize,
     sink: &mut Sink<'_, '_, 'b>,
     cx: Context,
+    leaves: &mut Leaves<'b, 'a>,
 ) -> Option<Frame<'b, 'a>> {
     match array.data_type() {
         DataType::Struct(fields) => {
@@ -218,6 +219,11 @@ fn value<'b, 'a>(
                 })
             }
         }
+        // In the zone resolved when the encoder was built.
+        DataType::Timestamp(..) => {
+            fast(leaves.get(array), i, sink, cx);
+            None
+        }
         _ => {
             leaf(array, i, sink, cx);
             None
@@ -264,7 +270,7 @@ pub(crate) fn leaf<'b>(
         DataType::Decimal32(_, scale)
         | DataType::Decimal64(_, scale)
         | DataType::Decimal128(_, scale)
-        | DataType::Decimal256(_, scale) => decimal(sink, array.fixed_bytes(i), *scale),
+        | DataType::Decimal256(_, scale) => decimal(sink, array.fixed_bytes(i), *scale, cx),
         DataType::Date32 => windowed(sink, |w| temporal::date32(array.value::<i32>(i), w)),
         DataType::Date64 => windowed(sink, |w| temporal::date64(array.value::<i64>(i), w)),
         DataType::Time32(unit) => quoted_text(sink, |t| {
@@ -273,8 +279,10 @@ pub(crate) fn leaf<'b>(
         DataType::Time64(unit) => {
             quoted_text(sink, |t| temporal::time(array.value::<i64>(i), *unit, t));
         }
+        // Only through `value`, which writes timestamps from their prepared leaf (in the zone
+        // resolved when the encoder was built); named zones here would be UTC.
         DataType::Timestamp(unit, timezone) => {
-            let zone = temporal::zone(timezone.as_deref());
+            let zone = Zones::new(&cx.options).zone(timezone.as_deref());
             value::timestamp(sink, array.value::<i64>(i), *unit, zone, cx);
         }
         DataType::Duration(unit) => {
@@ -355,7 +363,7 @@ impl<'b, 'a> Members<'b, 'a> {
             match resolve(array, self.index) {
                 None => sink.put(b"null"),
                 Some((array, i)) => {
-                    if let Some(frame) = value(array, i, sink, cx) {
+                    if let Some(frame) = value(array, i, sink, cx, leaves) {
                         return Step::Push(frame);
                     }
                 }
@@ -411,7 +419,7 @@ impl<'b, 'a> Members<'b, 'a> {
             match slot {
                 None => sink.put(b"null"),
                 Some((array, i)) => {
-                    if let Some(frame) = value(array, i, sink, cx) {
+                    if let Some(frame) = value(array, i, sink, cx, leaves) {
                         return Step::Push(frame);
                     }
                 }
@@ -478,7 +486,7 @@ impl<'b, 'a> Frame<'b, 'a> {
                             )));
                         }
                         Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx) {
+                            if let Some(frame) = value(array, i, sink, cx, leaves) {
                                 return Step::Push(frame);
                             }
                         }
@@ -507,7 +515,7 @@ impl<'b, 'a> Frame<'b, 'a> {
                     match resolve(values, base + e) {
                         None => sink.put(b"null"),
                         Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx) {
+                            if let Some(frame) = value(array, i, sink, cx, leaves) {
                                 return Step::Push(frame);
                             }
                         }
@@ -519,7 +527,9 @@ impl<'b, 'a> Frame<'b, 'a> {
                 while *next < *end {
                     let e = *next;
                     let slot = resolve(values, base + e);
-                    if !entries.is_valid(e) || (slot.is_none() && !cx.options.explicit_nulls) {
+                    // A map's keys are data: an entry with a null value is written
+                    // `"key":null` whatever `explicit_nulls` says.
+                    if !entries.is_valid(e) {
                         *next += 1;
                         continue;
                     }
@@ -537,7 +547,7 @@ impl<'b, 'a> Frame<'b, 'a> {
                     match slot {
                         None => sink.put(b"null"),
                         Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx) {
+                            if let Some(frame) = value(array, i, sink, cx, leaves) {
                                 return Step::Push(frame);
                             }
                         }
@@ -687,7 +697,7 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
                     match resolve(array, self.row) {
                         None => sink.put(b"null"),
                         Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, self.cx) {
+                            if let Some(frame) = value(array, i, sink, self.cx, &mut self.leaves) {
                                 self.in_row = true;
                                 self.push(frame);
                                 return;
@@ -715,9 +725,9 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
 /// Encoding never allocates and never fails: every check happens in the constructors.
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
-/// about 56 bytes a level. At the default depth an encoder is about 6 KiB: half of it the schema
-/// compiled for the fast path, most of the rest the frames and a cache of prepared columns for
-/// the general walk.
+/// about 56 bytes a level. At the default depth an encoder is about 7.5 KiB: half of it the
+/// schema compiled for the fast path, most of the rest the frames, a cache of prepared columns
+/// for the general walk and the schema's named timezones, resolved once.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -827,33 +837,30 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        let mut plain_names = true;
+        let mut check = Check {
+            column: 0,
+            limit: DEPTH,
+            plain_names: true,
+            zones: Zones::new(&options),
+        };
         match source {
             Source::Batch { columns, fields } => {
                 for (column, (array, field)) in columns.iter().zip(fields).enumerate() {
-                    plain_names &= super::escape::is_plain(field.name());
-                    let mut check = Check {
-                        column,
-                        limit: DEPTH,
-                        plain_names: true,
-                    };
+                    check.plain_names &= super::escape::is_plain(field.name());
+                    check.column = column;
                     check.frames(array, 1, 0)?;
-                    plain_names &= check.plain_names;
                 }
             }
             Source::Array(array) => {
-                let mut check = Check {
-                    column: 0,
-                    limit: DEPTH,
-                    plain_names: true,
-                };
                 check.frames(array, 0, 0)?;
-                plain_names = check.plain_names;
             }
         }
+        let Check {
+            plain_names, zones, ..
+        } = check;
         let plan = match source {
-            Source::Batch { columns, fields } => Plan::batch(columns, fields, options),
-            Source::Array(array) => Plan::array(array, options),
+            Source::Batch { columns, fields } => Plan::batch(columns, fields, options, &zones),
+            Source::Array(array) => Plan::array(array, options, &zones),
         };
         Ok(Encoder {
             walk: Walk {
@@ -869,7 +876,7 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
                 rows,
                 in_row: false,
                 stack: heapless::Vec::new(),
-                leaves: Leaves::new(),
+                leaves: Leaves::new(zones),
                 plan,
             },
             spill: Spill::new(),
@@ -917,7 +924,7 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
             },
             rows: end,
             stack: heapless::Vec::new(),
-            leaves: Leaves::new(),
+            leaves: walk.leaves.fresh(),
             plan: walk.plan.clone(),
             ..*walk
         };
@@ -958,20 +965,22 @@ impl<const DEPTH: usize> core::fmt::Debug for Encoder<'_, '_, DEPTH> {
     }
 }
 
-/// The construction-time checks: nesting depth, null map keys, names that need escaping.
-struct Check {
+/// The construction-time checks: nesting depth, null map keys, names that need escaping,
+/// timezones (named ones resolved here, once).
+struct Check<'b> {
     column: usize,
     limit: usize,
     plain_names: bool,
+    zones: Zones<'b>,
 }
 
-impl Check {
+impl<'b> Check<'b> {
     /// The most frames `array`'s values open, given `depth` frames already open above them.
     /// `hops` counts unions, run-end encodings and dictionaries, which open no frame, so the
     /// recursion is bounded by the limit either way.
     fn frames(
         &mut self,
-        array: &ArrayView<'_>,
+        array: &'b ArrayView<'_>,
         depth: usize,
         hops: usize,
     ) -> Result<usize, JsonError> {
@@ -985,7 +994,7 @@ impl Check {
         if let Some(dictionary) = array.dictionary() {
             return self.frames(&dictionary.values, depth, hops + 1);
         }
-        let nested = |check: &mut Self, children: &[ArrayView<'_>], opened: usize| {
+        let nested = |check: &mut Self, children: &'b [ArrayView<'_>], opened: usize| {
             let mut most = depth + opened;
             for child in children {
                 most = most.max(check.frames(child, depth + opened, hops)?);
@@ -1029,6 +1038,12 @@ impl Check {
                 Some(values) => self.frames(values, depth, hops + 1)?,
                 None => depth,
             },
+            DataType::Timestamp(_, timezone) => {
+                self.zones
+                    .add(timezone.as_deref())
+                    .map_err(|e| JsonError::zone(self.column, e))?;
+                depth
+            }
             _ => depth,
         };
         if most > self.limit {

@@ -7,7 +7,7 @@
 //! cache, direct-mapped by address and held in the encoder: no allocation, and an array whose
 //! slot is taken by another is simply prepared again.
 
-use super::temporal::{self, Zone};
+use super::temporal::{Zone, Zones};
 use crate::array::{ArrayView, Native, bit};
 use crate::datatype::{DataType, IntType, TimeUnit};
 
@@ -50,8 +50,9 @@ pub(crate) struct Leaf<'b> {
 }
 
 impl<'b> Leaf<'b> {
-    /// Prepares `array` (any array: non-flat ones become [`Kind::Other`]).
-    pub(crate) fn new(array: &'b ArrayView<'_>) -> Self {
+    /// Prepares `array` (any array: non-flat ones become [`Kind::Other`]); a timestamp finds
+    /// its zone in `zones`.
+    pub(crate) fn new(array: &'b ArrayView<'_>, zones: &Zones<'_>) -> Self {
         let kind = if array.dictionary().is_some() {
             Kind::Other
         } else {
@@ -72,7 +73,7 @@ impl<'b> Leaf<'b> {
                 DataType::Date32 => Kind::Date32,
                 DataType::Date64 => Kind::Date64,
                 DataType::Timestamp(unit, timezone) => {
-                    Kind::Timestamp(*unit, temporal::zone(timezone.as_deref()))
+                    Kind::Timestamp(*unit, zones.zone(timezone.as_deref()))
                 }
                 _ => Kind::Other,
             }
@@ -292,17 +293,24 @@ impl Offset for i64 {
 /// that the fast path (the `plan` and `rows` modules) does not.
 const SLOTS: usize = 16;
 
-/// Prepared leaves by array address, direct-mapped.
+/// Prepared leaves by array address, direct-mapped, and the zones timestamps are written in.
 pub(crate) struct Leaves<'b, 'a> {
     slots: [Option<(&'b ArrayView<'a>, Leaf<'b>)>; SLOTS],
+    zones: Zones<'b>,
 }
 
 impl<'b, 'a> Leaves<'b, 'a> {
-    /// An empty cache.
-    pub(crate) fn new() -> Self {
+    /// An empty cache over the encoder's resolved `zones`.
+    pub(crate) fn new(zones: Zones<'b>) -> Self {
         Leaves {
             slots: [None; SLOTS],
+            zones,
         }
+    }
+
+    /// An empty cache over the same zones.
+    pub(crate) fn fresh(&self) -> Self {
+        Leaves::new(self.zones.clone())
     }
 
     /// The prepared view of `array`, preparing it on a miss.
@@ -313,11 +321,11 @@ impl<'b, 'a> Leaves<'b, 'a> {
         match self.slots.get_mut(slot) {
             Some(Some((cached, leaf))) if core::ptr::eq(*cached, array) => *leaf,
             Some(entry) => {
-                let leaf = Leaf::new(array);
+                let leaf = Leaf::new(array, &self.zones);
                 *entry = Some((array, leaf));
                 leaf
             }
-            None => Leaf::new(array),
+            None => Leaf::new(array, &self.zones),
         }
     }
 }

@@ -21,11 +21,14 @@
 //!
 //! - rows are objects keyed by column name; null members are left out (unless
 //!   [`EncoderOptions::explicit_nulls`]); nulls inside lists are `null`;
-//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers;
+//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers (strings
+//!   with [`EncoderOptions::decimals_as_strings`]);
 //! - dates, times, timestamps, durations and intervals are strings as arrow-json writes them
 //!   (see [`temporal`] for the forms, the timezone rules and the values arrow-json
 //!   cannot write);
-//! - structs are objects, every kind of list is an array, maps with string keys are objects;
+//! - structs are objects, every kind of list is an array, maps with string keys are objects
+//!   (an entry whose value is null is written `"key":null` whatever `explicit_nulls` says: a
+//!   map's keys are data; arrow-json leaves such entries out);
 //! - dictionaries are written as their values, run-end encoded arrays as their logical values,
 //!   views as their values.
 //!
@@ -84,6 +87,7 @@ pub mod writer;
 pub use encoder::Encoder;
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};
+pub use temporal::{ZoneResolver, ZoneRules};
 #[cfg(feature = "alloc")]
 pub use writer::{JsonWriter, WRITE_BUFFER, to_vec};
 
@@ -118,6 +122,40 @@ pub enum JsonError {
         /// Index of the column (0 for an array encoder).
         column: usize,
     },
+    /// A timestamp in top-level column `column` has a timezone that starts with a sign but is
+    /// not a fixed offset within a day (`±HH:MM`, `±HHMM` or `±HH`), such as `+25:00`.
+    InvalidTimeZone {
+        /// Index of the column (0 for an array encoder).
+        column: usize,
+    },
+    /// A timestamp in top-level column `column` has a timezone name that the
+    /// [`EncoderOptions::time_zones`] resolver does not know.
+    UnknownTimeZone {
+        /// Index of the column (0 for an array encoder).
+        column: usize,
+    },
+    /// Column `column` brings the schema's distinct named timezones past the `limit` an encoder
+    /// holds.
+    TooManyTimeZones {
+        /// Index of the column (0 for an array encoder).
+        column: usize,
+        /// The most named zones an encoder holds.
+        limit: usize,
+    },
+}
+
+impl JsonError {
+    /// The error for a timestamp's zone in `column`.
+    pub(crate) fn zone(column: usize, error: temporal::ZoneError) -> Self {
+        match error {
+            temporal::ZoneError::InvalidOffset => JsonError::InvalidTimeZone { column },
+            temporal::ZoneError::Unknown => JsonError::UnknownTimeZone { column },
+            temporal::ZoneError::TooMany => JsonError::TooManyTimeZones {
+                column,
+                limit: temporal::ZONES,
+            },
+        }
+    }
 }
 
 impl core::fmt::Display for JsonError {
@@ -130,6 +168,19 @@ impl core::fmt::Display for JsonError {
             JsonError::NullMapKey { column } => {
                 write!(f, "column {column}: a map has null keys")
             }
+            JsonError::InvalidTimeZone { column } => write!(
+                f,
+                "column {column}: a timestamp's timezone is not a valid offset \
+                 (±HH:MM within a day)"
+            ),
+            JsonError::UnknownTimeZone { column } => write!(
+                f,
+                "column {column}: a timestamp's timezone is not in the timezone database"
+            ),
+            JsonError::TooManyTimeZones { column, limit } => write!(
+                f,
+                "column {column}: timestamps use more than {limit} named timezones"
+            ),
         }
     }
 }

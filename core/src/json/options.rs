@@ -2,8 +2,10 @@
 //! conventions ([`EncoderOptions`]).
 //!
 //! The defaults are arrow-json 60's: nulls left out of objects, NaN and ±infinity as `null`,
-//! binary as lowercase hex, temporal values as ISO 8601 / RFC 3339 text. Every option here only
-//! changes values that arrow-json writes differently or cannot write.
+//! binary as lowercase hex, decimals as numbers, temporal values as ISO 8601 / RFC 3339 text.
+//! Every option here only changes values that arrow-json writes differently or cannot write.
+
+use super::temporal::ZoneResolver;
 
 /// How rows are framed into a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -31,8 +33,9 @@ pub enum BinaryFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub struct EncoderOptions {
-    /// Write null members of objects (struct fields, row columns, map values) as `null` instead
-    /// of leaving them out.
+    /// Write null members of objects (struct fields, row columns, the `value` of map entries
+    /// written as `{"key":…,"value":…}`) as `null` instead of leaving them out. Entries of maps
+    /// written as objects are always written, `"key":null` for a null value.
     pub explicit_nulls: bool,
     /// Write Int64 and UInt64 values whose magnitude exceeds 2^53 (beyond an IEEE double's exact
     /// integers) as JSON strings.
@@ -43,6 +46,17 @@ pub struct EncoderOptions {
     /// Write timestamps as their stored integer (in the type's unit since the epoch) instead of
     /// ISO 8601 text.
     pub timestamps_as_epoch: bool,
+    /// Write decimals (of every width) as JSON strings holding every digit
+    /// (`"-99999999999999999999999999999999999.99"`) instead of numbers, which common parsers
+    /// round to a double (polars' convention).
+    pub decimals_as_strings: bool,
+    /// Write every timestamp with a timezone as its UTC instant with `Z`, instead of the local
+    /// time with the zone's offset.
+    pub timestamps_utc: bool,
+    /// Resolves IANA zone names (`America/New_York`) for timestamps in local time; without one,
+    /// such timestamps are written as their UTC instant with `Z` (see
+    /// [`temporal`](super::temporal#timezones)).
+    pub time_zones: Option<ZoneResolver>,
     /// How binary values are written.
     pub binary: BinaryFormat,
 }
@@ -78,6 +92,27 @@ impl EncoderOptions {
     #[must_use]
     pub fn with_timestamps_as_epoch(mut self, as_epoch: bool) -> Self {
         self.timestamps_as_epoch = as_epoch;
+        self
+    }
+
+    /// Sets [`EncoderOptions::decimals_as_strings`].
+    #[must_use]
+    pub fn with_decimals_as_strings(mut self, as_strings: bool) -> Self {
+        self.decimals_as_strings = as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::timestamps_utc`].
+    #[must_use]
+    pub fn with_timestamps_utc(mut self, utc: bool) -> Self {
+        self.timestamps_utc = utc;
+        self
+    }
+
+    /// Sets [`EncoderOptions::time_zones`].
+    #[must_use]
+    pub fn with_time_zones(mut self, resolver: Option<ZoneResolver>) -> Self {
+        self.time_zones = resolver;
         self
     }
 

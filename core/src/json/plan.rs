@@ -11,6 +11,7 @@ use super::escape;
 use super::leaf::{Kind, Leaf};
 use super::options::{BinaryFormat, EncoderOptions};
 use super::sink::Body;
+use super::temporal::Zones;
 use crate::array::ArrayView;
 use crate::datatype::DataType;
 use crate::schema::Field;
@@ -67,10 +68,10 @@ pub(crate) struct Node<'b, 'a> {
 }
 
 impl<'b, 'a> Node<'b, 'a> {
-    fn new(array: &'b ArrayView<'a>, name: &'b str) -> Self {
+    fn new(array: &'b ArrayView<'a>, name: &'b str, zones: &Zones<'_>) -> Self {
         let mut node = Node {
             array,
-            leaf: Leaf::new(array),
+            leaf: Leaf::new(array, zones),
             shape: Shape::Null,
             key: [0; KEY],
             key_len: 0,
@@ -120,28 +121,33 @@ impl<'b, 'a> Plan<'b, 'a> {
         columns: &'b [ArrayView<'a>],
         fields: &'b [Field],
         options: EncoderOptions,
+        zones: &Zones<'_>,
     ) -> Option<Self> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
             columns: columns.len(),
             options,
         };
-        let first = plan.reserve(columns.len(), columns.first()?)?;
+        let first = plan.reserve(columns.len(), columns.first()?, zones)?;
         for (k, (array, field)) in columns.iter().zip(fields).enumerate() {
-            plan.fill(first + k, array, field.name())?;
+            plan.fill(first + k, array, field.name(), zones)?;
         }
         Some(plan)
     }
 
     /// The plan of one array (its values are the rows), if it can hold it.
-    pub(crate) fn array(array: &'b ArrayView<'a>, options: EncoderOptions) -> Option<Self> {
+    pub(crate) fn array(
+        array: &'b ArrayView<'a>,
+        options: EncoderOptions,
+        zones: &Zones<'_>,
+    ) -> Option<Self> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
             columns: 0,
             options,
         };
-        let root = plan.reserve(1, array)?;
-        plan.fill(root, array, "")?;
+        let root = plan.reserve(1, array, zones)?;
+        plan.fill(root, array, "", zones)?;
         Some(plan)
     }
 
@@ -163,21 +169,32 @@ impl<'b, 'a> Plan<'b, 'a> {
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
-    fn reserve(&mut self, count: usize, placeholder: &'b ArrayView<'a>) -> Option<usize> {
+    fn reserve(
+        &mut self,
+        count: usize,
+        placeholder: &'b ArrayView<'a>,
+        zones: &Zones<'_>,
+    ) -> Option<usize> {
         let first = self.nodes.len();
         for _ in 0..count {
-            self.nodes.push(Node::new(placeholder, "")).ok()?;
+            self.nodes.push(Node::new(placeholder, "", zones)).ok()?;
         }
         Some(first)
     }
 
     /// Sets node `at` to `array` (named `name` as a member) and appends its descendants.
-    fn fill(&mut self, at: usize, array: &'b ArrayView<'a>, name: &'b str) -> Option<()> {
-        let mut node = Node::new(array, name);
+    fn fill(
+        &mut self,
+        at: usize,
+        array: &'b ArrayView<'a>,
+        name: &'b str,
+        zones: &Zones<'_>,
+    ) -> Option<()> {
+        let mut node = Node::new(array, name, zones);
         node.shape = if let Some(dictionary) = array.dictionary() {
             node.leaf = Leaf::keys(array)?;
-            let values = self.reserve(1, array)?;
-            self.fill(values, &dictionary.values, "")?;
+            let values = self.reserve(1, array, zones)?;
+            self.fill(values, &dictionary.values, "", zones)?;
             Shape::Dictionary {
                 values: u8::try_from(values).ok()?,
             }
@@ -188,9 +205,9 @@ impl<'b, 'a> Plan<'b, 'a> {
                 DataType::Null => Shape::Null,
                 DataType::Struct(fields) => {
                     let children = array.children();
-                    let first = self.reserve(children.len(), array)?;
+                    let first = self.reserve(children.len(), array, zones)?;
                     for (k, (child, field)) in children.iter().zip(fields.iter()).enumerate() {
-                        self.fill(first + k, child, field.name())?;
+                        self.fill(first + k, child, field.name(), zones)?;
                     }
                     Shape::Struct {
                         first: u8::try_from(first).ok()?,
@@ -202,8 +219,8 @@ impl<'b, 'a> Plan<'b, 'a> {
                 | DataType::ListView(_)
                 | DataType::LargeListView(_)
                 | DataType::FixedSizeList(..) => {
-                    let child = self.reserve(1, array)?;
-                    self.fill(child, array.child(0)?, "")?;
+                    let child = self.reserve(1, array, zones)?;
+                    self.fill(child, array.child(0)?, "", zones)?;
                     let offsets = match array.data_type() {
                         DataType::List(_) => {
                             node.leaf = Leaf::list(array);

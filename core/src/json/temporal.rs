@@ -18,13 +18,21 @@
 //!
 //! # Timezones
 //!
-//! - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, parsed as arrow-json parses them.
-//! - `UTC`, `Z`, `GMT` and their `Etc/` aliases are offset 0 (`Z`); `Etc/GMT±N` is the fixed
-//!   offset ∓N hours (the POSIX sign, as in the tz database).
-//! - Any other name (an IANA zone such as `America/New_York`) needs a timezone database, which a
-//!   `no_std` encoder does not carry: its instants are written in UTC with `Z`. That is the same
-//!   instant arrow-json writes when built with chrono-tz (which shows it in local time with the
-//!   zone's offset); arrow-json's default build refuses such a column.
+//! - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, parsed as arrow-json parses them; any other
+//!   text starting with a sign (`+25:00`) is refused when the encoder is built
+//!   ([`JsonError::InvalidTimeZone`](super::JsonError::InvalidTimeZone)).
+//! - `UTC`, `Z`, `GMT` and their aliases, with or without `Etc/`, are offset 0 (`Z`);
+//!   `Etc/GMT±N` is the fixed offset ∓N hours (the POSIX sign, as in the tz database).
+//! - Any other name is an IANA zone (`America/New_York`). With a [`ZoneResolver`] in
+//!   [`EncoderOptions::time_zones`](super::EncoderOptions::time_zones) (quiver-std has one over
+//!   a bundled tz database), its values are written in local time with the offset in effect at
+//!   each instant (`1969-12-31T19:00:00-05:00`), as arrow-json with chrono-tz, pyarrow and
+//!   polars write them; the name is resolved once when the encoder is built, and a name the
+//!   resolver does not know is refused then
+//!   ([`JsonError::UnknownTimeZone`](super::JsonError::UnknownTimeZone)). Without a resolver (a
+//!   `no_std` encoder carries no tz database) its instants are written in UTC with `Z`.
+//! - [`EncoderOptions::timestamps_utc`](super::EncoderOptions::timestamps_utc) writes every
+//!   zoned timestamp as its UTC instant with `Z`.
 
 use super::number::{Scratch, padded_digits, two_digits};
 use crate::datatype::TimeUnit;
@@ -299,40 +307,214 @@ pub(crate) fn time(value: i64, unit: TimeUnit, text: &mut Text) {
     );
 }
 
-/// A timestamp's timezone, as far as it can be known without a timezone database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The rules of a named timezone: its offset from UTC at any instant. An
+/// [`EncoderOptions::time_zones`](super::EncoderOptions::time_zones) resolver hands them out;
+/// quiver-std implements them over a bundled tz database.
+pub trait ZoneRules: Sync {
+    /// Seconds east of UTC in effect at `utc_seconds` since the epoch (any `i64`: beyond the
+    /// zone's data, the nearest rule). Offsets of a day or more are taken as less than a day.
+    fn offset(&self, utc_seconds: i64) -> i32;
+}
+
+/// Looks up an IANA zone name (`America/New_York`): its rules, or `None` when the name is
+/// unknown. Called once per distinct zone name when an encoder is built, never while encoding.
+#[derive(Clone, Copy)]
+pub struct ZoneResolver(pub fn(&str) -> Option<&'static dyn ZoneRules>);
+
+impl ZoneResolver {
+    /// The rules of zone `name`, if the resolver knows it.
+    pub fn resolve(&self, name: &str) -> Option<&'static dyn ZoneRules> {
+        (self.0)(name)
+    }
+}
+
+/// Resolvers are equal when they are the same function.
+impl PartialEq for ZoneResolver {
+    fn eq(&self, other: &Self) -> bool {
+        core::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for ZoneResolver {}
+
+impl core::hash::Hash for ZoneResolver {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        (self.0 as usize).hash(state);
+    }
+}
+
+impl core::fmt::Debug for ZoneResolver {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ZoneResolver(..)")
+    }
+}
+
+/// A timestamp's timezone, ready for its values.
+#[derive(Clone, Copy)]
 pub(crate) enum Zone {
     /// No timezone: a naive date-time.
     Naive,
     /// A fixed offset east of UTC, in minutes (0 is written `Z`).
     Offset(i32),
+    /// A named zone's rules: local time with the offset in effect at each instant.
+    Named(&'static dyn ZoneRules),
+}
+
+impl PartialEq for Zone {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Zone::Naive, Zone::Naive) => true,
+            (Zone::Offset(a), Zone::Offset(b)) => a == b,
+            (Zone::Named(a), Zone::Named(b)) => core::ptr::addr_eq(*a, *b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Zone {}
+
+impl core::fmt::Debug for Zone {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Zone::Naive => f.write_str("Naive"),
+            Zone::Offset(minutes) => f.debug_tuple("Offset").field(minutes).finish(),
+            Zone::Named(_) => f.write_str("Named"),
+        }
+    }
+}
+
+/// Why a timestamp's timezone cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ZoneError {
+    /// It starts with `+` or `-` but is not `±HH:MM`, `±HHMM` or `±HH` within a day.
+    InvalidOffset,
+    /// The resolver does not know the name.
+    Unknown,
+    /// More distinct named zones than an encoder holds ([`ZONES`]).
+    TooMany,
+}
+
+/// What a timezone string is, before any name is resolved.
+enum Parsed<'s> {
+    Zone(Zone),
+    Name(&'s str),
 }
 
 /// Parses an Arrow timezone string.
 ///
-/// - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, as arrow-json parses them.
-/// - `UTC`, `Z`, `GMT` and their `Etc/` aliases are offset 0; `Etc/GMT±N` is the fixed offset
-///   ∓N hours (the POSIX sign, as in the tz database).
-/// - Any other name (an IANA zone such as `America/New_York`) needs a timezone database, which
-///   a `no_std` encoder does not carry: its instants are written in UTC with `Z`. This is the
-///   same instant arrow-json writes with chrono-tz (there in local time with the zone's offset);
-///   arrow-json without chrono-tz refuses such a column.
-pub(crate) fn zone(timezone: Option<&str>) -> Zone {
-    let Some(tz) = timezone else {
-        return Zone::Naive;
-    };
-    if let Some(minutes) = fixed_offset(tz) {
-        return Zone::Offset(minutes);
+/// - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, as arrow-json parses them; anything else
+///   starting with a sign is an error.
+/// - `UTC`, `Z`, `GMT` (and `UCT`, `Universal`, `Zulu`, `Greenwich`, `GMT0`) with or without
+///   `Etc/` are offset 0; `Etc/GMT±N` is the fixed offset ∓N hours (the POSIX sign, as in the
+///   tz database).
+/// - Any other name is an IANA zone for the resolver.
+fn parse(timezone: &str) -> Result<Parsed<'_>, ZoneError> {
+    if timezone.starts_with(['+', '-']) {
+        return fixed_offset(timezone)
+            .map(|minutes| Parsed::Zone(Zone::Offset(minutes)))
+            .ok_or(ZoneError::InvalidOffset);
     }
-    let name = tz.strip_prefix("Etc/").unwrap_or(tz);
+    let name = timezone.strip_prefix("Etc/").unwrap_or(timezone);
+    const UTC: [&str; 11] = [
+        "UTC",
+        "Z",
+        "GMT",
+        "UCT",
+        "Universal",
+        "Zulu",
+        "Greenwich",
+        "GMT0",
+        "GMT+0",
+        "GMT-0",
+        "Zero",
+    ];
+    if UTC.iter().any(|alias| alias.eq_ignore_ascii_case(name)) {
+        return Ok(Parsed::Zone(Zone::Offset(0)));
+    }
     if let Some(hours) = name.strip_prefix("GMT")
         && let Some(sign @ (b'+' | b'-')) = hours.bytes().next()
         && let Some(h) = hours.get(1..).and_then(|h| h.parse::<i32>().ok())
         && (0..=14).contains(&h)
     {
-        return Zone::Offset(if sign == b'+' { -h * 60 } else { h * 60 });
+        return Ok(Parsed::Zone(Zone::Offset(if sign == b'+' {
+            -h * 60
+        } else {
+            h * 60
+        })));
     }
-    Zone::Offset(0)
+    Ok(Parsed::Name(timezone))
+}
+
+/// Named zones an encoder holds at most (distinct names across its schema).
+pub(crate) const ZONES: usize = 8;
+
+/// The named zones of an encoder's schema, resolved once when it is built; values then find
+/// their zone by name here, without calling the resolver.
+#[derive(Clone)]
+pub(crate) struct Zones<'s> {
+    named: heapless::Vec<(&'s str, &'static dyn ZoneRules), ZONES>,
+    /// The resolver of names, unless zones are not written in local time.
+    resolver: Option<ZoneResolver>,
+    /// Every zoned timestamp in UTC ([`EncoderOptions::timestamps_utc`](super::EncoderOptions)).
+    utc: bool,
+}
+
+impl<'s> Zones<'s> {
+    /// No zones yet, for an encoder with `options`.
+    pub(crate) fn new(options: &super::EncoderOptions) -> Self {
+        let local = !options.timestamps_utc && !options.timestamps_as_epoch;
+        Zones {
+            named: heapless::Vec::new(),
+            resolver: options.time_zones.filter(|_| local),
+            utc: options.timestamps_utc,
+        }
+    }
+
+    /// Checks `timezone` (of a timestamp type in the schema) and resolves it if it is a name
+    /// not seen before.
+    pub(crate) fn add(&mut self, timezone: Option<&'s str>) -> Result<(), ZoneError> {
+        let Some(tz) = timezone else {
+            return Ok(());
+        };
+        let Parsed::Name(name) = parse(tz)? else {
+            return Ok(());
+        };
+        let Some(resolve) = self.resolver else {
+            return Ok(());
+        };
+        if self.named.iter().any(|(n, _)| *n == name) {
+            return Ok(());
+        }
+        let rules = resolve.resolve(name).ok_or(ZoneError::Unknown)?;
+        self.named
+            .push((name, rules))
+            .map_err(|_| ZoneError::TooMany)
+    }
+
+    /// The zone of a timestamp type whose timezone was [added](Zones::add).
+    pub(crate) fn zone(&self, timezone: Option<&str>) -> Zone {
+        let Some(tz) = timezone else {
+            return Zone::Naive;
+        };
+        if self.utc {
+            return Zone::Offset(0);
+        }
+        match parse(tz) {
+            Ok(Parsed::Zone(zone)) => zone,
+            Ok(Parsed::Name(name)) => {
+                let found = self.named.iter().find(|(n, _)| {
+                    core::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len() || *n == name
+                });
+                debug_assert!(
+                    found.is_some() || self.resolver.is_none(),
+                    "every named zone of the schema is resolved when the encoder is built"
+                );
+                found.map_or(Zone::Offset(0), |(_, rules)| Zone::Named(*rules))
+            }
+            // Refused when the encoder was built.
+            Err(_) => Zone::Offset(0),
+        }
+    }
 }
 
 /// `±HH:MM`, `±HHMM` or `±HH` in minutes east of UTC (strictly within a day, as chrono allows).
@@ -365,14 +547,17 @@ fn fixed_offset(tz: &str) -> Option<i32> {
 #[inline(always)]
 pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; WINDOW]) -> usize {
     let (seconds, nanos) = split(value, unit);
-    let (days, time) = day_and_time(seconds, zone.seconds());
+    let shift = zone.seconds(seconds);
+    let (days, time) = day_and_time(seconds, shift);
     let Some(civil) = civil_in_four_digits(days) else {
-        return quoted(out, |text| date_time(days, time, nanos, zone, text));
+        return quoted(out, |text| {
+            date_time(days, time, nanos, zone.end(shift), text)
+        });
     };
     put_date(out, civil);
     put_clock(out, time as u32);
     let at = 20 + put_fraction(out, 20, nanos);
-    let (end, len) = zone.end();
+    let (end, len) = zone.end(shift);
     if let Some(dst) = out
         .get_mut(at..at + 8)
         .and_then(|b| b.first_chunk_mut::<8>())
@@ -384,40 +569,54 @@ pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; W
 
 /// [`timestamp`]'s text in any year, through a [`Text`]: the day, the second of the day, its
 /// nanoseconds and the zone's suffix.
-fn date_time(days: i64, time: i64, nanos: u32, zone: Zone, text: &mut Text) {
+fn date_time(days: i64, time: i64, nanos: u32, (end, len): ([u8; 8], usize), text: &mut Text) {
     date(days, text);
     text.push(b'T');
     clock(time as u64, nanos, text);
-    let (end, len) = zone.end();
     text.extend(end.get(..len - 1).unwrap_or_default());
 }
 
 impl Zone {
-    /// Seconds east of UTC (0 when naive).
+    /// Seconds east of UTC at `utc_seconds` since the epoch (0 when naive), less than a day.
     #[inline(always)]
-    fn seconds(self) -> i64 {
+    fn seconds(self, utc_seconds: i64) -> i64 {
         match self {
             Zone::Naive => 0,
             Zone::Offset(minutes) => i64::from(minutes) * 60,
+            Zone::Named(rules) => named_offset(rules, utc_seconds),
         }
     }
 
-    /// What follows the time up to the closing quote: `"` (naive), `Z"` or `±HH:MM"`, in
-    /// eight bytes, and how many of them count.
+    /// What follows the time up to the closing quote, given the zone's offset `shift` in
+    /// seconds: `"` (naive), `Z"` or `±HH:MM"`, in eight bytes, and how many of them count.
     #[inline(always)]
-    fn end(self) -> ([u8; 8], usize) {
+    fn end(self, shift: i64) -> ([u8; 8], usize) {
         match self {
             Zone::Naive => (*b"\"\0\0\0\0\0\0\0", 1),
             Zone::Offset(0) => (*b"Z\"\0\0\0\0\0\0", 2),
-            Zone::Offset(minutes) => {
-                let m = minutes.unsigned_abs();
-                let [h1, h2] = two_digits(m / 60);
-                let [m1, m2] = two_digits(m % 60);
-                let sign = if minutes < 0 { b'-' } else { b'+' };
-                ([sign, h1, h2, b':', m1, m2, b'"', 0], 7)
-            }
+            Zone::Offset(minutes) => offset_end(minutes < 0, minutes.unsigned_abs()),
+            // chrono's RFC 3339 form: `Z` for exactly 0, else the offset rounded to the minute
+            // (local mean times such as -04:56:02 show as -04:56).
+            Zone::Named(_) if shift == 0 => (*b"Z\"\0\0\0\0\0\0", 2),
+            Zone::Named(_) => offset_end(shift < 0, (shift.unsigned_abs() as u32 + 30) / 60),
         }
     }
+}
+
+/// A named zone's offset at `utc_seconds`, kept within a day either way.
+#[inline(never)]
+fn named_offset(rules: &dyn ZoneRules, utc_seconds: i64) -> i64 {
+    const LIMIT: i64 = SECONDS_PER_DAY - 1;
+    i64::from(rules.offset(utc_seconds)).clamp(-LIMIT, LIMIT)
+}
+
+/// `±HH:MM"` for an offset of `minutes`, in eight bytes, and how many of them count.
+#[inline(always)]
+fn offset_end(negative: bool, minutes: u32) -> ([u8; 8], usize) {
+    let [h1, h2] = two_digits(minutes / 60);
+    let [m1, m2] = two_digits(minutes % 60);
+    let sign = if negative { b'-' } else { b'+' };
+    ([sign, h1, h2, b':', m1, m2, b'"', 0], 7)
 }
 
 /// A duration in ISO 8601 as chrono writes it: `PT<seconds>[.<fraction>]S`, `-` before a
@@ -592,9 +791,123 @@ mod tests {
         );
         assert_eq!(zone(Some("America/New_York")), Zone::Offset(0));
         assert_eq!(zone(Some("UTC")), Zone::Offset(0));
-        assert_eq!(zone(Some("+24:00")), Zone::Offset(0));
         assert_eq!(zone(Some("-01")), Zone::Offset(-60));
         assert_eq!(zone(None), Zone::Naive);
+    }
+
+    /// The zone of `tz` for an encoder without a resolver.
+    fn zone(tz: Option<&str>) -> Zone {
+        let options = crate::json::EncoderOptions::default();
+        let mut zones = Zones::new(&options);
+        zones.add(tz).unwrap();
+        zones.zone(tz)
+    }
+
+    /// New York's rules since 2007 (a test stand-in for a tz database): UTC-5, and UTC-4 from
+    /// the second Sunday of March 07:00 UTC to the first Sunday of November 06:00 UTC; before
+    /// 1883-11-18 17:00 UTC local mean time, -4:56:02.
+    struct NewYork;
+
+    impl ZoneRules for NewYork {
+        fn offset(&self, utc: i64) -> i32 {
+            if utc < -2_717_650_800 {
+                return -17_762;
+            }
+            let days = utc.div_euclid(SECONDS_PER_DAY);
+            let (year, ..) = civil_from_days(days);
+            // Day count of the n-th Sunday of a month.
+            let sunday = |month: u32, n: i64| {
+                let first = days_from_civil(year, month, 1);
+                let weekday = (first + 4).rem_euclid(7); // 0 = Sunday
+                first + (7 - weekday) % 7 + 7 * (n - 1)
+            };
+            let start = sunday(3, 2) * SECONDS_PER_DAY + 7 * 3_600;
+            let end = sunday(11, 1) * SECONDS_PER_DAY + 6 * 3_600;
+            if (start..end).contains(&utc) {
+                -14_400
+            } else {
+                -18_000
+            }
+        }
+    }
+
+    fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y.rem_euclid(400);
+        let mp = i64::from((month + 9) % 12);
+        let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
+    fn new_york(_: &str) -> Option<&'static dyn ZoneRules> {
+        Some(&NewYork)
+    }
+
+    #[test]
+    fn named_zones_are_local_time_with_the_offset_in_effect() {
+        let options =
+            crate::json::EncoderOptions::default().with_time_zones(Some(ZoneResolver(new_york)));
+        let mut zones = Zones::new(&options);
+        let tz = Some("America/New_York");
+        zones.add(tz).unwrap();
+        let ny = zones.zone(tz);
+        assert!(matches!(ny, Zone::Named(_)));
+        let at = |seconds: i64| window(|w| timestamp(seconds, TimeUnit::Second, ny, w));
+        assert_eq!(at(0), "1969-12-31T19:00:00-05:00");
+        // 2024-03-10: 06:59:59 UTC is 01:59:59 EST, a second later 03:00:00 EDT.
+        assert_eq!(at(1_710_053_999), "2024-03-10T01:59:59-05:00");
+        assert_eq!(at(1_710_054_000), "2024-03-10T03:00:00-04:00");
+        // 2024-11-03: 01:30 happens twice, first in EDT, then in EST.
+        assert_eq!(at(1_730_611_800), "2024-11-03T01:30:00-04:00");
+        assert_eq!(at(1_730_615_400), "2024-11-03T01:30:00-05:00");
+        // Local mean time, -4:56:02: chrono rounds the written offset to the minute.
+        assert_eq!(at(-3_000_000_000), "1874-12-07T13:43:58-04:56");
+        // Past 9999 through the slow path, with the offset.
+        assert_eq!(
+            at(253_402_318_800 + 86_400 * 200),
+            "+10000-07-19T01:00:00-04:00"
+        );
+        // The UTC option and the epoch option resolve nothing.
+        for options in [
+            options.with_timestamps_utc(true),
+            options.with_timestamps_as_epoch(true),
+        ] {
+            let mut zones = Zones::new(&options);
+            zones.add(Some("Invalid/Zone")).unwrap();
+            assert_eq!(zones.zone(Some("Invalid/Zone")), Zone::Offset(0));
+        }
+        assert_eq!(
+            Zones::new(&options.with_timestamps_utc(true)).zone(Some("+05:30")),
+            Zone::Offset(0)
+        );
+    }
+
+    #[test]
+    fn bad_zones_are_refused() {
+        fn none(_: &str) -> Option<&'static dyn ZoneRules> {
+            None
+        }
+        let plain = crate::json::EncoderOptions::default();
+        let resolving = plain.with_time_zones(Some(ZoneResolver(none)));
+        for options in [plain, resolving, resolving.with_timestamps_utc(true)] {
+            for bad in ["+25:00", "+24:00", "-1", "+5:30", "+05:3x", "-"] {
+                assert_eq!(
+                    Zones::new(&options).add(Some(bad)),
+                    Err(ZoneError::InvalidOffset),
+                    "{bad}"
+                );
+            }
+            for exact in ["UTC", "Etc/UTC", "utc", "Z", "GMT", "Etc/GMT-3", "+23:59"] {
+                assert_eq!(Zones::new(&options).add(Some(exact)), Ok(()), "{exact}");
+            }
+        }
+        assert_eq!(Zones::new(&plain).add(Some("Invalid/Zone")), Ok(()));
+        assert_eq!(
+            Zones::new(&resolving).add(Some("Invalid/Zone")),
+            Err(ZoneError::Unknown)
+        );
     }
 
     #[test]
@@ -686,8 +999,10 @@ mod tests {
                 _ => {}
             }
             let (seconds, nanos) = split(value, unit);
-            let (days, time) = day_and_time(seconds, zone.seconds());
-            let expected = window(|w| quoted(w, |t| date_time(days, time, nanos, zone, t)));
+            let shift = zone.seconds(seconds);
+            let (days, time) = day_and_time(seconds, shift);
+            let end = zone.end(shift);
+            let expected = window(|w| quoted(w, |t| date_time(days, time, nanos, end, t)));
             assert_eq!(
                 window(|w| timestamp(value, unit, zone, w)),
                 expected,

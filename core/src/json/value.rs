@@ -167,10 +167,18 @@ pub(crate) fn key<'b>(sink: &mut Sink<'_, '_, 'b>, name: &'b str, cx: Context) {
     }
 }
 
-/// A decimal of `scale` from its little-endian two's-complement bytes, as an exact number.
-pub(crate) fn decimal(sink: &mut Sink<'_, '_, '_>, bytes: &[u8], scale: i8) {
+/// A decimal of `scale` from its little-endian two's-complement bytes, as an exact number (a
+/// string of it when asked to).
+pub(crate) fn decimal(sink: &mut Sink<'_, '_, '_>, bytes: &[u8], scale: i8, cx: Context) {
     let mut text = Scratch::<DECIMAL_TEXT>::new();
+    let quote = cx.options.decimals_as_strings;
+    if quote {
+        text.push(b'"');
+    }
     number::decimal(bytes, scale, &mut text);
+    if quote {
+        text.push(b'"');
+    }
     sink.put(text.as_bytes());
 }
 

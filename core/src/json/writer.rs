@@ -59,7 +59,9 @@ impl JsonWriter {
         Ok(encoder)
     }
 
-    /// The bytes that end the document (`]`, `[]` or nothing); empty when called again.
+    /// The bytes that end the document (`]`, `[]` or nothing); empty when called again. An
+    /// array ends at its `]`, as arrow-json's does: a caller that writes a text file adds the
+    /// final newline (the `quiver` command does).
     pub fn finish(&mut self) -> &'static [u8] {
         if self.finished {
             return b"";

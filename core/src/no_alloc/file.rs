@@ -45,6 +45,9 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
     /// then one read per dictionary block.
     pub fn open(source: S, scratch: &'s mut [u8]) -> Result<Self, Error<S::Error>> {
         let file_len = source.len();
+        if file_len == 0 {
+            return Err(FormatError::from(FormatErrorKind::EmptyInput).into());
+        }
         let tail_len = (FOOTER_READ.min(scratch.len()) as u64).min(file_len) as usize;
         let tail_start = file_len - tail_len as u64;
         if (tail_len as u64) < TRAILER_LEN as u64 + LEADING_LEN {

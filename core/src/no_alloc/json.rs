@@ -11,13 +11,13 @@ use super::batch::{Batch, DEFAULT_ARRAYS, Kind, Node};
 use crate::datatype::IntType;
 use crate::json::framing::Framing;
 use crate::json::sink::{Body, Sink, Spill, Stream};
+use crate::json::temporal::{self, Zones};
 use crate::json::value::{
     self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
     windowed,
 };
 use crate::json::{
     BinaryFormat, DEFAULT_DEPTH, EncoderOptions, JsonError, JsonFormat, Progress, escape, number,
-    temporal,
 };
 
 /// One open value of the walk; arrays are node indices of the batch.
@@ -77,6 +77,8 @@ enum Phase {
 pub struct Encoder<'b, 'a, const N: usize = DEFAULT_ARRAYS, const DEPTH: usize = DEFAULT_DEPTH> {
     batch: &'b Batch<'a, N>,
     cx: Context,
+    /// The named zones of the batch's timestamps, resolved when the encoder is built.
+    zones: Zones<'a>,
     rows: Rows<DEPTH>,
     spill: Spill,
     stream: Option<Stream<'b>>,
@@ -130,6 +132,7 @@ impl<'b, 'a, const N: usize, const DEPTH: usize> Encoder<'b, 'a, N, DEPTH> {
             column: 0,
             limit: DEPTH,
             plain_names: true,
+            zones: Zones::new(&options),
         };
         let mut at = 0;
         while let Some(node) = batch.nodes().get(at).filter(|_| at < batch.columns_end()) {
@@ -144,6 +147,7 @@ impl<'b, 'a, const N: usize, const DEPTH: usize> Encoder<'b, 'a, N, DEPTH> {
                 options,
                 plain_names: check.plain_names,
             },
+            zones: check.zones,
             rows: Rows {
                 framing,
                 phase: Phase::Open,
@@ -164,6 +168,7 @@ impl<'b, 'a, const N: usize, const DEPTH: usize> Encoder<'b, 'a, N, DEPTH> {
         let walk = Walk {
             batch: self.batch,
             cx: self.cx,
+            zones: &self.zones,
         };
         let state = &mut self.rows;
         let done = loop {
@@ -217,7 +222,11 @@ impl<'b, 'a, const N: usize, const DEPTH: usize> Encoder<'b, 'a, N, DEPTH> {
 
 impl<const DEPTH: usize> Rows<DEPTH> {
     /// Opens rows until one needs the stack or output must wait.
-    fn rows<'b, const N: usize>(&mut self, walk: &Walk<'b, '_, N>, sink: &mut Sink<'_, '_, 'b>) {
+    fn rows<'b, const N: usize>(
+        &mut self,
+        walk: &Walk<'_, 'b, '_, N>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) {
         if self.in_row {
             sink.put_opt(self.framing.row_end);
             self.in_row = false;
@@ -283,12 +292,13 @@ impl<const N: usize, const DEPTH: usize> core::fmt::Debug for Encoder<'_, '_, N,
 }
 
 /// The batch and settings a step reads.
-struct Walk<'b, 'a, const N: usize> {
+struct Walk<'z, 'b, 'a, const N: usize> {
     batch: &'b Batch<'a, N>,
     cx: Context,
+    zones: &'z Zones<'a>,
 }
 
-impl<'b, 'a, const N: usize> Walk<'b, 'a, N> {
+impl<'b, 'a, const N: usize> Walk<'_, 'b, 'a, N> {
     fn node(&self, at: usize) -> Option<&'b Node<'a>> {
         self.batch.nodes().get(at)
     }
@@ -352,7 +362,7 @@ impl<'b, 'a, const N: usize> Walk<'b, 'a, N> {
                 }
             }
             _ => {
-                leaf(node, i, sink, self.cx);
+                leaf(node, i, sink, self.cx, self.zones);
                 None
             }
         }
@@ -494,7 +504,8 @@ impl<'b, 'a, const N: usize> Walk<'b, 'a, N> {
                 while *next < *end {
                     let e = *next;
                     let value = self.batch.resolve(*values, e);
-                    if !entries_valid(e) || (value.is_none() && !cx.options.explicit_nulls) {
+                    // A map's keys are data: `"key":null` whatever `explicit_nulls` says.
+                    if !entries_valid(e) {
                         *next += 1;
                         continue;
                     }
@@ -528,7 +539,13 @@ impl<'b, 'a, const N: usize> Walk<'b, 'a, N> {
 }
 
 /// Writes a flat value (the alloc encoder's `leaf`, over a node).
-fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) {
+fn leaf<'b>(
+    node: &'b Node<'_>,
+    i: usize,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+    zones: &Zones<'_>,
+) {
     match node.kind {
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
             sink.quoted(node.bytes_value(i), Body::Text, b"\"");
@@ -551,7 +568,7 @@ fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Conte
         } else {
             b"false"
         }),
-        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale),
+        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
         Kind::Date32 => windowed(sink, |w| temporal::date32(node.value::<i32>(i), w)),
         Kind::Date64 => windowed(sink, |w| temporal::date64(node.value::<i64>(i), w)),
         Kind::Time32(unit) => {
@@ -561,7 +578,7 @@ fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Conte
         }
         Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
         Kind::Timestamp(unit, timezone) => {
-            let zone = temporal::zone(timezone);
+            let zone = zones.zone(timezone);
             value::timestamp(sink, node.value::<i64>(i), unit, zone, cx);
         }
         Kind::Duration(unit) => {
@@ -579,12 +596,14 @@ fn leaf<'b>(node: &'b Node<'_>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Conte
     }
 }
 
-/// The construction-time checks: nesting depth, null map keys, names that need escaping.
+/// The construction-time checks: nesting depth, null map keys, names that need escaping,
+/// timezones (named ones resolved here, once).
 struct Check<'b, 'a, const N: usize> {
     batch: &'b Batch<'a, N>,
     column: usize,
     limit: usize,
     plain_names: bool,
+    zones: Zones<'a>,
 }
 
 impl<const N: usize> Check<'_, '_, N> {
@@ -654,6 +673,12 @@ impl<const N: usize> Check<'_, '_, N> {
                 Some(values) => self.frames(values, depth, hops + 1)?,
                 None => depth,
             },
+            Kind::Timestamp(_, timezone) => {
+                self.zones
+                    .add(timezone)
+                    .map_err(|e| JsonError::zone(self.column, e))?;
+                depth
+            }
             _ => depth,
         };
         if most > self.limit {

@@ -12,7 +12,7 @@ use super::file::DEFAULT_DICTIONARIES;
 use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, CONTINUATION};
+use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
 
@@ -51,10 +51,14 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             position: 0,
             finished: false,
         };
-        let read = stream.read_message()?.ok_or(FormatErrorKind::Truncated {
-            what: "stream (no schema message)",
-            needed: 8,
-            available: 0,
+        let read = stream.read_message()?.ok_or(if stream.position == 0 {
+            FormatErrorKind::EmptyInput
+        } else {
+            FormatErrorKind::Truncated {
+                what: "stream (no schema message)",
+                needed: 8,
+                available: stream.position,
+            }
         })?;
         stream.schema = read.message.clone();
         let located = |e: FormatError| e.rebase(read.offset);
@@ -166,6 +170,12 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         if self.fill(&mut word, true)? == 0 {
             return Ok(None);
         }
+        // At the start of the input, a length no stream begins with is refused as the format
+        // its bytes look like, if they look like one.
+        let foreign = (offset == 0)
+            .then(|| Foreign::sniff(&word))
+            .flatten()
+            .map(|looks_like| FormatError::from(FormatErrorKind::NotArrow { looks_like }));
         if word == CONTINUATION {
             self.fill(&mut word, false)?;
         }
@@ -174,18 +184,19 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             return Ok(None);
         }
         let len = usize::try_from(len).map_err(|_| {
-            FormatError::from(FormatErrorKind::InvalidValue {
-                what: "message metadata length",
-                value: i64::from(len),
+            foreign.clone().unwrap_or_else(|| {
+                FormatError::from(FormatErrorKind::InvalidValue {
+                    what: "message metadata length",
+                    value: i64::from(len),
+                })
+                .at(offset)
             })
-            .at(offset)
         })?;
         let message = self.free..self.free.saturating_add(len);
         let available = self.scratch.len();
-        let buf = self
-            .scratch
-            .get_mut(message.clone())
-            .ok_or_else(|| too_small("a message's metadata", message.end, available))?;
+        let buf = self.scratch.get_mut(message.clone()).ok_or_else(|| {
+            foreign.unwrap_or_else(|| too_small("a message's metadata", message.end, available))
+        })?;
         let metadata_at = self.position;
         fill_exact(
             &mut self.reader,

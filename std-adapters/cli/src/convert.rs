@@ -9,7 +9,7 @@
 //! soon as the batch range or the row limit is reached.
 
 use crate::input::{self, CountingRead, Input, ReadStats};
-use crate::output::Output;
+use crate::output::{self, Output};
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::format::Block;
@@ -19,7 +19,7 @@ use quiver::source::Counting;
 use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -29,6 +29,9 @@ const LOCAL_PART: usize = 1 << 20;
 
 /// Runs `quiver json`.
 pub fn run(args: &JsonArgs) -> Result<(), Failure> {
+    if let Some(path) = &args.output {
+        output::refuse_input(path, &args.input)?;
+    }
     let input = input::open(&args.input, args.mmap)?;
     let output = match &args.output {
         Some(path) => Output::file(path)?,
@@ -68,7 +71,17 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         ..
     } = sink;
     writer.finish().map_err(|e| writer.inner().failed(e))?;
-    let (rows, bytes_written) = (writer.rows(), writer.bytes_written());
+    let mut bytes_written = writer.bytes_written();
+    if args.format == Format::Array {
+        // The array (arrow-json's document, which ends at `]`) ends its line, like every
+        // line-oriented tool's output.
+        let out = writer.inner_mut();
+        out.write_all(b"\n")
+            .and_then(|()| out.flush())
+            .map_err(|e| writer.inner().failed(e))?;
+        bytes_written += 1;
+    }
+    let rows = writer.rows();
     writer.into_inner().commit()?;
     if args.stats {
         eprintln!(
@@ -93,6 +106,9 @@ fn encoder_options(args: &JsonArgs) -> EncoderOptions {
         .with_large_ints_as_strings(args.large_ints_as_strings)
         .with_non_finite_as_strings(args.non_finite_as_strings)
         .with_timestamps_as_epoch(args.timestamps_as_epoch)
+        .with_timestamps_utc(args.timestamps_utc)
+        .with_time_zones(Some(quiver_std::time_zones()))
+        .with_decimals_as_strings(args.decimals_as_strings)
         .with_binary(match args.binary {
             Binary::Hex => BinaryFormat::Hex,
             Binary::Base64 => BinaryFormat::Base64,
@@ -123,8 +139,14 @@ where
     let source = Counting::new(source);
     let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
     let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    if args.batches.is_some() && batches.start >= reader.num_batches() {
+        return Err(Failure::about(
+            &args.input,
+            past_the_end(&batches, "file", reader.num_batches()),
+        ));
+    }
     if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(reader.schema(), columns)
+        let projection = Projection::from_paths(reader.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
         reader.set_projection(projection);
     }
@@ -155,17 +177,30 @@ fn convert_stream(
 ) -> Result<ReadStats, Failure> {
     let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
+    if args.mmap {
+        return Err(Failure::Usage(format!(
+            "{}: --mmap does not apply to a stream (it maps files in the file format)",
+            args.input.display()
+        )));
+    }
     if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(stream.schema(), columns)
+        let projection = Projection::from_paths(stream.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
         stream.set_projection(projection);
     }
     if let Some(bar) = &sink.progress {
         show(bar, None);
     }
+    // Reading stops once the range or the limit is done: the rest of the stream stays unread.
     let mut index = 0;
     while sink.wants_more() && index < batches.end {
         let Some(batch) = stream.next_batch().map_err(failed)? else {
+            if args.batches.is_some() && index <= batches.start {
+                return Err(Failure::about(
+                    &args.input,
+                    past_the_end(&batches, "stream", index),
+                ));
+            }
             break;
         };
         if index >= batches.start {
@@ -174,6 +209,18 @@ fn convert_stream(
         index += 1;
     }
     Ok(stream.inner().inner().stats())
+}
+
+/// The error for a `--batches` range that starts past the last of `count` batches.
+fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
+    let range = match batches.end {
+        usize::MAX => format!("{}..", batches.start),
+        end => format!("{}..{end}", batches.start),
+    };
+    let plural = if count == 1 { "" } else { "es" };
+    format!(
+        "--batches {range} starts past the last batch: the {input} has {count} record batch{plural}"
+    )
 }
 
 /// Where batches go: the writer, behind the row limit, with the progress bar.
@@ -220,12 +267,24 @@ impl Sink<'_> {
     /// An encoder's refusal, with the batch and the field it concerns.
     fn json_failure(&self, index: usize, batch: &RecordBatch<'_>, error: &JsonError) -> Failure {
         let column = match error {
-            JsonError::TooDeep { column, .. } | JsonError::NullMapKey { column } => Some(*column),
+            JsonError::TooDeep { column, .. }
+            | JsonError::NullMapKey { column }
+            | JsonError::InvalidTimeZone { column }
+            | JsonError::UnknownTimeZone { column }
+            | JsonError::TooManyTimeZones { column, .. } => Some(*column),
             _ => None,
         };
+        let zone = matches!(
+            error,
+            JsonError::InvalidTimeZone { .. } | JsonError::UnknownTimeZone { .. }
+        );
         let field = column
             .and_then(|c| batch.field(c))
-            .map(|f| format!(" (field `{}`)", f.name()))
+            .map(|f| match zone {
+                // The type names the zone.
+                true => format!(" (field `{}`: {})", f.name(), f.data_type()),
+                false => format!(" (field `{}`)", f.name()),
+            })
             .unwrap_or_default();
         Failure::Error(format!(
             "{}: batch {index}: {error}{field}",

@@ -8,6 +8,7 @@
 //! reports.
 
 use crate::Failure;
+use quiver::FormatErrorKind;
 use quiver::ipc::MAGIC;
 use quiver::source::Counting;
 use quiver_mmap::MmapSource;
@@ -52,6 +53,12 @@ pub fn open(path: &Path, mmap: bool) -> Result<Input, Failure> {
     };
     let leading = read_up_to(&mut reader, &mut magic).map_err(failed)?;
     if leading == MAGIC {
+        if mmap {
+            return Err(Failure::Usage(format!(
+                "{}: --mmap needs a regular file (this input is read into memory)",
+                path.display()
+            )));
+        }
         let mut bytes = leading.to_vec();
         reader.read_to_end(&mut bytes).map_err(failed)?;
         return Ok(Input::InMemory(bytes));
@@ -82,16 +89,27 @@ fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
 /// The reader of a stream input.
 pub type StreamInput = quiver::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
 
-/// Opens the stream of an [`Input::Stream`]; a failure here means the input was neither format.
+/// Opens the stream of an [`Input::Stream`]; a failure here means the input was neither format
+/// (an empty input, or another format, says so itself).
 pub fn stream_reader(
     path: &Path,
     reader: CountingRead<Box<dyn Read>>,
 ) -> Result<StreamInput, Failure> {
     quiver_std::stream_reader(reader, quiver::ReaderOptions::default()).map_err(|e| {
-        Failure::about(
-            path,
-            format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
-        )
+        let whole_input = e.format().is_some_and(|e| {
+            matches!(
+                e.kind,
+                FormatErrorKind::EmptyInput | FormatErrorKind::NotArrow { .. }
+            )
+        });
+        if whole_input {
+            Failure::about(path, e)
+        } else {
+            Failure::about(
+                path,
+                format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
+            )
+        }
     })
 }
 

@@ -7,12 +7,15 @@
 //!   memory map) or a stream, by its leading bytes; and the read counts behind `--stats`.
 //! - `convert.rs`: `quiver json`, the conversion loop around the reader and
 //!   [`quiver_std::ParallelWriter`].
-//! - `output.rs`: stdout, or a temporary file renamed into place only on success.
+//! - `output.rs`: stdout, or `--output FILE`: a device, FIFO or descriptor written in place, a
+//!   regular file replaced by a temporary file renamed over it only on success (removed on
+//!   SIGINT, SIGTERM or SIGHUP), never the input.
 //! - `schema.rs`: `quiver schema`.
 //!
 //! Exit codes: 0 on success (and when the reader of stdout goes away, as with `| head`), 1 on
 //! any error, with one `error: …` line naming the input and the batch, byte offset or field, and
-//! 2 on a usage error.
+//! 2 on a usage error (also an `--output` that is the input); 128 + the signal number when
+//! SIGINT, SIGTERM or SIGHUP ends a run writing to a file.
 
 mod convert;
 mod input;
@@ -47,21 +50,23 @@ struct JsonArgs {
     /// An Arrow IPC file or stream (told apart by their leading bytes), or `-` for stdin.
     input: PathBuf,
 
-    /// How rows are framed: one JSON object per line, or one JSON array.
+    /// How rows are framed: one JSON object per line, or one JSON array (ending with a
+    /// newline).
     #[arg(long, value_enum, default_value_t = Format::Ndjson)]
     format: Format,
 
     /// Only these columns, by name; dotted paths select struct children (`c.x`). Output keys
-    /// keep the file's order.
-    #[arg(long, value_delimiter = ',', value_name = "A,B,C.X")]
-    columns: Option<Vec<String>>,
+    /// keep the file's order. A backslash escapes the next character: `a\.b` is the column
+    /// named `a.b`, `a\,b` the column `a,b`, `a\\b` the column `a\b`.
+    #[arg(long, value_parser = parse_columns, value_name = "A,B,C.X")]
+    columns: Option<Columns>,
 
     /// Only record batches START..END (from 0, END excluded); also `START..`, `..END`, `N`.
     #[arg(long, value_parser = parse_batches, value_name = "START..END")]
     batches: Option<Range<usize>>,
 
     /// At most N rows.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_limit, allow_negative_numbers = true)]
     limit: Option<u64>,
 
     /// Write null members as `null` instead of leaving them out.
@@ -80,12 +85,24 @@ struct JsonArgs {
     #[arg(long)]
     timestamps_as_epoch: bool,
 
+    /// Write timestamps with a timezone as their UTC instant with `Z`, instead of the local
+    /// time with the zone's offset (named zones are looked up in a bundled tz database).
+    #[arg(long)]
+    timestamps_utc: bool,
+
+    /// Write decimals as JSON strings with every digit, instead of numbers (which common
+    /// parsers round to a double).
+    #[arg(long)]
+    decimals_as_strings: bool,
+
     /// How binary values are written.
     #[arg(long, value_enum, default_value_t = Binary::Hex)]
     binary: Binary,
 
-    /// Write to FILE (through a temporary file beside it, renamed when the conversion
-    /// succeeds) instead of stdout.
+    /// Write to FILE instead of stdout. A regular file (also at the end of symbolic links) is
+    /// replaced only when the conversion succeeds, through a hidden `.FILE.*.partial` beside it,
+    /// keeping its permissions and owner; links stay links. A device, FIFO or `/dev/fd/N` is
+    /// written directly, as `>` would. FILE may not be the input.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -94,7 +111,8 @@ struct JsonArgs {
     threads: Option<u16>,
 
     /// Read a file through a memory map (zero-copy) instead of positioned reads of about one
-    /// batch at a time. Memory then grows with the file's pages touched.
+    /// batch at a time. Memory then grows with the file's pages touched. Only for a regular
+    /// file in the file format: a stream or a pipe is a usage error.
     #[arg(long)]
     mmap: bool,
 
@@ -109,6 +127,21 @@ struct JsonArgs {
 struct SchemaArgs {
     /// An Arrow IPC file or stream, or `-` for stdin.
     input: PathBuf,
+
+    /// Text for people, or one JSON document for scripts.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+    format: SchemaFormat,
+}
+
+/// `quiver schema --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SchemaFormat {
+    /// One line per field, indented by depth; names that would break a line are quoted.
+    Text,
+    /// One JSON document: `format`, `fields` (each with `name`, `type`, `nullable`, `metadata`,
+    /// `dictionary` and `children`), `metadata`, `record_batches`, `rows`, and for a file
+    /// `dictionary_batches`.
+    Json,
 }
 
 /// `--format`.
@@ -153,11 +186,53 @@ fn parse_batches(text: &str) -> Result<Range<usize>, String> {
     }
 }
 
+/// `--columns`: the field paths, as `quiver::ipc::Projection::from_paths` reads them.
+#[derive(Debug, Clone)]
+struct Columns(Vec<String>);
+
+/// Splits `--columns` at each `,` that no `\` escapes. The escapes stay in the paths, for the
+/// projection to read (`\,` is a `,` in a name, `\.` a `.`). An empty entry is an error.
+fn parse_columns(text: &str) -> Result<Columns, String> {
+    let mut paths = Vec::new();
+    let mut path = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == ',' {
+            paths.push(std::mem::take(&mut path));
+            continue;
+        }
+        path.push(c);
+        if c == '\\'
+            && let Some(escaped) = chars.next()
+        {
+            path.push(escaped);
+        }
+    }
+    paths.push(path);
+    if let Some(empty) = paths.iter().position(String::is_empty) {
+        return Err(format!(
+            "entry {} of `{text}` is empty (name each column once, separated by `,`)",
+            empty + 1
+        ));
+    }
+    Ok(Columns(paths))
+}
+
+/// Parses `--limit`: a whole number from 0, with a message about the value otherwise (a
+/// negative number included, which clap would otherwise take for an option).
+fn parse_limit(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| "must be a whole number from 0 (the most rows to write)".to_string())
+}
+
 /// Why a command stopped early.
 #[derive(Debug)]
 enum Failure {
     /// Reported as `error: {0}` with exit code 1.
     Error(String),
+    /// A usage error found after parsing (an output that is the input, an option that does not
+    /// apply to this input): `error: {0}` with exit code 2.
+    Usage(String),
     /// The reader of stdout went away (`| head`): stop quietly with exit code 0.
     ClosedPipe,
 }
@@ -183,6 +258,10 @@ pub fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -205,5 +284,31 @@ mod tests {
         assert!(parse_batches("7..3").is_err());
         assert!(parse_batches("a..3").is_err());
         assert!(parse_batches("-1").is_err());
+    }
+
+    #[test]
+    fn columns_split_at_unescaped_commas() {
+        let paths = |text| parse_columns(text).map(|c| c.0);
+        assert_eq!(paths("a,b.c"), Ok(vec!["a".into(), "b.c".into()]));
+        assert_eq!(
+            paths(r"a\,b,c\.d"),
+            Ok(vec![r"a\,b".into(), r"c\.d".into()])
+        );
+        assert_eq!(paths(r"a\\,b"), Ok(vec![r"a\\".into(), "b".into()]));
+        let empty = paths("a,").unwrap_err();
+        assert!(empty.contains("entry 2 of `a,` is empty"), "{empty}");
+        assert!(paths(",a").unwrap_err().contains("entry 1"));
+        assert!(paths("").is_err());
+    }
+
+    #[test]
+    fn limits_parse() {
+        assert_eq!(parse_limit("0"), Ok(0));
+        assert_eq!(parse_limit("12"), Ok(12));
+        let message = parse_limit("-1").unwrap_err();
+        assert!(
+            message.starts_with("must be a whole number from 0"),
+            "{message}"
+        );
     }
 }

@@ -1,25 +1,52 @@
-//! Where the JSON goes: stdout, or a file that appears whole or not at all.
+//! Where the JSON goes: stdout, or the file `--output FILE` names. FILE is never destroyed:
 //!
-//! `--output FILE` writes to a hidden temporary file in FILE's folder (`.FILE.XXXXXX.partial`),
-//! which is synced and renamed over FILE only when the conversion has succeeded. On an error
-//! the temporary file is removed; a run killed outright leaves at most a `.partial` file, never a
-//! truncated FILE.
+//! - **Not a regular file.** A character device (`/dev/null`, a terminal), a FIFO, or a file
+//!   descriptor's name (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, whatever it refers to) is
+//!   opened for writing and truncated, as the shell's `>` opens it: no temporary file, no rename.
+//!   A socket cannot be opened and is refused with a message saying so; a folder is refused.
+//! - **A regular file or a new name.** Symbolic links (and chains of them) are followed to the
+//!   name they end at, the *target*; after a dangling link the target does not exist yet and is
+//!   created, as `>` would create it. The JSON goes to a hidden `.NAME.XXXXXX.partial` in the
+//!   target's folder, which is synced and renamed over the target only when the conversion has
+//!   succeeded: a failed run leaves the old target as it was, and links stay links. The new file
+//!   keeps the old one's permission bits and, where the process may set them, its owner and
+//!   group (Unix); a new name gets 0666 less the umask, as with `>`.
+//! - **The input.** An output that is the input file (the same device and inode, whatever the
+//!   spelling or links of either path) is refused before anything is opened for writing: exit
+//!   code 2. Stdin (`-`) has no path and is not checked.
+//! - **Signals (Unix).** Once a partial file is to be made, SIGINT, SIGTERM and SIGHUP go to a
+//!   thread ([`signal_hook`]) that removes it and ends the process with 128 + the signal number
+//!   (130, 143, 129); the target stays as it was. The handlers are in place before the file is
+//!   created; the file is created and registered, and renamed and unregistered, under one lock
+//!   that the thread takes and keeps until the exit. So a signal finds either no file or one
+//!   still partial, never the output. Only SIGKILL (or a crash) can leave a `.partial` file.
+//!   Without a partial file (stdout, a file written in place) signals keep their default action.
 
 use crate::Failure;
-use std::fs::File;
-use std::io::{self, Write};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use tempfile::NamedTempFile;
 
 /// The destination of a conversion.
 pub enum Output {
     /// Standard output, unbuffered (the writers hand it large buffers).
     Stdout(File),
-    /// A temporary file that becomes `path` on [`Output::commit`].
-    File {
-        /// The file being written.
-        temp: NamedTempFile,
-        /// Where it goes when complete.
+    /// An existing file that is not a regular file, written where it is.
+    InPlace {
+        /// The opened file.
+        file: File,
+        /// Its name on the command line.
+        path: PathBuf,
+    },
+    /// A temporary file that replaces `target` on [`Output::commit`].
+    Replace {
+        /// The file being written, registered for removal on a signal.
+        temp: Partial,
+        /// The name the links of `path` end at.
+        target: PathBuf,
+        /// The name on the command line.
         path: PathBuf,
     },
 }
@@ -32,34 +59,35 @@ impl Output {
             .map_err(|e| Failure::Error(format!("stdout: {e}")))
     }
 
-    /// A new temporary file beside `path`, to be renamed to `path` on success.
+    /// Opens `path` by the rules of the module doc.
     pub fn file(path: &Path) -> Result<Self, Failure> {
-        let folder = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
+        let failed = |e: io::Error| Failure::about(path, e);
+        let Some(target) = follow(path).map_err(failed)? else {
+            return open_in_place(path).map(|file| Output::InPlace {
+                file,
+                path: path.to_path_buf(),
+            });
         };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".partial");
-        // The permissions of a file made with `>`: 0666 less the umask (not tempfile's 0600).
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder
-            .tempfile_in(folder)
-            .map_err(|e| Failure::about(path, e))?;
-        Ok(Output::File {
+        let old = match fs::metadata(&target) {
+            Ok(old) => Some(old),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(failed(e)),
+        };
+        let temp = Partial::beside(&target, old.as_ref()).map_err(failed)?;
+        Ok(Output::Replace {
             temp,
+            target,
             path: path.to_path_buf(),
         })
     }
 
     /// Whether the output is a file (not a terminal or pipe).
     pub fn is_file(&self) -> bool {
-        matches!(self, Output::File { .. })
+        match self {
+            Output::Stdout(_) => false,
+            Output::InPlace { file, .. } => !file.is_terminal(),
+            Output::Replace { .. } => true,
+        }
     }
 
     /// The failure to report when writing fails with `error`: a closed stdout ends quietly.
@@ -67,47 +95,279 @@ impl Output {
         match self {
             Output::Stdout(_) if error.kind() == io::ErrorKind::BrokenPipe => Failure::ClosedPipe,
             Output::Stdout(_) => Failure::Error(format!("writing to stdout: {error}")),
-            Output::File { path, .. } => Failure::about(path, error),
+            Output::InPlace { path, .. } | Output::Replace { path, .. } => {
+                Failure::about(path, error)
+            }
         }
     }
 
-    /// Finishes the output: stdout is flushed; a file is synced and renamed into place.
+    /// Finishes the output: stdout or a file written in place is flushed; a partial file is
+    /// synced and renamed over its target.
     pub fn commit(mut self) -> Result<(), Failure> {
         self.flush().map_err(|e| self.failed(e))?;
         match self {
-            Output::Stdout(_) => Ok(()),
-            Output::File { temp, path } => {
-                temp.as_file()
-                    .sync_all()
-                    .map_err(|e| Failure::about(&path, e))?;
-                temp.persist(&path)
-                    .map(drop)
-                    .map_err(|e| Failure::about(&path, e.error))
+            Output::Stdout(_) | Output::InPlace { .. } => Ok(()),
+            Output::Replace { temp, target, path } => {
+                temp.persist(&target).map_err(|e| Failure::about(&path, e))
             }
+        }
+    }
+
+    /// The file the bytes go to.
+    fn file_mut(&mut self) -> &mut File {
+        match self {
+            Output::Stdout(file) | Output::InPlace { file, .. } => file,
+            Output::Replace { temp, .. } => temp.file.as_file_mut(),
         }
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Output::Stdout(file) => file.write(buf),
-            Output::File { temp, .. } => temp.write(buf),
-        }
+        self.file_mut().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Output::Stdout(file) => file.write_all(buf),
-            Output::File { temp, .. } => temp.write_all(buf),
-        }
+        self.file_mut().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Output::Stdout(file) => file.flush(),
-            Output::File { temp, .. } => temp.flush(),
+        self.file_mut().flush()
+    }
+}
+
+/// Refuses an `output` that is the `input` file (exit code 2), before anything is written.
+pub fn refuse_input(output: &Path, input: &Path) -> Result<(), Failure> {
+    if input.as_os_str() == "-" {
+        return Ok(());
+    }
+    let same = output == input
+        || match (fs::metadata(output), fs::metadata(input)) {
+            (Ok(a), Ok(b)) => same_file(&a, &b, output, input),
+            _ => false,
+        };
+    if same {
+        return Err(Failure::Usage(format!(
+            "--output {} is the input {} (the same file); nothing was written",
+            output.display(),
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` are the same file: the same device and inode.
+#[cfg(unix)]
+fn same_file(a: &Metadata, b: &Metadata, _: &Path, _: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+/// Whether the paths `a` and `b` name the same file, once links and `..` are resolved.
+#[cfg(not(unix))]
+fn same_file(_: &Metadata, _: &Metadata, a: &Path, b: &Path) -> bool {
+    matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+}
+
+/// Links followed before giving up, as Linux's `open` does (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// The name the symbolic links at `path` end at: a regular file or a name not taken yet
+/// (`Some`); `None` for an existing file that is not a regular file, or a descriptor's name.
+fn follow(path: &Path) -> io::Result<Option<PathBuf>> {
+    let mut name = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if names_descriptor(&name) {
+            return Ok(None);
         }
+        let meta = match fs::symlink_metadata(&name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(name)),
+            meta => meta?,
+        };
+        if !meta.is_symlink() {
+            return Ok(meta.is_file().then_some(name));
+        }
+        // A relative link is relative to its own folder; an absolute one replaces the path.
+        let link = fs::read_link(&name)?;
+        name = match name.parent() {
+            Some(folder) => folder.join(link),
+            None => link,
+        };
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Whether `name` is an entry of a descriptor folder (`/dev/fd`, `/proc/PID/fd`): it stands
+/// for a file a process has open, not for a name in a folder that a rename could replace.
+fn names_descriptor(name: &Path) -> bool {
+    let Ok(folder) = fs::canonicalize(folder_of(name)) else {
+        return false;
+    };
+    folder == Path::new("/dev/fd")
+        || (folder.starts_with("/proc") && folder.file_name() == Some("fd".as_ref()))
+}
+
+/// The folder holding `name` (`.` for a bare name).
+fn folder_of(name: &Path) -> &Path {
+    match name.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// Opens an existing file that is not a regular file for writing, as `>` does.
+fn open_in_place(path: &Path) -> Result<File, Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            return Err(Failure::about(
+                path,
+                "is a socket, which cannot be opened for writing",
+            ));
+        }
+    }
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| Failure::about(path, e))
+}
+
+/// The partial file a signal must remove, if any. It is locked while a partial file is created
+/// and registered, and while it is renamed and unregistered, so that a signal finds either no
+/// file or one that is still partial.
+static PARTIAL: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Locks [`PARTIAL`] (a panic elsewhere does not keep a signal from removing the file).
+fn partial() -> MutexGuard<'static, Option<PathBuf>> {
+    PARTIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A hidden temporary file beside the target, removed on drop or on a signal.
+pub struct Partial {
+    /// Dropped first: the file is removed before it is unregistered, so that a signal in
+    /// between cannot leave it behind.
+    file: NamedTempFile,
+    registration: Registration,
+}
+
+/// The registration of a [`Partial`] file in [`PARTIAL`], undone on drop.
+struct Registration;
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        *partial() = None;
+    }
+}
+
+impl Partial {
+    /// Creates `.NAME.XXXXXX.partial` in `target`'s folder with the owner and permission bits of
+    /// the `old` file there, if any, and registers it for removal on a signal.
+    #[cfg_attr(not(unix), allow(unused_variables))]
+    fn beside(target: &Path, old: Option<&Metadata>) -> io::Result<Self> {
+        #[cfg(unix)]
+        signals::watch()?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".partial");
+        // A new name gets the permissions `>` gives: 0666 less the umask (not tempfile's 0600).
+        // Over an old file, only the owner may open it until its own bits are set below.
+        #[cfg(unix)]
+        if old.is_none() {
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        }
+        let mut registered = partial();
+        let file = builder.tempfile_in(folder_of(target))?;
+        *registered = Some(file.path().to_path_buf());
+        drop(registered);
+        let partial = Partial {
+            file,
+            registration: Registration,
+        };
+        #[cfg(unix)]
+        if let Some(old) = old {
+            keep_owner_and_mode(partial.file.as_file(), old)?;
+        }
+        Ok(partial)
+    }
+
+    /// Syncs the file and renames it to `target`, unregistering it in the same step.
+    fn persist(self, target: &Path) -> io::Result<()> {
+        let Partial { file, registration } = self;
+        file.as_file().sync_all()?;
+        let mut registered = partial();
+        let persisted = match file.persist(target) {
+            Ok(_) => {
+                // Renamed: from now on the name is the output, which no signal removes.
+                *registered = None;
+                Ok(())
+            }
+            // The file is removed here, before `registration` is undone.
+            Err(e) => Err(e.error),
+        };
+        drop(registered);
+        drop(registration);
+        persisted
+    }
+}
+
+/// Gives `file` the owner and group of `old` where the process may (`fchown`; without the
+/// privilege, at least the group when it is one of the process's), then its permission bits
+/// (after the owner, whose change clears the set-id bits).
+#[cfg(unix)]
+fn keep_owner_and_mode(file: &File, old: &Metadata) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, fchown};
+    let new = file.metadata()?;
+    if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+        let not_permitted = |r: io::Result<()>| match r {
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(false),
+            r => r.map(|()| true),
+        };
+        if !not_permitted(fchown(file, Some(old.uid()), Some(old.gid())))? {
+            not_permitted(fchown(file, None, Some(old.gid())))?;
+        }
+    }
+    file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
+}
+
+/// The thread that removes the partial file on a signal.
+#[cfg(unix)]
+mod signals {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::iterator::Signals;
+    use std::io;
+    use std::sync::OnceLock;
+
+    /// Starts the thread once; from then on SIGINT, SIGTERM and SIGHUP end the process with
+    /// 128 + the signal number, after removing the registered partial file.
+    /// Called from the main thread only.
+    pub fn watch() -> io::Result<()> {
+        static WATCHING: OnceLock<()> = OnceLock::new();
+        if WATCHING.get().is_some() {
+            return Ok(());
+        }
+        // The handlers are in place when `new` returns; a signal from then on waits in
+        // `signals` until the thread takes it.
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    // Held until the exit, so that no partial file is created or renamed after.
+                    let registered = super::partial();
+                    if let Some(path) = registered.as_ref() {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    std::process::exit(128 + signal);
+                }
+            })?;
+        let _ = WATCHING.set(());
+        Ok(())
     }
 }
 

@@ -1,18 +1,33 @@
 //! `quiver schema`: the fields (types in Arrow's notation, nullability, dictionary encoding,
-//! metadata), then the batch and row counts.
+//! metadata), then the batch and row counts; as text, or as one JSON document (`--format json`).
 //!
 //! A file's footer lists its blocks but not their row counts, which live in each record batch's
 //! message header. The counts come from a scan with a projection of no columns: it reads every
 //! block's metadata (a few hundred bytes each, coalesced into one request per window) and none
 //! of the bodies. A stream has no footer, so it is read to its end.
+//!
+//! Text quotes a field name or metadata key that would break its line ([`DisplayName`]);
+//! metadata values are always quoted.
 
 use crate::input::{self, Input};
-use crate::{Failure, SchemaArgs};
+use crate::{Failure, SchemaArgs, SchemaFormat};
 use quiver::ipc::{Projection, ScanOptions};
-use quiver::schema::Metadata;
+use quiver::schema::{DisplayName, Metadata};
 use quiver::{Field, FileReader, RandomAccess, ReaderOptions, Schema};
+use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
+
+/// What `quiver schema` reports about an input.
+struct Description<'a> {
+    /// `file` or `stream`.
+    format: &'static str,
+    schema: &'a Schema,
+    /// A file's dictionary blocks (a stream's are not counted).
+    dictionary_batches: Option<usize>,
+    record_batches: u64,
+    rows: u64,
+}
 
 /// Runs `quiver schema`.
 pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
@@ -23,15 +38,21 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
         Input::Stream(reader) => {
             let failed = |e: quiver::Error<io::Error>| Failure::about(&args.input, e);
             let mut stream = input::stream_reader(&args.input, reader)?;
-            let mut text = describe("Arrow IPC stream", stream.schema());
+            let schema = stream.schema().clone();
             stream.set_projection(Projection::Fields(Vec::new()));
             let (mut batches, mut rows) = (0u64, 0u64);
             while let Some(batch) = stream.next_batch().map_err(failed)? {
                 batches += 1;
                 rows += batch.num_rows() as u64;
             }
-            let _ = writeln!(text, "record batches: {batches}\nrows: {rows}");
-            text
+            let description = Description {
+                format: "stream",
+                schema: &schema,
+                dictionary_batches: None,
+                record_batches: batches,
+                rows,
+            };
+            render(args.format, &description)
         }
     };
     let mut stdout = io::stdout().lock();
@@ -52,25 +73,39 @@ where
 {
     let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
     let mut reader = FileReader::open(source, ReaderOptions::default()).map_err(failed)?;
-    let mut text = describe("Arrow IPC file", reader.schema());
-    let _ = writeln!(
-        text,
-        "dictionary batches: {}",
-        reader.dictionary_blocks().len()
-    );
+    let schema = reader.schema().clone();
+    let dictionary_batches = reader.dictionary_blocks().len();
     reader.set_projection(Projection::Fields(Vec::new()));
     let batches = reader.num_batches();
     let mut rows = 0u64;
     for batch in reader.scan(0..batches, ScanOptions::default()) {
         rows += batch.map_err(failed)?.num_rows() as u64;
     }
-    let _ = writeln!(text, "record batches: {batches}\nrows: {rows}");
-    Ok(text)
+    let description = Description {
+        format: "file",
+        schema: &schema,
+        dictionary_batches: Some(dictionary_batches),
+        record_batches: batches as u64,
+        rows,
+    };
+    Ok(render(args.format, &description))
 }
 
-/// The format line, the fields and the schema's metadata.
-fn describe(format: &str, schema: &Schema) -> String {
-    let mut text = format!("format: {format}\nfields:\n");
+fn render(format: SchemaFormat, description: &Description<'_>) -> String {
+    match format {
+        SchemaFormat::Text => text(description),
+        SchemaFormat::Json => {
+            let mut document = json_document(description).to_string();
+            document.push('\n');
+            document
+        }
+    }
+}
+
+/// The format line, the fields, the schema's metadata, then the counts.
+fn text(description: &Description<'_>) -> String {
+    let schema = description.schema;
+    let mut text = format!("format: Arrow IPC {}\nfields:\n", description.format);
     for field in schema.fields() {
         describe_field(&mut text, field, 1);
     }
@@ -78,6 +113,14 @@ fn describe(format: &str, schema: &Schema) -> String {
         text.push_str("metadata:\n");
         describe_metadata(&mut text, schema.metadata(), 1);
     }
+    if let Some(count) = description.dictionary_batches {
+        let _ = writeln!(text, "dictionary batches: {count}");
+    }
+    let _ = writeln!(
+        text,
+        "record batches: {}\nrows: {}",
+        description.record_batches, description.rows
+    );
     text
 }
 
@@ -114,6 +157,55 @@ fn carries_more(field: &Field) -> bool {
 fn describe_metadata(text: &mut String, metadata: &Metadata, depth: usize) {
     let indent = "  ".repeat(depth);
     for (key, value) in metadata {
-        let _ = writeln!(text, "{indent}{key}: {value:?}");
+        let _ = writeln!(text, "{indent}{}: {value:?}", DisplayName(key));
     }
+}
+
+/// The JSON document of `--format json`.
+fn json_document(description: &Description<'_>) -> Value {
+    let schema = description.schema;
+    let mut document = Map::new();
+    document.insert("format".into(), json!(description.format));
+    let fields = schema.fields().iter().map(json_field).collect();
+    document.insert("fields".into(), Value::Array(fields));
+    document.insert("metadata".into(), json_metadata(schema.metadata()));
+    if let Some(count) = description.dictionary_batches {
+        document.insert("dictionary_batches".into(), json!(count));
+    }
+    document.insert("record_batches".into(), json!(description.record_batches));
+    document.insert("rows".into(), json!(description.rows));
+    Value::Object(document)
+}
+
+/// A field: `name`, `type` (the value type in Arrow's notation), `nullable`, `metadata`,
+/// `dictionary` (`null`, or its `id`, `index_type` and `ordered`) and `children`.
+fn json_field(field: &Field) -> Value {
+    let dictionary = field.dictionary().map_or(Value::Null, |encoding| {
+        json!({
+            "id": encoding.id,
+            "index_type": encoding.index_type.to_string(),
+            "ordered": encoding.ordered,
+        })
+    });
+    let children: Vec<Value> = field
+        .data_type()
+        .children()
+        .iter()
+        .map(json_field)
+        .collect();
+    json!({
+        "name": field.name(),
+        "type": field.data_type().to_string(),
+        "nullable": field.is_nullable(),
+        "metadata": json_metadata(field.metadata()),
+        "dictionary": dictionary,
+        "children": children,
+    })
+}
+
+fn json_metadata(metadata: &Metadata) -> Value {
+    let pairs = metadata
+        .iter()
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())));
+    Value::Object(pairs.collect())
 }

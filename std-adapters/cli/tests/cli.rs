@@ -1,7 +1,8 @@
 //! The `quiver` command, driven as a process: every golden file converts, the output is JSON
 //! line by line, the options select the rows they say, `schema` prints a known file, errors
 //! exit 1 with a message and leave no output file, stdin works, and `--stats` matches the
-//! library's own counts.
+//! library's own counts. `-o`'s rules (devices, FIFOs, descriptors, links, modes and owners,
+//! the input refused, signals) have a test each in `mod output`.
 
 use quiver::format::Block;
 use quiver::ipc::{Projection, ScanOptions};
@@ -39,7 +40,11 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let bytes = stdin.to_vec();
     let feeder = std::thread::spawn(move || input.write_all(&bytes));
     let output = child.wait_with_output().expect("wait for quiver");
-    feeder.join().expect("feeder").expect("write stdin");
+    // A run that stops reading early (`--batches`, `--limit`, an error) closes the pipe.
+    match feeder.join().expect("feeder") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        _ => {}
+    }
     output
 }
 
@@ -179,8 +184,18 @@ fn batches_and_limit_select_rows() {
         str_arg(&trips()),
     ])));
     assert_eq!(across, (1001..=2500).collect::<Vec<_>>());
-    let past_the_end = ok(run(&["json", "--batches", "7..9", str_arg(&trips())]));
-    assert!(past_the_end.is_empty());
+    // Starting past the last batch is an error naming the count; ending past it is not.
+    let message = fails(run(&["json", "--batches", "7..9", str_arg(&trips())]));
+    assert!(
+        message.ends_with(
+            "--batches 7..9 starts past the last batch: the file has 3 record batches\n"
+        ),
+        "{message}"
+    );
+    let message = fails(run(&["json", "--batches", "3..", str_arg(&trips())]));
+    assert!(message.contains("--batches 3.. starts past"), "{message}");
+    let last = ids(&ok(run(&["json", "--batches", "2..9", str_arg(&trips())])));
+    assert_eq!(last.len(), 1000);
 }
 
 #[test]
@@ -188,10 +203,11 @@ fn array_format_is_one_json_array() {
     let stdout = ok(run(&["json", "--format", "array", str_arg(&trips())]));
     let rows: Vec<Value> = serde_json::from_slice(&stdout).expect("one JSON array");
     assert_eq!(rows.len(), 3000);
-    assert_eq!(
-        stdout,
-        library_json(&read_batches(&trips(), None), JsonFormat::JsonArray)
-    );
+    // The library's array (arrow-json's document) and the newline that ends the output.
+    let mut expected = library_json(&read_batches(&trips(), None), JsonFormat::JsonArray);
+    assert_eq!(expected.last(), Some(&b']'));
+    expected.push(b'\n');
+    assert_eq!(stdout, expected);
     let limited = ok(run(&[
         "json",
         "--format",
@@ -212,7 +228,7 @@ fn array_format_is_one_json_array() {
         "0",
         str_arg(&trips()),
     ]));
-    assert_eq!(none, b"[]");
+    assert_eq!(none, b"[]\n");
 }
 
 #[test]
@@ -273,7 +289,8 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
     assert_eq!(names_in(folder.path()), ["corrupt.arrow"]);
 
     // Cut short: no footer.
-    std::fs::write(&input, &bytes[..bytes.len() / 2]).expect("write truncated file");
+    let cut = &bytes[..bytes.len() / 2];
+    std::fs::write(&input, cut).expect("write truncated file");
     let message = fails(run(&[
         "json",
         "--output",
@@ -281,6 +298,14 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
         str_arg(&input),
     ]));
     assert!(message.contains("corrupt.arrow"), "{message}");
+    assert!(
+        message.contains(&format!(
+            ": truncated Arrow IPC file: it starts with ARROW1, but its {} bytes do not end \
+             with the footer length and ARROW1 magic (10 bytes)\n",
+            cut.len()
+        )),
+        "{message}"
+    );
     assert_eq!(names_in(folder.path()), ["corrupt.arrow"]);
 
     // The same bytes as a stream, cut inside a body: an error after some rows.
@@ -294,9 +319,9 @@ fn a_corrupt_input_exits_1_and_leaves_no_output_file() {
     std::fs::write(&input, b"{\"this is\": \"json\"}\n").expect("write text");
     let message = fails(run(&["json", str_arg(&input)]));
     assert!(message.contains("corrupt.arrow"), "{message}");
-    assert!(message.contains("neither an Arrow IPC file"), "{message}");
+    assert!(message.contains("this looks like JSON text"), "{message}");
     let message = fails(run_with_stdin(&["schema", "-"], b""));
-    assert!(message.contains("neither an Arrow IPC file"), "{message}");
+    assert_eq!(message, "error: -: empty input\n");
 }
 
 #[test]
@@ -513,4 +538,798 @@ fn usage_errors_exit_2_and_data_errors_exit_1() {
     assert!(message.contains("no/such/file.arrow"), "{message}");
     let message = fails(run(&["json", "--columns", "rider.age", str_arg(&trips())]));
     assert!(message.contains("rider.age"), "{message}");
+}
+
+/// `row` with only the member `names` leads to (through struct members), or `None` when the
+/// row holds nothing there.
+fn select(row: &Value, names: &[&str]) -> Option<Value> {
+    let Some((name, rest)) = names.split_first() else {
+        return Some(row.clone());
+    };
+    let Value::Object(members) = row else {
+        return Some(row.clone()); // a null struct stays null
+    };
+    let value = members.get(*name)?;
+    let selected = if rest.is_empty() {
+        value.clone()
+    } else {
+        select(value, rest)?
+    };
+    Some(Value::Object(
+        [(name.to_string(), selected)].into_iter().collect(),
+    ))
+}
+
+#[test]
+fn every_selection_of_every_golden_file_is_the_whole_read_cut_down() {
+    let Some(data) = quiver_tests::arrow_testing_data() else {
+        return;
+    };
+    let mut selections = 0;
+    for file in quiver_tests::integration_files(&data, "arrow_file") {
+        let reader = FileReader::open(
+            std::fs::read(&file).expect("read"),
+            ReaderOptions::default(),
+        )
+        .expect("open");
+        let fields = reader.schema().fields().to_vec();
+        for input in [file.clone(), file.with_extension("stream")] {
+            let whole = lines(&ok(run(&["json", "--explicit-nulls", str_arg(&input)])));
+            for (indexes, path) in quiver_tests::paths::selections(&fields) {
+                if quiver_tests::paths::is_ambiguous(&fields, &indexes) {
+                    let message = fails(run(&["json", "--columns", &path, str_arg(&input)]));
+                    assert!(message.contains("more than one field"), "{message}");
+                    continue;
+                }
+                let mut names = Vec::new();
+                let mut level = fields.as_slice();
+                for &i in &indexes {
+                    names.push(level[i].name());
+                    level = level[i].data_type().children();
+                }
+                let args = [
+                    "json",
+                    "--explicit-nulls",
+                    "--columns",
+                    &path,
+                    str_arg(&input),
+                ];
+                let expected: Vec<Value> = whole
+                    .iter()
+                    .map(|row| select(row, &names).unwrap_or_else(|| serde_json::json!({})))
+                    .collect();
+                assert_eq!(
+                    lines(&ok(run(&args))),
+                    expected,
+                    "{} {path}",
+                    input.display()
+                );
+                if input == file {
+                    let mapped = lines(&ok(run(&[&args[..], &["--mmap"]].concat())));
+                    assert_eq!(mapped, expected, "{} --mmap {path}", input.display());
+                }
+                selections += 1;
+            }
+        }
+    }
+    println!("cli: {selections} selections of golden files (also --mmap) and streams equal");
+}
+
+#[test]
+fn column_paths_that_cannot_select_are_errors_naming_them() {
+    for (path, says) in [
+        ("trip_id.nope", "not a struct"),
+        ("stops.name", "not a struct"),
+        ("rider.nope", "no such field"),
+    ] {
+        let message = fails(run(&["json", "--columns", path, str_arg(&trips())]));
+        assert!(
+            message.contains(path) && message.contains(says),
+            "{path}: {message}"
+        );
+    }
+    let empty = run(&["json", "--columns", "city,", str_arg(&trips())]);
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    let stderr = String::from_utf8_lossy(&empty.stderr);
+    assert!(stderr.contains("entry 2 of `city,` is empty"), "{stderr}");
+}
+
+#[test]
+fn escaped_paths_select_names_with_dots_commas_and_backslashes() {
+    use quiver::{DataType, Field, FileWriter, Schema};
+    use quiver_tests::arbitrary::{Value, build};
+    use std::sync::Arc;
+    let point = DataType::Struct(
+        vec![
+            Field::new("x.y", DataType::Int32, true),
+            Field::new(r"e\f", DataType::Int32, true),
+        ]
+        .into(),
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a.b", DataType::Int32, true),
+        Field::new("c,d", DataType::Int32, true),
+        Field::new("s", point, true),
+    ]));
+    let int = |v: i32| Value::Fixed(v.to_le_bytes().to_vec());
+    let columns = vec![
+        build(&schema.fields()[0], &[int(1)]).expect("a.b"),
+        build(&schema.fields()[1], &[int(2)]).expect("c,d"),
+        build(&schema.fields()[2], &[Value::Struct(vec![int(3), int(4)])]).expect("s"),
+    ];
+    let batch = RecordBatch::try_new(Arc::clone(&schema), columns, 1).expect("batch");
+    let folder = tempfile::tempdir().expect("temp folder");
+    let path = folder.path().join("names.arrow");
+    let mut writer = FileWriter::new(Vec::new(), schema, WriterOptions::default()).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.finish().expect("finish");
+    std::fs::write(&path, writer.into_inner()).expect("write file");
+
+    for (columns, expected) in [
+        (r"a\.b", r#"{"a.b":1}"#),
+        (r"c\,d", r#"{"c,d":2}"#),
+        (r"s.x\.y,a\.b", r#"{"a.b":1,"s":{"x.y":3}}"#),
+        (r"s.e\\f", r#"{"s":{"e\\f":4}}"#),
+    ] {
+        let stdout = ok(run(&["json", "--columns", columns, str_arg(&path)]));
+        assert_eq!(
+            String::from_utf8_lossy(&stdout).trim_end(),
+            expected,
+            "{columns}"
+        );
+    }
+    let message = fails(run(&["json", "--columns", "a.b", str_arg(&path)]));
+    assert!(message.contains("no such field"), "{message}");
+}
+
+/// `-o`'s rules, one test per kind of target; every file lives in the test's own folder.
+#[cfg(unix)]
+mod output {
+    use super::*;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+
+    fn expected() -> Vec<u8> {
+        library_json(&read_batches(&trips(), None), JsonFormat::LineDelimited)
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o7777
+    }
+
+    fn json_to(output: &Path) -> Output {
+        run(&["json", "-o", str_arg(output), str_arg(&trips())])
+    }
+
+    /// Exit 2 with one `error: …` line saying the output is the input.
+    fn refused(output: Output) {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+        assert!(stderr.starts_with("error: --output "), "{stderr}");
+        assert!(stderr.contains("is the input"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+
+    #[test]
+    fn the_input_is_refused_under_any_name() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::fs::create_dir(dir.join("sub")).expect("sub folder");
+        let input = dir.join("sub/in.arrow");
+        let bytes = std::fs::read(trips()).expect("read trips");
+        std::fs::write(&input, &bytes).expect("write input");
+        std::os::unix::fs::symlink("sub/in.arrow", dir.join("link")).expect("link");
+        std::os::unix::fs::symlink("link", dir.join("link2")).expect("link to the link");
+        std::fs::hard_link(&input, dir.join("hard")).expect("hard link");
+        let before = names_in(dir);
+        for output in [
+            input.clone(),
+            dir.join("link"),
+            dir.join("link2"),
+            dir.join("hard"),
+            dir.join("sub/../sub/./in.arrow"),
+        ] {
+            refused(run(&["json", "-o", str_arg(&output), str_arg(&input)]));
+            // Also when the input is named through a link.
+            refused(run(&["json", "-o", str_arg(&input), str_arg(&output)]));
+            assert_eq!(std::fs::read(&input).expect("read input"), bytes);
+            assert_eq!(names_in(dir), before);
+            assert_eq!(names_in(&dir.join("sub")), ["in.arrow"]);
+        }
+        // The same path, even before it exists (the input's own error comes first otherwise).
+        let missing = dir.join("missing.arrow");
+        refused(run(&["json", "-o", str_arg(&missing), str_arg(&missing)]));
+        // Stdin has no path: a file of the same name is an ordinary output.
+        let out = dir.join("out.json");
+        assert!(ok(run_with_stdin(&["json", "-o", str_arg(&out), "-"], &bytes)).is_empty());
+        assert_eq!(std::fs::read(&out).expect("read output"), expected());
+    }
+
+    #[test]
+    fn a_link_stays_a_link_and_its_target_is_replaced() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::fs::create_dir(dir.join("data")).expect("data folder");
+        let real = dir.join("data/real.json");
+        std::fs::write(&real, b"old").expect("write old target");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        // A chain: top -> data/middle -> real.json (relative to data/).
+        std::os::unix::fs::symlink("data/middle", dir.join("top")).expect("link");
+        std::os::unix::fs::symlink("real.json", dir.join("data/middle")).expect("link");
+        for name in ["data/middle", "top"] {
+            std::fs::write(&real, b"old").expect("write old target");
+            assert!(ok(json_to(&dir.join(name))).is_empty(), "{name}");
+            assert_eq!(std::fs::read(&real).expect("read target"), expected());
+            assert_eq!(mode(&real), 0o600, "{name}");
+            assert_eq!(
+                std::fs::read_link(dir.join("top")).expect("top"),
+                Path::new("data/middle")
+            );
+            assert_eq!(
+                std::fs::read_link(dir.join("data/middle")).expect("middle"),
+                Path::new("real.json")
+            );
+            assert_eq!(names_in(dir), ["data", "top"]);
+            assert_eq!(names_in(&dir.join("data")), ["middle", "real.json"]);
+        }
+
+        // A dangling link: its target is created, as `>` would create it, with a new file's
+        // permissions; the link stays.
+        std::os::unix::fs::symlink("data/new.json", dir.join("dangling")).expect("link");
+        assert!(ok(json_to(&dir.join("dangling"))).is_empty());
+        assert_eq!(
+            std::fs::read(dir.join("data/new.json")).expect("read"),
+            expected()
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.join("dangling"))
+                .expect("metadata")
+                .is_symlink()
+        );
+        let reference = dir.join("reference");
+        std::fs::write(&reference, b"").expect("write reference file");
+        assert_eq!(mode(&dir.join("data/new.json")), mode(&reference));
+
+        // A failed run leaves the target as it was, through the link.
+        std::fs::write(&real, b"old").expect("write old target");
+        let corrupt = dir.join("corrupt.arrow");
+        let bytes = std::fs::read(trips()).expect("read trips");
+        std::fs::write(&corrupt, &bytes[..bytes.len() / 2]).expect("write cut file");
+        fails(run(&[
+            "json",
+            "-o",
+            str_arg(&dir.join("top")),
+            str_arg(&corrupt),
+        ]));
+        assert_eq!(std::fs::read(&real).expect("read target"), b"old");
+        assert_eq!(
+            names_in(&dir.join("data")),
+            ["middle", "new.json", "real.json"]
+        );
+    }
+
+    #[test]
+    fn a_regular_file_keeps_its_mode_and_owner() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let out = folder.path().join("out.json");
+        for bits in [0o600, 0o640, 0o444, 0o000] {
+            std::fs::write(&out, b"old").expect("write old file");
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(bits)).expect("chmod");
+            assert!(ok(json_to(&out)).is_empty());
+            assert_eq!(mode(&out), bits, "{bits:o}");
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+            assert_eq!(std::fs::read(&out).expect("read output"), expected());
+        }
+        // Another owner and group, where this process may give them (as root); otherwise the
+        // file stays ours.
+        std::fs::write(&out, b"old").expect("write old file");
+        let given = std::os::unix::fs::chown(&out, Some(4321), Some(4322));
+        let before = std::fs::metadata(&out).expect("metadata");
+        assert!(given.is_ok() == (before.uid() == 4321), "{given:?}");
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        assert!(ok(json_to(&out)).is_empty());
+        let after = std::fs::metadata(&out).expect("metadata");
+        assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+        assert_eq!(after.mode() & 0o7777, 0o640);
+        assert_eq!(names_in(folder.path()), ["out.json"]);
+    }
+
+    #[test]
+    fn a_fifo_is_written_through() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let fifo = folder.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .expect("mkfifo");
+        // A second name for the FIFO: should the run replace `fifo`, opening this one for
+        // writing releases the reader (with nothing), so the test fails instead of hanging.
+        let keep = folder.path().join("keep");
+        std::fs::hard_link(&fifo, &keep).expect("hard link");
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).expect("read the FIFO"))
+        };
+        let output = json_to(&fifo);
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK;
+        drop(rustix::fs::open(&keep, flags, rustix::fs::Mode::empty()));
+        let received = reader.join().expect("reader");
+        assert!(ok(output).is_empty());
+        assert_eq!(received, expected());
+        let kind = std::fs::symlink_metadata(&fifo)
+            .expect("metadata")
+            .file_type();
+        assert!(kind.is_fifo(), "{kind:?}");
+        assert_eq!(names_in(folder.path()), ["fifo", "keep"]);
+    }
+
+    /// Descriptor names: `/proc/self/fd/1`, and links in the test's folder standing for
+    /// `/dev/stdout` and `/dev/fd` (the test never names a file under `/dev`, where a
+    /// rename would replace the system's link).
+    #[test]
+    fn descriptor_names_are_written_through() {
+        if !Path::new("/proc/self/fd").is_dir() {
+            return;
+        }
+        let folder = tempfile::tempdir().expect("temp folder");
+        let dir = folder.path();
+        std::os::unix::fs::symlink("/proc/self/fd/1", dir.join("stdout")).expect("link");
+        std::os::unix::fs::symlink("/proc/self/fd", dir.join("fd")).expect("link");
+        let names = [
+            PathBuf::from("/proc/self/fd/1"),
+            dir.join("stdout"),
+            dir.join("fd/1"),
+        ];
+        // The child's stdout is a pipe.
+        for name in &names {
+            let stdout = ok(run(&["json", "-o", str_arg(name), str_arg(&trips())]));
+            assert!(stdout == expected(), "{}", name.display());
+        }
+        // The child's stdout is a regular file: written where it is (as `>` would), not
+        // replaced by a rename, so the file keeps its inode and no partial file appears.
+        let file = dir.join("out").join("stdout.json");
+        std::fs::create_dir(dir.join("out")).expect("folder");
+        for name in &names {
+            std::fs::write(&file, b"old contents").expect("write");
+            let inode = std::fs::metadata(&file).expect("metadata").ino();
+            let handle = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&file)
+                .expect("open");
+            let output = quiver()
+                .args(["json", "-o", str_arg(name), str_arg(&trips())])
+                .stdout(handle)
+                .output()
+                .expect("run quiver");
+            assert!(output.status.success(), "{output:?}");
+            assert_eq!(std::fs::read(&file).expect("read"), expected());
+            assert_eq!(std::fs::metadata(&file).expect("metadata").ino(), inode);
+            assert_eq!(names_in(&dir.join("out")), ["stdout.json"]);
+            assert_eq!(names_in(dir), ["fd", "out", "stdout"]);
+            assert!(
+                std::fs::symlink_metadata(dir.join("stdout"))
+                    .expect("metadata")
+                    .is_symlink()
+            );
+        }
+    }
+
+    #[test]
+    fn a_socket_is_refused_and_stays() {
+        let folder = tempfile::tempdir().expect("temp folder");
+        let socket = folder.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+        let message = fails(json_to(&socket));
+        assert!(message.contains("socket"), "{message}");
+        let kind = std::fs::symlink_metadata(&socket)
+            .expect("metadata")
+            .file_type();
+        assert!(kind.is_socket(), "{kind:?}");
+        assert_eq!(names_in(folder.path()), ["socket"]);
+        // A folder is refused too.
+        let message = fails(json_to(folder.path()));
+        assert!(message.contains("directory"), "{message}");
+    }
+
+    #[test]
+    fn signals_remove_the_partial_file() {
+        let stream = trips_stream();
+        let signals = [
+            (rustix::process::Signal::INT, 130),
+            (rustix::process::Signal::TERM, 143),
+            (rustix::process::Signal::HUP, 129),
+        ];
+        for (signal, code) in signals {
+            let folder = tempfile::tempdir().expect("temp folder");
+            let out = folder.path().join("out.json");
+            std::fs::write(&out, b"previous output").expect("write previous output");
+            let mut child = quiver()
+                .args(["json", "--threads", "1", "-o", str_arg(&out), "-"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn quiver");
+            // The schema and the first batches; the rest never comes, so the run waits with
+            // its partial file open.
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(&stream[..stream.len() / 3]).expect("write");
+            stdin.flush().expect("flush");
+            let partial = |names: &[String]| names.iter().any(|n| n.ends_with(".partial"));
+            let mut polls = 0;
+            while !partial(&names_in(folder.path())) {
+                assert!(
+                    polls < 10_000,
+                    "no partial file in {:?}",
+                    names_in(folder.path())
+                );
+                polls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            let pid = rustix::process::Pid::from_child(&child);
+            rustix::process::kill_process(pid, signal).expect("kill");
+            let output = child.wait_with_output().expect("wait for quiver");
+            drop(stdin);
+            assert_eq!(output.status.code(), Some(code), "{signal:?}: {output:?}");
+            assert_eq!(names_in(folder.path()), ["out.json"], "{signal:?}");
+            assert_eq!(std::fs::read(&out).expect("read"), b"previous output");
+        }
+    }
+}
+
+/// The files the next tests write, in their own temporary folder.
+fn write_in(folder: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = folder.join(name);
+    std::fs::write(&path, bytes).expect("write test file");
+    path
+}
+
+#[test]
+fn other_formats_and_empty_inputs_say_what_they_are() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let mut parquet = b"PAR1".to_vec();
+    parquet.extend((0..3_000u32).map(|i| (i % 251) as u8));
+    parquet.extend_from_slice(b"\x00\x10\x00\x00PAR1");
+    let mut feather = b"FEA1".to_vec();
+    feather.extend((0..3_000u32).map(|i| (i % 13) as u8));
+    feather.extend_from_slice(b"\x00\x10\x00\x00FEA1");
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("data.parquet", &parquet, "a Parquet file"),
+        ("data.feather", &feather, "a Feather version 1 file"),
+        ("data.csv", b"id,name\n1,a\n2,b\n", "text (CSV or similar)"),
+        ("data.json", b"[{\"id\": 1}]\n", "JSON text"),
+        ("data.ndjson", b"{\"id\": 1}\n{\"id\": 2}\n", "JSON text"),
+    ];
+    for (name, bytes, looks_like) in cases {
+        let path = write_in(folder.path(), name, bytes);
+        let expected = format!(
+            "error: {}: this looks like {looks_like}; quiver reads Arrow IPC files and streams\n",
+            path.display()
+        );
+        assert_eq!(fails(run(&["json", str_arg(&path)])), expected);
+        assert_eq!(fails(run(&["schema", str_arg(&path)])), expected);
+        let from_stdin = fails(run_with_stdin(&["json", "-"], bytes));
+        assert!(
+            from_stdin.starts_with(&format!("error: -: this looks like {looks_like};")),
+            "{from_stdin}"
+        );
+    }
+    let empty = write_in(folder.path(), "empty.arrow", b"");
+    let expected = format!("error: {}: empty input\n", empty.display());
+    assert_eq!(fails(run(&["json", str_arg(&empty)])), expected);
+    assert_eq!(fails(run(&["schema", str_arg(&empty)])), expected);
+    assert_eq!(
+        fails(run_with_stdin(&["json", "-"], b"")),
+        "error: -: empty input\n"
+    );
+}
+
+/// A file of two batches of `rows` rows: `n` (int32, row numbers) and `s` (utf8), where row 2
+/// of each batch holds `needle`.
+fn file_with_text(rows: usize, names: [&str; 2]) -> Vec<u8> {
+    use quiver::array::{ArrayParts, ArrayView};
+    use quiver::bytes::Bytes;
+    use quiver::{DataType, Field, FileWriter, Schema};
+    let numbers: Vec<u8> = (0..rows as i32).flat_map(|n| n.to_le_bytes()).collect();
+    let mut offsets = 0i32.to_le_bytes().to_vec();
+    let mut data = Vec::new();
+    for row in 0..rows {
+        data.extend_from_slice(if row == 2 { b"needle" } else { b"ok" });
+        offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
+    }
+    let column = |data_type, buffers| {
+        ArrayView::try_new(ArrayParts {
+            data_type: Some(data_type),
+            len: rows,
+            buffers,
+            ..ArrayParts::default()
+        })
+        .expect("valid column")
+    };
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new(names[0], DataType::Int32, false),
+        Field::new(names[1], DataType::Utf8, false),
+    ]));
+    let columns = vec![
+        column(DataType::Int32, vec![Bytes::from_vec(numbers)]),
+        column(
+            DataType::Utf8,
+            vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
+        ),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns, rows).expect("batch");
+    let mut writer = FileWriter::new(Vec::new(), schema, WriterOptions::default()).expect("writer");
+    writer.write(&batch).expect("write batch");
+    writer.write(&batch).expect("write batch");
+    writer.finish().expect("finish file");
+    writer.into_inner()
+}
+
+/// A stream of one batch: a timestamp in `zone`, a decimal and a map with a null value.
+fn values_stream(zone: &str) -> Vec<u8> {
+    use quiver::builder::{AppendValue, ArrayBuilder, MapBuilder, PrimitiveBuilder, StringBuilder};
+    use quiver::datatype::{DataType, TimeUnit};
+    let mut ts = PrimitiveBuilder::<i64>::with_data_type(DataType::Timestamp(
+        TimeUnit::Second,
+        Some(zone.into()),
+    ));
+    ts.extend_options([Some(0i64), Some(1_710_054_000)]);
+    let mut dec = PrimitiveBuilder::<i128>::with_data_type(DataType::Decimal128(37, 2));
+    dec.extend_options([
+        Some(-9_999_999_999_999_999_999_999_999_999_999_999_999_i128),
+        None,
+    ]);
+    let mut map = MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new());
+    map.extend_options([Some(vec![("k", None), ("v", Some(1))]), Some(vec![])]);
+    let batch = RecordBatch::from_columns([
+        ("ts", ts.finish().expect("timestamps")),
+        ("dec", dec.finish().expect("decimals")),
+        ("m", map.finish().expect("map")),
+    ])
+    .expect("batch");
+    let mut writer =
+        StreamWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default())
+            .expect("stream writer");
+    writer.write(&batch).expect("write batch");
+    writer.finish().expect("finish stream");
+    writer.into_inner()
+}
+
+#[test]
+fn invalid_utf8_names_the_field_batch_and_row() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let mut bytes = file_with_text(10, ["n", "s"]);
+    // The second batch's `needle`.
+    let at = bytes
+        .windows(6)
+        .enumerate()
+        .filter(|(_, w)| *w == b"needle")
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("two needles");
+    bytes[at + 4] = 0xFF;
+    let path = write_in(folder.path(), "bad_text.arrow", &bytes);
+    let message = fails(run(&["json", str_arg(&path)]));
+    assert!(
+        message.contains(": invalid UTF-8 in row 2, at byte 4 of the value (field `s`, batch 1,"),
+        "{message}"
+    );
+}
+
+#[test]
+fn batches_past_the_end_of_a_stream() {
+    let stream = trips_stream();
+    let message = fails(run_with_stdin(&["json", "--batches", "5..", "-"], &stream));
+    assert_eq!(
+        message,
+        "error: -: --batches 5.. starts past the last batch: the stream has 3 record batches\n"
+    );
+    let message = fails(run_with_stdin(&["json", "--batches", "3", "-"], &stream));
+    assert!(
+        message.contains("the stream has 3 record batches"),
+        "{message}"
+    );
+    let last = ok(run_with_stdin(&["json", "--batches", "2..7", "-"], &stream));
+    assert_eq!(lines(&last).len(), 1000);
+    // Reading stops once the range is done: a stream cut inside its last batch still gives
+    // its first batch, and fewer bytes are read than it has.
+    let cut = &stream[..stream.len() * 5 / 6];
+    let output = run_with_stdin(&["json", "--stats", "--batches", "0", "-"], cut);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(lines(&output.stdout).len(), 1000);
+    let counted = stats(&output.stderr);
+    assert_eq!(counted[3], ("batches".to_string(), 1));
+    assert!(counted[2].1 < cut.len() as u64 / 2, "{counted:?}");
+}
+
+/// Exit 2 with one `error: …` line; returns it.
+fn usage_error(output: Output) -> String {
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(output.stdout.is_empty());
+    stderr
+}
+
+#[test]
+fn mmap_applies_only_to_regular_files_in_the_file_format() {
+    let folder = tempfile::tempdir().expect("temp folder");
+    let stream = write_in(folder.path(), "trips.arrows", &trips_stream());
+    let message = usage_error(run(&["json", "--mmap", str_arg(&stream)]));
+    assert_eq!(
+        message,
+        format!(
+            "error: {}: --mmap does not apply to a stream (it maps files in the file format)\n",
+            stream.display()
+        )
+    );
+    let message = usage_error(run_with_stdin(&["json", "--mmap", "-"], &trips_stream()));
+    assert!(
+        message.contains("--mmap does not apply to a stream"),
+        "{message}"
+    );
+    let file = std::fs::read(trips()).expect("read trips");
+    let message = usage_error(run_with_stdin(&["json", "--mmap", "-"], &file));
+    assert!(message.contains("--mmap needs a regular file"), "{message}");
+    // Not a stream either: the input's own error, exit 1.
+    let text = write_in(folder.path(), "notes.txt", b"hello\n");
+    let message = fails(run(&["json", "--mmap", str_arg(&text)]));
+    assert!(message.contains("this looks like text"), "{message}");
+}
+
+#[test]
+fn a_negative_limit_is_refused_for_its_value() {
+    let message = usage_error(run(&["json", "--limit", "-1", str_arg(&trips())]));
+    assert!(
+        message.starts_with(
+            "error: invalid value '-1' for '--limit <N>': must be a whole number from 0 (the \
+             most rows to write)\n"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("-- -1"), "{message}");
+    let message = usage_error(run(&["json", "--limit", "many", str_arg(&trips())]));
+    assert!(message.contains("'many'"), "{message}");
+}
+
+#[test]
+fn schema_text_quotes_names_that_would_break_a_line() {
+    use quiver::schema::Metadata;
+    let folder = tempfile::tempdir().expect("temp folder");
+    let bytes = file_with_text(3, ["line\nbreak", "nul\0"]);
+    // Give the schema a metadata key with a newline: rewrite the file with that schema.
+    let reader = FileReader::open(bytes.as_slice(), ReaderOptions::default()).expect("open");
+    let metadata: Metadata = vec![("key\nx".into(), "value\nfake: int8".into())];
+    let schema = std::sync::Arc::new(
+        quiver::Schema::new(reader.schema().fields().to_vec()).with_metadata(metadata),
+    );
+    let mut writer = quiver::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default())
+        .expect("writer");
+    let mut reader = reader;
+    for batch in reader.batches() {
+        let batch = batch.expect("batch");
+        let batch =
+            RecordBatch::try_new(schema.clone(), batch.columns().to_vec(), batch.num_rows())
+                .expect("same columns");
+        writer.write(&batch).expect("write");
+    }
+    writer.finish().expect("finish");
+    let path = write_in(folder.path(), "names.arrow", &writer.into_inner());
+    let text = String::from_utf8(ok(run(&["schema", str_arg(&path)]))).expect("utf-8");
+    assert_eq!(
+        text,
+        r#"format: Arrow IPC file
+fields:
+  "line\nbreak": int32 not null
+  "nul\0": string not null
+metadata:
+  "key\nx": "value\nfake: int8"
+dictionary batches: 0
+record batches: 2
+rows: 6
+"#
+    );
+    let document: Value =
+        serde_json::from_slice(&ok(run(&["schema", "--format", "json", str_arg(&path)])))
+            .expect("one JSON document");
+    assert_eq!(document["fields"][0]["name"], "line\nbreak");
+    assert_eq!(document["fields"][1]["name"], "nul\0");
+    assert_eq!(document["metadata"]["key\nx"], "value\nfake: int8");
+}
+
+#[test]
+fn schema_as_json_for_scripts() {
+    let expected_fields = serde_json::json!([
+        {"name": "trip_id", "type": "int64", "nullable": false, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "city", "type": "string", "nullable": true, "metadata": {},
+         "dictionary": {"id": 0, "index_type": "int32", "ordered": false}, "children": []},
+        {"name": "started_at", "type": "timestamp[ms, tz=UTC]", "nullable": false,
+         "metadata": {}, "dictionary": null, "children": []},
+        {"name": "minutes", "type": "int32", "nullable": true, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "distance_km", "type": "double", "nullable": true, "metadata": {},
+         "dictionary": null, "children": []},
+        {"name": "rider", "type": "struct<name: string, member: bool>", "nullable": true,
+         "metadata": {}, "dictionary": null, "children": [
+            {"name": "name", "type": "string", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+            {"name": "member", "type": "bool", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+        ]},
+        {"name": "stops", "type": "list<item: string>", "nullable": false, "metadata": {},
+         "dictionary": null, "children": [
+            {"name": "item", "type": "string", "nullable": true, "metadata": {},
+             "dictionary": null, "children": []},
+        ]},
+    ]);
+    let stdout = ok(run(&["schema", "--format", "json", str_arg(&trips())]));
+    assert_eq!(stdout.last(), Some(&b'\n'));
+    assert_eq!(
+        stdout.iter().filter(|b| **b == b'\n').count(),
+        1,
+        "one line"
+    );
+    let document: Value = serde_json::from_slice(&stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        serde_json::json!({
+            "format": "file",
+            "fields": expected_fields,
+            "metadata": {},
+            "dictionary_batches": 1,
+            "record_batches": 3,
+            "rows": 3000,
+        })
+    );
+    let stdout = ok(run_with_stdin(
+        &["schema", "--format", "json", "-"],
+        &trips_stream(),
+    ));
+    let document: Value = serde_json::from_slice(&stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        serde_json::json!({
+            "format": "stream",
+            "fields": expected_fields,
+            "metadata": {},
+            "record_batches": 3,
+            "rows": 3000,
+        })
+    );
+}
+
+#[test]
+fn zones_decimals_and_map_keys_as_users_expect() {
+    let stream = values_stream("America/New_York");
+    let json = |extra: &[&str]| {
+        let mut args = vec!["json"];
+        args.extend_from_slice(extra);
+        args.push("-");
+        String::from_utf8(ok(run_with_stdin(&args, &stream))).expect("utf-8")
+    };
+    // Local time with the offset in effect (daylight time from 2024-03-10T03:00 local); the
+    // decimal as a number with every digit; the map's key with a null value kept.
+    assert_eq!(
+        json(&[]),
+        "{\"ts\":\"1969-12-31T19:00:00-05:00\",\"dec\":-99999999999999999999999999999999999.99,\
+         \"m\":{\"k\":null,\"v\":1}}\n\
+         {\"ts\":\"2024-03-10T03:00:00-04:00\",\"m\":{}}\n"
+    );
+    assert_eq!(
+        json(&["--timestamps-utc", "--decimals-as-strings"]),
+        "{\"ts\":\"1970-01-01T00:00:00Z\",\"dec\":\"-99999999999999999999999999999999999.99\",\
+         \"m\":{\"k\":null,\"v\":1}}\n\
+         {\"ts\":\"2024-03-10T07:00:00Z\",\"m\":{}}\n"
+    );
+    assert!(json(&["--format", "array"]).ends_with("}]\n"));
+    // A zone the database does not know, and an offset beyond a day: errors naming the field.
+    for zone in ["Invalid/Zone", "+25:00"] {
+        let message = fails(run_with_stdin(&["json", "-"], &values_stream(zone)));
+        assert!(message.contains("timezone"), "{message}");
+        assert!(message.contains("field `ts`"), "{message}");
+        assert!(message.contains(zone), "{message}");
+    }
 }

@@ -13,6 +13,8 @@
 //!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on
 //!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both
 //!   kinds of failure into one `std::error::Error`.
+//! - [`time_zones`]: a [`ZoneResolver`](quiver::json::ZoneResolver) over the tz database
+//!   bundled into the binary (jiff's), so timestamps in named zones are written in local time.
 //!
 //! `FileSource`, `Latency` and `Concurrent` are also
 //! [`AsyncRandomAccess`](quiver::source::AsyncRandomAccess) sources for the
@@ -29,6 +31,7 @@ mod latency;
 mod parallel;
 mod recycling;
 mod task;
+mod tz;
 
 pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT, JoinRanges};
 pub use file::FileSource;
@@ -37,6 +40,7 @@ pub use latency::{Delayed, Latency};
 pub use parallel::{DEFAULT_CHUNK_BYTES, ParallelWriter};
 pub use recycling::{DEFAULT_POOL, Recycling};
 pub use task::ReadTask;
+pub use tz::time_zones;
 
 /// The adapter that lets a `std::io::Read` serve as an `embedded_io::Read`.
 pub use embedded_io_adapters::std::FromStd;
