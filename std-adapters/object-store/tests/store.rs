@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{BUCKET, Counted, Moto, hundred_batches};
+use common::{Counted, Moto, hundred_batches, moto_store};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -215,10 +215,10 @@ fn on_moto_the_server_sees_what_the_source_counts() {
     let Some(moto) = Moto::start() else { return };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let store = moto.store();
+        let store = moto_store(&moto);
         let file = hundred_batches();
         let key = "100.arrow";
-        put(&*store, key, &file).await;
+        moto.put(key, &file);
 
         let source = ObjectSource::open(Arc::clone(&store), Path::from(key), Default::default())
             .await
@@ -256,5 +256,4 @@ fn on_moto_the_server_sees_what_the_source_counts() {
             file.len()
         );
     });
-    let _ = BUCKET;
 }

@@ -1,5 +1,5 @@
-//! What the object-store tests share: a store wrapper that counts (and may delay) requests, a
-//! `moto_server` on a loopback port, and the files they read.
+//! What the object-store tests share: a store wrapper that counts (and may delay) requests, an
+//! S3 client of a `moto_server`, and the files they read.
 
 #![allow(dead_code)]
 
@@ -10,12 +10,11 @@ use object_store::{
     CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
     ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
 };
+pub use quiver_tests::moto::{BUCKET, Moto};
 use std::fmt;
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Counts the GETs and HEADs that reach the store below, the bytes asked for, and adds a delay
 /// before each (a far-away store).
@@ -112,118 +111,13 @@ impl ObjectStore for Counted {
     }
 }
 
-/// A `moto_server` (an S3 API) on a free loopback port, with one bucket; stopped when dropped.
-pub struct Moto {
-    child: Child,
-    pub endpoint: String,
-    pub log: Arc<Mutex<String>>,
-}
-
-pub const BUCKET: &str = "quiver";
-
-impl Moto {
-    /// Starts `moto_server`, or `None` (printing that the tests skipped) when it is not
-    /// installed; with `QUIVER_REQUIRE_MOTO=1` a missing server is a failure.
-    pub fn start() -> Option<Moto> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match child {
-            Ok(child) => child,
-            Err(e) => {
-                let required = std::env::var("QUIVER_REQUIRE_MOTO").is_ok_and(|v| v == "1");
-                assert!(!required, "moto_server: {e} and QUIVER_REQUIRE_MOTO=1");
-                println!("skipped: moto_server not found ({e})");
-                return None;
-            }
-        };
-        let log = Arc::new(Mutex::new(String::new()));
-        let mut stderr = child.stderr.take().unwrap();
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            use std::io::Read;
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "moto_server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let moto = Moto {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        moto.request("PUT", &format!("/{BUCKET}"));
-        Some(moto)
+/// An S3 client of `moto`'s bucket, configured as its environment says.
+pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
+    let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(BUCKET);
+    for (key, value) in moto.env() {
+        builder = builder.with_config(key.to_ascii_lowercase().parse().unwrap(), value);
     }
-
-    /// One plain HTTP request (moto checks no signature), answered 200.
-    fn request(&self, method: &str, path: &str) {
-        use std::io::{Read, Write};
-        let host = self.endpoint.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(host).unwrap();
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    }
-
-    /// The environment that points the AWS builder at this server, with dummy credentials (so
-    /// that no request ever looks for an instance-metadata endpoint).
-    pub fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ACCESS_KEY_ID", "quiver".into()),
-            ("AWS_SECRET_ACCESS_KEY", "quiver".into()),
-            ("AWS_REGION", "us-east-1".into()),
-            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
-            ("AWS_ALLOW_HTTP", "true".into()),
-        ]
-    }
-
-    /// A store for the bucket, configured as `env` says.
-    pub fn store(&self) -> Arc<dyn ObjectStore> {
-        let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(BUCKET);
-        for (key, value) in self.env() {
-            builder = builder.with_config(key.to_ascii_lowercase().parse().unwrap(), value);
-        }
-        Arc::new(builder.build().unwrap())
-    }
-
-    /// The requests moto logged for `key` so far, by method (`GET`, `HEAD`).
-    pub fn logged(&self, method: &str, key: &str) -> usize {
-        let needle = format!("\"{method} /{BUCKET}/{key} ");
-        self.log.lock().unwrap().matches(&needle).count()
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Arc::new(builder.build().unwrap())
 }
 
 /// The hundred-batch ten-column file of the read-count tests (about 8 MB).
