@@ -10,6 +10,7 @@
 
 use crate::input::{self, CountingRead, Input, ReadStats};
 use crate::output::{self, Output};
+use crate::remote::Remote;
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::format::Block;
@@ -61,6 +62,14 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
         Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,
         Input::Stream(reader) => convert_stream(args, reader, batches, &mut sink)?,
+        Input::Remote(remote) if remote.is_file() => {
+            convert_remote(args, &remote, batches, &mut sink)?
+        }
+        Input::Remote(remote) => {
+            let reader = CountingRead::new(remote.stream()?);
+            convert_stream(args, reader, batches, &mut sink)?;
+            remote.stats()
+        }
     };
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
@@ -166,6 +175,54 @@ where
         }
     }
     Ok(ReadStats::of(&source))
+}
+
+/// Converts an IPC file named by URL: the reader's windows arrive on the runtime's threads,
+/// the next one in flight while this thread encodes the batches of the current one.
+fn convert_remote(
+    args: &JsonArgs,
+    remote: &Remote,
+    batches: Range<usize>,
+    sink: &mut Sink<'_>,
+) -> Result<ReadStats, Failure> {
+    let mut reader = remote.file_reader()?;
+    if args.batches.is_some() && batches.start >= reader.num_batches() {
+        return Err(Failure::about(
+            &args.input,
+            past_the_end(&batches, "file", reader.num_batches()),
+        ));
+    }
+    if let Some(columns) = &args.columns {
+        let projection = Projection::from_paths(reader.schema(), &columns.0)
+            .map_err(|e| Failure::about(&args.input, e))?;
+        reader.set_projection(projection);
+    }
+    let first = batches.start.min(reader.num_batches());
+    if let Some(bar) = &sink.progress {
+        let end = batches.end.min(reader.num_batches());
+        show(bar, Some(end.saturating_sub(first) as u64));
+    }
+    reader.select(batches, remote.source.scan_options());
+    remote.runtime.block_on(async {
+        let mut index = first;
+        while sink.wants_more() {
+            let Some(batch) = reader.next_batch().await else {
+                break;
+            };
+            sink.take(index, &batch.map_err(|e| remote.failed(e))?)?;
+            if let Some(bar) = &sink.progress {
+                let fetched = remote.stats().bytes_read;
+                bar.set_message(format!(
+                    "{} rows, {:.1} MiB fetched",
+                    sink.writer.rows(),
+                    fetched as f64 / (1024.0 * 1024.0)
+                ));
+            }
+            index += 1;
+        }
+        Ok::<_, Failure>(())
+    })?;
+    Ok(remote.stats())
 }
 
 /// Converts an IPC stream.

@@ -5,9 +5,10 @@
 //! `--mmap`, through a memory map ([`MmapSource`]). The file format arriving on stdin or a pipe
 //! cannot be read at offsets, so its bytes are read into memory first. A stream is read in
 //! order from wherever it comes, through [`CountingRead`], which counts the reads `--stats`
-//! reports.
+//! reports. A URL (`s3://…`) opens an object ([`crate::remote`]).
 
 use crate::Failure;
+use crate::remote::{self, Remote};
 use quiver::FormatErrorKind;
 use quiver::ipc::MAGIC;
 use quiver::source::Counting;
@@ -27,11 +28,21 @@ pub enum Input {
     InMemory(Vec<u8>),
     /// The stream format, with its leading bytes put back in front.
     Stream(CountingRead<Box<dyn Read>>),
+    /// An object named by URL, in either format ([`Remote::is_file`]).
+    Remote(Box<Remote>),
 }
 
 /// Opens `path` (`-` is stdin) and tells the file format from the stream format.
 pub fn open(path: &Path, mmap: bool) -> Result<Input, Failure> {
     let failed = |e: io::Error| Failure::about(path, e);
+    if let Some(url) = path.to_str().filter(|_| remote::is_url(path)) {
+        if mmap {
+            return Err(Failure::Usage(format!(
+                "{url}: --mmap needs a local file (an object is read with ranged requests)"
+            )));
+        }
+        return remote::open(url).map(|r| Input::Remote(Box::new(r)));
+    }
     let mut magic = [0u8; MAGIC.len()];
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(io::stdin().lock())
@@ -73,7 +84,7 @@ fn stream(leading: &[u8], reader: Box<dyn Read>) -> Input {
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
+pub fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(buf.get_mut(filled..).unwrap_or_default()) {

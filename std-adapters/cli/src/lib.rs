@@ -10,6 +10,7 @@
 //! - `output.rs`: stdout, or `--output FILE`: a device, FIFO or descriptor written in place, a
 //!   regular file replaced by a temporary file renamed over it only on success (removed on
 //!   SIGINT, SIGTERM or SIGHUP), never the input.
+//! - `remote.rs`: an input named by URL (`s3://…`), read with ranged GETs on a tokio runtime.
 //! - `schema.rs`: `quiver schema`.
 //!
 //! Exit codes: 0 on success (and when the reader of stdout goes away, as with `| head`), 1 on
@@ -20,6 +21,7 @@
 mod convert;
 mod input;
 mod output;
+mod remote;
 mod schema;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -47,7 +49,9 @@ enum Command {
 /// The options of `quiver json`.
 #[derive(Debug, Args)]
 struct JsonArgs {
-    /// An Arrow IPC file or stream (told apart by their leading bytes), or `-` for stdin.
+    /// An Arrow IPC file or stream (told apart by their leading bytes), `-` for stdin, or a URL:
+    /// s3://, gs://, az://, abfs(s)://, http(s)://, file:// (credentials and endpoints from the
+    /// usual AWS_*, GOOGLE_*, AZURE_* variables).
     input: PathBuf,
 
     /// How rows are framed: one JSON object per line, or one JSON array (ending with a
@@ -125,7 +129,7 @@ struct JsonArgs {
 /// The options of `quiver schema`.
 #[derive(Debug, Args)]
 struct SchemaArgs {
-    /// An Arrow IPC file or stream, or `-` for stdin.
+    /// An Arrow IPC file or stream, `-` for stdin, or a URL (as `quiver json` takes).
     input: PathBuf,
 
     /// Text for people, or one JSON document for scripts.

@@ -9,7 +9,8 @@
 //! Text quotes a field name or metadata key that would break its line ([`DisplayName`]);
 //! metadata values are always quoted.
 
-use crate::input::{self, Input};
+use crate::input::{self, CountingRead, Input};
+use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
 use quiver::ipc::{Projection, ScanOptions};
 use quiver::schema::{DisplayName, Metadata};
@@ -25,8 +26,11 @@ struct Description<'a> {
     schema: &'a Schema,
     /// A file's dictionary blocks (a stream's are not counted).
     dictionary_batches: Option<usize>,
-    record_batches: u64,
-    rows: u64,
+    /// Counted, except for a stream named by URL (counting would fetch it whole).
+    record_batches: Option<u64>,
+    /// Counted from every block's metadata, except for an input named by URL (one request
+    /// reads the footer; counting rows would read every block's metadata too).
+    rows: Option<u64>,
 }
 
 /// Runs `quiver schema`.
@@ -35,6 +39,7 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
         Input::Positioned(source) => file(args, source)?,
         Input::Mapped(source) => file(args, source)?,
         Input::InMemory(bytes) => file(args, bytes)?,
+        Input::Remote(remote) => remote_schema(args, &remote)?,
         Input::Stream(reader) => {
             let failed = |e: quiver::Error<io::Error>| Failure::about(&args.input, e);
             let mut stream = input::stream_reader(&args.input, reader)?;
@@ -49,8 +54,8 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
                 format: "stream",
                 schema: &schema,
                 dictionary_batches: None,
-                record_batches: batches,
-                rows,
+                record_batches: Some(batches),
+                rows: Some(rows),
             };
             render(args.format, &description)
         }
@@ -63,6 +68,31 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
             io::ErrorKind::BrokenPipe => Failure::ClosedPipe,
             _ => Failure::Error(format!("writing to stdout: {e}")),
         })
+}
+
+/// The description of an object named by URL, from as few requests as its schema needs: a
+/// file's footer came with the opening request; a stream's schema is its first message.
+fn remote_schema(args: &SchemaArgs, remote: &Remote) -> Result<String, Failure> {
+    if remote.is_file() {
+        let reader = remote.file_reader()?;
+        let description = Description {
+            format: "file",
+            schema: reader.schema(),
+            dictionary_batches: Some(reader.dictionary_blocks().len()),
+            record_batches: Some(reader.num_batches() as u64),
+            rows: None,
+        };
+        return Ok(render(args.format, &description));
+    }
+    let stream = input::stream_reader(&args.input, CountingRead::new(remote.stream()?))?;
+    let description = Description {
+        format: "stream",
+        schema: stream.schema(),
+        dictionary_batches: None,
+        record_batches: None,
+        rows: None,
+    };
+    Ok(render(args.format, &description))
 }
 
 /// The description of an IPC file: schema, then counts read from block metadata only.
@@ -85,8 +115,8 @@ where
         format: "file",
         schema: &schema,
         dictionary_batches: Some(dictionary_batches),
-        record_batches: batches as u64,
-        rows,
+        record_batches: Some(batches as u64),
+        rows: Some(rows),
     };
     Ok(render(args.format, &description))
 }
@@ -116,10 +146,13 @@ fn text(description: &Description<'_>) -> String {
     if let Some(count) = description.dictionary_batches {
         let _ = writeln!(text, "dictionary batches: {count}");
     }
+    let count =
+        |n: Option<u64>| n.map_or_else(|| "not counted (remote input)".into(), |n| n.to_string());
     let _ = writeln!(
         text,
         "record batches: {}\nrows: {}",
-        description.record_batches, description.rows
+        count(description.record_batches),
+        count(description.rows)
     );
     text
 }

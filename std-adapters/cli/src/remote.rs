@@ -1,0 +1,132 @@
+//! Inputs named by URL (`s3://…`, `gs://…`, `az://…`, `http(s)://…`, `file://…`), read through
+//! [`quiver_object_store`] on a tokio runtime of this module's own.
+//!
+//! Opening is one suffix GET of the object's last 64 KiB: its size and, in those bytes, the
+//! footer of a file (which ends with `ARROW1`). A file is then read by [`AsyncFileReader`] with
+//! the planner's limits from the network ([`ObjectSource::scan_options`]): every window's
+//! ranges go out as concurrent ranged GETs on the runtime's threads, and the next window is in
+//! flight while this thread encodes the current one. Anything else is read as a stream, front
+//! to back, through one more GET whose body is read as it arrives.
+
+use crate::Failure;
+use crate::input::ReadStats;
+use quiver::ReaderOptions;
+use quiver::ipc::AsyncFileReader;
+use quiver::source::AsyncRandomAccess;
+use quiver_object_store::{ObjectError, ObjectSource, SourceOptions, UrlError};
+use std::fmt::Display;
+use std::path::Path;
+use tokio::runtime::Runtime;
+
+/// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
+const RUNTIME_THREADS: usize = 2;
+
+/// An opened object: the runtime its requests run on, and the source.
+pub struct Remote {
+    /// The runtime the requests run on.
+    pub runtime: Runtime,
+    /// The object.
+    pub source: ObjectSource,
+    /// The URL as given.
+    pub url: String,
+    /// Where the store is, for messages.
+    pub endpoint: String,
+}
+
+/// Whether the input names a URL rather than a local path.
+pub fn is_url(input: &Path) -> bool {
+    input.to_str().is_some_and(quiver_object_store::is_url)
+}
+
+/// Opens the object `url` names: one suffix GET. A URL of no known scheme is a usage error.
+pub fn open(url: &str) -> Result<Remote, Failure> {
+    let store = quiver_object_store::from_url(url).map_err(|e| match e {
+        UrlError::Unsupported { .. } => Failure::Usage(e.to_string()),
+        other => Failure::Error(format!("{url}: {other}")),
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(RUNTIME_THREADS)
+        .thread_name("quiver-io")
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
+    let endpoint = store.endpoint;
+    let source = runtime
+        .block_on(ObjectSource::open(
+            store.store,
+            store.path,
+            SourceOptions::default(),
+        ))
+        .map_err(|e| failure(url, &endpoint, e))?;
+    Ok(Remote {
+        runtime,
+        source,
+        url: url.to_owned(),
+        endpoint,
+    })
+}
+
+/// The one `error: URL: …` line for `error`, naming the endpoint (a server's multi-line
+/// answer, quoted in the store's error, joined onto the line).
+fn failure(url: &str, endpoint: &str, error: impl Display) -> Failure {
+    let message = error.to_string();
+    let message: Vec<&str> = message.split_whitespace().collect();
+    Failure::Error(format!(
+        "{url}: {} (endpoint {endpoint})",
+        message.join(" ")
+    ))
+}
+
+impl Remote {
+    /// Whether the object is in the file format: it ends with `ARROW1` (a cut file that does
+    /// not is read as a stream, and says what it is).
+    pub fn is_file(&self) -> bool {
+        self.source.tail().ends_with(quiver::ipc::MAGIC)
+    }
+
+    /// The failure for a reader's error: located as a local file's are, with the endpoint
+    /// when the store failed.
+    pub fn failed(&self, error: quiver::Error<ObjectError>) -> Failure {
+        match error {
+            quiver::Error::Source { .. } => failure(&self.url, &self.endpoint, error),
+            other => Failure::Error(format!("{}: {other}", self.url)),
+        }
+    }
+
+    /// Opens the file's reader (no request when the footer was in the opening GET).
+    pub fn file_reader(&self) -> Result<AsyncFileReader<'_, ObjectSource>, Failure> {
+        self.runtime
+            .block_on(AsyncFileReader::open(
+                &self.source,
+                ReaderOptions::default(),
+            ))
+            .map_err(|e| self.failed(e))
+    }
+
+    /// One streaming GET of the whole object, for the stream format. An object that starts
+    /// with `ARROW1` is a file without its end: an error saying it was cut short.
+    pub fn stream(&self) -> Result<Box<dyn std::io::Read>, Failure> {
+        use std::io::Read;
+        let mut reader = self.source.reader(0);
+        let mut leading = [0u8; 16];
+        let leading = crate::input::read_up_to(&mut reader, &mut leading)
+            .map_err(|e| failure(&self.url, &self.endpoint, e))?;
+        if leading.starts_with(quiver::ipc::MAGIC) {
+            let error = quiver::format::missing_trailer(leading, self.source.len());
+            return Err(Failure::Error(format!("{}: {error}", self.url)));
+        }
+        Ok(Box::new(
+            std::io::Cursor::new(leading.to_vec()).chain(reader),
+        ))
+    }
+
+    /// The requests sent so far, as `--stats` prints them.
+    pub fn stats(&self) -> ReadStats {
+        let requests = self.source.requests();
+        ReadStats {
+            reads: requests.requests,
+            round_trips: requests.round_trips,
+            bytes_read: requests.bytes,
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `quiver json URL` and `quiver schema URL` against `moto_server`, an S3 API on loopback: the
+//! same JSON as the local file for every golden file and stream, `--stats` equal to the requests
+//! the server logged, `schema` in one request, and one clear error line (exit 1) for a missing
+//! object, an unreachable endpoint or a cut file, exit 2 for an unknown scheme.
+
+use quiver_tests::moto::Moto;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn quiver(moto: &Moto, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(args)
+        .envs(moto.env())
+        .output()
+        .expect("run quiver")
+}
+
+fn ok(output: Output) -> Vec<u8> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    output.stdout
+}
+
+/// Exit 1 and one `error: URL: …` line, returned.
+fn fails(output: Output, url: &str) -> String {
+    let stderr = String::from_utf8(output.stderr).expect("utf-8 stderr");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("error: {url}: ")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    stderr
+}
+
+fn trips() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow")
+}
+
+fn local(args: &[&str], file: &Path) -> Vec<u8> {
+    let output = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("run quiver");
+    ok(output)
+}
+
+#[test]
+fn every_golden_file_and_stream_converts_from_s3_as_it_does_locally() {
+    let Some(data) = quiver_tests::arrow_testing_data() else {
+        return;
+    };
+    let Some(moto) = Moto::start() else { return };
+    let mut objects = 0;
+    for extension in ["arrow_file", "stream"] {
+        for (i, file) in quiver_tests::integration_files(&data, extension)
+            .iter()
+            .enumerate()
+        {
+            let url = moto.put(
+                &format!("golden/{i}.{extension}"),
+                &std::fs::read(file).unwrap(),
+            );
+            let remote = ok(quiver(&moto, &["json", "--explicit-nulls", &url]));
+            let expected = local(&["json", "--explicit-nulls"], file);
+            assert!(remote == expected, "{} from {url}", file.display());
+            objects += 1;
+        }
+    }
+    println!("remote: {objects} golden objects converted as locally, byte for byte");
+}
+
+#[test]
+fn stats_are_what_the_server_saw_and_schema_is_one_request() {
+    let Some(moto) = Moto::start() else { return };
+    let bytes = std::fs::read(trips()).unwrap();
+    let url = moto.put("trips.arrow", &bytes);
+
+    let schema = String::from_utf8(ok(quiver(&moto, &["schema", &url]))).unwrap();
+    assert!(schema.contains("record batches: 3"), "{schema}");
+    assert_eq!(moto.logged("GET", "trips.arrow"), 1, "schema: one request");
+    assert_eq!(moto.logged("HEAD", "trips.arrow"), 0);
+
+    let output = quiver(&moto, &["json", "--stats", &url]);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json"], &trips()));
+    let reads: usize = stats
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("reads="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(moto.logged("GET", "trips.arrow"), 1 + reads, "{stats}");
+    assert!(reads <= 3, "{stats}");
+    assert!(stats.contains("round_trips=2"), "{stats}");
+
+    let projected = ok(quiver(
+        &moto,
+        &["json", "--columns", "rider.name,city", &url],
+    ));
+    assert!(projected == local(&["json", "--columns", "rider.name,city"], &trips()));
+    let limited = ok(quiver(
+        &moto,
+        &["json", "--limit", "5", "--batches", "1..", &url],
+    ));
+    assert!(limited == local(&["json", "--limit", "5", "--batches", "1.."], &trips()));
+    println!("remote: schema 1 request; json {stats}");
+}
+
+#[test]
+fn bad_urls_objects_and_endpoints_are_one_error_line() {
+    let Some(moto) = Moto::start() else { return };
+    let unknown = quiver(&moto, &["json", "ftp://host/file.arrow"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("s3://"));
+
+    let missing = "s3://quiver/no/such.arrow";
+    let message = fails(quiver(&moto, &["json", missing]), missing);
+    assert!(message.contains(&moto.endpoint), "{message}");
+    let message = fails(
+        quiver(&moto, &["schema", "s3://no-bucket/x.arrow"]),
+        "s3://no-bucket/x.arrow",
+    );
+    assert!(message.contains(&moto.endpoint), "{message}");
+
+    let bytes = std::fs::read(trips()).unwrap();
+    let cut = moto.put("cut.arrow", &bytes[..bytes.len() / 2]);
+    let message = fails(quiver(&moto, &["json", &cut]), &cut);
+    assert!(message.contains("truncated"), "{message}");
+    let text = moto.put("notes.csv", b"a,b\n1,2\n");
+    let message = fails(quiver(&moto, &["json", &text]), &text);
+    assert!(message.contains("looks like"), "{message}");
+
+    // A refused connection (a port nothing listens on), after object_store's few retries.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let output = Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["json", "s3://quiver/trips.arrow"])
+        .envs(moto.env())
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .output()
+        .expect("run quiver");
+    let message = fails(output, "s3://quiver/trips.arrow");
+    assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}");
+
+    // --output stays atomic: nothing is written when the object is missing.
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("out.json");
+    std::fs::write(&out, b"previous").unwrap();
+    fails(
+        quiver(&moto, &["json", "-o", out.to_str().unwrap(), missing]),
+        missing,
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 1);
+
+    let mmap = quiver(&moto, &["json", "--mmap", &cut]);
+    assert_eq!(mmap.status.code(), Some(2));
+}

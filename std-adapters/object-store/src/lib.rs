@@ -1,0 +1,43 @@
+//! Object stores for quiver: Arrow IPC files and streams on S3, Google Cloud Storage, Azure,
+//! HTTP servers and local disks, read through [`object_store`] with tokio.
+//!
+//! - [`ObjectSource`] (`source.rs`): one object as a [`quiver::source::AsyncRandomAccess`]
+//!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
+//!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
+//!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's limits.
+//! - [`ObjectReader`] (`read.rs`): a whole object as one streaming GET behind
+//!   [`std::io::Read`], for the IPC stream format.
+//! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
+//!   to a store and a path, configured from the usual environment variables.
+//! - [`ObjectError`] (`error.rs`): the store's error unchanged, or a response of the wrong
+//!   length.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use quiver::ipc::AsyncFileReader;
+//! use quiver_object_store::{ObjectSource, SourceOptions, from_url};
+//!
+//! let url = from_url("s3://bucket/trips.arrow")?;
+//! let source = ObjectSource::open(url.store, url.path, SourceOptions::default()).await?;
+//! let mut reader = AsyncFileReader::open(&source, Default::default()).await?;
+//! reader.select(0..usize::MAX, source.scan_options());
+//! while let Some(batch) = reader.next_batch().await {
+//!     println!("{} rows", batch?.num_rows());
+//! }
+//! println!("{:?}", source.requests()); // requests, round trips, bytes
+//! # Ok(())
+//! # }
+//! ```
+
+mod error;
+mod read;
+mod source;
+mod url;
+
+pub use error::ObjectError;
+pub use read::{CHUNKS_BUFFERED, ObjectReader};
+pub use source::{
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
+    SourceOptions,
+};
+pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

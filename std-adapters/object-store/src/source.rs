@@ -1,0 +1,543 @@
+//! [`ObjectSource`]: one object of an [`ObjectStore`] as an [`AsyncRandomAccess`] source.
+//!
+//! - **Opening is one request.** A suffix GET of the object's last [`SourceOptions::tail`]
+//!   bytes returns them and the object's size, so there is no HEAD; the reader's first read
+//!   (the footer, at most [`quiver::ReaderOptions::footer_read_size`] bytes from the end, which
+//!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
+//!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
+//!   already knows (from a listing) costs nothing.
+//! - **Every planned range is one ranged GET**, up to [`SourceOptions::max_in_flight`] at once.
+//!   The reader's planner has already merged neighbours within its hole and size limits, so the
+//!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
+//!   own 1 MiB gap with no size cap. The GETs are spawned on the tokio runtime the source was
+//!   opened on, so they progress while the caller decodes and encodes the batches it has.
+//! - **Exactly the bytes asked for.** `object_store` retries transient failures (5xx, resets,
+//!   timeouts) and refuses a `200` answer to a ranged GET; a body of the wrong length is an
+//!   [`ObjectError::Length`] here, never data. Bodies are kept without copying.
+//! - **Every request is logged** ([`RequestLog`]): how many were sent, the bytes they brought
+//!   and how many round trips they took one after another.
+
+use crate::ObjectError;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use quiver::bytes::Bytes;
+use quiver::ipc::ScanOptions;
+use quiver::source::{AsyncRandomAccess, SharedRanges};
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+
+/// Bytes read from the end of an object when it is opened: quiver's default footer read.
+pub const DEFAULT_TAIL: u64 = 64 * 1024;
+
+/// Ranged GETs in flight at once by default: a hundred-batch file's block metadata in two waves.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
+/// How an [`ObjectSource`] reads.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SourceOptions {
+    /// Bytes of the opening suffix GET; give the reader the same `footer_read_size`.
+    pub tail: u64,
+    /// Most ranged GETs in flight at once.
+    pub max_in_flight: usize,
+    /// The object's size, when the caller knows it: opening then sends no request.
+    pub size: Option<u64>,
+    /// What the network gives, for the planner's limits ([`ObjectSource::scan_options`]); the
+    /// time to first byte is measured on the opening request when not given.
+    pub network: NetworkMetrics,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            tail: DEFAULT_TAIL,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            size: None,
+            network: NetworkMetrics::default(),
+        }
+    }
+}
+
+impl SourceOptions {
+    /// Sets the bytes of the opening suffix GET.
+    #[must_use]
+    pub fn with_tail(mut self, bytes: u64) -> Self {
+        self.tail = bytes;
+        self
+    }
+
+    /// Sets the most ranged GETs in flight at once (at least 1).
+    #[must_use]
+    pub fn with_max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests.max(1);
+        self
+    }
+
+    /// Takes the object's size as given: opening sends no request.
+    #[must_use]
+    pub fn with_size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
+    /// Sets the network's time to first byte and bandwidth.
+    #[must_use]
+    pub fn with_network(mut self, network: NetworkMetrics) -> Self {
+        self.network = network;
+        self
+    }
+}
+
+/// A network's time to first byte and bandwidth, from which the planner's limits follow (as
+/// Arrow C++'s `CacheOptions::MakeFromNetworkMetrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NetworkMetrics {
+    /// Time from sending a request to its first byte; `None` measures it on the opening request.
+    pub time_to_first_byte: Option<Duration>,
+    /// Bytes per second one request receives.
+    pub bandwidth: u64,
+}
+
+impl Default for NetworkMetrics {
+    /// Time to first byte measured when opening; 100 MiB/s per request (a single S3 GET's
+    /// usual rate).
+    fn default() -> Self {
+        NetworkMetrics {
+            time_to_first_byte: None,
+            bandwidth: 100 * 1024 * 1024,
+        }
+    }
+}
+
+/// Time to first byte assumed when none was given or measured.
+const ASSUMED_TIME_TO_FIRST_BYTE: Duration = Duration::from_millis(50);
+
+impl NetworkMetrics {
+    /// Sets the time to first byte.
+    #[must_use]
+    pub fn with_time_to_first_byte(mut self, time: Duration) -> Self {
+        self.time_to_first_byte = Some(time);
+        self
+    }
+
+    /// Sets the bandwidth of one request, in bytes per second.
+    #[must_use]
+    pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
+        self.bandwidth = bytes_per_second.max(1);
+        self
+    }
+
+    /// The planner's limits for this network:
+    ///
+    /// - **range size**: a request should spend at least 90% of its time transferring, so it
+    ///   carries 9x the bytes that flow during its time to first byte
+    ///   (`ttfb x bandwidth x 0.9 / 0.1`), between 1 MiB and 64 MiB (Arrow C++'s rule and cap);
+    /// - **window**: two such requests' worth, at least 8 MiB, so a window's reads go out
+    ///   together and memory stays at about two windows (one decoded, one in flight) whatever
+    ///   the object's size;
+    /// - **hole size**: 8 KiB whatever the network. The ranges of a window go out at once, so a
+    ///   gap read through saves a request but no round trip: it is worth it only when reading
+    ///   it costs less than a request's own overhead (headers, the store's per-request work),
+    ///   and merging wide gaps would fetch whole files for one column.
+    pub fn scan_options(&self) -> ScanOptions {
+        const MIB: u64 = 1024 * 1024;
+        let ttfb = self
+            .time_to_first_byte
+            .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE);
+        let in_flight_bytes = (ttfb.as_secs_f64() * self.bandwidth as f64) as u64;
+        let range = in_flight_bytes.saturating_mul(9).clamp(MIB, 64 * MIB);
+        ScanOptions::default()
+            .with_hole_size_limit(8 * 1024)
+            .with_range_size_limit(range)
+            .with_readahead((2 * range).max(8 * MIB))
+    }
+}
+
+/// One request sent: when it started and ended, and the bytes its body held.
+#[derive(Debug, Clone, Copy)]
+struct Request {
+    start: Instant,
+    end: Instant,
+    bytes: u64,
+}
+
+/// Every request a source sent, shared with its spawned reads.
+#[derive(Debug, Default)]
+pub struct RequestLog {
+    requests: Mutex<Vec<Request>>,
+}
+
+/// What a [`RequestLog`] adds up to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RequestStats {
+    /// Requests sent (a request `object_store` retried counts once).
+    pub requests: u64,
+    /// The longest chain of requests each sent after the one before had ended: the round
+    /// trips the reading took one after another.
+    pub round_trips: u64,
+    /// Bytes of the bodies received.
+    pub bytes: u64,
+}
+
+impl RequestLog {
+    /// Logs a request that started at `start`, ended now and brought `bytes`.
+    pub(crate) fn record(&self, start: Instant, bytes: u64) {
+        let request = Request {
+            start,
+            end: Instant::now(),
+            bytes,
+        };
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(request);
+    }
+
+    /// The requests so far, added up.
+    pub fn stats(&self) -> RequestStats {
+        let requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        RequestStats {
+            requests: requests.len() as u64,
+            round_trips: longest_chain(&requests),
+            bytes: requests.iter().map(|r| r.bytes).sum(),
+        }
+    }
+}
+
+/// The most requests that ran one after another: each starting once the one before had ended.
+fn longest_chain(requests: &[Request]) -> u64 {
+    let mut by_start: Vec<&Request> = requests.iter().collect();
+    by_start.sort_by_key(|r| (r.start, r.end));
+    // Indexes into `by_start` in order of end. A request that ended before another started
+    // also started before it, so its chain is known by then.
+    let mut by_end: Vec<usize> = (0..by_start.len()).collect();
+    by_end.sort_by_key(|&i| by_start[i].end);
+    let mut chains = vec![0u64; by_start.len()];
+    let (mut ended, mut longest_ended) = (0, 0);
+    for (i, request) in by_start.iter().enumerate() {
+        while let Some(&j) = by_end.get(ended) {
+            if by_start[j].end > request.start {
+                break;
+            }
+            longest_ended = longest_ended.max(chains[j]);
+            ended += 1;
+        }
+        chains[i] = longest_ended + 1;
+    }
+    chains.into_iter().max().unwrap_or(0)
+}
+
+/// One object of an [`ObjectStore`], read with ranged GETs; see the module docs.
+#[derive(Debug, Clone)]
+pub struct ObjectSource {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+    /// The object's last bytes, from the opening suffix GET (empty when none was sent).
+    tail: bytes::Bytes,
+    max_in_flight: usize,
+    network: NetworkMetrics,
+    runtime: Handle,
+    log: Arc<RequestLog>,
+}
+
+impl ObjectSource {
+    /// Opens `path` in `store` on the current tokio runtime: one suffix GET (see the module
+    /// docs), none when `options` gives the size.
+    ///
+    /// # Errors
+    ///
+    /// The store's error (a missing object, denied access, an unreachable endpoint), a response
+    /// of the wrong length, or [`ObjectError::NoRuntime`] outside a tokio runtime.
+    pub async fn open(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        options: SourceOptions,
+    ) -> Result<Self, ObjectError> {
+        let runtime = Handle::try_current().map_err(|_| ObjectError::NoRuntime)?;
+        let log = Arc::new(RequestLog::default());
+        let mut network = options.network;
+        let (size, tail) = match options.size {
+            Some(size) => (size, bytes::Bytes::new()),
+            None => {
+                let started = Instant::now();
+                let opened = open_tail(&store, &path, options.tail, &log).await?;
+                network.time_to_first_byte.get_or_insert(started.elapsed());
+                opened
+            }
+        };
+        Ok(ObjectSource {
+            store,
+            path,
+            size,
+            tail,
+            max_in_flight: options.max_in_flight.max(1),
+            network,
+            runtime,
+            log,
+        })
+    }
+
+    /// The object's path in its store.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The object's last bytes, as the opening request returned them (empty if none was sent).
+    pub fn tail(&self) -> &[u8] {
+        &self.tail
+    }
+
+    /// The requests sent so far, this source's clones included.
+    pub fn requests(&self) -> RequestStats {
+        self.log.stats()
+    }
+
+    /// The network metrics in force: as given, with the time to first byte measured when
+    /// opening if none was given.
+    pub fn network(&self) -> NetworkMetrics {
+        self.network
+    }
+
+    /// The planner's limits for this source's network ([`NetworkMetrics::scan_options`]).
+    pub fn scan_options(&self) -> ScanOptions {
+        self.network.scan_options()
+    }
+
+    /// One streaming GET of the object from byte `offset`, read through [`std::io::Read`] (for
+    /// the IPC stream format); logged with this source's requests.
+    pub fn reader(&self, offset: u64) -> crate::ObjectReader {
+        crate::ObjectReader::new(
+            &self.runtime,
+            Arc::clone(&self.store),
+            self.path.clone(),
+            offset,
+            Arc::clone(&self.log),
+        )
+    }
+
+    /// The bytes of `range` if the opening request brought them.
+    fn cached(&self, range: &Range<u64>) -> Option<Bytes<'static>> {
+        let tail_start = self.size - self.tail.len() as u64;
+        let start = usize::try_from(range.start.checked_sub(tail_start)?).ok()?;
+        let end = usize::try_from(range.end.checked_sub(tail_start)?).ok()?;
+        (end <= self.tail.len() && start <= end)
+            .then(|| Bytes::from_owner(Arc::new(self.tail.clone()), start..end))
+    }
+}
+
+/// The suffix GET that opens an object: its size and last `tail` bytes. A store that refuses
+/// it gets a HEAD and a bounded GET.
+async fn open_tail(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    tail: u64,
+    log: &RequestLog,
+) -> Result<(u64, bytes::Bytes), ObjectError> {
+    if tail == 0 {
+        let start = Instant::now();
+        let meta = store.head(path).await?;
+        log.record(start, 0);
+        return Ok((meta.size, bytes::Bytes::new()));
+    }
+    let start = Instant::now();
+    let options = GetOptions {
+        range: Some(GetRange::Suffix(tail)),
+        ..GetOptions::default()
+    };
+    let refused = match store.get_opts(path, options).await {
+        Ok(result) => {
+            let (size, range) = (result.meta.size, result.range.clone());
+            let body = result.bytes().await;
+            log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
+            return Ok((size, exact(body?, range)?));
+        }
+        Err(
+            e @ (object_store::Error::NotFound { .. }
+            | object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. }),
+        ) => return Err(e.into()),
+        Err(e) => e,
+    };
+    log.record(start, 0);
+    // No suffix ranges here, or an empty object: its size first, then its end.
+    let start = Instant::now();
+    let Ok(meta) = store.head(path).await else {
+        log.record(start, 0);
+        return Err(refused.into());
+    };
+    log.record(start, 0);
+    let range = meta.size.saturating_sub(tail)..meta.size;
+    if range.is_empty() {
+        return Ok((meta.size, bytes::Bytes::new()));
+    }
+    let bytes = get_range(store, path, range, log).await?;
+    Ok((meta.size, bytes))
+}
+
+/// One ranged GET, logged, checked to hold exactly `range`.
+async fn get_range(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    range: Range<u64>,
+    log: &RequestLog,
+) -> Result<bytes::Bytes, ObjectError> {
+    let start = Instant::now();
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(range.clone())),
+        ..GetOptions::default()
+    };
+    let result = store.get_opts(path, options).await;
+    let body = match result {
+        Ok(result) => {
+            let answered = result.range.clone();
+            if answered != range {
+                log.record(start, 0);
+                return Err(ObjectError::Length {
+                    range,
+                    received: answered.end - answered.start,
+                });
+            }
+            result.bytes().await
+        }
+        Err(e) => Err(e),
+    };
+    log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
+    exact(body?, range)
+}
+
+/// `body`, if it holds `range`'s length.
+fn exact(body: bytes::Bytes, range: Range<u64>) -> Result<bytes::Bytes, ObjectError> {
+    if body.len() as u64 == range.end - range.start {
+        Ok(body)
+    } else {
+        Err(ObjectError::Length {
+            received: body.len() as u64,
+            range,
+        })
+    }
+}
+
+/// The spawned GETs of one `read_ranges` call; aborted when the reader drops the read.
+struct Spawned(JoinHandle<Result<Vec<(usize, bytes::Bytes)>, ObjectError>>);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl AsyncRandomAccess for ObjectSource {
+    type Error = ObjectError;
+    type ReadRanges<'a>
+        = Pin<Box<dyn Future<Output = Result<SharedRanges, ObjectError>> + Send + 'a>>
+    where
+        Self: 'a;
+
+    fn len(&self) -> u64 {
+        self.size
+    }
+
+    fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_> {
+        let mut out: Vec<Option<Bytes<'static>>> = ranges.iter().map(|r| self.cached(r)).collect();
+        let wanted: Vec<(usize, Range<u64>)> = ranges
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| out[*i].is_none())
+            .collect();
+        let spawned = (!wanted.is_empty()).then(|| {
+            let (store, path, log) = (
+                Arc::clone(&self.store),
+                self.path.clone(),
+                Arc::clone(&self.log),
+            );
+            let in_flight = self.max_in_flight;
+            Spawned(self.runtime.spawn(async move {
+                use futures::{StreamExt, TryStreamExt};
+                futures::stream::iter(wanted)
+                    .map(|(i, range)| {
+                        let (store, path, log) = (&store, &path, &log);
+                        async move { Ok((i, get_range(store, path, range, log).await?)) }
+                    })
+                    .buffer_unordered(in_flight)
+                    .try_collect()
+                    .await
+            }))
+        });
+        Box::pin(async move {
+            if let Some(mut spawned) = spawned {
+                let fetched = (&mut spawned.0).await.map_err(ObjectError::Task)??;
+                for (i, body) in fetched {
+                    let len = body.len();
+                    out[i] = Some(Bytes::from_owner(Arc::new(body), 0..len));
+                }
+            }
+            Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(base: Instant, start: u64, end: u64) -> Request {
+        Request {
+            start: base + Duration::from_millis(start),
+            end: base + Duration::from_millis(end),
+            bytes: 1,
+        }
+    }
+
+    #[test]
+    fn round_trips_are_the_longest_chain_of_requests_one_after_another() {
+        let t = Instant::now();
+        assert_eq!(longest_chain(&[]), 0);
+        // Three at once, then two at once after them, then one overlapping the second wave.
+        let requests = [
+            request(t, 0, 10),
+            request(t, 1, 12),
+            request(t, 2, 11),
+            request(t, 12, 20),
+            request(t, 13, 25),
+            request(t, 21, 30),
+            request(t, 15, 40),
+        ];
+        assert_eq!(longest_chain(&requests), 3);
+        // A prefetch in flight alongside a chain does not add a round trip.
+        let requests = [request(t, 0, 10), request(t, 10, 20), request(t, 5, 19)];
+        assert_eq!(longest_chain(&requests), 2);
+    }
+
+    #[test]
+    fn planner_limits_follow_the_network() {
+        let slow = NetworkMetrics::default()
+            .with_time_to_first_byte(Duration::from_millis(50))
+            .with_bandwidth(100 * 1024 * 1024);
+        let options = slow.scan_options();
+        assert_eq!(options.hole_size_limit, 8 * 1024);
+        assert_eq!(options.range_size_limit, 45 * 1024 * 1024);
+        assert_eq!(options.readahead, 90 * 1024 * 1024);
+        let near = slow.with_time_to_first_byte(Duration::from_micros(100));
+        assert_eq!(near.scan_options().range_size_limit, 1024 * 1024);
+        assert_eq!(near.scan_options().readahead, 8 * 1024 * 1024);
+        let far = slow.with_time_to_first_byte(Duration::from_secs(1));
+        assert_eq!(far.scan_options().range_size_limit, 64 * 1024 * 1024);
+    }
+}

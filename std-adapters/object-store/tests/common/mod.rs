@@ -1,0 +1,126 @@
+//! What the object-store tests share: a store wrapper that counts (and may delay) requests, an
+//! S3 client of a `moto_server`, and the files they read.
+
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+};
+pub use quiver_tests::moto::{BUCKET, Moto};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Counts the GETs and HEADs that reach the store below, the bytes asked for, and adds a delay
+/// before each (a far-away store).
+#[derive(Debug)]
+pub struct Counted {
+    pub inner: Arc<dyn ObjectStore>,
+    pub delay: Duration,
+    pub gets: AtomicU64,
+    pub heads: AtomicU64,
+    pub ranges: Mutex<Vec<Option<GetRange>>>,
+}
+
+impl Counted {
+    pub fn new(inner: Arc<dyn ObjectStore>, delay: Duration) -> Arc<Self> {
+        Arc::new(Counted {
+            inner,
+            delay,
+            gets: AtomicU64::new(0),
+            heads: AtomicU64::new(0),
+            ranges: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn gets(&self) -> u64 {
+        self.gets.load(Ordering::SeqCst)
+    }
+
+    pub fn heads(&self) -> u64 {
+        self.heads.load(Ordering::SeqCst)
+    }
+
+    /// The bytes of the bounded ranges asked for.
+    pub fn bounded_bytes(&self) -> u64 {
+        let ranges = self.ranges.lock().unwrap();
+        ranges
+            .iter()
+            .map(|r| match r {
+                Some(GetRange::Bounded(r)) => r.end - r.start,
+                Some(GetRange::Suffix(n)) => *n,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+impl fmt::Display for Counted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Counted({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for Counted {
+    async fn put_opts(&self, l: &Path, p: PutPayload, o: PutOptions) -> Result<PutResult> {
+        self.inner.put_opts(l, p, o).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(l, o).await
+    }
+
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        if options.head {
+            self.heads.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.gets.fetch_add(1, Ordering::SeqCst);
+            self.ranges.lock().unwrap().push(options.range.clone());
+        }
+        tokio::time::sleep(self.delay).await;
+        self.inner.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// An S3 client of `moto`'s bucket, configured as its environment says.
+pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
+    let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(BUCKET);
+    for (key, value) in moto.env() {
+        builder = builder.with_config(key.to_ascii_lowercase().parse().unwrap(), value);
+    }
+    Arc::new(builder.build().unwrap())
+}
+
+/// The hundred-batch ten-column file of the read-count tests (about 8 MB).
+pub fn hundred_batches() -> Vec<u8> {
+    quiver_tests::ten_columns::file(100, 1000, quiver::WriterOptions::default())
+}

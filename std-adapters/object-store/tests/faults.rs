@@ -1,0 +1,216 @@
+//! Faults between the reader and the store, injected by a small S3-like server on loopback:
+//! failed and reset requests are retried and the read succeeds; a truncated body, a `200` for a
+//! ranged GET and a server that stalls are clear errors. The batches are never wrong: each read
+//! either equals the local one or fails.
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path;
+use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use quiver::ipc::AsyncFileReader;
+use quiver::{FileReader, ReaderOptions, RecordBatch};
+use quiver_object_store::{ObjectSource, SourceOptions};
+use quiver_tests::equal::assert_batches_equal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+/// What the server does wrong.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// The first `n` requests are answered 503.
+    Unavailable(usize),
+    /// The first `n` connections are closed without an answer.
+    Reset(usize),
+    /// Every body stops halfway.
+    Truncate,
+    /// Ranged GETs are answered 200 with the whole object.
+    IgnoreRange,
+    /// Requests after the first are never answered.
+    Stall,
+}
+
+/// Serves `object` for any path, with `fault`; returns its endpoint and its request count.
+async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&requests);
+    tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (object, count) = (Arc::clone(&object), Arc::clone(&count));
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut read = BufReader::new(read);
+                loop {
+                    let mut line = String::new();
+                    if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let head = line.starts_with("HEAD");
+                    let mut range = None;
+                    loop {
+                        let mut header = String::new();
+                        if read.read_line(&mut header).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if header == "\r\n" {
+                            break;
+                        }
+                        if let Some(value) = header.to_ascii_lowercase().strip_prefix("range:") {
+                            range = Some(value.trim().trim_start_matches("bytes=").to_owned());
+                        }
+                    }
+                    let n = count.fetch_add(1, Ordering::SeqCst);
+                    let answer = respond(&object, head, range.as_deref(), fault, n);
+                    match answer {
+                        None => return, // reset
+                        Some((header, body)) => {
+                            if matches!(fault, Fault::Stall) && n > 0 {
+                                tokio::time::sleep(Duration::from_secs(3600)).await;
+                            }
+                            if write.write_all(header.as_bytes()).await.is_err()
+                                || write.write_all(&body).await.is_err()
+                            {
+                                return;
+                            }
+                            if matches!(fault, Fault::Truncate) && !head {
+                                return; // the body was cut: close
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, requests)
+}
+
+/// The answer to request `n`: status line and headers, and body (`None`: close instead).
+fn respond(
+    object: &[u8],
+    head: bool,
+    range: Option<&str>,
+    fault: Fault,
+    n: usize,
+) -> Option<(String, Vec<u8>)> {
+    let len = object.len();
+    let meta = "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nETag: \"quiver\"\r\n";
+    match fault {
+        Fault::Unavailable(k) if n < k => {
+            return Some((
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".into(),
+                Vec::new(),
+            ));
+        }
+        Fault::Reset(k) if n < k => return None,
+        _ => {}
+    }
+    if head || range.is_none() || matches!(fault, Fault::IgnoreRange) {
+        let header = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{meta}\r\n");
+        return Some((header, if head { Vec::new() } else { object.to_vec() }));
+    }
+    let (start, end) = range?.split_once('-')?;
+    let (start, end) = match (start.parse::<usize>().ok(), end.parse::<usize>().ok()) {
+        (None, Some(suffix)) => (len.saturating_sub(suffix), len - 1),
+        (Some(start), Some(end)) => (start, end.min(len - 1)),
+        (Some(start), None) => (start, len - 1),
+        (None, None) => return None,
+    };
+    let mut body = object.get(start..=end)?.to_vec();
+    let header = format!(
+        "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {start}-{end}/{len}\r\n{meta}\r\n",
+        body.len()
+    );
+    if matches!(fault, Fault::Truncate) {
+        body.truncate(body.len() / 2);
+    }
+    Some((header, body))
+}
+
+fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
+    let retry = RetryConfig {
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(5),
+        ..RetryConfig::default()
+    };
+    let client = ClientOptions::new()
+        .with_allow_http(true)
+        .with_timeout(Duration::from_secs(1));
+    let store = AmazonS3Builder::new()
+        .with_bucket_name("quiver")
+        .with_endpoint(endpoint)
+        .with_region("us-east-1")
+        .with_access_key_id("quiver")
+        .with_secret_access_key("quiver")
+        .with_client_options(client)
+        .with_retry(retry)
+        .build()
+        .unwrap();
+    Arc::new(store)
+}
+
+fn trips() -> Vec<u8> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow");
+    std::fs::read(path).unwrap()
+}
+
+/// The batches read through `fault`, or the error, as text.
+async fn read(
+    object: &Arc<Vec<u8>>,
+    fault: Fault,
+) -> (Result<Vec<RecordBatch<'static>>, String>, usize) {
+    let (endpoint, requests) = serve(Arc::clone(object), fault).await;
+    let result = async {
+        let source = ObjectSource::open(
+            store(&endpoint),
+            Path::from("trips.arrow"),
+            SourceOptions::default(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let mut reader = AsyncFileReader::open(&source, ReaderOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        reader.select(0..usize::MAX, source.scan_options());
+        let mut batches = Vec::new();
+        while let Some(batch) = reader.next_batch().await {
+            batches.push(batch.map_err(|e| e.to_string())?);
+        }
+        Ok(batches)
+    }
+    .await;
+    (result, requests.load(Ordering::SeqCst))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_failures_are_retried_and_others_are_clear_errors() {
+    let object = Arc::new(trips());
+    let expected: Vec<_> = FileReader::open(object.as_slice(), ReaderOptions::default())
+        .unwrap()
+        .batches()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for fault in [Fault::Unavailable(2), Fault::Reset(2)] {
+        let (batches, requests) = read(&object, fault).await;
+        let batches = batches.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+        assert_batches_equal(&expected, &batches);
+        assert!(requests > 2, "{fault:?}: {requests} requests, retried");
+        println!("faults: {fault:?} retried, {requests} requests, the same batches");
+    }
+    for (fault, says) in [
+        (Fault::Truncate, ""),
+        (Fault::IgnoreRange, "non-partial"),
+        (Fault::Stall, ""),
+    ] {
+        let (batches, requests) = read(&object, fault).await;
+        let error = batches.expect_err("a fault that cannot be retried away");
+        assert!(error.contains(says), "{fault:?}: {error}");
+        println!("faults: {fault:?} after {requests} requests: {error}");
+    }
+}
