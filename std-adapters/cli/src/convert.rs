@@ -17,7 +17,7 @@ use quiver::format::Block;
 use quiver::ipc::{Projection, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
+use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch, Schema};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
@@ -148,21 +148,10 @@ where
     let source = Counting::new(source);
     let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
     let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
-    if args.batches.is_some() && batches.start >= reader.num_batches() {
-        return Err(Failure::about(
-            &args.input,
-            past_the_end(&batches, "file", reader.num_batches()),
-        ));
-    }
-    if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(reader.schema(), &columns.0)
-            .map_err(|e| Failure::about(&args.input, e))?;
+    let (projection, first) =
+        selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
+    if let Some(projection) = projection {
         reader.set_projection(projection);
-    }
-    let first = batches.start.min(reader.num_batches());
-    if let Some(bar) = &sink.progress {
-        let end = batches.end.min(reader.num_batches());
-        show(bar, Some(end.saturating_sub(first) as u64));
     }
     let window = one_batch(reader.record_batch_blocks());
     let scan_options = ScanOptions::default().with_readahead(window);
@@ -177,6 +166,37 @@ where
     Ok(ReadStats::of(&source))
 }
 
+/// What `--columns` and `--batches` ask of a file with `schema` and `count` batches: the
+/// projection, if any, and the first batch read; shows the progress bar. A range starting past
+/// the last batch is an error.
+fn selection(
+    args: &JsonArgs,
+    schema: &Schema,
+    count: usize,
+    batches: &Range<usize>,
+    sink: &Sink<'_>,
+) -> Result<(Option<Projection>, usize), Failure> {
+    if args.batches.is_some() && batches.start >= count {
+        return Err(Failure::about(
+            &args.input,
+            past_the_end(batches, "file", count),
+        ));
+    }
+    let projection = match &args.columns {
+        Some(columns) => Some(
+            Projection::from_paths(schema, &columns.0)
+                .map_err(|e| Failure::about(&args.input, e))?,
+        ),
+        None => None,
+    };
+    let first = batches.start.min(count);
+    if let Some(bar) = &sink.progress {
+        let end = batches.end.min(count);
+        show(bar, Some(end.saturating_sub(first) as u64));
+    }
+    Ok((projection, first))
+}
+
 /// Converts an IPC file named by URL: the reader's windows arrive on the runtime's threads,
 /// the next one in flight while this thread encodes the batches of the current one.
 fn convert_remote(
@@ -186,21 +206,10 @@ fn convert_remote(
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
     let mut reader = remote.file_reader()?;
-    if args.batches.is_some() && batches.start >= reader.num_batches() {
-        return Err(Failure::about(
-            &args.input,
-            past_the_end(&batches, "file", reader.num_batches()),
-        ));
-    }
-    if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(reader.schema(), &columns.0)
-            .map_err(|e| Failure::about(&args.input, e))?;
+    let (projection, first) =
+        selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
+    if let Some(projection) = projection {
         reader.set_projection(projection);
-    }
-    let first = batches.start.min(reader.num_batches());
-    if let Some(bar) = &sink.progress {
-        let end = batches.end.min(reader.num_batches());
-        show(bar, Some(end.saturating_sub(first) as u64));
     }
     reader.select(batches, remote.source.scan_options());
     remote.runtime.block_on(async {

@@ -34,8 +34,9 @@ use tokio::task::JoinHandle;
 /// Bytes read from the end of an object when it is opened: quiver's default footer read.
 pub const DEFAULT_TAIL: u64 = 64 * 1024;
 
-/// Ranged GETs in flight at once by default: a hundred-batch file's block metadata in two waves.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+/// Ranged GETs in flight at once by default: the block metadata of a file of up to 128 batches
+/// goes out in one wave.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
 
 /// How an [`ObjectSource`] reads.
 #[derive(Debug, Clone)]
@@ -188,7 +189,7 @@ pub struct RequestStats {
 
 impl RequestLog {
     /// Logs a request that started at `start`, ended now and brought `bytes`.
-    pub(crate) fn record(&self, start: Instant, bytes: u64) {
+    pub fn record(&self, start: Instant, bytes: u64) {
         let request = Request {
             start,
             end: Instant::now(),
