@@ -122,21 +122,45 @@ async fn forward(
     let (from_server, mut to_server) = server.into_split();
     to_server.write_all(head.as_bytes()).await?;
     to_server.write_all(&body).await?;
-    // The answer streams through as it arrives: its head line by line, then its body.
+    // The answer streams through as it arrives: its head line by line, then its body. The
+    // request is logged as ended just before its last byte is passed on, so that a request the
+    // client sends on receiving it never seems to overlap it.
     let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
+    let mut length = None;
     loop {
         let mut line = Vec::new();
         if from_server.read_until(b'\n', &mut line).await? == 0 {
             break;
         }
         write.write_all(&line).await?;
+        let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
+        if let Some(n) = lower.strip_prefix("content-length:") {
+            length = n.trim().parse::<u64>().ok();
+        }
         if line == b"\r\n" {
             break;
         }
     }
-    let bytes = tokio::io::copy_buf(&mut from_server, &mut write).await?;
+    let mut bytes = 0u64;
+    let mut logged = false;
+    loop {
+        let chunk = from_server.fill_buf().await?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        bytes += n as u64;
+        if length.is_some_and(|l| bytes >= l) && !logged {
+            recorder.record(start, bytes);
+            logged = true;
+        }
+        write.write_all(chunk).await?;
+        from_server.consume(n);
+    }
+    if !logged {
+        recorder.record(start, bytes);
+    }
     write.shutdown().await?;
-    recorder.record(start, bytes);
     Ok(())
 }
 
