@@ -13,6 +13,13 @@
 //!
 //! `cargo run --release -p quiver-benches --bin remote -- [BATCHES] [ROWS] [DELAY_MS]`
 //! (defaults 100 batches of 1,000 rows of the ten-column table, about 8 MB, and 50 ms).
+//!
+//! `... --bin remote -- --big [GB] [DELAY_MS]` (default 1.1 GB): the large-file run. A file of at
+//! least GB x 10^9 bytes is written to disk (tmpfs) a batch at a time and put with one streaming
+//! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
+//! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
+//! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
+//! planner's window.
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
