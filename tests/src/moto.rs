@@ -26,12 +26,20 @@ impl Moto {
     /// Starts `moto_server` and makes [`BUCKET`], or returns `None` (printing that the test
     /// skipped) when it is not installed.
     pub fn start() -> Option<Moto> {
+        Moto::start_with_env(&[])
+    }
+
+    /// [`Moto::start`] with `env` added to the server's environment (e.g.
+    /// `MOTO_S3_DEFAULT_KEY_BUFFER_SIZE`, the bytes of an object moto keeps in memory before
+    /// spilling it to a temporary file).
+    pub fn start_with_env(env: &[(&str, &str)]) -> Option<Moto> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free loopback port")
             .port();
         let spawned = Command::new("moto_server")
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn();
@@ -102,6 +110,29 @@ impl Moto {
     /// Puts `bytes` at `key` in [`BUCKET`]; returns the object's `s3://` URL.
     pub fn put(&self, key: &str, bytes: &[u8]) -> String {
         self.request("PUT", &format!("/{BUCKET}/{key}"), bytes);
+        format!("s3://{BUCKET}/{key}")
+    }
+
+    /// Puts the file at `file` at `key` in [`BUCKET`] with one PUT whose body is streamed from
+    /// disk (for objects too large to hold in memory twice); returns the object's `s3://` URL.
+    pub fn put_file(&self, key: &str, file: &std::path::Path) -> String {
+        let host = self.endpoint.trim_start_matches("http://");
+        let mut body = std::fs::File::open(file).expect("open the file to put");
+        let len = body.metadata().expect("the file's size").len();
+        let mut stream = TcpStream::connect(host).expect("connect to moto_server");
+        write!(
+            stream,
+            "PUT /{BUCKET}/{key} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len}\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .and_then(|()| std::io::copy(&mut body, &mut stream).map(drop))
+        .expect("send the file to moto_server");
+        let mut answer = Vec::new();
+        stream
+            .read_to_end(&mut answer)
+            .expect("read moto_server's answer");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "PUT {key}: {answer}");
         format!("s3://{BUCKET}/{key}")
     }
 

@@ -13,6 +13,13 @@
 //!
 //! `cargo run --release -p quiver-benches --bin remote -- [BATCHES] [ROWS] [DELAY_MS]`
 //! (defaults 100 batches of 1,000 rows of the ten-column table, about 8 MB, and 50 ms).
+//!
+//! `... --bin remote -- --big [GB] [DELAY_MS]` (default 1.1 GB): the large-file run. A file of at
+//! least GB x 10^9 bytes is written to disk (tmpfs) a batch at a time and put with one streaming
+//! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
+//! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
+//! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
+//! planner's window.
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
@@ -30,6 +37,8 @@ use tokio::net::{TcpListener, TcpStream};
 struct Recorder {
     log: Mutex<Arc<RequestLog>>,
     span: Mutex<Option<(Instant, Instant)>>,
+    /// Requests the proxy is passing on.
+    active: std::sync::atomic::AtomicUsize,
 }
 
 impl Recorder {
@@ -46,8 +55,13 @@ impl Recorder {
         *span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
     }
 
-    /// Requests, round trips, bytes and the time from the first request to the last byte.
+    /// Requests, round trips, bytes and the time from the first request to the last byte,
+    /// once the proxy has finished with every request (a client may have its last byte a
+    /// moment before the proxy logs it).
     fn report(&self) -> (quiver_object_store::RequestStats, Duration) {
+        while self.active.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let stats = self.log.lock().unwrap().stats();
         let time = self
             .span
@@ -66,8 +80,14 @@ async fn proxy(upstream: String, delay: Duration, recorder: Arc<Recorder>) -> St
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let (upstream, recorder) = (upstream.clone(), Arc::clone(&recorder));
+            recorder
+                .active
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             tokio::spawn(async move {
                 let _ = forward(client, &upstream, delay, &recorder).await;
+                recorder
+                    .active
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             });
         }
     });
@@ -105,18 +125,49 @@ async fn forward(
     read.read_exact(&mut body).await?;
     let start = Instant::now();
     tokio::time::sleep(delay).await;
-    let mut server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
-    server.write_all(head.as_bytes()).await?;
-    server.write_all(&body).await?;
-    let mut answer = Vec::new();
-    server.read_to_end(&mut answer).await?;
-    write.write_all(&answer).await?;
+    let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
+    let (from_server, mut to_server) = server.into_split();
+    to_server.write_all(head.as_bytes()).await?;
+    to_server.write_all(&body).await?;
+    // The answer streams through as it arrives: its head line by line, then its body. The
+    // request is logged as ended just before its last byte is passed on, so that a request the
+    // client sends on receiving it never seems to overlap it.
+    let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
+    let mut length = None;
+    loop {
+        let mut line = Vec::new();
+        if from_server.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        write.write_all(&line).await?;
+        let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
+        if let Some(n) = lower.strip_prefix("content-length:") {
+            length = n.trim().parse::<u64>().ok();
+        }
+        if line == b"\r\n" {
+            break;
+        }
+    }
+    let mut bytes = 0u64;
+    let mut logged = false;
+    loop {
+        let chunk = from_server.fill_buf().await?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        bytes += n as u64;
+        if length.is_some_and(|l| bytes >= l) && !logged {
+            recorder.record(start, bytes);
+            logged = true;
+        }
+        write.write_all(chunk).await?;
+        from_server.consume(n);
+    }
+    if !logged {
+        recorder.record(start, bytes);
+    }
     write.shutdown().await?;
-    let header_end = answer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(0, |p| p + 4);
-    recorder.record(start, (answer.len() - header_end) as u64);
     Ok(())
 }
 
@@ -231,11 +282,9 @@ fn row(reader: &str, what: &str, recorder: &Recorder) -> Duration {
     time
 }
 
-fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("a number"))
-        .collect();
+/// The small-file table: every reader, on the whole file and on one column.
+fn small(args: &[String]) {
+    let args: Vec<u64> = args.iter().map(|a| a.parse().expect("a number")).collect();
     let batches = args.first().copied().unwrap_or(100) as usize;
     let rows = args.get(1).copied().unwrap_or(1000) as usize;
     let delay = Duration::from_millis(args.get(2).copied().unwrap_or(50));
@@ -295,5 +344,323 @@ fn main() {
         if let (Some(quiver), Some(polars)) = (of("quiver"), of("polars")) {
             println!("{what}: quiver / polars = {:.2}", quiver / polars);
         }
+    }
+}
+
+/// A `std::io::Write` that counts the bytes written through it.
+struct Counting<W> {
+    inner: W,
+    bytes: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<W: std::io::Write> std::io::Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes.set(self.bytes.get() + n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes ten-column batches of `rows` rows with quiver's `FileWriter` straight to `path` (one
+/// batch in memory at a time) until the file holds at least `target` bytes; returns its
+/// batches and bytes.
+fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u64) {
+    let file = std::fs::File::create(path).expect("create the big file");
+    let bytes = std::rc::Rc::new(std::cell::Cell::new(0));
+    let sink = embedded_io_adapters::std::FromStd::new(Counting {
+        inner: std::io::BufWriter::with_capacity(1 << 20, file),
+        bytes: std::rc::Rc::clone(&bytes),
+    });
+    let first = quiver_tests::ten_columns::batch(rows, 0);
+    let mut writer = quiver::FileWriter::new(
+        sink,
+        first.schema().clone(),
+        quiver::WriterOptions::default(),
+    )
+    .expect("file writer");
+    writer.write(&first).expect("write a batch");
+    drop(first);
+    let mut batches = 1;
+    while bytes.get() < target {
+        let batch = quiver_tests::ten_columns::batch(rows, batches as u64);
+        writer.write(&batch).expect("write a batch");
+        batches += 1;
+    }
+    writer.finish().expect("finish the file");
+    drop(writer);
+    let len = std::fs::metadata(path).expect("the big file").len();
+    (batches, len)
+}
+
+/// The child process of the big-file run: quiver reads every batch of `key` through the proxy
+/// at `endpoint` (decoding only), then prints one line: rows, requests, round trips, bytes,
+/// range size and window of the planner, the resident set after opening and its peak.
+fn big_child(endpoint: &str, key: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let store = s3(endpoint);
+    runtime.block_on(async {
+        let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+            .await
+            .unwrap();
+        let reader = AsyncFileReader::open(&source, Default::default())
+            .await
+            .unwrap();
+        let mut reader = match std::env::var("QUIVER_PREFETCH")
+            .ok()
+            .and_then(|p| p.parse().ok())
+        {
+            Some(p) => reader.with_prefetch(p),
+            None => reader,
+        };
+        let mut options = source.scan_options();
+        if let Some(range) = std::env::var("QUIVER_RANGE")
+            .ok()
+            .and_then(|r| r.parse().ok())
+        {
+            options = options
+                .with_range_size_limit(range)
+                .with_readahead(2 * range);
+        }
+        let opened_rss = status_kib("VmRSS");
+        reader.select(0..usize::MAX, options.clone());
+        let mut rows = 0;
+        while let Some(batch) = reader.next_batch().await {
+            rows += batch.unwrap().num_rows();
+        }
+        let stats = source.requests();
+        println!(
+            "{rows} {} {} {} {} {} {opened_rss} {}",
+            stats.requests,
+            stats.round_trips,
+            stats.bytes,
+            options.range_size_limit,
+            options.readahead,
+            status_kib("VmHWM")
+        );
+    });
+}
+
+/// A `/proc/self/status` line's value, in KiB.
+fn status_kib(name: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                let value = line.strip_prefix(name)?.strip_prefix(':')?;
+                value.trim().trim_end_matches("kB").trim().parse().ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// A loopback server of one object held in memory, with S3's answers to GET and HEAD (any
+/// path): the whole object (200), or one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`; 206). Every
+/// request costs only its own bytes, where `moto_server` reads the whole object again for each
+/// one. Returns its endpoint.
+async fn range_server(object: Arc<Vec<u8>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let object = Arc::clone(&object);
+            tokio::spawn(async move {
+                let _ = serve_range(client, &object).await;
+            });
+        }
+    });
+    endpoint
+}
+
+async fn serve_range(client: TcpStream, object: &[u8]) -> std::io::Result<()> {
+    let (read, mut write) = client.into_split();
+    let mut read = BufReader::new(read);
+    let (mut method, mut range) = (String::new(), None);
+    loop {
+        let mut line = String::new();
+        if read.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if method.is_empty() {
+            method = line.split(' ').next().unwrap_or("").to_string();
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(spec) = lower.strip_prefix("range:") {
+            let spec = spec.trim().trim_start_matches("bytes=").to_string();
+            let (a, b) = spec.split_once('-').unwrap_or(("", ""));
+            let len = object.len() as u64;
+            range = match (a.parse::<u64>().ok(), b.parse::<u64>().ok()) {
+                (Some(a), Some(b)) => Some(a..(b + 1).min(len)),
+                (Some(a), None) => Some(a..len),
+                (None, Some(n)) => Some(len.saturating_sub(n)..len),
+                (None, None) => None,
+            };
+        }
+    }
+    let len = object.len();
+    let (status, body, content_range) = match range {
+        Some(r) if r.start < r.end => {
+            let body = &object[r.start as usize..r.end as usize];
+            let content_range = format!("Content-Range: bytes {}-{}/{len}\r\n", r.start, r.end - 1);
+            ("206 Partial Content", body, content_range)
+        }
+        _ => ("200 OK", object, String::new()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{content_range}Accept-Ranges: bytes\r\n\
+         ETag: \"quiver\"\r\nLast-Modified: Tue, 01 Dec 2026 00:00:00 GMT\r\n\
+         Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    write.write_all(head.as_bytes()).await?;
+    if method != "HEAD" {
+        write.write_all(body).await?;
+    }
+    write.shutdown().await
+}
+
+/// One plain GET of the whole object, its body streamed and dropped; returns its bytes.
+async fn single_get(store: Arc<dyn ObjectStore>, key: &str) -> u64 {
+    use futures::StreamExt;
+    let mut body = store.get(&Path::from(key)).await.unwrap().into_stream();
+    let mut bytes = 0;
+    while let Some(chunk) = body.next().await {
+        bytes += chunk.unwrap().len() as u64;
+    }
+    bytes
+}
+
+/// The big-file run: a file of at least `gigabytes` GB (10^9 bytes) of 100,000-row batches,
+/// written to disk and put with one streaming PUT; then through the proxy one plain GET of it
+/// (the bandwidth baseline) and quiver reading every batch in a child process (its peak
+/// resident set against the planner's window).
+fn big(gigabytes: f64, delay: Duration) {
+    let rows = 100_000;
+    // On tmpfs where there is one: the file is a staging copy, deleted once put.
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let path = dir.join(format!("quiver-remote-big-{}.arrow", std::process::id()));
+    let started = Instant::now();
+    let (batches, len) = write_big_file(&path, (gigabytes * 1e9) as u64, rows);
+    println!(
+        "{batches} batches of {rows} rows, {len} bytes, written in {:.1} s; {} ms added to every request",
+        started.elapsed().as_secs_f64(),
+        delay.as_millis()
+    );
+    // moto keeps the object in memory (by default it spills objects over 5 MiB to a temporary
+    // file on disk, read whole again for every GET).
+    let buffer = (2 * len).to_string();
+    let moto = Moto::start_with_env(&[("MOTO_S3_DEFAULT_KEY_BUFFER_SIZE", &buffer)])
+        .expect("moto_server on the PATH");
+    let key = "big.arrow";
+    let started = Instant::now();
+    moto.put_file(key, &path);
+    println!("put in {:.1} s\n", started.elapsed().as_secs_f64());
+
+    let object = Arc::new(std::fs::read(&path).expect("read the big file back"));
+    let _ = std::fs::remove_file(&path);
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let loopback = runtime.block_on(range_server(object));
+    let recorder = Arc::new(Recorder::default());
+    println!("| server | reader | requests | round trips | bytes | ms | MB/s | time / one GET's |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let line = |server: &str, reader: &str, baseline: Option<f64>| {
+        let (stats, time) = recorder.report();
+        let secs = time.as_secs_f64();
+        println!(
+            "| {server} | {reader} | {} | {} | {} | {:.0} | {:.0} | {} |",
+            stats.requests,
+            stats.round_trips,
+            stats.bytes,
+            secs * 1000.0,
+            stats.bytes as f64 / secs / 1e6,
+            baseline.map_or("1".to_string(), |b| format!("{:.2}", secs / b))
+        );
+        secs
+    };
+    let mut memory = Vec::new();
+    for (server, upstream) in [
+        ("`moto_server`", moto.endpoint.clone()),
+        ("Rust range server", loopback),
+    ] {
+        let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
+        recorder.reset();
+        let got = runtime.block_on(single_get(s3(&endpoint), key));
+        assert_eq!(got, len, "the single GET's bytes");
+        let baseline = line(server, "one GET of the whole object", None);
+        recorder.reset();
+        let range = 64 * 1024 * 1024;
+        let got = runtime
+            .block_on(s3(&endpoint).get_range(&Path::from(key), 0..range))
+            .unwrap();
+        assert_eq!(got.len() as u64, range, "the ranged GET's bytes");
+        line(server, "one ranged GET of 64 MiB", Some(baseline));
+        recorder.reset();
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--big-child", &endpoint, key])
+            .output()
+            .expect("run the quiver child");
+        let out = String::from_utf8_lossy(&child.stdout).into_owned();
+        assert!(
+            child.status.success(),
+            "quiver child: {out} {}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+        line(
+            server,
+            "quiver (`ObjectSource` + `AsyncFileReader`), every batch",
+            Some(baseline),
+        );
+        memory.push((server, out));
+    }
+    println!();
+    for (server, out) in memory {
+        let numbers: Vec<u64> = out
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        if let [rows_read, _, _, _, range, window, opened, peak] = numbers[..] {
+            assert_eq!(rows_read, (batches * rows) as u64, "rows read");
+            let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+            println!(
+                "quiver from {server}: range size {:.1} MiB, window {:.1} MiB; resident {:.1} MiB \
+                 after opening, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
+                 after opening)",
+                mib(range),
+                mib(window),
+                mib(opened * 1024),
+                mib(peak * 1024),
+                peak as f64 * 1024.0 / window as f64,
+                (peak - opened) as f64 * 1024.0 / window as f64,
+            );
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--big-child") => big_child(&args[1], &args[2]),
+        Some("--big") => {
+            let gigabytes = args
+                .get(1)
+                .map_or(1.1, |g| g.parse().expect("a number of GB"));
+            let delay = args
+                .get(2)
+                .map_or(50, |d| d.parse().expect("a delay in ms"));
+            big(gigabytes, Duration::from_millis(delay));
+        }
+        _ => small(&args),
     }
 }
