@@ -21,6 +21,7 @@ mod projection;
 mod pushed;
 mod scan;
 mod stream;
+mod stream_decoder;
 pub mod writer;
 
 #[cfg(feature = "async")]
@@ -30,6 +31,7 @@ pub use file::FileReader;
 pub use projection::Projection;
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
+pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
 
 use crate::Error;
