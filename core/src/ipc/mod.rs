@@ -9,6 +9,8 @@
 
 #[cfg(feature = "async")]
 mod async_reader;
+#[cfg(feature = "async")]
+mod async_stream;
 mod concat;
 mod decode;
 mod decoder;
@@ -26,6 +28,8 @@ pub mod writer;
 
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
+#[cfg(feature = "async")]
+pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
 pub use projection::Projection;
