@@ -10,7 +10,9 @@
 //! - [`flatbuffer`] and [`format`]: zero-copy, bounds-checked views of the Arrow flatbuffers
 //!   (`Footer`, `Message`, `Schema`, `RecordBatch`, …). No allocation; usable without `alloc`.
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
-//! - [`ipc`]: the [`FileReader`] (one read for the footer, one per block) and the
+//! - [`ipc`]: the [`ipc::FileDecoder`], which plans every read of a file and decodes the bytes
+//!   it is handed, doing no I/O; the [`FileReader`] (one read for the footer, one per block,
+//!   or planned windows) and, with `async`, the `AsyncFileReader`, loops around it; the
 //!   [`StreamReader`] (any [`embedded_io::Read`]); the [`FileWriter`] and [`StreamWriter`]
 //!   (any [`embedded_io::Write`]), built on [`flatbuffer_builder`]; [`compression`] decodes and
 //!   encodes LZ4_FRAME and ZSTD.

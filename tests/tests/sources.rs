@@ -146,3 +146,55 @@ fn streams_read_from_std_io() {
     let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert!(rows > 0);
 }
+
+/// Rows per batch of a full scan through the async reader, driven by the test executor.
+fn scan_async<S: quiver::source::AsyncRandomAccess>(source: &S) -> Vec<usize> {
+    quiver_tests::block_on(async {
+        let mut reader = quiver::ipc::AsyncFileReader::open(source, ReaderOptions::default())
+            .await
+            .unwrap();
+        let mut rows = Vec::new();
+        while let Some(batch) = reader.next_batch().await {
+            rows.push(batch.unwrap().num_rows());
+        }
+        rows
+    })
+}
+
+#[test]
+#[allow(clippy::single_range_in_vec_init)]
+fn the_std_sources_serve_the_async_reader_alike() {
+    let Some(path) = golden(FILE) else { return };
+    let bytes = std::fs::read(&path).unwrap();
+    let (expected, _) = scan(bytes.as_slice());
+    let file = || FileSource::open(&path).unwrap();
+    assert_eq!(scan_async(&file()), expected, "FileSource");
+    assert_eq!(
+        scan_async(&Concurrent::with_in_flight(file(), 3)),
+        expected,
+        "Concurrent"
+    );
+    let delay = Duration::from_millis(5);
+    let latency = Latency::new(file(), delay);
+    assert_eq!(scan_async(&latency), expected, "Latency");
+    assert_eq!(latency.calls(), 2, "the tail, then one window");
+    let both = Concurrent::new(Latency::new(file(), delay));
+    assert_eq!(scan_async(&both), expected, "Concurrent over Latency");
+    assert!(both.inner().calls() >= 2);
+    // Their futures are Send: a multi-threaded runtime can run the reader.
+    fn assert_send<T: Send>(_: &T) {}
+    let open = quiver::ipc::AsyncFileReader::open(&both, ReaderOptions::default());
+    assert_send(&open);
+    let mut reader = quiver_tests::block_on(open).unwrap();
+    let next = reader.next_batch();
+    assert_send(&next);
+    drop(next);
+    // A read past the end is the source's error, unchanged.
+    let short =
+        quiver::source::AsyncRandomAccess::read_ranges(&file(), vec![0..bytes.len() as u64 + 1]);
+    assert!(quiver_tests::block_on(short).is_err());
+    println!(
+        "sources: {FILE}: {} batches through the async reader from file, concurrent and latency sources",
+        expected.len()
+    );
+}
