@@ -146,7 +146,10 @@ async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str
         reader.set_projection(Projection::from_paths(reader.schema(), &[column]).unwrap());
     }
     let mut options = source.scan_options();
-    if let Some(range) = std::env::var("QUIVER_RANGE").ok().and_then(|r| r.parse().ok()) {
+    if let Some(range) = std::env::var("QUIVER_RANGE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
         options = options.with_range_size_limit(range);
     }
     reader.select(0..usize::MAX, options);
@@ -268,8 +271,7 @@ fn main() {
         row("one GET per block (arrow-rs)", what, &recorder);
         for reader in ["polars", "pyarrow"] {
             recorder.reset();
-            let script =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote.py");
+            let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote.py");
             let status = std::process::Command::new("python3")
                 .arg(&script)
                 .args([reader, &endpoint, BUCKET, key, projection.unwrap_or("")])

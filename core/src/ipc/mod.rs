@@ -4,8 +4,10 @@
 //! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
 //! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]
 //! source, and, with the `async` feature, `AsyncFileReader` from an `AsyncRandomAccess` one,
-//! fetching ahead. [`StreamReader`] reads messages in order from an [`embedded_io::Read`]. All decode
-//! bodies into validated [`RecordBatch`]es.
+//! fetching ahead. [`StreamDecoder`] decodes a stream from bytes pushed in any chunks;
+//! [`StreamReader`] drives it from an [`embedded_io::Read`], and, with `async`,
+//! `AsyncStreamReader` from an `embedded_io_async::Read`. All decode bodies into validated
+//! [`RecordBatch`]es.
 
 #[cfg(feature = "async")]
 mod async_reader;
