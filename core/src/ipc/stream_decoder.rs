@@ -227,7 +227,8 @@ impl StreamDecoder {
     }
 
     /// Hands the decoder the next bytes of the stream. They are kept without copying; a
-    /// message that lies within one chunk is decoded from a window of it.
+    /// message that lies within one chunk is decoded from a window of it. Bytes pushed after
+    /// [`Self::finish`] or after the end-of-stream marker are ignored.
     pub fn push(&mut self, chunk: Bytes<'static>) {
         if chunk.is_empty() || self.input.ended || matches!(self.step, Step::End) {
             return;
@@ -414,10 +415,12 @@ impl StreamDecoder {
         let offset = self.input.position;
         // At the start of the input, a prefix no stream can begin with is refused as the
         // format its bytes look like, if they look like one.
-        let mut head = [0u8; 4];
-        let got = self.input.copy_front(&mut head);
         let sniffed = (offset == 0)
-            .then(|| Foreign::sniff(head.get(..got).unwrap_or_default()))
+            .then(|| {
+                let mut head = [0u8; 4];
+                let got = self.input.copy_front(&mut head);
+                Foreign::sniff(head.get(..got).unwrap_or_default())
+            })
             .flatten();
         let refuse = |e: FormatError| -> FormatError {
             match sniffed {
@@ -507,4 +510,69 @@ fn truncated(what: &'static str, needed: usize, available: usize, at: u64) -> Fo
         available: available as u64,
     })
     .at(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needs(decoder: &mut StreamDecoder) -> usize {
+        match decoder.try_decode() {
+            Ok(StreamDecodeResult::NeedsData { at_least }) => at_least,
+            other => panic!("expected NeedsData, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn asks_for_the_prefix_then_the_metadata_then_fails_where_it_was_cut() {
+        let mut decoder = StreamDecoder::new(ReaderOptions::default());
+        assert_eq!(needs(&mut decoder), 4);
+        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        assert_eq!(needs(&mut decoder), 2);
+        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        assert_eq!(
+            needs(&mut decoder),
+            4,
+            "the length after the continuation marker"
+        );
+        decoder.push(Bytes::Borrowed(&[100, 0, 0, 0]));
+        assert_eq!(needs(&mut decoder), 100);
+        decoder.push(Bytes::Borrowed(&[0; 10]));
+        assert_eq!(needs(&mut decoder), 90);
+        assert_eq!(decoder.position(), 8);
+        assert_eq!(decoder.buffered(), 10);
+        decoder.finish();
+        let e = decoder.try_decode().unwrap_err();
+        assert_eq!(e.offset, Some(8));
+        assert!(matches!(
+            e.kind,
+            FormatErrorKind::Truncated {
+                what: "message metadata",
+                needed: 100,
+                available: 10
+            }
+        ));
+        assert_eq!(decoder.try_decode().unwrap_err(), e, "errors stay");
+    }
+
+    #[test]
+    fn input_hands_out_windows_and_joins_only_across_chunks() {
+        let mut input = Input::default();
+        for chunk in [&b"abcd"[..], b"ef", b"ghij"] {
+            input.len += chunk.len();
+            input.chunks.push_back(Bytes::Borrowed(chunk));
+        }
+        assert_eq!(input.peek::<5>(), Some(*b"abcde"));
+        let window = input.take(3).unwrap();
+        assert_eq!(&*window, b"abc");
+        assert!(window.is_borrowed(), "one chunk: no copy");
+        let joined = input.take(4).unwrap();
+        assert_eq!(&*joined, b"defg");
+        assert!(!joined.is_borrowed());
+        assert_eq!(input.position, 7);
+        assert_eq!(input.take(4), None, "only 3 left");
+        assert_eq!(input.peek::<4>(), None);
+        assert_eq!(input.take(3).as_deref(), Some(&b"hij"[..]));
+        assert_eq!((input.len, input.chunks.len()), (0, 0));
+    }
 }
