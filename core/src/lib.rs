@@ -13,7 +13,9 @@
 //! - [`ipc`]: the [`ipc::FileDecoder`], which plans every read of a file and decodes the bytes
 //!   it is handed, doing no I/O; the [`FileReader`] (one read for the footer, one per block,
 //!   or planned windows) and, with `async`, the `AsyncFileReader`, loops around it; the
-//!   [`StreamReader`] (any [`embedded_io::Read`]); the [`FileWriter`] and [`StreamWriter`]
+//!   [`ipc::StreamDecoder`], which decodes a stream from bytes pushed in any chunks, and the
+//!   [`StreamReader`] (any [`embedded_io::Read`]) and, with `async`, the `AsyncStreamReader`
+//!   around it; the [`FileWriter`] and [`StreamWriter`]
 //!   (any [`embedded_io::Write`]), built on [`flatbuffer_builder`]; [`compression`] decodes and
 //!   encodes LZ4_FRAME and ZSTD.
 //! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,

@@ -79,6 +79,30 @@ pub(crate) fn fill<R: embedded_io::Read>(
     Ok(filled)
 }
 
+/// [`fill`] from an async stream.
+#[cfg(all(feature = "async", feature = "alloc"))]
+pub(crate) async fn fill_async<R: embedded_io_async::Read>(
+    reader: &mut R,
+    position: &mut u64,
+    buf: &mut [u8],
+) -> Result<usize, Error<R::Error>> {
+    let mut filled = 0;
+    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+        let len = rest.len() as u64;
+        let n = reader.read(rest).await.map_err(|error| Error::Source {
+            error,
+            offset: *position,
+            len,
+        })?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+        *position += n as u64;
+    }
+    Ok(filled)
+}
+
 /// A read past the end of an in-memory source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfBounds {

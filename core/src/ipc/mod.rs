@@ -4,11 +4,15 @@
 //! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
 //! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]
 //! source, and, with the `async` feature, `AsyncFileReader` from an `AsyncRandomAccess` one,
-//! fetching ahead. [`StreamReader`] reads messages in order from an [`embedded_io::Read`]. All decode
-//! bodies into validated [`RecordBatch`]es.
+//! fetching ahead. [`StreamDecoder`] decodes a stream from bytes pushed in any chunks;
+//! [`StreamReader`] drives it from an [`embedded_io::Read`], and, with `async`,
+//! `AsyncStreamReader` from an `embedded_io_async::Read`. All decode bodies into validated
+//! [`RecordBatch`]es.
 
 #[cfg(feature = "async")]
 mod async_reader;
+#[cfg(feature = "async")]
+mod async_stream;
 mod concat;
 mod decode;
 mod decoder;
@@ -21,15 +25,19 @@ mod projection;
 mod pushed;
 mod scan;
 mod stream;
+mod stream_decoder;
 pub mod writer;
 
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
+#[cfg(feature = "async")]
+pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
 pub use projection::Projection;
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
+pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
 
 use crate::Error;

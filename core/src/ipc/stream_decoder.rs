@@ -1,0 +1,578 @@
+//! [`StreamDecoder`]: the Arrow IPC stream reader as a state machine fed bytes in any chunks; it
+//! does no I/O of its own.
+//!
+//! Bytes enter through [`StreamDecoder::push`], in chunks of any size, and the end of input
+//! through [`StreamDecoder::finish`]; the schema and batches leave through
+//! [`StreamDecoder::try_decode`], which says [`StreamDecodeResult::NeedsData`] with how many
+//! more bytes it needs at least whenever it cannot go on. Every decision about a stream lives
+//! here, and only here:
+//!
+//! - A stream is a schema message, then dictionary and record batch messages, then an optional
+//!   end-of-stream marker. Each message is an encapsulation prefix (the 0xFFFFFFFF continuation
+//!   marker and an i32 length, or the legacy bare i32 length of streams before Arrow 0.15), the
+//!   metadata flatbuffer and the body.
+//! - A metadata length is checked against [`ReaderOptions::max_metadata_size`] before anything
+//!   waits for it; nothing is allocated from a length in the input: a message whose bytes lie
+//!   in one chunk is a window of that chunk (no copy), and one that straddles chunks is joined
+//!   only once every byte of it has been pushed. Memory stays bounded by one message.
+//! - Errors say where: the byte offset in the stream, and the batch and field.
+//!
+//! The [`StreamReader`](super::StreamReader) (any [`embedded_io::Read`]) and, with the `async`
+//! feature, the `AsyncStreamReader` are loops around it: ask, read, push.
+
+use super::decode::Body;
+use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget, unexpected};
+use crate::array::RecordBatch;
+use crate::bytes::Bytes;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::{self, Foreign, MessageHeader};
+use crate::schema::Schema;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Bytes a driver reads at most per step ([`read_buffer`]) while a message arrives.
+const CHUNK: usize = 64 * 1024;
+
+/// What [`StreamDecoder::try_decode`] has for the caller.
+#[derive(Debug)]
+#[non_exhaustive]
+#[must_use]
+pub enum StreamDecodeResult {
+    /// Push at least this many more bytes ([`StreamDecoder::push`]), or say the input ended
+    /// ([`StreamDecoder::finish`]), then call again. Pushing more is fine.
+    NeedsData {
+        /// Bytes the decoder lacks before it can go on.
+        at_least: usize,
+    },
+    /// The schema message has been read ([`StreamDecoder::schema`]). Set a projection now,
+    /// before the first batch, and call again.
+    Schema,
+    /// The next record batch, with every dictionary batch before it applied.
+    Data(RecordBatch<'static>),
+    /// The end-of-stream marker, or the end of input between messages, has been reached.
+    Finished,
+}
+
+/// Where the decoder is within a message.
+#[derive(Debug)]
+enum Step {
+    /// Between messages: the next bytes are an encapsulation prefix.
+    Prefix,
+    /// The prefix has been read; the metadata of `len` bytes comes next.
+    Metadata { offset: u64, len: usize },
+    /// The metadata has been read; the body of `len` bytes comes next.
+    Body {
+        offset: u64,
+        metadata_offset: u64,
+        metadata: Bytes<'static>,
+        len: usize,
+    },
+    /// The end-of-stream marker, or the end of input, has been read.
+    End,
+}
+
+/// One whole message: its flatbuffer, its body, and where it and its metadata begin.
+struct RawMessage {
+    metadata: Bytes<'static>,
+    body: Bytes<'static>,
+    offset: u64,
+    metadata_offset: u64,
+}
+
+/// What the framing step has.
+enum Framed {
+    NeedsData(usize),
+    End,
+    Message(RawMessage),
+}
+
+/// The pushed bytes not yet used, in order.
+#[derive(Debug, Default)]
+struct Input {
+    chunks: VecDeque<Bytes<'static>>,
+    /// Bytes in `chunks`.
+    len: usize,
+    /// Offset in the stream of the first byte in `chunks`.
+    position: u64,
+    /// No more bytes will come.
+    ended: bool,
+}
+
+impl Input {
+    /// Copies the first bytes into `out`, as many as are here; returns how many.
+    fn copy_front(&self, out: &mut [u8]) -> usize {
+        let mut filled = 0;
+        for chunk in &self.chunks {
+            let Some(rest) = out.get_mut(filled..).filter(|r| !r.is_empty()) else {
+                break;
+            };
+            let n = rest.len().min(chunk.len());
+            if let (Some(to), Some(from)) = (rest.get_mut(..n), chunk.get(..n)) {
+                to.copy_from_slice(from);
+            }
+            filled += n;
+        }
+        filled
+    }
+
+    /// The first `N` bytes, copied, if they are here.
+    fn peek<const N: usize>(&self) -> Option<[u8; N]> {
+        let mut out = [0u8; N];
+        (self.copy_front(&mut out) == N).then_some(out)
+    }
+
+    /// The first `n` bytes, taken: a window of one chunk when it holds them all, otherwise the
+    /// chunks joined. `None` (and nothing taken) if they are not all here.
+    fn take(&mut self, n: usize) -> Option<Bytes<'static>> {
+        if n > self.len {
+            return None;
+        }
+        let out = match self.chunks.front() {
+            Some(front) if front.len() >= n => front.slice(0..n)?,
+            _ => {
+                let mut joined = Vec::with_capacity(n);
+                for chunk in &self.chunks {
+                    let want = (n - joined.len()).min(chunk.len());
+                    joined.extend_from_slice(chunk.get(..want)?);
+                    if joined.len() == n {
+                        break;
+                    }
+                }
+                Bytes::from_vec(joined)
+            }
+        };
+        self.skip(n);
+        Some(out)
+    }
+
+    /// Drops the first `n` bytes (at most all of them).
+    fn skip(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(front) = self.chunks.pop_front() else {
+                break;
+            };
+            let used = n.min(front.len());
+            if used < front.len() {
+                let rest = front.slice(used..front.len()).unwrap_or_default();
+                debug_assert_eq!(rest.len(), front.len() - used);
+                self.chunks.push_front(rest);
+            }
+            self.len -= used;
+            self.position += used as u64;
+            n -= used;
+        }
+    }
+
+    /// `Err` if the input ended, else how many more bytes make `n`.
+    fn lacking(&self, n: usize, truncated: impl FnOnce() -> FormatError) -> FormatResult<Framed> {
+        if self.ended {
+            return Err(truncated());
+        }
+        Ok(Framed::NeedsData(n.saturating_sub(self.len).max(1)))
+    }
+}
+
+/// Reads an Arrow IPC stream from bytes pushed in any chunks; see the module docs.
+///
+/// ```
+/// # use quiver::ipc::{StreamDecodeResult, StreamDecoder};
+/// # use quiver::{ReaderOptions, bytes::Bytes};
+/// # fn rows(stream: &'static [u8]) -> Result<usize, quiver::FormatError> {
+/// let mut decoder = StreamDecoder::new(ReaderOptions::default());
+/// // Bytes as they arrive, in chunks of any size: here, 1000 at a time.
+/// let mut chunks = stream.chunks(1000);
+/// let mut rows = 0;
+/// loop {
+///     match decoder.try_decode()? {
+///         StreamDecodeResult::NeedsData { .. } => match chunks.next() {
+///             Some(chunk) => decoder.push(Bytes::Borrowed(chunk)),
+///             None => decoder.finish(),
+///         },
+///         StreamDecodeResult::Data(batch) => rows += batch.num_rows(),
+///         StreamDecodeResult::Finished => return Ok(rows),
+///         _ => {}
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct StreamDecoder {
+    options: ReaderOptions,
+    input: Input,
+    step: Step,
+    /// Known once the schema message has been read.
+    state: Option<ReadState>,
+    /// A projection set before the schema was known.
+    projection: Option<Projection>,
+    batches: u64,
+    dictionary_batches: u64,
+    /// The first error, returned again by every later call.
+    failed: Option<FormatError>,
+}
+
+impl StreamDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new(options: ReaderOptions) -> Self {
+        StreamDecoder {
+            options,
+            input: Input::default(),
+            step: Step::Prefix,
+            state: None,
+            projection: None,
+            batches: 0,
+            dictionary_batches: 0,
+            failed: None,
+        }
+    }
+
+    /// Hands the decoder the next bytes of the stream. They are kept without copying; a
+    /// message that lies within one chunk is decoded from a window of it. Bytes pushed after
+    /// [`Self::finish`] or after the end-of-stream marker are ignored.
+    pub fn push(&mut self, chunk: Bytes<'static>) {
+        if chunk.is_empty() || self.input.ended || matches!(self.step, Step::End) {
+            return;
+        }
+        self.input.len += chunk.len();
+        self.input.chunks.push_back(chunk);
+    }
+
+    /// Says the input has ended: a stream cut inside a message is then an error, and one cut
+    /// between messages is finished.
+    pub fn finish(&mut self) {
+        self.input.ended = true;
+    }
+
+    /// Decodes what the pushed bytes allow: the schema, the next batch, the end, or how many
+    /// more bytes it needs. After an error, every call returns that error.
+    pub fn try_decode(&mut self) -> FormatResult<StreamDecodeResult> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let result = self.decode();
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// Reads only the fields `projection` selects from the next batch on: their buffers are
+    /// the only ones decoded, and batches have [`Self::batch_schema`].
+    pub fn set_projection(&mut self, projection: Projection) {
+        match &mut self.state {
+            Some(state) => state.set_projection(projection),
+            None => self.projection = Some(projection),
+        }
+    }
+
+    /// The stream's schema, once [`StreamDecodeResult::Schema`] has been returned.
+    pub fn schema(&self) -> Option<&Arc<Schema>> {
+        self.state.as_ref().map(|s| &s.schema)
+    }
+
+    /// The schema of the batches the decoder returns: the stream's, projected.
+    pub fn batch_schema(&self) -> Option<&Arc<Schema>> {
+        self.state.as_ref().map(|s| &s.projected)
+    }
+
+    /// Offset in the stream of the first byte pushed and not yet used.
+    pub fn position(&self) -> u64 {
+        self.input.position
+    }
+
+    /// Bytes pushed and not yet used.
+    pub fn buffered(&self) -> usize {
+        self.input.len
+    }
+
+    fn decode(&mut self) -> FormatResult<StreamDecodeResult> {
+        loop {
+            let raw = match self.frame()? {
+                Framed::NeedsData(at_least) => {
+                    return Ok(StreamDecodeResult::NeedsData { at_least });
+                }
+                Framed::Message(raw) => raw,
+                Framed::End if self.state.is_some() => return Ok(StreamDecodeResult::Finished),
+                Framed::End => {
+                    let position = self.input.position;
+                    return Err(FormatError::from(if position == 0 {
+                        FormatErrorKind::EmptyInput
+                    } else {
+                        FormatErrorKind::Truncated {
+                            what: "stream (no schema message)",
+                            needed: 8,
+                            available: position,
+                        }
+                    }));
+                }
+            };
+            let located = |e: FormatError| e.rebase(raw.metadata_offset);
+            let message = format::Message::parse(&raw.metadata).map_err(located)?;
+            let header = message.header().map_err(located)?;
+            let Some(state) = &mut self.state else {
+                let MessageHeader::Schema(fb) = header else {
+                    return Err(unexpected("Schema", message).at(raw.offset));
+                };
+                let schema = Schema::from_fb(fb, field_budget(raw.metadata.len()));
+                let mut state = ReadState::new(schema.map_err(located)?, self.options.clone());
+                if let Some(projection) = self.projection.take() {
+                    state.set_projection(projection);
+                }
+                self.state = Some(state);
+                return Ok(StreamDecodeResult::Schema);
+            };
+            let body_at = raw.metadata_offset + raw.metadata.len() as u64;
+            match header {
+                MessageHeader::RecordBatch(_) => {
+                    let batch = self.batches;
+                    self.batches += 1;
+                    return state
+                        .record_batch(message, &Body::Whole(raw.body))
+                        .map(StreamDecodeResult::Data)
+                        .map_err(|e| e.rebase(body_at).in_batch(batch));
+                }
+                MessageHeader::DictionaryBatch(_) => {
+                    let batch = self.dictionary_batches;
+                    self.dictionary_batches += 1;
+                    state
+                        .dictionary_batch(message, &raw.body)
+                        .map_err(|e| e.rebase(body_at).in_batch(batch))?;
+                }
+                _ => {
+                    return Err(
+                        unexpected("RecordBatch or DictionaryBatch", message).at(raw.offset)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Takes the next whole message from the input, if it is all here.
+    fn frame(&mut self) -> FormatResult<Framed> {
+        loop {
+            match &self.step {
+                Step::End => return Ok(Framed::End),
+                Step::Prefix => {
+                    if let Some(framed) = self.prefix()? {
+                        return Ok(framed);
+                    }
+                }
+                &Step::Metadata { offset, len } => {
+                    let metadata_offset = self.input.position;
+                    let Some(metadata) = self.input.take(len) else {
+                        return self.input.lacking(len, || {
+                            truncated("message metadata", len, self.input.len, metadata_offset)
+                        });
+                    };
+                    let body_len = format::Message::parse(&metadata)
+                        .map_err(|e| e.rebase(metadata_offset))?
+                        .body_length();
+                    let len = usize::try_from(body_len).map_err(|_| {
+                        FormatError::from(FormatErrorKind::InvalidValue {
+                            what: "Message.bodyLength",
+                            value: body_len,
+                        })
+                        .at(metadata_offset)
+                    })?;
+                    self.step = Step::Body {
+                        offset,
+                        metadata_offset,
+                        metadata,
+                        len,
+                    };
+                }
+                &Step::Body { len, .. } => {
+                    let body_at = self.input.position;
+                    let Some(body) = self.input.take(len) else {
+                        return self.input.lacking(len, || {
+                            truncated("message body", len, self.input.len, body_at)
+                        });
+                    };
+                    let Step::Body {
+                        offset,
+                        metadata_offset,
+                        metadata,
+                        ..
+                    } = core::mem::replace(&mut self.step, Step::Prefix)
+                    else {
+                        debug_assert!(false, "the step was Body");
+                        return Ok(Framed::End);
+                    };
+                    return Ok(Framed::Message(RawMessage {
+                        metadata,
+                        body,
+                        offset,
+                        metadata_offset,
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Reads an encapsulation prefix: `None` when it was a message's (the step is now
+    /// `Metadata`), otherwise what the caller gets.
+    fn prefix(&mut self) -> FormatResult<Option<Framed>> {
+        let offset = self.input.position;
+        // At the start of the input, a prefix no stream can begin with is refused as the
+        // format its bytes look like, if they look like one.
+        let sniffed = (offset == 0)
+            .then(|| {
+                let mut head = [0u8; 4];
+                let got = self.input.copy_front(&mut head);
+                Foreign::sniff(head.get(..got).unwrap_or_default())
+            })
+            .flatten();
+        let refuse = |e: FormatError| -> FormatError {
+            match sniffed {
+                Some(looks_like) => FormatErrorKind::NotArrow { looks_like }.into(),
+                None => e,
+            }
+        };
+        let Some(word) = self.input.peek::<4>() else {
+            if self.input.ended && self.input.len == 0 {
+                self.step = Step::End; // end of input between messages
+                return Ok(Some(Framed::End));
+            }
+            let available = self.input.len;
+            return self
+                .input
+                .lacking(4, || {
+                    refuse(truncated("message length prefix", 4, available, offset))
+                })
+                .map(Some);
+        };
+        let (word, prefix_len) = if word == CONTINUATION {
+            let Some(both) = self.input.peek::<8>() else {
+                let available = self.input.len.saturating_sub(4);
+                return self
+                    .input
+                    .lacking(8, || {
+                        truncated("message length prefix", 4, available, offset)
+                    })
+                    .map(Some);
+            };
+            let [.., a, b, c, d] = both;
+            ([a, b, c, d], 8)
+        } else {
+            (word, 4)
+        };
+        let len = i32::from_le_bytes(word);
+        self.input.skip(prefix_len);
+        if len == 0 {
+            self.step = Step::End;
+            return Ok(Some(Framed::End));
+        }
+        let invalid = FormatErrorKind::InvalidValue {
+            what: "message metadata length",
+            value: i64::from(len),
+        };
+        let len = u64::try_from(len).map_err(|_| refuse(FormatError::from(invalid).at(offset)))?;
+        let limit = self.options.max_metadata_size;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|_| len <= limit)
+            .ok_or_else(|| {
+                refuse(
+                    FormatError::from(FormatErrorKind::LimitExceeded {
+                        what: "message metadata",
+                        requested: len,
+                        limit,
+                    })
+                    .at(offset),
+                )
+            })?;
+        self.step = Step::Metadata { offset, len };
+        Ok(None)
+    }
+
+    /// A buffer for a driver's next read when the decoder needs `at_least` bytes: no more than
+    /// 64 KiB, so a length in the stream never makes a driver allocate ahead of its input.
+    pub(super) fn read_buffer(at_least: usize) -> Vec<u8> {
+        alloc::vec![0u8; at_least.clamp(1, CHUNK)]
+    }
+
+    /// Pushes the `got` bytes a driver read into `buffer` (from [`Self::read_buffer`]); a short
+    /// read means the input ended.
+    pub(super) fn push_read(&mut self, mut buffer: Vec<u8>, got: usize) {
+        let short = got < buffer.len();
+        buffer.truncate(got);
+        self.push(Bytes::from_vec(buffer));
+        if short {
+            self.finish();
+        }
+    }
+}
+
+fn truncated(what: &'static str, needed: usize, available: usize, at: u64) -> FormatError {
+    FormatError::from(FormatErrorKind::Truncated {
+        what,
+        needed: needed as u64,
+        available: available as u64,
+    })
+    .at(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needs(decoder: &mut StreamDecoder) -> usize {
+        match decoder.try_decode() {
+            Ok(StreamDecodeResult::NeedsData { at_least }) => at_least,
+            other => panic!("expected NeedsData, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn asks_for_the_prefix_then_the_metadata_then_fails_where_it_was_cut() {
+        let mut decoder = StreamDecoder::new(ReaderOptions::default());
+        assert_eq!(needs(&mut decoder), 4);
+        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        assert_eq!(needs(&mut decoder), 2);
+        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        assert_eq!(
+            needs(&mut decoder),
+            4,
+            "the length after the continuation marker"
+        );
+        decoder.push(Bytes::Borrowed(&[100, 0, 0, 0]));
+        assert_eq!(needs(&mut decoder), 100);
+        decoder.push(Bytes::Borrowed(&[0; 10]));
+        assert_eq!(needs(&mut decoder), 90);
+        assert_eq!(decoder.position(), 8);
+        assert_eq!(decoder.buffered(), 10);
+        decoder.finish();
+        let e = decoder.try_decode().unwrap_err();
+        assert_eq!(e.offset, Some(8));
+        assert!(matches!(
+            e.kind,
+            FormatErrorKind::Truncated {
+                what: "message metadata",
+                needed: 100,
+                available: 10
+            }
+        ));
+        assert_eq!(decoder.try_decode().unwrap_err(), e, "errors stay");
+    }
+
+    #[test]
+    fn input_hands_out_windows_and_joins_only_across_chunks() {
+        let mut input = Input::default();
+        for chunk in [&b"abcd"[..], b"ef", b"ghij"] {
+            input.len += chunk.len();
+            input.chunks.push_back(Bytes::Borrowed(chunk));
+        }
+        assert_eq!(input.peek::<5>(), Some(*b"abcde"));
+        let window = input.take(3).unwrap();
+        assert_eq!(&*window, b"abc");
+        assert!(window.is_borrowed(), "one chunk: no copy");
+        let joined = input.take(4).unwrap();
+        assert_eq!(&*joined, b"defg");
+        assert!(!joined.is_borrowed());
+        assert_eq!(input.position, 7);
+        assert_eq!(input.take(4), None, "only 3 left");
+        assert_eq!(input.peek::<4>(), None);
+        assert_eq!(input.take(3).as_deref(), Some(&b"hij"[..]));
+        assert_eq!((input.len, input.chunks.len()), (0, 0));
+    }
+}
