@@ -4,7 +4,7 @@
 //! - alloc: `FileReader` (owned schema, validated `ArrayView`s) and `json::Encoder` with its
 //!   fast path, written through `write_to` (16 KiB chunks);
 //! - no-alloc: `no_alloc::FileReader` into a scratch buffer, `no_alloc::Batch` views and the
-//!   `no_alloc::Encoder`, written through `write_to::<256, _>` as on a device, and through
+//!   `no_alloc::Encoder`, written through `write_through` and a 256-byte buffer as on a device, and through
 //!   16 KiB chunks to separate the chunk size from the path.
 //!
 //! Both write into a sink that only counts bytes. After criterion's report, `cargo bench --bench
@@ -63,7 +63,9 @@ fn no_alloc_path<const CHUNK: usize>(file: &[u8], scratch: &mut [u8]) -> usize {
         let mut encoder: no_alloc::Encoder =
             no_alloc::Encoder::new(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
                 .expect("encoder");
-        encoder.write_to::<CHUNK, _>(&mut out).expect("write");
+        encoder
+            .write_through(&mut out, &mut [0u8; CHUNK])
+            .expect("write");
     }
     out.0
 }

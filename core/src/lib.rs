@@ -86,6 +86,7 @@ pub mod plan;
 #[cfg(feature = "alloc")]
 pub mod schema;
 pub mod source;
+pub mod view;
 
 #[cfg(feature = "alloc")]
 pub use array::{ArrayView, RecordBatch};

@@ -109,17 +109,19 @@ fn alloc_json_stream(bytes: &[u8]) -> Result<Vec<u8>, String> {
 
 /// Encodes `batch` as NDJSON into `out` through a 256-byte buffer.
 fn encode(batch: &Batch<'_, ARRAYS>, out: &mut &mut [u8]) -> Result<(), Error<String>> {
-    let mut encoder: Encoder<'_, '_, ARRAYS> =
-        Encoder::new(batch, JsonFormat::LineDelimited, options())
-            .map_err(|_| Error::Format(FormatErrorKind::Unsupported { what: "json" }.into()))?;
-    encoder.write_to::<256, _>(out).map_err(|_| {
-        Error::Format(
-            FormatErrorKind::Unsupported {
-                what: "output full",
-            }
-            .into(),
-        )
-    })
+    let mut encoder: Encoder<'_> = Encoder::new(batch, JsonFormat::LineDelimited, options())
+        .map_err(|_| Error::Format(FormatErrorKind::Unsupported { what: "json" }.into()))?;
+    encoder
+        .write_through(out, &mut [0u8; 256])
+        .map(drop)
+        .map_err(|_| {
+            Error::Format(
+                FormatErrorKind::Unsupported {
+                    what: "output full",
+                }
+                .into(),
+            )
+        })
 }
 
 fn no_alloc_file(bytes: &[u8], scratch: &mut [u8], out: &mut [u8]) -> Outcome {

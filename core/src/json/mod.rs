@@ -65,17 +65,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[cfg(feature = "alloc")]
 pub mod encoder;
 pub(crate) mod escape;
 pub(crate) mod framing;
-#[cfg(feature = "alloc")]
-mod leaf;
 pub(crate) mod number;
 pub mod options;
-#[cfg(feature = "alloc")]
 mod plan;
-#[cfg(feature = "alloc")]
 mod rows;
 pub(crate) mod sink;
 pub mod temporal;
@@ -83,7 +78,6 @@ pub(crate) mod value;
 #[cfg(feature = "alloc")]
 pub mod writer;
 
-#[cfg(feature = "alloc")]
 pub use encoder::Encoder;
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};

@@ -16,12 +16,14 @@
 use super::encoder::leaf as short_value;
 use super::escape;
 use super::framing::Framing;
-use super::leaf::{Kind, Leaf, Offset};
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
+use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink};
 use super::temporal;
+use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
+use crate::view::{self, Offset};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -29,16 +31,24 @@ pub(crate) struct Full;
 /// Whether a piece fitted.
 type Fit = Result<(), Full>;
 
+/// The plan and what it was compiled from: the view's nodes and the resolved zones.
+pub(crate) struct Compiled<'p, 'b> {
+    pub(crate) plan: &'p Plan<'b>,
+    pub(crate) nodes: &'p [view::Node<'b>],
+    pub(crate) zones: &'p Zones<'b>,
+}
+
 /// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
 pub(crate) fn write<'b>(
-    plan: &Plan<'b, '_>,
+    compiled: &Compiled<'_, 'b>,
     sink: &mut Sink<'_, '_, 'b>,
     framing: &mut Framing,
     row: &mut usize,
     rows: usize,
     cx: Context,
 ) {
-    let Some(writer) = Writer::new(plan, framing, cx) else {
+    let Compiled { plan, nodes, zones } = *compiled;
+    let Some(writer) = Writer::new(plan, nodes, zones, framing, cx) else {
         return;
     };
     let single = Single::new(plan, framing, cx);
@@ -349,8 +359,11 @@ fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit 
 }
 
 /// Writes rows by following the plan.
-struct Writer<'p, 'b, 'a> {
-    plan: &'p Plan<'b, 'a>,
+struct Writer<'p, 'b> {
+    plan: &'p Plan<'b>,
+    /// The view the plan was compiled from.
+    nodes: &'p [view::Node<'b>],
+    zones: &'p Zones<'b>,
     cx: Context,
     /// Before a row: the separator and `{` (a batch) or the separator (an array), and the same
     /// without the separator for the first row.
@@ -361,8 +374,14 @@ struct Writer<'p, 'b, 'a> {
     close_len: usize,
 }
 
-impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
-    fn new(plan: &'p Plan<'b, 'a>, framing: &Framing, cx: Context) -> Option<Self> {
+impl<'p, 'b> Writer<'p, 'b> {
+    fn new(
+        plan: &'p Plan<'b>,
+        nodes: &'p [view::Node<'b>],
+        zones: &'p Zones<'b>,
+        framing: &Framing,
+        cx: Context,
+    ) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let brace: &[u8] = if plan.columns().is_some() { b"{" } else { b"" };
@@ -372,6 +391,8 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         let close = Piece::new(&[close_brace, row_end])?;
         Some(Writer {
             plan,
+            nodes,
+            zones,
             cx,
             open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
             open_len: [open.len, open_first.len],
@@ -423,20 +444,24 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         short_piece(sink, &self.close, self.close_len)
     }
 
+    /// The view node of plan node `node`.
+    #[inline(always)]
+    fn view(&self, node: &Node<'b>) -> &'p view::Node<'b> {
+        let found = self.nodes.get(node.at);
+        debug_assert!(found.is_some(), "plan nodes are nodes of the view");
+        found.unwrap_or(&view::Node::EMPTY)
+    }
+
     /// Follows dictionaries from slot `i` of node `n` to the node and slot holding the value;
     /// `None` when the value is null.
     #[inline(always)]
-    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b, 'a>, usize)> {
+    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b>, usize)> {
         self.resolve_from(self.plan.node(n)?, i)
     }
 
     /// [`Writer::resolve`] from a node.
     #[inline(always)]
-    fn resolve_from(
-        &self,
-        mut node: &'p Node<'b, 'a>,
-        mut i: usize,
-    ) -> Option<(&'p Node<'b, 'a>, usize)> {
+    fn resolve_from(&self, mut node: &'p Node<'b>, mut i: usize) -> Option<(&'p Node<'b>, usize)> {
         loop {
             match node.shape {
                 Shape::Dictionary { values } => {
@@ -533,7 +558,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     #[inline(always)]
     fn flat_member(
         &self,
-        member: &'p Node<'b, 'a>,
+        member: &'p Node<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -580,7 +605,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     /// nulls are explicit.
     fn other_member(
         &self,
-        member: &'p Node<'b, 'a>,
+        member: &'p Node<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -602,7 +627,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     #[inline(always)]
     fn elements(
         &self,
-        node: &'p Node<'b, 'a>,
+        node: &'p Node<'b>,
         child: u8,
         offsets: ListOffsets,
         i: usize,
@@ -612,7 +637,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
             ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
             ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
             ListOffsets::Array => {
-                let range = node.array.list_range(i);
+                let range = self.view(node).list_range(i);
                 (range.start, range.end)
             }
         };
@@ -638,7 +663,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
 
     /// Writes a member's key, with a comma before it unless it is the `first`.
     #[inline(always)]
-    fn key(&self, member: &'p Node<'b, 'a>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn key(&self, member: &'p Node<'b>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         if let Some((bytes, len)) = member.key(first) {
             let window = sink.tail::<{ KEY - 1 }>().ok_or(Full)?;
             window.copy_from_slice(bytes);
@@ -657,7 +682,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     }
 
     /// Writes the (valid, resolved) value in slot `i` of `node`.
-    fn value(&self, node: &'p Node<'b, 'a>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn value(&self, node: &'p Node<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         let cx = self.cx;
         match node.shape {
             Shape::Flat => flat(&node.leaf, i, sink, cx),
@@ -665,10 +690,10 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 if sink.room() < SPILL {
                     return Err(Full);
                 }
-                short_value(node.array, i, sink, cx);
+                short_value(self.view(node), i, sink, cx, self.zones);
                 Ok(())
             }
-            Shape::Bytes(body) => quoted(sink, node.array.bytes_value(i), body),
+            Shape::Bytes(body) => quoted(sink, self.view(node).bytes_value(i), body),
             Shape::Struct { first, len } => {
                 put(sink, b"{")?;
                 let first = usize::from(first);
@@ -733,7 +758,7 @@ struct Single<'b> {
 }
 
 impl<'b> Single<'b> {
-    fn new(plan: &Plan<'b, '_>, framing: &Framing, cx: Context) -> Option<Self> {
+    fn new(plan: &Plan<'b>, framing: &Framing, cx: Context) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let batch = match plan.columns() {
@@ -778,7 +803,7 @@ impl<'b> Single<'b> {
     /// flat).
     fn rows(
         &self,
-        writer: &Writer<'_, 'b, '_>,
+        writer: &Writer<'_, 'b>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -811,7 +836,7 @@ impl<'b> Single<'b> {
     #[inline(never)]
     fn nested_rows(
         &self,
-        writer: &Writer<'_, 'b, '_>,
+        writer: &Writer<'_, 'b>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -1032,7 +1057,7 @@ mod tests {
     use std::vec::Vec;
 
     /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
-    fn encode(encoder: &mut Encoder<'_, '_>, first: usize, rest: usize) -> Vec<u8> {
+    fn encode(encoder: &mut Encoder<'_>, first: usize, rest: usize) -> Vec<u8> {
         let mut out = Vec::new();
         let mut buffer = vec![0xEE; first.max(rest)];
         let mut size = first;
@@ -1347,7 +1372,7 @@ mod tests {
     }
 
     /// Every split of the first buffer, then whole buffers; and small buffers throughout.
-    fn check_every_split<'b, 'a: 'b>(make: impl Fn() -> Encoder<'b, 'a>, what: &str) {
+    fn check_every_split<'b>(make: impl Fn() -> Encoder<'b>, what: &str) {
         let whole = encode(&mut make(), 1 << 20, 1 << 20);
         assert!(!whole.is_empty(), "{what}");
         for first in 0..=whole.len() {

@@ -39,25 +39,28 @@
 //!     let batch: Batch = reader.batch(i)?;
 //!     let options = EncoderOptions::default();
 //!     let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
-//!     encoder.write_to::<256, _>(&mut json)?;
+//!     encoder.write_through(&mut json, &mut [0u8; 256])?;
 //! }
 //! assert_eq!(json, b"{\"a\":1}\n{}\n{\"a\":3}\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod batch;
 mod file;
-mod json;
 mod stream;
 
-pub use batch::{Batch, DEFAULT_ARRAYS};
+pub use crate::view::DEFAULT_ARRAYS;
+
+/// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
+/// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
+pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> =
+    crate::view::View<'a, heapless::Vec<crate::view::Node<'a>, N>>;
+pub use crate::json::Encoder;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
-pub use json::Encoder;
 pub use stream::StreamReader;
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, message_prefix};
-use batch::Dictionaries;
+use crate::view::Dictionaries;
 use core::ops::Range;
 
 /// A dictionary batch kept in the scratch: its id, its message flatbuffer and its body.

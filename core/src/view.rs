@@ -1,13 +1,19 @@
-//! [`Batch`]: a record batch read in place from one block, its arrays in a fixed-capacity list.
+//! [`View`]: one record batch (or one array) as a flat, index-linked table of borrowed arrays.
 //!
-//! A `RecordBatch` message (its flatbuffer header and body, both in the caller's scratch) enters
-//! [`Batch::decode`] with the schema's fields and the dictionaries read so far. The walk goes
-//! depth-first through the fields, as the message lays them out, and records one [`Node`] per
-//! array: its type (checked from the flatbuffer `Type`), length, validity and buffers as slices
-//! of the body, and where its children end. A dictionary-encoded array's values are decoded from
-//! their dictionary batch into the same list, after the array. Every node is checked against the
-//! columnar format's rules ([`columnar`]) before the batch is handed out, so the
-//! encoder reads values without further checks.
+//! Every path reads a batch through this one form. A [`Node`] per array holds its type
+//! (its `Kind`, checked), length, slot offset, validity and buffers as slices, and where its
+//! children end; a dictionary-encoded array's values follow it in the same table. The table
+//! lives in a [`Storage`]: a `heapless::Vec` of `N` nodes without an allocator (the
+//! [`no_alloc`](crate::no_alloc) readers' `Batch`), a `Vec` with one (so the alloc path has no
+//! limit on arrays).
+//!
+//! Nodes enter in two ways. `View::decode` walks a `RecordBatch` message (its flatbuffer
+//! header and body, borrowed) depth-first through the schema's fields, as the message lays them
+//! out, and checks every node against the columnar format's rules ([`columnar`]) before the view
+//! is handed out. With `alloc`, [`View::of_batch`] and [`View::of_array`] flatten a
+//! [`RecordBatch`](crate::RecordBatch) or [`ArrayView`](crate::ArrayView), validated already,
+//! borrowing their buffers (a dictionary shared by many batches is borrowed, not copied). The
+//! JSON encoder reads values from a view without further checks.
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
@@ -16,7 +22,7 @@ use crate::format::cursor::Cursor;
 use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
 use core::ops::Range;
 
-/// Arrays a [`Batch`] holds unless told otherwise: every column, every child and every
+/// Arrays a no-alloc `Batch` holds unless told otherwise: every column, every child and every
 /// dictionary's values count one.
 pub const DEFAULT_ARRAYS: usize = 64;
 
@@ -55,9 +61,21 @@ pub(crate) enum Kind<'a> {
     Map,
     Union {
         dense: bool,
-        type_ids: Option<Int32s<'a>>,
+        type_ids: TypeIds<'a>,
     },
     RunEndEncoded,
+}
+
+/// The type ids of a union's children, in child order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum TypeIds<'a> {
+    /// Child `k` has id `k`.
+    Positions,
+    /// As the flatbuffer `Union.typeIds` lists them.
+    Message(Int32s<'a>),
+    /// As an owned schema lists them.
+    #[cfg(feature = "alloc")]
+    Ids(&'a [i8]),
 }
 
 fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
@@ -156,7 +174,7 @@ impl<'a> Kind<'a> {
                 }
                 Kind::Union {
                     dense: mode == UnionMode::Dense,
-                    type_ids,
+                    type_ids: type_ids.map_or(TypeIds::Positions, TypeIds::Message),
                 }
             }
             T::RunEndEncoded => {
@@ -207,49 +225,67 @@ impl<'a> Kind<'a> {
     }
 }
 
-/// The data buffers of a view array: `count` buffers of the message from `first` on.
+/// The data buffers of a view array (after its views buffer).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Variadic<'a> {
-    specs: Option<format::Buffers<'a>>,
-    body: &'a [u8],
-    first: usize,
-    count: usize,
+pub(crate) enum Variadic<'a> {
+    /// None (not a view array).
+    None,
+    /// `count` buffers of a message from `first` on (their ranges checked against the body
+    /// when read).
+    Message {
+        specs: format::Buffers<'a>,
+        body: &'a [u8],
+        first: usize,
+        count: usize,
+    },
+    /// An [`ArrayView`](crate::ArrayView)'s buffers.
+    #[cfg(feature = "alloc")]
+    Buffers(&'a [crate::bytes::Bytes<'a>]),
 }
 
 impl<'a> Variadic<'a> {
-    const NONE: Variadic<'static> = Variadic {
-        specs: None,
-        body: &[],
-        first: 0,
-        count: 0,
-    };
-
-    /// Data buffer `k`, if it exists (its range was checked against the body when read).
+    /// Data buffer `k`, if it exists.
     fn get(&self, k: usize) -> Option<&'a [u8]> {
-        if k >= self.count {
-            return None;
+        match *self {
+            Variadic::None => None,
+            Variadic::Message {
+                specs,
+                body,
+                first,
+                count,
+            } => {
+                if k >= count {
+                    return None;
+                }
+                let spec = specs.get(first + k)?;
+                let start = usize::try_from(spec.offset).ok()?;
+                let end = start.checked_add(usize::try_from(spec.length).ok()?)?;
+                body.get(start..end)
+            }
+            #[cfg(feature = "alloc")]
+            Variadic::Buffers(buffers) => buffers.get(k).map(|b| &**b),
         }
-        let spec = self.specs?.get(self.first + k)?;
-        let start = usize::try_from(spec.offset).ok()?;
-        let end = start.checked_add(usize::try_from(spec.length).ok()?)?;
-        self.body.get(start..end)
     }
 }
 
-/// One array of a batch (or of a dictionary's values).
+/// One array of a view: its type, length, slot offset, validity and buffers as slices, and
+/// where its children and dictionary values are in the table.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Node<'a> {
+pub struct Node<'a> {
     /// The field name.
     pub(crate) name: &'a str,
     pub(crate) kind: Kind<'a>,
     pub(crate) len: usize,
+    /// Slot offset into the buffers (non-zero for sliced arrays): slot `i` is at `offset + i`.
+    pub(crate) offset: usize,
     pub(crate) null_count: usize,
     /// The validity bitmap, when some slot is null.
-    validity: Option<&'a [u8]>,
-    buffers: [&'a [u8]; 2],
+    pub(crate) validity: Option<&'a [u8]>,
+    /// The buffers after the validity bitmap: values, or offsets then data (list views: offsets
+    /// then sizes; dense unions: type ids then offsets).
+    pub(crate) buffers: [&'a [u8]; 2],
     variadic: Variadic<'a>,
-    /// Child arrays in the message (the first is the next node; each child's `end` leads to
-    /// the next).
+    /// Child arrays (the first is the next node; each child's `end` leads to the next).
     pub(crate) children: usize,
     /// The index past this array's subtree: its children and dictionary values.
     pub(crate) end: usize,
@@ -258,29 +294,55 @@ pub(crate) struct Node<'a> {
 }
 
 impl<'a> Node<'a> {
+    /// An array with no slots, of the Null type.
+    pub(crate) const EMPTY: Node<'static> = Node::new("", Kind::Null, 0, 0);
+
+    /// An array of `kind` with nothing in it yet.
+    const fn new(name: &'a str, kind: Kind<'a>, len: usize, null_count: usize) -> Self {
+        Node {
+            name,
+            kind,
+            len,
+            offset: 0,
+            null_count,
+            validity: None,
+            buffers: [&[]; 2],
+            variadic: Variadic::None,
+            children: 0,
+            end: 0,
+            dictionary: None,
+        }
+    }
+
     /// Whether slot `i` holds a value.
     #[inline(always)]
     pub(crate) fn is_valid(&self, i: usize) -> bool {
-        self.validity.is_none_or(|v| bit(v, i))
+        self.validity
+            .is_none_or(|v| bit(v, self.offset.wrapping_add(i)))
     }
 
     /// Fixed-width value of slot `i`.
     #[inline(always)]
     pub(crate) fn value<T: Native>(&self, i: usize) -> T {
-        read::<T>(self.buffers[0], i)
+        let start = self.offset.wrapping_add(i).wrapping_mul(T::WIDTH);
+        self.buffers[0]
+            .get(start..start.wrapping_add(T::WIDTH))
+            .map_or_else(T::default, T::from_le_slice)
     }
 
     /// The bytes of fixed-width slot `i`.
     pub(crate) fn fixed_bytes(&self, i: usize) -> &'a [u8] {
         let width = self.kind.byte_width().unwrap_or(0);
+        let start = self.offset.wrapping_add(i).wrapping_mul(width);
         self.buffers[0]
-            .get(i * width..(i + 1) * width)
+            .get(start..start.wrapping_add(width))
             .unwrap_or_default()
     }
 
     /// Boolean value of slot `i`.
+    #[inline(always)]
     pub(crate) fn bool_value(&self, i: usize) -> bool {
-        bit(self.buffers[0], i)
+        bit(self.buffers[0], self.offset.wrapping_add(i))
     }
 
     /// Slot `i` of an integer array widened to i64 (run ends).
@@ -294,45 +356,68 @@ impl<'a> Node<'a> {
     }
 
     /// The dictionary index in slot `i`.
+    #[inline(always)]
     pub(crate) fn key(&self, i: usize) -> usize {
         self.dictionary.map_or(usize::MAX, |(index_type, _)| {
-            index_at(self.buffers[0], i, index_type)
+            index_at(self.buffers[0], self.offset.wrapping_add(i), index_type)
         })
+    }
+
+    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as indices
+    /// (`(0, 0)` past the buffer, which validation rules out).
+    #[inline(always)]
+    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> (usize, usize) {
+        let at = self.offset.wrapping_add(i).wrapping_mul(O::WIDTH);
+        let Some(pair) = self.buffers[0].get(at..at.wrapping_add(2 * O::WIDTH)) else {
+            return (0, 0);
+        };
+        let (start, end) = pair.split_at(O::WIDTH);
+        (
+            O::from_le_slice(start).to_usize(),
+            O::from_le_slice(end).to_usize(),
+        )
     }
 
     /// The bytes of slot `i` of a binary, text, view or fixed-size binary array.
     pub(crate) fn bytes_value(&self, i: usize) -> &'a [u8] {
-        let [first, second] = self.buffers;
-        match self.kind {
-            Kind::Binary | Kind::Utf8 => second
-                .get(columnar::offset_range::<i32>(first, i))
-                .unwrap_or_default(),
-            Kind::LargeBinary | Kind::LargeUtf8 => second
-                .get(columnar::offset_range::<i64>(first, i))
-                .unwrap_or_default(),
+        let (start, end) = match self.kind {
+            Kind::Binary | Kind::Utf8 => self.offsets::<i32>(i),
+            Kind::LargeBinary | Kind::LargeUtf8 => self.offsets::<i64>(i),
             Kind::BinaryView | Kind::Utf8View => {
-                columnar::view_bytes(first, i, |k| self.variadic.get(k).unwrap_or_default())
+                let views = self.buffers[0];
+                let j = self.offset.wrapping_add(i);
+                return columnar::view_bytes(views, j, |k| {
+                    self.variadic.get(k).unwrap_or_default()
+                });
             }
-            Kind::FixedSizeBinary(_) => self.fixed_bytes(i),
-            _ => &[],
-        }
+            Kind::FixedSizeBinary(_) => return self.fixed_bytes(i),
+            _ => return &[],
+        };
+        self.buffers[1].get(start..end).unwrap_or_default()
     }
 
     /// The child slots list slot `i` spans (any list, list view, map or fixed-size list).
     pub(crate) fn list_range(&self, i: usize) -> Range<usize> {
         let [first, second] = self.buffers;
+        let j = self.offset.wrapping_add(i);
         match self.kind {
-            Kind::List | Kind::Map => columnar::offset_range::<i32>(first, i),
-            Kind::LargeList => columnar::offset_range::<i64>(first, i),
+            Kind::List | Kind::Map => {
+                let (start, end) = self.offsets::<i32>(i);
+                start..end
+            }
+            Kind::LargeList => {
+                let (start, end) = self.offsets::<i64>(i);
+                start..end
+            }
             Kind::ListView => {
-                let start = read::<i32>(first, i) as usize;
-                start..start + read::<i32>(second, i) as usize
+                let start = read::<i32>(first, j) as usize;
+                start..start.saturating_add(read::<i32>(second, j) as usize)
             }
             Kind::LargeListView => {
-                let start = read::<i64>(first, i) as usize;
-                start..start.saturating_add(read::<i64>(second, i) as usize)
+                let start = read::<i64>(first, j) as usize;
+                start..start.saturating_add(read::<i64>(second, j) as usize)
             }
-            Kind::FixedSizeList(size) => i * size..(i + 1) * size,
+            Kind::FixedSizeList(size) => j.saturating_mul(size)..(j + 1).saturating_mul(size),
             _ => 0..0,
         }
     }
@@ -341,12 +426,18 @@ impl<'a> Node<'a> {
     fn union_child(&self, id: i8) -> Option<usize> {
         match self.kind {
             Kind::Union {
-                type_ids: Some(ids),
+                type_ids: TypeIds::Message(ids),
                 ..
             } => ids.iter().position(|t| t == i32::from(id)),
-            Kind::Union { type_ids: None, .. } => {
-                usize::try_from(id).ok().filter(|c| *c < self.children)
-            }
+            #[cfg(feature = "alloc")]
+            Kind::Union {
+                type_ids: TypeIds::Ids(ids),
+                ..
+            } => ids.iter().position(|t| *t == id),
+            Kind::Union {
+                type_ids: TypeIds::Positions,
+                ..
+            } => usize::try_from(id).ok().filter(|c| *c < self.children),
             _ => None,
         }
     }
@@ -354,19 +445,96 @@ impl<'a> Node<'a> {
     /// For union slot `i`: the index of the selected child and the slot in it.
     pub(crate) fn union_value(&self, i: usize) -> (usize, usize) {
         let dense = matches!(self.kind, Kind::Union { dense: true, .. });
-        columnar::union_slot(self.buffers[0], dense.then_some(self.buffers[1]), i, |id| {
+        let j = self.offset.wrapping_add(i);
+        columnar::union_slot(self.buffers[0], dense.then_some(self.buffers[1]), j, |id| {
             self.union_child(id)
         })
     }
 }
 
-/// A record batch read in place: `N` arrays at most (see [`DEFAULT_ARRAYS`]).
+/// A text, binary or list offset type: `i32` or `i64`.
+pub(crate) trait Offset: Native {
+    /// The offset as an index (a negative one, which validation rules out, becomes one past
+    /// any buffer).
+    fn to_usize(self) -> usize;
+}
+
+impl Offset for i32 {
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self as usize
+    }
+}
+
+impl Offset for i64 {
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self as usize
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Where a [`View`] keeps its nodes: a `heapless::Vec` (capacity `N`) or, with `alloc`, a
+/// `Vec`.
+pub trait Storage<'a>: sealed::Sealed + core::ops::Deref<Target = [Node<'a>]> {
+    /// The most nodes it holds (`usize::MAX`: no limit).
+    const CAPACITY: usize;
+    /// Empty storage.
+    fn empty() -> Self;
+    /// Appends `node`; `false` when full.
+    fn push_node(&mut self, node: Node<'a>) -> bool;
+    /// Node `at`, to be completed.
+    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>>;
+}
+
+impl<const N: usize> sealed::Sealed for heapless::Vec<Node<'_>, N> {}
+
+impl<'a, const N: usize> Storage<'a> for heapless::Vec<Node<'a>, N> {
+    const CAPACITY: usize = N;
+    fn empty() -> Self {
+        heapless::Vec::new()
+    }
+    fn push_node(&mut self, node: Node<'a>) -> bool {
+        self.push(node).is_ok()
+    }
+    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
+        self.get_mut(at)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl sealed::Sealed for alloc::vec::Vec<Node<'_>> {}
+
+#[cfg(feature = "alloc")]
+impl<'a> Storage<'a> for alloc::vec::Vec<Node<'a>> {
+    const CAPACITY: usize = usize::MAX;
+    fn empty() -> Self {
+        alloc::vec::Vec::new()
+    }
+    fn push_node(&mut self, node: Node<'a>) -> bool {
+        self.push(node);
+        true
+    }
+    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
+        self.get_mut(at)
+    }
+}
+
+/// A record batch (or one array) as a flat table of borrowed, validated arrays.
+///
+/// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
+/// next. A view of one array has one column, named `""`.
 #[derive(Debug, Clone)]
-pub struct Batch<'a, const N: usize = DEFAULT_ARRAYS> {
-    nodes: heapless::Vec<Node<'a>, N>,
+pub struct View<'a, S> {
+    nodes: S,
     rows: usize,
-    /// Nodes `0..columns_end` are the columns' subtrees.
     columns_end: usize,
+    /// Whether the rows are the values of one array (not objects of columns).
+    array: bool,
+    _borrow: core::marker::PhantomData<&'a ()>,
 }
 
 /// Where a batch finds the dictionary batch of an id: its header and its body.
@@ -375,16 +543,17 @@ pub(crate) trait Dictionaries<'a> {
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])>;
 }
 
-/// The walk of one message and its dictionaries into a batch's nodes.
-struct Decoder<'a, 'd, D, const N: usize> {
-    nodes: heapless::Vec<Node<'a>, N>,
+/// The walk of one message and its dictionaries into a view's nodes.
+struct Decoder<'a, 'd, D, S> {
+    nodes: S,
     dictionaries: &'d D,
     version: MetadataVersion,
     /// Field nodes the message declares, for the capacity error.
     declared: usize,
+    _borrow: core::marker::PhantomData<&'a ()>,
 }
 
-impl<'a, const N: usize> Batch<'a, N> {
+impl<'a, S: Storage<'a>> View<'a, S> {
     /// Decodes `batch` (with its `body`) against the schema's `fields`, checking every array.
     pub(crate) fn decode(
         fields: format::Fields<'a>,
@@ -403,10 +572,11 @@ impl<'a, const N: usize> Batch<'a, N> {
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch, version)?;
         let mut decoder = Decoder {
-            nodes: heapless::Vec::new(),
+            nodes: S::empty(),
             dictionaries,
             version,
             declared: cursor.nodes.len(),
+            _borrow: core::marker::PhantomData,
         };
         for (i, field) in fields.iter().enumerate() {
             let field = field?;
@@ -420,10 +590,12 @@ impl<'a, const N: usize> Batch<'a, N> {
         }
         cursor.finish()?;
         let columns_end = decoder.nodes.len();
-        Ok(Batch {
+        Ok(View {
             nodes: decoder.nodes,
             rows,
             columns_end,
+            array: false,
+            _borrow: core::marker::PhantomData,
         })
     }
 
@@ -432,12 +604,13 @@ impl<'a, const N: usize> Batch<'a, N> {
         self.rows
     }
 
-    /// Arrays in the batch (columns, children and dictionary values).
+    /// Arrays in the view (columns, children and dictionary values).
     pub fn num_arrays(&self) -> usize {
         self.nodes.len()
     }
 
     /// The nodes.
+    #[inline(always)]
     pub(crate) fn nodes(&self) -> &[Node<'a>] {
         &self.nodes
     }
@@ -446,9 +619,20 @@ impl<'a, const N: usize> Batch<'a, N> {
     pub(crate) fn columns_end(&self) -> usize {
         self.columns_end
     }
+
+    /// Whether the rows are the values of one array.
+    pub(crate) fn is_array(&self) -> bool {
+        self.array
+    }
+
+    /// The storage of the nodes.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn into_nodes(self) -> S {
+        self.nodes
+    }
 }
 
-impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
+impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
     fn array(
@@ -469,18 +653,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
                 .get(range.start as usize..range.end as usize)
                 .unwrap_or_default())
         };
-        let mut node = Node {
-            name,
-            kind,
-            len,
-            null_count,
-            validity: None,
-            buffers: [&[]; 2],
-            variadic: Variadic::NONE,
-            children: 0,
-            end: 0,
-            dictionary: None,
-        };
+        let mut node = Node::new(name, kind, len, null_count);
         let validity = match kind {
             _ if encoding.is_some() => true,
             Kind::Null | Kind::RunEndEncoded => false,
@@ -503,8 +676,8 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         }
         if matches!(kind, Kind::BinaryView | Kind::Utf8View) && encoding.is_none() {
             let count = cursor.variadic_count()?;
-            node.variadic = Variadic {
-                specs: Some(cursor.buffers),
+            node.variadic = Variadic::Message {
+                specs: cursor.buffers,
                 body,
                 first: cursor.next_buffer,
                 count,
@@ -529,21 +702,22 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         }
         node.end = self.nodes.len();
         self.check(&mut node, at)?;
-        if let Some(slot) = self.nodes.get_mut(at) {
+        if let Some(slot) = self.nodes.node_mut(at) {
             *slot = node;
         }
         Ok(at)
     }
 
     fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
-        self.nodes.push(node).map_err(|_| {
-            FormatErrorKind::CapacityExceeded {
-                what: "arrays in one batch (the Batch's N)",
-                needed: self.declared.max(N + 1) as u64,
-                capacity: N as u64,
-            }
-            .into()
-        })
+        if self.nodes.push_node(node) {
+            return Ok(());
+        }
+        Err(FormatErrorKind::CapacityExceeded {
+            what: "arrays in one batch (the Batch's N)",
+            needed: self.declared.max(S::CAPACITY.saturating_add(1)) as u64,
+            capacity: S::CAPACITY as u64,
+        }
+        .into())
     }
 
     /// Decodes the values of `field`'s dictionary from its dictionary batch; returns their node.
@@ -704,42 +878,61 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     }
 }
 
-impl<'a, const N: usize> Batch<'a, N> {
-    /// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node
-    /// and slot that hold the value (node index, slot); `None` when the value is null.
-    #[inline]
-    pub(crate) fn resolve(&self, mut at: usize, mut i: usize) -> Option<(usize, usize)> {
-        loop {
-            let node = self.nodes.get(at)?;
-            if let Some((_, values)) = node.dictionary {
-                if !node.is_valid(i) {
-                    return None;
-                }
-                i = node.key(i);
-                at = values;
-                continue;
+/// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node and
+/// slot that hold the value (node index, slot); `None` when the value is null.
+#[inline]
+pub(crate) fn resolve(nodes: &[Node<'_>], mut at: usize, mut i: usize) -> Option<(usize, usize)> {
+    loop {
+        let node = nodes.get(at)?;
+        if let Some((_, values)) = node.dictionary {
+            if !node.is_valid(i) {
+                return None;
             }
-            match node.kind {
-                Kind::RunEndEncoded => {
-                    let run_ends = self.nodes.get(at + 1)?;
-                    i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, i);
-                    at = run_ends.end;
-                }
-                Kind::Union { .. } => {
-                    let (child, slot) = node.union_value(i);
-                    at = self.child(at, child)?;
-                    i = slot;
-                }
-                Kind::Null => return None,
-                _ => return node.is_valid(i).then_some((at, i)),
+            i = node.key(i);
+            at = values;
+            continue;
+        }
+        match node.kind {
+            Kind::RunEndEncoded => {
+                let run_ends = nodes.get(at + 1)?;
+                let logical = node.offset.wrapping_add(i);
+                i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
+                at = run_ends.end;
             }
+            Kind::Union { .. } => {
+                let (child, slot) = node.union_value(i);
+                at = child_at(nodes, at, child)?;
+                i = slot;
+            }
+            Kind::Null => return None,
+            _ => return node.is_valid(i).then_some((at, i)),
         }
     }
+}
 
-    /// The index of child `k` of node `at`.
-    pub(crate) fn child(&self, at: usize, k: usize) -> Option<usize> {
-        children(&self.nodes, at, k + 1).nth(k).map(|(i, _)| i)
-    }
+/// The nodes from `at` on, each the next's predecessor by its `end`, until `end`: the columns of
+/// a view (from 0 to its columns' end) or the children of a node (from its index + 1 to its
+/// `end`, dictionary values excluded as they follow the children).
+pub(crate) fn siblings<'n, 'a>(
+    nodes: &'n [Node<'a>],
+    at: usize,
+    end: usize,
+) -> impl Iterator<Item = (usize, &'n Node<'a>)> + Clone {
+    let mut next = at;
+    core::iter::from_fn(move || {
+        if next >= end {
+            return None;
+        }
+        let i = next;
+        let node = nodes.get(i)?;
+        next = node.end.max(i + 1);
+        Some((i, node))
+    })
+}
+
+/// The index of child `k` of node `at`.
+pub(crate) fn child_at(nodes: &[Node<'_>], at: usize, k: usize) -> Option<usize> {
+    children(nodes, at, k + 1).nth(k).map(|(i, _)| i)
 }
 
 /// The first `count` children of the node at `at` in `nodes`, with their indices: the first
@@ -756,4 +949,141 @@ fn children<'n, 'a>(
         next = child.end;
         Some((i, child))
     })
+}
+
+/// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
+#[cfg(feature = "alloc")]
+mod owned {
+    use super::{Kind, Node, TypeIds, Variadic, View};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::datatype::{DataType, IntType, UnionMode};
+    use crate::schema::Field;
+    use alloc::vec::Vec;
+
+    impl<'a> Kind<'a> {
+        /// The kind of an owned type (the value type for a dictionary-encoded array).
+        pub(crate) fn of_data_type(ty: &'a DataType) -> Self {
+            let int = |bit_width, signed| Kind::Int(IntType { bit_width, signed });
+            match ty {
+                DataType::Null => Kind::Null,
+                DataType::Boolean => Kind::Boolean,
+                DataType::Int8 => int(8, true),
+                DataType::Int16 => int(16, true),
+                DataType::Int32 => int(32, true),
+                DataType::Int64 => int(64, true),
+                DataType::UInt8 => int(8, false),
+                DataType::UInt16 => int(16, false),
+                DataType::UInt32 => int(32, false),
+                DataType::UInt64 => int(64, false),
+                DataType::Float16 => Kind::Float16,
+                DataType::Float32 => Kind::Float32,
+                DataType::Float64 => Kind::Float64,
+                DataType::Decimal32(_, scale) => Kind::Decimal(4, *scale),
+                DataType::Decimal64(_, scale) => Kind::Decimal(8, *scale),
+                DataType::Decimal128(_, scale) => Kind::Decimal(16, *scale),
+                DataType::Decimal256(_, scale) => Kind::Decimal(32, *scale),
+                DataType::Date32 => Kind::Date32,
+                DataType::Date64 => Kind::Date64,
+                DataType::Time32(unit) => Kind::Time32(*unit),
+                DataType::Time64(unit) => Kind::Time64(*unit),
+                DataType::Timestamp(unit, zone) => Kind::Timestamp(*unit, zone.as_deref()),
+                DataType::Duration(unit) => Kind::Duration(*unit),
+                DataType::Interval(unit) => Kind::Interval(*unit),
+                DataType::Binary => Kind::Binary,
+                DataType::LargeBinary => Kind::LargeBinary,
+                DataType::FixedSizeBinary(width) => {
+                    Kind::FixedSizeBinary(usize::try_from(*width).unwrap_or(0))
+                }
+                DataType::Utf8 => Kind::Utf8,
+                DataType::LargeUtf8 => Kind::LargeUtf8,
+                DataType::BinaryView => Kind::BinaryView,
+                DataType::Utf8View => Kind::Utf8View,
+                DataType::List(_) => Kind::List,
+                DataType::LargeList(_) => Kind::LargeList,
+                DataType::ListView(_) => Kind::ListView,
+                DataType::LargeListView(_) => Kind::LargeListView,
+                DataType::FixedSizeList(_, size) => {
+                    Kind::FixedSizeList(usize::try_from(*size).unwrap_or(0))
+                }
+                DataType::Struct(_) => Kind::Struct,
+                DataType::Map(..) => Kind::Map,
+                DataType::Union(_, ids, mode) => Kind::Union {
+                    dense: *mode == UnionMode::Dense,
+                    type_ids: TypeIds::Ids(ids),
+                },
+                DataType::RunEndEncoded(_) => Kind::RunEndEncoded,
+            }
+        }
+    }
+
+    impl<'a> View<'a, Vec<Node<'a>>> {
+        /// The view of `batch`: its columns, their children and dictionaries' values, borrowed.
+        pub fn of_batch(batch: &'a RecordBatch<'_>) -> Self {
+            let mut nodes = Vec::with_capacity(batch.columns().iter().map(count).sum());
+            for (column, field) in batch.columns().iter().zip(batch.schema().fields()) {
+                flatten(&mut nodes, column, field.name());
+            }
+            View {
+                columns_end: nodes.len(),
+                nodes,
+                rows: batch.num_rows(),
+                array: false,
+                _borrow: core::marker::PhantomData,
+            }
+        }
+
+        /// The view of one array, whose values are the rows.
+        pub fn of_array(array: &'a ArrayView<'_>) -> Self {
+            let mut nodes = Vec::with_capacity(count(array));
+            flatten(&mut nodes, array, "");
+            View {
+                columns_end: nodes.len(),
+                nodes,
+                rows: array.len(),
+                array: true,
+                _borrow: core::marker::PhantomData,
+            }
+        }
+    }
+
+    /// The nodes of `array`'s subtree (so the table is allocated once).
+    fn count(array: &ArrayView<'_>) -> usize {
+        let below = match array.dictionary() {
+            Some(dictionary) => count(&dictionary.values),
+            None => array.children().iter().map(count).sum(),
+        };
+        1 + below
+    }
+
+    /// Appends the nodes of `array` (named `name`) and its subtree; returns its index.
+    fn flatten<'a>(nodes: &mut Vec<Node<'a>>, array: &'a ArrayView<'_>, name: &'a str) -> usize {
+        let kind = Kind::of_data_type(array.data_type());
+        let mut node = Node::new(name, kind, array.len(), array.null_count());
+        node.offset = array.offset();
+        node.validity = array.validity().filter(|_| array.null_count() > 0);
+        for (slot, buffer) in node.buffers.iter_mut().zip(array.buffers()) {
+            *slot = buffer;
+        }
+        let dictionary = array.dictionary();
+        if dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View) {
+            node.variadic = Variadic::Buffers(array.buffers().get(1..).unwrap_or_default());
+        }
+        let at = nodes.len();
+        nodes.push(node);
+        if let Some(dictionary) = dictionary {
+            let values = flatten(nodes, &dictionary.values, "");
+            node.dictionary = Some((dictionary.index_type, values));
+        } else {
+            let fields = array.data_type().children();
+            for (k, child) in array.children().iter().enumerate() {
+                flatten(nodes, child, fields.get(k).map_or("", Field::name));
+                node.children += 1;
+            }
+        }
+        node.end = nodes.len();
+        if let Some(slot) = nodes.get_mut(at) {
+            *slot = node;
+        }
+        at
+    }
 }
