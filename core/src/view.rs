@@ -1087,3 +1087,157 @@ mod owned {
         at
     }
 }
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
+    //! through dictionaries, run ends, unions and slice offsets.
+
+    use super::{Kind, View, child_at, resolve, siblings};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::builder::{
+        AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
+        StringBuilder, StructBuilder, UnionBuilder,
+    };
+    use crate::datatype::UnionMode;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn batch() -> RecordBatch<'static> {
+        let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
+        dictionary.extend_options([Some("x"), None, Some("y"), Some("x")]);
+        let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
+        lists.extend_options([
+            Some(vec![Some(1), None]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(4)]),
+        ]);
+        let mut structs = StructBuilder::new()
+            .with_child("a", PrimitiveBuilder::<i64>::new())
+            .with_child("b", StringBuilder::new());
+        for k in 0..4 {
+            if let Some(a) = structs.field_builder::<PrimitiveBuilder<i64>>(0) {
+                a.append_value(Some(k));
+            }
+            if let Some(b) = structs.field_builder::<StringBuilder>(1) {
+                b.append_value(Some("s"));
+            }
+            structs.append();
+        }
+        let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
+        runs.extend_options([Some(7), Some(7), None, Some(9)]);
+        let mut union = UnionBuilder::new(UnionMode::Dense)
+            .with_child(3, "i", PrimitiveBuilder::<i32>::new())
+            .with_child(5, "s", StringBuilder::new());
+        for k in 0..4 {
+            if k % 2 == 0 {
+                union
+                    .append::<PrimitiveBuilder<i32>>(3)
+                    .unwrap()
+                    .append_value(Some(k));
+            } else {
+                union
+                    .append::<StringBuilder>(5)
+                    .unwrap()
+                    .append_value(None::<&str>);
+            }
+        }
+        RecordBatch::from_columns([
+            (
+                "ints",
+                ArrayView::from_values([Some(1i32), None, Some(3), Some(4)]).unwrap(),
+            ),
+            ("dict", dictionary.finish().unwrap()),
+            ("list", lists.finish().unwrap()),
+            ("struct", structs.finish().unwrap()),
+            ("runs", runs.finish().unwrap()),
+            ("union", union.finish().unwrap()),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn a_batch_flattens_depth_first_with_dictionary_values_after_their_array() {
+        let batch = batch();
+        let view = View::of_batch(&batch);
+        let nodes = view.nodes();
+        let columns: Vec<(usize, &str)> = siblings(nodes, 0, view.columns_end())
+            .map(|(at, n)| (at, n.name))
+            .collect();
+        // ints; dict + its values; list + item; struct + a + b; runs + run_ends + values;
+        // union + i + s.
+        assert_eq!(
+            columns,
+            [
+                (0, "ints"),
+                (1, "dict"),
+                (3, "list"),
+                (5, "struct"),
+                (8, "runs"),
+                (11, "union")
+            ]
+        );
+        assert_eq!(view.num_arrays(), 14);
+        assert_eq!(view.num_rows(), 4);
+        assert_eq!(nodes[1].dictionary.map(|(_, values)| values), Some(2));
+        assert_eq!(nodes[2].kind, Kind::Utf8);
+        assert_eq!((nodes[5].children, nodes[5].end), (2, 8));
+        assert_eq!(child_at(nodes, 5, 1), Some(7));
+        assert_eq!(nodes[7].name, "b");
+        assert_eq!(child_at(nodes, 11, 1), Some(13));
+    }
+
+    #[test]
+    fn slots_resolve_through_dictionaries_run_ends_and_unions() {
+        let batch = batch();
+        let view = View::of_batch(&batch);
+        let nodes = view.nodes();
+        let text = |slot: Option<(usize, usize)>| slot.map(|(at, i)| nodes[at].bytes_value(i));
+        assert_eq!(resolve(nodes, 0, 1), None);
+        assert_eq!(
+            resolve(nodes, 0, 2).map(|(at, i)| nodes[at].value::<i32>(i)),
+            Some(3)
+        );
+        assert_eq!(text(resolve(nodes, 1, 3)), Some(&b"x"[..]));
+        assert_eq!(resolve(nodes, 1, 1), None);
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| nodes[at].value::<i32>(j));
+        assert_eq!(
+            [run(0), run(1), run(2), run(3)],
+            [Some(7), Some(7), None, Some(9)]
+        );
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, nodes[at].value::<i32>(j)));
+        assert_eq!(
+            [union(0), union(1), union(2)],
+            [Some((12, 0)), None, Some((12, 2))]
+        );
+        assert_eq!(nodes[3].list_range(0), 0..2);
+    }
+
+    #[test]
+    fn sliced_batches_read_at_their_offset() {
+        let batch = batch();
+        let sliced = batch.slice(1, 3).unwrap();
+        let view = View::of_batch(&sliced);
+        let nodes = view.nodes();
+        assert_eq!(view.num_rows(), 3);
+        assert_eq!(resolve(nodes, 0, 0), None);
+        assert_eq!(
+            resolve(nodes, 0, 1).map(|(at, i)| nodes[at].value::<i32>(i)),
+            Some(3)
+        );
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| nodes[at].value::<i32>(j));
+        assert_eq!([run(0), run(1), run(2)], [Some(7), None, Some(9)]);
+        assert_eq!(nodes[3].list_range(2), 2..3);
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, nodes[at].value::<i32>(j)));
+        assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
+    }
+
+    #[test]
+    fn an_array_is_one_column() {
+        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
+        let view = View::of_array(&array);
+        assert!(view.is_array());
+        assert_eq!((view.columns_end(), view.num_rows()), (1, 2));
+    }
+}
