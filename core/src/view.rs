@@ -66,6 +66,40 @@ pub(crate) enum Kind<'a> {
     RunEndEncoded,
 }
 
+/// How a buffer's bytes are swapped when the file is big-endian.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Swap {
+    /// Bytes or bits: nothing to swap.
+    None,
+    /// Values of this many bytes, each reversed.
+    Each(usize),
+    /// Interval month-day-nano: i32, i32, i64.
+    MonthDayNano,
+    /// 16-byte binary views: i32 length, then inline bytes or prefix, i32 buffer, i32 offset.
+    Views,
+}
+
+/// The buffers an array has in a message, in order (see [`Kind::layout`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// A validity bitmap comes first.
+    pub(crate) validity: bool,
+    /// The bitmap is part of the array's nulls (pre-V5 unions carry one that is not).
+    pub(crate) keep_validity: bool,
+    /// The other fixed buffers' swaps (`count` of them).
+    swaps: [Swap; 2],
+    count: usize,
+    /// Variadic data buffers follow (views), counted by `variadicBufferCounts`.
+    pub(crate) variadic: bool,
+}
+
+impl Layout {
+    /// The fixed buffers after the validity bitmap, with how each is byte-swapped.
+    pub(crate) fn buffers(&self) -> &[Swap] {
+        self.swaps.get(..self.count).unwrap_or_default()
+    }
+}
+
 /// The type ids of a union's children, in child order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum TypeIds<'a> {
@@ -204,19 +238,54 @@ impl<'a> Kind<'a> {
         })
     }
 
-    /// The buffers after the validity bitmap (views: before the variadic ones).
-    fn buffer_count(self) -> usize {
-        match self {
-            Kind::Null | Kind::RunEndEncoded | Kind::Struct | Kind::FixedSizeList(_) => 0,
-            Kind::Binary
-            | Kind::LargeBinary
-            | Kind::Utf8
-            | Kind::LargeUtf8
-            | Kind::ListView
-            | Kind::LargeListView
-            | Kind::Union { dense: true, .. } => 2,
-            _ => 1,
-        }
+    /// The buffers an array of this kind has in a message (`index`: the index type of a
+    /// dictionary-encoded one), in order, with how each is byte-swapped: the one buffer-layout
+    /// table of the IPC decoders (this module's and, with `alloc`, `ipc::decode`'s).
+    pub(crate) fn layout(self, index: Option<IntType>, version: MetadataVersion) -> Layout {
+        let mut layout = Layout {
+            validity: true,
+            keep_validity: true,
+            swaps: [Swap::None; 2],
+            count: 1,
+            variadic: false,
+        };
+        let (first, second) = match (index, self) {
+            (Some(index), _) => (Swap::Each(index.byte_width()), None),
+            (None, Kind::Null | Kind::RunEndEncoded) => {
+                layout.validity = false;
+                layout.count = 0;
+                return layout;
+            }
+            (None, Kind::Struct | Kind::FixedSizeList(_)) => {
+                layout.count = 0;
+                return layout;
+            }
+            (None, Kind::Union { dense, .. }) => {
+                layout.validity = version < MetadataVersion::V5;
+                layout.keep_validity = false;
+                (Swap::None, dense.then_some(Swap::Each(4)))
+            }
+            (None, Kind::Boolean | Kind::FixedSizeBinary(_)) => (Swap::None, None),
+            (None, Kind::Interval(IntervalUnit::DayTime)) => (Swap::Each(4), None),
+            (None, Kind::Interval(IntervalUnit::MonthDayNano)) => (Swap::MonthDayNano, None),
+            (None, Kind::Binary | Kind::Utf8) => (Swap::Each(4), Some(Swap::None)),
+            (None, Kind::LargeBinary | Kind::LargeUtf8) => (Swap::Each(8), Some(Swap::None)),
+            (None, Kind::BinaryView | Kind::Utf8View) => {
+                layout.variadic = true;
+                (Swap::Views, None)
+            }
+            (None, Kind::List | Kind::Map) => (Swap::Each(4), None),
+            (None, Kind::LargeList) => (Swap::Each(8), None),
+            (None, Kind::ListView) => (Swap::Each(4), Some(Swap::Each(4))),
+            (None, Kind::LargeListView) => (Swap::Each(8), Some(Swap::Each(8))),
+            (None, kind) => match kind.byte_width() {
+                Some(1) | None => (Swap::None, None),
+                Some(width) => (Swap::Each(width), None),
+            },
+        };
+        layout.swaps = [first, second.unwrap_or(Swap::None)];
+        layout.count = 1 + usize::from(second.is_some());
+        layout
     }
 
     /// Whether the text of a value is a string (map keys of these make an object).
@@ -654,27 +723,17 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
                 .unwrap_or_default())
         };
         let mut node = Node::new(name, kind, len, null_count);
-        let validity = match kind {
-            _ if encoding.is_some() => true,
-            Kind::Null | Kind::RunEndEncoded => false,
-            Kind::Union { .. } => self.version < MetadataVersion::V5,
-            _ => true,
-        };
-        if validity {
+        let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
+        if layout.validity {
             let bitmap = buffer(cursor)?;
             if null_count > 0 {
                 node.validity = Some(bitmap);
             }
         }
-        let count = if encoding.is_some() {
-            1
-        } else {
-            kind.buffer_count()
-        };
-        for slot in node.buffers.iter_mut().take(count) {
+        for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
             *slot = buffer(cursor)?;
         }
-        if matches!(kind, Kind::BinaryView | Kind::Utf8View) && encoding.is_none() {
+        if layout.variadic {
             let count = cursor.variadic_count()?;
             node.variadic = Variadic::Message {
                 specs: cursor.buffers,
