@@ -60,9 +60,10 @@ fn all_options() -> Vec<EncoderOptions> {
     ]
 }
 
-/// Allocations building an encoder of a `RecordBatch` makes: its view's node table, once (a
-/// `Vec`, then shared as an `Arc<[Node]>` by the encoders `split_rows` makes).
-const VIEW_ALLOCATIONS: usize = 2;
+/// Allocations building an encoder of a `RecordBatch` makes at most: its view's node table and
+/// its compiled plan, once each (a `Vec`, then shared as an `Arc<[_]>` by the encoders
+/// `split_rows` makes; a schema the plan does not hold stops after the plan's `Vec`).
+const VIEW_ALLOCATIONS: usize = 4;
 
 /// Builds an encoder (counting its allocations: [`VIEW_ALLOCATIONS`]) and runs it with
 /// `size`-byte buffers, counting allocations; returns the count while encoding and the output
@@ -76,7 +77,7 @@ fn encode_counting(
     let mut total = 0;
     let mut encoder = None;
     let built = allocations_during(|| encoder = Some(Encoder::batch(b, format, options).unwrap()));
-    assert_eq!(built, VIEW_ALLOCATIONS);
+    assert!((2..=VIEW_ALLOCATIONS).contains(&built), "{built}");
     let mut encoder = encoder.unwrap();
     let count = allocations_during(|| {
         loop {
@@ -147,7 +148,7 @@ fn writers_and_drivers_allocate_nothing() {
         // Each batch's rows written as the parallel writer cuts them: split off, in order.
         let mut rest = None;
         let built = allocations_during(|| rest = Some(writer.batch(&b).unwrap()));
-        assert_eq!(built, VIEW_ALLOCATIONS);
+        assert!((2..=VIEW_ALLOCATIONS).contains(&built), "{built}");
         let mut rest = rest.unwrap();
         let count = allocations_during(|| {
             rest.split_rows(1).unwrap().write_to(&mut slice).unwrap();

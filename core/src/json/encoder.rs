@@ -164,7 +164,7 @@ struct Rows<const DEPTH: usize> {
     stack: heapless::Vec<Frame, DEPTH>,
 }
 
-impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
+impl<'b> Encoder<'b> {
     /// An encoder for a whole document of `view`'s rows: one JSON object per row of a batch,
     /// one value per slot of an array.
     pub fn new<S: Storage<'b>>(
@@ -172,7 +172,7 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(view, Framing::document(format), options)
+        Self::new_with_depth(view, format, options)
     }
 
     /// An encoder for `view`'s rows continuing a document of several batches: with `started`
@@ -180,6 +180,27 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
     /// pass `true`. The caller ends the document: `]` in the array format, or `[]` if no batch
     /// had rows ([`JsonWriter`](crate::json::JsonWriter) does all this with `alloc`).
     pub fn continuing<S: Storage<'b>>(
+        view: &'b View<'b, S>,
+        format: JsonFormat,
+        options: EncoderOptions,
+        started: bool,
+    ) -> Result<Self, JsonError> {
+        Self::continuing_with_depth(view, format, options, started)
+    }
+}
+
+impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
+    /// [`Encoder::new`] with a nesting limit of `DEPTH`.
+    pub fn new_with_depth<S: Storage<'b>>(
+        view: &'b View<'b, S>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::with_framing(view, Framing::document(format), options)
+    }
+
+    /// [`Encoder::continuing`] with a nesting limit of `DEPTH`.
+    pub fn continuing_with_depth<S: Storage<'b>>(
         view: &'b View<'b, S>,
         format: JsonFormat,
         options: EncoderOptions,
@@ -227,7 +248,8 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
         let Check {
             plain_names, zones, ..
         } = check;
-        let plan = Plan::new(nodes.get(), columns_end, array, options, &zones);
+        let inline = matches!(nodes, Nodes::Borrowed(_));
+        let plan = Plan::new(nodes.get(), columns_end, array, options, &zones, inline);
         Ok(Encoder {
             nodes,
             columns_end,
@@ -947,5 +969,84 @@ impl Check<'_, '_> {
             return Err(too_deep);
         }
         Ok(most)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Which encoders get the fast path, and the general walk over a view on its own (the
+    //! byte-for-byte checks of both paths are in `rows`).
+
+    use super::{Encoder, Frame};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::json::{EncoderOptions, JsonFormat};
+    use crate::view::View;
+    use std::format;
+    use std::string::String;
+    use std::vec::Vec;
+
+    fn wide(columns: usize) -> RecordBatch<'static> {
+        let names: Vec<String> = (0..columns).map(|k| format!("c{k}")).collect();
+        RecordBatch::from_columns(names.iter().map(|name| {
+            (
+                name.as_str(),
+                ArrayView::from_values([Some(1i32), None]).unwrap(),
+            )
+        }))
+        .unwrap()
+    }
+
+    fn drain(encoder: &mut Encoder<'_>, size: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buffer = std::vec![0u8; size];
+        loop {
+            let progress = encoder.encode(&mut buffer);
+            out.extend_from_slice(&buffer[..progress.written]);
+            if progress.done {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_of_any_width_is_planned_and_a_borrowed_view_up_to_the_inline_limit() {
+        let batch = wide(40);
+        let options = EncoderOptions::default();
+        let shared = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        assert!(
+            shared.plan.is_some(),
+            "40 columns of a RecordBatch are planned"
+        );
+        let view = View::of_batch(&batch);
+        let borrowed = Encoder::new(&view, JsonFormat::LineDelimited, options).unwrap();
+        assert!(borrowed.plan.is_none(), "an inline plan holds 24 arrays");
+        let narrow = wide(24);
+        let view = View::of_batch(&narrow);
+        let borrowed = Encoder::new(&view, JsonFormat::LineDelimited, options).unwrap();
+        assert!(borrowed.plan.is_some());
+    }
+
+    #[test]
+    fn the_walk_alone_writes_what_the_fast_path_writes() {
+        let batch = wide(40);
+        let view = View::of_batch(&batch);
+        for format in [JsonFormat::LineDelimited, JsonFormat::JsonArray] {
+            let options = EncoderOptions::default();
+            let mut walked = Encoder::new(&view, format, options).unwrap();
+            let mut planned = Encoder::batch(&batch, format, options).unwrap();
+            let whole = drain(&mut planned, 1 << 16);
+            assert_eq!(drain(&mut walked, 1 << 16), whole);
+            for size in [1, 7, 64] {
+                let mut walked = Encoder::new(&view, format, options).unwrap();
+                assert_eq!(drain(&mut walked, size), whole, "{size}-byte buffers");
+            }
+        }
+        let first = drain(
+            &mut Encoder::batch(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
+                .unwrap(),
+            1 << 16,
+        );
+        assert!(first.starts_with(b"{\"c0\":1,\"c1\":1,"));
+        assert!(core::mem::size_of::<Frame>() <= 64);
     }
 }

@@ -234,7 +234,8 @@ impl<'b> Leaf<'b> {
     }
 }
 
-/// Arrays a plan holds at most (an encoder carries its plan inline).
+/// Arrays an inline plan holds at most (an encoder of a borrowed view carries its plan inline;
+/// one of a `RecordBatch` shares it, with no limit).
 pub(crate) const NODES: usize = 24;
 
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
@@ -255,12 +256,12 @@ pub(crate) enum Shape {
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
-    Struct { first: u8, len: u8 },
+    Struct { first: u16, len: u16 },
     /// A list of any kind, its elements in node `child`; `offsets` says how its leaf reads the
     /// element ranges.
-    List { child: u8, offsets: ListOffsets },
+    List { child: u16, offsets: ListOffsets },
     /// Dictionary-encoded: the leaf reads the indices, the values are node `values`.
-    Dictionary { values: u8 },
+    Dictionary { values: u16 },
 }
 
 /// How a list node finds the range of elements of a slot.
@@ -325,27 +326,90 @@ impl<'b> Node<'b> {
     }
 }
 
+/// Where a plan keeps its nodes: inline ([`NODES`] at most, so an encoder of a borrowed view
+/// allocates nothing), or, with `alloc`, shared by the encoders split from one (no limit).
+#[derive(Debug, Clone)]
+// Inline on purpose: an encoder of a borrowed view (the no-alloc path) must not allocate.
+#[allow(clippy::large_enum_variant)]
+enum Nodes<'b> {
+    Inline(heapless::Vec<Node<'b>, NODES>),
+    #[cfg(feature = "alloc")]
+    Growing(alloc::vec::Vec<Node<'b>>),
+    #[cfg(feature = "alloc")]
+    Shared(alloc::sync::Arc<[Node<'b>]>),
+}
+
+impl<'b> Nodes<'b> {
+    #[inline(always)]
+    fn get(&self) -> &[Node<'b>] {
+        match self {
+            Nodes::Inline(nodes) => nodes,
+            #[cfg(feature = "alloc")]
+            Nodes::Growing(nodes) => nodes,
+            #[cfg(feature = "alloc")]
+            Nodes::Shared(nodes) => nodes,
+        }
+    }
+
+    fn get_mut(&mut self, at: usize) -> Option<&mut Node<'b>> {
+        match self {
+            Nodes::Inline(nodes) => nodes.get_mut(at),
+            #[cfg(feature = "alloc")]
+            Nodes::Growing(nodes) => nodes.get_mut(at),
+            #[cfg(feature = "alloc")]
+            Nodes::Shared(_) => None,
+        }
+    }
+
+    fn push(&mut self, node: Node<'b>) -> Option<()> {
+        match self {
+            Nodes::Inline(nodes) => nodes.push(node).ok(),
+            #[cfg(feature = "alloc")]
+            Nodes::Growing(nodes) => {
+                nodes.push(node);
+                Some(())
+            }
+            #[cfg(feature = "alloc")]
+            Nodes::Shared(_) => None,
+        }
+    }
+}
+
 /// The compiled schema.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b> {
-    nodes: heapless::Vec<Node<'b>, NODES>,
+    nodes: Nodes<'b>,
     /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
     columns: usize,
     options: EncoderOptions,
 }
 
 impl<'b> Plan<'b> {
-    /// The plan of a view's columns (or of its one array, when `array`), if it can hold them.
+    /// The plan of a view's columns (or of its one array, when `array`), if it can hold them:
+    /// [`NODES`] arrays at most when `inline`, else (with `alloc`) any number, in one
+    /// allocation shared by the encoders split from this one.
     pub(crate) fn new(
         nodes: &[view::Node<'b>],
         columns_end: usize,
         array: bool,
         options: EncoderOptions,
         zones: &Zones<'_>,
+        inline: bool,
     ) -> Option<Self> {
         let columns = view::siblings(nodes, 0, columns_end);
+        #[cfg(feature = "alloc")]
+        let storage = if inline {
+            Nodes::Inline(heapless::Vec::new())
+        } else {
+            Nodes::Growing(alloc::vec::Vec::with_capacity(nodes.len()))
+        };
+        #[cfg(not(feature = "alloc"))]
+        let storage = {
+            debug_assert!(inline, "without alloc, plans are inline");
+            Nodes::Inline(heapless::Vec::new())
+        };
         let mut plan = Plan {
-            nodes: heapless::Vec::new(),
+            nodes: storage,
             columns: if array { 0 } else { columns.clone().count() },
             options,
         };
@@ -353,6 +417,10 @@ impl<'b> Plan<'b> {
         let first = plan.reserve(count.max(1), nodes.first()?, zones)?;
         for (k, (at, node)) in columns.enumerate() {
             plan.fill(first + k, nodes, at, node.name, zones)?;
+        }
+        #[cfg(feature = "alloc")]
+        if let Nodes::Growing(grown) = plan.nodes {
+            plan.nodes = Nodes::Shared(grown.into());
         }
         Some(plan)
     }
@@ -365,13 +433,13 @@ impl<'b> Plan<'b> {
     /// Node `n` (node 0 exists in every plan).
     #[inline(always)]
     pub(crate) fn node(&self, n: usize) -> Option<&Node<'b>> {
-        self.nodes.get(n)
+        self.nodes.get().get(n)
     }
 
     /// Nodes `range` (the members of an object).
     #[inline(always)]
     pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[Node<'b>] {
-        self.nodes.get(range).unwrap_or_default()
+        self.nodes.get().get(range).unwrap_or_default()
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
@@ -381,9 +449,9 @@ impl<'b> Plan<'b> {
         placeholder: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<usize> {
-        let first = self.nodes.len();
+        let first = self.nodes.get().len();
         for _ in 0..count {
-            self.nodes.push(Node::new(0, placeholder, "", zones)).ok()?;
+            self.nodes.push(Node::new(0, placeholder, "", zones))?;
         }
         Some(first)
     }
@@ -405,7 +473,7 @@ impl<'b> Plan<'b> {
             let to_values = self.reserve(1, array, zones)?;
             self.fill(to_values, nodes, values, "", zones)?;
             Shape::Dictionary {
-                values: u8::try_from(to_values).ok()?,
+                values: u16::try_from(to_values).ok()?,
             }
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat
@@ -419,8 +487,8 @@ impl<'b> Plan<'b> {
                         self.fill(first + k, nodes, child, child_node.name, zones)?;
                     }
                     Shape::Struct {
-                        first: u8::try_from(first).ok()?,
-                        len: u8::try_from(array.children).ok()?,
+                        first: u16::try_from(first).ok()?,
+                        len: u16::try_from(array.children).ok()?,
                     }
                 }
                 view::Kind::List
@@ -442,7 +510,7 @@ impl<'b> Plan<'b> {
                         _ => ListOffsets::Array,
                     };
                     Shape::List {
-                        child: u8::try_from(child).ok()?,
+                        child: u16::try_from(child).ok()?,
                         offsets,
                     }
                 }

@@ -628,7 +628,7 @@ impl<'p, 'b> Writer<'p, 'b> {
     fn elements(
         &self,
         node: &'p Node<'b>,
-        child: u8,
+        child: u16,
         offsets: ListOffsets,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,

@@ -4,11 +4,11 @@
 //! Bytes enter from a [`RandomAccess`](crate::RandomAccess) source ([`FileReader`]) or an
 //! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
 //! metadata, the dictionaries and one record batch at a time are read into it and never copied
-//! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format),
-//! and a fixed-capacity list of arrays whose buffers are slices of the scratch, each checked
-//! against the columnar format. JSON leaves through the [`Encoder`] state machine into a buffer
-//! as small as the caller likes, byte for byte what [`json::Encoder`](crate::json::Encoder)
-//! writes for the same data.
+//! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format), and a
+//! [`View`](crate::view::View) whose fixed-capacity list of arrays has buffers that are slices
+//! of the scratch, each checked against the columnar format. JSON leaves through the
+//! [`Encoder`] (the alloc path's [`json::Encoder`](crate::json::Encoder), the same type) into a
+//! buffer as small as the caller likes.
 //!
 //! Every capacity is a const generic with a documented default: `N` arrays per batch
 //! ([`DEFAULT_ARRAYS`]), `D` dictionaries ([`DEFAULT_DICTIONARIES`]), `DEPTH` open JSON values
