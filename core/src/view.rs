@@ -726,7 +726,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
         if layout.validity {
             let bitmap = buffer(cursor)?;
-            if null_count > 0 {
+            if layout.keep_validity && null_count > 0 {
                 node.validity = Some(bitmap);
             }
         }
@@ -798,141 +798,169 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         Ok(values)
     }
 
-    /// The child nodes of the node at `at` (`count` of them, decoded already).
-    fn children(&self, at: usize, count: usize) -> impl Iterator<Item = &Node<'a>> {
-        children(&self.nodes, at, count).map(|(_, child)| child)
-    }
-
     /// Checks `node` (at index `at`, its children and dictionary decoded) against the
     /// columnar format; sets the null count of types without a bitmap.
     fn check(&self, node: &mut Node<'a>, at: usize) -> FormatResult<()> {
-        let end = node.len;
-        let [first, second] = node.buffers;
-        match node.kind {
-            Kind::Null => node.null_count = end,
-            Kind::Union { .. } | Kind::RunEndEncoded => {
-                node.null_count = 0;
-                node.validity = None;
+        let nodes: &[Node<'a>] = &self.nodes;
+        let count = node.children;
+        let values = node
+            .dictionary
+            .and_then(|(_, values)| nodes.get(values))
+            .map_or(0, |v| v.len);
+        check(
+            node,
+            |k| children(nodes, at, count).nth(k).map(|(_, child)| *child),
+            values,
+        )
+    }
+}
+
+/// Checks `node` against the columnar format, the one validator of both forms (decoded views and
+/// [`ArrayView`](crate::ArrayView)s): its slots `offset..offset + len`, with `child(k)` its
+/// children (checked already) and `dictionary_len` the length of its dictionary, if it is
+/// dictionary-encoded. Sets the null count of types without a bitmap.
+pub(crate) fn check<'a>(
+    node: &mut Node<'a>,
+    child: impl Fn(usize) -> Option<Node<'a>>,
+    dictionary_len: usize,
+) -> FormatResult<()> {
+    let start = node.offset;
+    let end = start
+        .checked_add(node.len)
+        .ok_or_else(|| bad("offset + length overflows", start))?;
+    let [first, second] = node.buffers;
+    let logical_nulls_only = node.dictionary.is_none()
+        && matches!(
+            node.kind,
+            Kind::Null | Kind::Union { .. } | Kind::RunEndEncoded
+        );
+    if logical_nulls_only {
+        // These types have no validity bitmap; nulls come from their children.
+        need(
+            node.validity.is_none(),
+            "validity bitmap on a type without one",
+            0,
+        )?;
+        node.null_count = if node.kind == Kind::Null { node.len } else { 0 };
+    } else {
+        columnar::check_nulls(node.validity, start, end, node.null_count)?;
+    }
+    if let Some((index_type, _)) = node.dictionary {
+        let validity = node.validity.filter(|_| node.null_count > 0);
+        return columnar::check_dictionary_keys(
+            first,
+            validity,
+            start,
+            end,
+            index_type,
+            dictionary_len,
+        );
+    }
+    let child_len = |k: usize| child(k).map_or(0, |c| c.len);
+    let every_child = || (0..node.children).map_while(&child);
+    match node.kind {
+        Kind::Null => Ok(()),
+        Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
+        Kind::Binary | Kind::Utf8 => {
+            columnar::check_offsets::<i32>(first, start, end, second.len())?;
+            if node.kind == Kind::Utf8 {
+                columnar::check_utf8::<i32>(first, second, start, end)?;
             }
-            _ => columnar::check_nulls(node.validity, 0, end, node.null_count)?,
+            Ok(())
         }
-        if let Some((index_type, values)) = node.dictionary {
-            let values = self.nodes.get(values).map_or(0, |v| v.len);
-            return columnar::check_dictionary_keys(
-                first,
-                node.validity,
+        Kind::LargeBinary | Kind::LargeUtf8 => {
+            columnar::check_offsets::<i64>(first, start, end, second.len())?;
+            if node.kind == Kind::LargeUtf8 {
+                columnar::check_utf8::<i64>(first, second, start, end)?;
+            }
+            Ok(())
+        }
+        Kind::BinaryView | Kind::Utf8View => {
+            let variadic = node.variadic;
+            columnar::check_views(first, start, end, node.kind == Kind::Utf8View, |k| {
+                variadic.get(k)
+            })
+        }
+        Kind::List => columnar::check_offsets::<i32>(first, start, end, child_len(0)),
+        Kind::LargeList => columnar::check_offsets::<i64>(first, start, end, child_len(0)),
+        Kind::Map => {
+            let entries = child(0).ok_or_else(|| bad("map without entries", 0))?;
+            need(
+                entries.kind == Kind::Struct && entries.children == 2,
+                "map entries are not a struct of key and value",
                 0,
-                end,
-                index_type,
-                values,
-            );
+            )?;
+            columnar::check_offsets::<i32>(first, start, end, entries.len)
         }
-        let child = |k: usize| self.children(at, node.children).nth(k);
-        let child_len = |k: usize| child(k).map_or(0, |c| c.len);
-        match node.kind {
-            Kind::Null => Ok(()),
-            Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
-            Kind::Binary | Kind::Utf8 => {
-                columnar::check_offsets::<i32>(first, 0, end, second.len())?;
-                if node.kind == Kind::Utf8 {
-                    columnar::check_utf8::<i32>(first, second, 0, end)?;
+        Kind::ListView => {
+            columnar::check_list_views::<i32>(first, second, start, end, child_len(0))
+        }
+        Kind::LargeListView => {
+            columnar::check_list_views::<i64>(first, second, start, end, child_len(0))
+        }
+        Kind::FixedSizeList(size) => {
+            let needed = end
+                .checked_mul(size)
+                .ok_or_else(|| bad("list size overflows", end))?;
+            need(
+                child_len(0) >= needed,
+                "child too short for fixed-size lists",
+                end,
+            )
+        }
+        Kind::Struct => {
+            for (i, child) in every_child().enumerate() {
+                need(child.len >= end, "struct child shorter than the struct", i)?;
+            }
+            Ok(())
+        }
+        Kind::Union { dense, .. } => {
+            if !dense {
+                for (i, child) in every_child().enumerate() {
+                    need(
+                        child.len >= end,
+                        "sparse union child shorter than the union",
+                        i,
+                    )?;
                 }
-                Ok(())
             }
-            Kind::LargeBinary | Kind::LargeUtf8 => {
-                columnar::check_offsets::<i64>(first, 0, end, second.len())?;
-                if node.kind == Kind::LargeUtf8 {
-                    columnar::check_utf8::<i64>(first, second, 0, end)?;
-                }
-                Ok(())
-            }
-            Kind::BinaryView | Kind::Utf8View => {
-                let variadic = node.variadic;
-                columnar::check_views(first, 0, end, node.kind == Kind::Utf8View, |k| {
-                    variadic.get(k)
-                })
-            }
-            Kind::List => columnar::check_offsets::<i32>(first, 0, end, child_len(0)),
-            Kind::LargeList => columnar::check_offsets::<i64>(first, 0, end, child_len(0)),
-            Kind::Map => {
-                let entries = child(0).ok_or_else(|| bad("map without entries", 0))?;
-                need(
-                    entries.kind == Kind::Struct && entries.children == 2,
-                    "map entries are not a struct of key and value",
-                    0,
-                )?;
-                columnar::check_offsets::<i32>(first, 0, end, child_len(0))
-            }
-            Kind::ListView => {
-                columnar::check_list_views::<i32>(first, second, 0, end, child_len(0))
-            }
-            Kind::LargeListView => {
-                columnar::check_list_views::<i64>(first, second, 0, end, child_len(0))
-            }
-            Kind::FixedSizeList(size) => {
-                let needed = end
-                    .checked_mul(size)
-                    .ok_or_else(|| bad("list size overflows", end))?;
-                need(
-                    child_len(0) >= needed,
-                    "child too short for fixed-size lists",
-                    end,
-                )
-            }
-            Kind::Struct => {
-                for (i, child) in self.children(at, node.children).enumerate() {
-                    need(child.len >= end, "struct child shorter than the struct", i)?;
-                }
-                Ok(())
-            }
-            Kind::Union { dense, .. } => {
-                if !dense {
-                    for (i, child) in self.children(at, node.children).enumerate() {
-                        need(
-                            child.len >= end,
-                            "sparse union child shorter than the union",
-                            i,
-                        )?;
-                    }
-                }
-                columnar::check_union(
-                    first,
-                    dense.then_some(second),
-                    0,
-                    end,
-                    |id| node.union_child(id),
-                    child_len,
-                )
-            }
-            Kind::RunEndEncoded => {
-                let (Some(run_ends), Some(values)) = (child(0), child(1)) else {
-                    return Err(bad("run-end encoded array needs two children", 0));
-                };
-                need(
-                    matches!(
-                        run_ends.kind,
-                        Kind::Int(IntType {
-                            bit_width: 16 | 32 | 64,
-                            signed: true
-                        })
-                    ),
-                    "run ends are not Int16, Int32 or Int64",
-                    0,
-                )?;
-                need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
-                need(
-                    values.len >= run_ends.len,
-                    "fewer values than runs",
-                    values.len,
-                )?;
-                columnar::check_run_ends(|k| run_ends.integer(k), run_ends.len, end, end)
-            }
-            kind => {
-                let width = kind
-                    .byte_width()
-                    .ok_or_else(|| bad("type has no layout", 0))?;
-                columnar::check_fixed(first, width, end)
-            }
+            columnar::check_union(
+                first,
+                dense.then_some(second),
+                start,
+                end,
+                |id| node.union_child(id),
+                child_len,
+            )
+        }
+        Kind::RunEndEncoded => {
+            let (Some(run_ends), Some(values)) = (child(0), child(1)) else {
+                return Err(bad("run-end encoded array needs two children", 0));
+            };
+            need(
+                matches!(
+                    run_ends.kind,
+                    Kind::Int(IntType {
+                        bit_width: 16 | 32 | 64,
+                        signed: true
+                    })
+                ),
+                "run ends are not Int16, Int32 or Int64",
+                0,
+            )?;
+            need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
+            need(
+                values.len >= run_ends.len,
+                "fewer values than runs",
+                values.len,
+            )?;
+            columnar::check_run_ends(|k| run_ends.integer(k), run_ends.len, node.len, end)
+        }
+        kind => {
+            let width = kind
+                .byte_width()
+                .ok_or_else(|| bad("type has no layout", 0))?;
+            columnar::check_fixed(first, width, end)
         }
     }
 }
@@ -1011,6 +1039,9 @@ fn children<'n, 'a>(
 }
 
 /// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
+#[cfg(feature = "alloc")]
+pub(crate) use owned::node_of;
+
 #[cfg(feature = "alloc")]
 mod owned {
     use super::{Kind, Node, TypeIds, Variadic, View};
@@ -1114,12 +1145,13 @@ mod owned {
         1 + below
     }
 
-    /// Appends the nodes of `array` (named `name`) and its subtree; returns its index.
-    fn flatten<'a>(nodes: &mut Vec<Node<'a>>, array: &'a ArrayView<'_>, name: &'a str) -> usize {
+    /// The node of `array` alone: its slots, validity (as it is) and buffers, the number of
+    /// its children, and its dictionary's index type (the values' index is not known here).
+    pub(crate) fn node_of<'a>(array: &'a ArrayView<'_>) -> Node<'a> {
         let kind = Kind::of_data_type(array.data_type());
-        let mut node = Node::new(name, kind, array.len(), array.null_count());
+        let mut node = Node::new("", kind, array.len(), array.null_count());
         node.offset = array.offset();
-        node.validity = array.validity().filter(|_| array.null_count() > 0);
+        node.validity = array.validity();
         for (slot, buffer) in node.buffers.iter_mut().zip(array.buffers()) {
             *slot = buffer;
         }
@@ -1127,6 +1159,19 @@ mod owned {
         if dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View) {
             node.variadic = Variadic::Buffers(array.buffers().get(1..).unwrap_or_default());
         }
+        node.children = array.children().len();
+        node.dictionary = dictionary.map(|d| (d.index_type, usize::MAX));
+        node
+    }
+
+    /// Appends the nodes of `array` (named `name`) and its subtree; returns its index.
+    fn flatten<'a>(nodes: &mut Vec<Node<'a>>, array: &'a ArrayView<'_>, name: &'a str) -> usize {
+        let mut node = node_of(array);
+        node.name = name;
+        node.validity = node.validity.filter(|_| array.null_count() > 0);
+        node.children = 0;
+        node.dictionary = None;
+        let dictionary = array.dictionary();
         let at = nodes.len();
         nodes.push(node);
         if let Some(dictionary) = dictionary {
