@@ -29,6 +29,9 @@ use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 use crate::datatype::IntType;
 use crate::view::{Kind, Node, Storage, View, child_at, resolve, siblings};
 
+/// Room the buffer must have left for the fast path to try a row.
+const FAST_ROOM: usize = 512;
+
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) shared by the encoders
 /// split from one.
 #[derive(Debug, Clone)]
@@ -495,7 +498,10 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             if sink.blocked() {
                 return;
             }
-            if let Some(plan) = walk.plan {
+            // With little room left, a row would likely not fit: the fast path would write
+            // part of it, take it back and leave it to the walk anyway (with 256-byte buffers,
+            // about one row in two).
+            if let Some(plan) = walk.plan.filter(|_| sink.room() >= FAST_ROOM) {
                 let compiled = rows::Compiled {
                     plan,
                     nodes: walk.nodes,
