@@ -187,7 +187,8 @@ fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
 
 /// quiver: the whole file, or one column; returns the rows read.
 async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str>) -> usize {
-    let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+    let options = SourceOptions::default().with_whole_read(column.is_none());
+    let source = ObjectSource::open(store, Path::from(key), options)
         .await
         .unwrap();
     let mut reader = AsyncFileReader::open(&source, Default::default())
