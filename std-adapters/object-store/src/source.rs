@@ -466,7 +466,12 @@ async fn open_tail(
         ) => return Err(e.into()),
         Err(e) => e,
     };
-    log.record(start, 0);
+    // Azure's client refuses a suffix range before sending anything (object_store 0.14:
+    // `Error::NotSupported`, "Azure does not support suffix range requests"); any other
+    // refusal was a request the server answered (an empty object's 416).
+    if !matches!(refused, object_store::Error::NotSupported { .. }) {
+        log.record(start, 0);
+    }
     // No suffix ranges here, or an empty object: its size first, then its end.
     let start = Instant::now();
     let Ok(meta) = store.head(path).await else {

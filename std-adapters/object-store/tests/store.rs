@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Counted, Moto, hundred_batches, moto_store};
+use common::{Counted, Moto, NoSuffix, hundred_batches, moto_store};
 use futures::StreamExt;
 use object_store::GetRange;
 use object_store::memory::InMemory;
@@ -140,6 +140,40 @@ async fn a_stream_is_one_streaming_get_with_a_bounded_buffer() {
     .unwrap();
     assert_batches_equal(&expected, &batches);
     assert_eq!(counted.gets(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_refusing_suffix_ranges_costs_a_head_and_a_bounded_get() {
+    let file = hundred_batches();
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "data/100.arrow", &file).await;
+    let size = file.len() as u64;
+    for (options, read) in [
+        (SourceOptions::default(), DEFAULT_TAIL),
+        (SourceOptions::default().with_whole_read(true), size),
+    ] {
+        // What reaches the store below the refusing one: nothing for the suffix GET.
+        let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(5));
+        let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
+        let source = ObjectSource::open(azure_like, path.clone(), options.clone())
+            .await
+            .unwrap();
+        assert_eq!((counted.heads(), counted.gets()), (1, 1));
+        assert_eq!(
+            counted.ranges.lock().unwrap().as_slice(),
+            &[Some(GetRange::Bounded(size - read..size))]
+        );
+        let opened = source.requests();
+        assert_eq!((opened.requests, opened.round_trips), (2, 2), "{opened:?}");
+        assert_eq!(opened.bytes, read);
+        let batches = remote(&source, None).await.unwrap();
+        assert_batches_equal(&local(&file, None), &batches);
+        let gets = counted.gets();
+        assert_eq!(source.requests().requests, 1 + gets);
+        if options.whole_read {
+            assert_eq!(gets, 1, "the whole file came with the bounded GET");
+        }
+    }
 }
 
 /// The bytes a read of one column needs at least: the tail read, every block's metadata and
