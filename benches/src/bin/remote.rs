@@ -461,15 +461,33 @@ fn big_child(endpoint: &str, key: &str) {
         }
         let stats = source.requests();
         println!(
-            "{rows} {} {} {} {} {} {opened_rss} {}",
+            "{rows} {} {} {} {} {} {opened_rss} {} {} {} {}",
             stats.requests,
             stats.round_trips,
             stats.bytes,
             options.range_size_limit,
             options.readahead,
-            status_kib("VmHWM")
+            status_kib("VmHWM"),
+            cpu().0,
+            cpu().1,
+            cpu().2,
         );
     });
+}
+
+/// This process's CPU time so far, user and system, in ms, and its minor page faults (from
+/// `/proc/self/stat`).
+fn cpu() -> (u64, u64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // Fields 10 (minflt), 14 (utime) and 15 (stime), counted from 1, the state being 3.
+    let field = |n: usize| fields.get(n - 3).copied().unwrap_or(0);
+    (field(14) * 10, field(15) * 10, field(10))
 }
 
 /// A `/proc/self/status` line's value, in KiB.
@@ -572,6 +590,16 @@ async fn serve_range(
     write.write_all(most).await?;
     if let Some((_, recorder)) = delayed {
         recorder.record(start, sent.len() as u64);
+        if std::env::var_os("QUIVER_TIMELINE").is_some() {
+            // When each request came and its last byte went, from the run's first request.
+            let first = recorder.span.lock().unwrap().map_or(start, |(s, _)| s);
+            eprintln!(
+                "timeline: {:.0} ms .. {:.0} ms, {} bytes",
+                (start - first).as_secs_f64() * 1000.0,
+                first.elapsed().as_secs_f64() * 1000.0,
+                sent.len()
+            );
+        }
     }
     write.write_all(last).await?;
     write.shutdown().await
@@ -646,8 +674,18 @@ fn big(gigabytes: f64, delay: Duration) {
     let delayed = runtime.block_on(range_server(object, Some((delay, Arc::clone(&recorder)))));
     println!("| server | reader | requests | round trips | bytes | ms | MB/s | time / one GET's |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let parent_cpu = std::cell::Cell::new((0, 0, 0));
     let line = |server: &str, reader: &str, baseline: Option<f64>| {
         let (stats, time) = recorder.report();
+        let (before, now) = (parent_cpu.get(), cpu());
+        parent_cpu.set(now);
+        eprintln!(
+            "{server}, {reader}: the benchmark's process (server, proxy, and the client of the \
+             plain GETs) used {} ms user, {} ms system CPU, {} minor faults",
+            now.0 - before.0,
+            now.1 - before.1,
+            now.2 - before.2
+        );
         let secs = time.as_secs_f64();
         println!(
             "| {server} | {reader} | {} | {} | {} | {:.0} | {:.0} | {} |",
@@ -680,10 +718,12 @@ fn big(gigabytes: f64, delay: Duration) {
             runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)))
         };
         recorder.reset();
+        parent_cpu.set(cpu());
         let got = runtime.block_on(single_get(s3(&endpoint), key));
         assert_eq!(got, len, "the single GET's bytes");
         let baseline = line(server, "one GET of the whole object", None);
         recorder.reset();
+        parent_cpu.set(cpu());
         let range = 64 * 1024 * 1024;
         let got = runtime
             .block_on(s3(&endpoint).get_range(&Path::from(key), 0..range))
@@ -691,6 +731,7 @@ fn big(gigabytes: f64, delay: Duration) {
         assert_eq!(got.len() as u64, range, "the ranged GET's bytes");
         line(server, "one ranged GET of 64 MiB", Some(baseline));
         recorder.reset();
+        parent_cpu.set(cpu());
         let child = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--big-child", &endpoint, key])
             .output()
@@ -714,7 +755,20 @@ fn big(gigabytes: f64, delay: Duration) {
             .split_whitespace()
             .filter_map(|n| n.parse().ok())
             .collect();
-        if let [rows_read, _, _, _, range, window, opened, peak] = numbers[..] {
+        if let [
+            rows_read,
+            _,
+            _,
+            _,
+            range,
+            window,
+            opened,
+            peak,
+            user,
+            system,
+            faults,
+        ] = numbers[..]
+        {
             assert_eq!(rows_read, (batches * rows) as u64, "rows read");
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             println!(
@@ -727,6 +781,10 @@ fn big(gigabytes: f64, delay: Duration) {
                 mib(peak * 1024),
                 peak as f64 * 1024.0 / window as f64,
                 (peak - opened) as f64 * 1024.0 / window as f64,
+            );
+            println!(
+                "quiver from {server}: its process used {user} ms of user CPU, {system} ms of \
+                 system CPU, {faults} minor page faults"
             );
         }
     }
