@@ -33,7 +33,8 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     if let Some(path) = &args.output {
         output::refuse_input(path, &args.input)?;
     }
-    let input = input::open(&args.input, args.mmap)?;
+    let whole = args.columns.is_none() && args.batches.is_none() && args.limit.is_none();
+    let input = input::open(&args.input, args.mmap, whole)?;
     let output = match &args.output {
         Some(path) => Output::file(path)?,
         None => Output::stdout()?,
@@ -65,11 +66,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         Input::Remote(remote) if remote.is_file() => {
             convert_remote(args, &remote, batches, &mut sink)?
         }
-        Input::Remote(remote) => {
-            let reader = CountingRead::new(remote.stream()?);
-            convert_stream(args, reader, batches, &mut sink)?;
-            remote.stats()
-        }
+        Input::Remote(remote) => convert_remote_stream(args, &remote, batches, &mut sink)?,
     };
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
@@ -230,6 +227,47 @@ fn convert_remote(
             index += 1;
         }
         Ok::<_, Failure>(())
+    })?;
+    Ok(remote.stats())
+}
+
+/// Converts an IPC stream named by URL: [`AsyncStreamReader`](quiver::ipc::AsyncStreamReader)
+/// over one streaming GET, whose body keeps arriving on the runtime's threads while this thread
+/// encodes.
+fn convert_remote_stream(
+    args: &JsonArgs,
+    remote: &Remote,
+    batches: Range<usize>,
+    sink: &mut Sink<'_>,
+) -> Result<ReadStats, Failure> {
+    let mut stream = remote.stream_reader()?;
+    if let Some(columns) = &args.columns {
+        let projection = Projection::from_paths(stream.schema(), &columns.0)
+            .map_err(|e| Failure::about(&args.input, e))?;
+        stream.set_projection(projection);
+    }
+    if let Some(bar) = &sink.progress {
+        show(bar, None);
+    }
+    remote.runtime.block_on(async {
+        // Reading stops once the range or the limit is done: the rest stays unread.
+        let mut index = 0;
+        while sink.wants_more() && index < batches.end {
+            let Some(batch) = stream.next_batch().await.map_err(|e| remote.failed(e))? else {
+                if args.batches.is_some() && index <= batches.start {
+                    return Err(Failure::about(
+                        &args.input,
+                        past_the_end(&batches, "stream", index),
+                    ));
+                }
+                break;
+            };
+            if index >= batches.start {
+                sink.take(index, &batch)?;
+            }
+            index += 1;
+        }
+        Ok(())
     })?;
     Ok(remote.stats())
 }

@@ -9,7 +9,7 @@
 //! Text quotes a field name or metadata key that would break its line ([`DisplayName`]);
 //! metadata values are always quoted.
 
-use crate::input::{self, CountingRead, Input};
+use crate::input::{self, Input};
 use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
 use quiver::ipc::{Projection, ScanOptions};
@@ -35,7 +35,7 @@ struct Description<'a> {
 
 /// Runs `quiver schema`.
 pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
-    let text = match input::open(&args.input, false)? {
+    let text = match input::open(&args.input, false, false)? {
         Input::Positioned(source) => file(args, source)?,
         Input::Mapped(source) => file(args, source)?,
         Input::InMemory(bytes) => file(args, bytes)?,
@@ -84,7 +84,7 @@ fn remote_schema(args: &SchemaArgs, remote: &Remote) -> Result<String, Failure> 
         };
         return Ok(render(args.format, &description));
     }
-    let stream = input::stream_reader(&args.input, CountingRead::new(remote.stream()?))?;
+    let stream = remote.stream_reader()?;
     let description = Description {
         format: "stream",
         schema: stream.schema(),
