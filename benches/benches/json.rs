@@ -13,8 +13,7 @@
 //! After criterion's report, `cargo bench` prints a ratio table (median ns/row of repeated runs):
 //! quiver / arrow-json and quiver / limit for every case.
 
-#[path = "../../tests/tests/json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrow_array::types::Int32Type;
 use arrow_array::{

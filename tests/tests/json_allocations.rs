@@ -3,8 +3,7 @@
 //! large buffers and 1-byte buffers.
 #![allow(unsafe_code)]
 
-#[path = "json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrays::*;
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat, JsonWriter};

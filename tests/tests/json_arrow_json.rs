@@ -23,12 +23,9 @@
 //! builds, nested, with nulls and slices), written by quiver's IPC writer and read by arrow-rs
 //! for arrow-json.
 
-#[path = "json/arrays.rs"]
-mod arrays;
-#[path = "json/random.rs"]
-mod random;
-#[path = "json/same.rs"]
-mod same;
+use quiver_tests::json::arrays;
+use quiver_tests::json::random;
+use quiver_tests::json::same;
 
 use arrow_json::WriterBuilder;
 use arrow_json::writer::LineDelimited;

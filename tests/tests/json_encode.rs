@@ -3,8 +3,7 @@
 //! batches, construction errors, and the drivers. Every expected document is also produced with
 //! 1-, 2-, 3-byte and irregular buffers, which must give the same bytes.
 
-#[path = "json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrays::*;
 use quiver::DataType;

@@ -4,8 +4,7 @@
 //! through a 256-byte buffer into an `embedded_io::Write`; the bytes equal the alloc build's.
 #![allow(unsafe_code)]
 
-#[path = "json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use quiver::datatype::{DataType, TimeUnit};
 use quiver::json::{EncoderOptions, JsonFormat, to_vec};

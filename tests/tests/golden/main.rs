@@ -5,9 +5,7 @@
 //! Prints one line `golden: N files, M matched, F failed`, then each failure with its first
 //! mismatch, and fails if any file failed.
 
-#[path = "golden/schema.rs"]
 mod schema;
-#[path = "golden/values.rs"]
 mod values;
 
 use quiver::{FileReader, ReaderOptions, RecordBatch, Schema, StreamReader};
