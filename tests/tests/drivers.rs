@@ -409,17 +409,17 @@ fn hostile_pushes_are_errors_and_unanswered_requests_are_asked_again() {
     let err = decoder
         .push_ranges(vec![tail_range.clone()], vec![bytes(short)])
         .unwrap_err();
-    assert_eq!(err.offset, Some(tail_range.start), "short: {err}");
+    assert_eq!(err.offset(), Some(tail_range.start), "short: {err}");
     let mut long = file[tail_range.start as usize..].to_vec();
     long.push(0);
     let err = decoder
         .push_ranges(vec![tail_range.clone()], vec![Bytes::from_vec(long)])
         .unwrap_err();
-    assert_eq!(err.offset, Some(tail_range.start), "long: {err}");
+    assert_eq!(err.offset(), Some(tail_range.start), "long: {err}");
     let err = decoder
         .push_ranges(vec![len - 2..len + 2], vec![Bytes::from_vec(vec![0; 4])])
         .unwrap_err();
-    assert_eq!(err.offset, Some(len - 2), "past the end: {err}");
+    assert_eq!(err.offset(), Some(len - 2), "past the end: {err}");
     let err = decoder
         .push_ranges(
             vec![tail_range.clone(), 0..4],
@@ -457,7 +457,7 @@ fn hostile_pushes_are_errors_and_unanswered_requests_are_asked_again() {
         .collect();
     decoder.push_ranges(window, zeros).unwrap();
     let err = decoder.try_decode().unwrap_err();
-    assert_eq!(err.offset, Some(0), "bad leading magic: {err}");
+    assert_eq!(err.offset(), Some(0), "bad leading magic: {err}");
     assert_eq!(decoder.try_decode().unwrap_err(), err);
 }
 

@@ -38,13 +38,16 @@ unsafe impl GlobalAlloc for Largest {
 #[global_allocator]
 static ALLOCATOR: Largest = Largest;
 
-/// Reads a file completely; returns the first error's text.
+/// Reads a file completely; returns the first error's text (naming fields from the schema).
 fn read_file(bytes: &[u8]) -> Result<usize, String> {
     let mut reader =
         FileReader::open(bytes, ReaderOptions::default()).map_err(|e| e.to_string())?;
+    let schema = Arc::clone(reader.schema());
     let mut rows = 0;
     for batch in reader.batches() {
-        rows += batch.map_err(|e| e.to_string())?.num_rows();
+        rows += batch
+            .map_err(|e| e.display_with(&schema).to_string())?
+            .num_rows();
     }
     Ok(rows)
 }

@@ -449,7 +449,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::Truncated { what: "message body", needed, .. } if needed == 1 << 40),
         "{e}"
     );
-    assert_eq!(e.offset, Some(body as u64));
+    assert_eq!(e.offset(), Some(body as u64));
     let sync = StreamReader::new(lying.as_slice(), ReaderOptions::default())
         .unwrap()
         .next()
@@ -478,7 +478,7 @@ fn lying_and_cut_streams_are_located_errors() {
         ),
         "{e}"
     );
-    assert_eq!(e.offset, Some(message as u64));
+    assert_eq!(e.offset(), Some(message as u64));
 
     // A negative metadata length.
     let mut negative = plain.clone();
@@ -490,7 +490,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::InvalidValue { value: -5, .. }),
         "{e}"
     );
-    assert_eq!(e.offset, Some(message as u64));
+    assert_eq!(e.offset(), Some(message as u64));
 
     // Cut inside the batch's metadata, and inside its body.
     for (cut, what, at) in [
@@ -505,7 +505,7 @@ fn lying_and_cut_streams_are_located_errors() {
             matches!(e.kind, FormatErrorKind::Truncated { what: w, .. } if w == what),
             "{e}"
         );
-        assert_eq!(e.offset, Some(at as u64), "{e}");
+        assert_eq!(e.offset(), Some(at as u64), "{e}");
     }
 
     // A record batch before the schema.
@@ -516,7 +516,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::UnexpectedMessage { .. }),
         "{e}"
     );
-    assert_eq!(e.offset, Some(0));
+    assert_eq!(e.offset(), Some(0));
 
     // Nothing, and only an end-of-stream marker.
     let mut decoder = StreamDecoder::new(ReaderOptions::default());

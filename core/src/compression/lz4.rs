@@ -460,7 +460,7 @@ mod tests {
         frame[0] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset, Some(8));
+        assert_eq!(err.offset(), Some(8));
     }
 
     #[test]
@@ -599,7 +599,7 @@ mod tests {
         frame[last] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "content checksum mismatch");
-        assert_eq!(err.offset, Some(8 + last as u64 - 3));
+        assert_eq!(err.offset(), Some(8 + last as u64 - 3));
     }
 
     #[test]

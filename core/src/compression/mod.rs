@@ -424,7 +424,7 @@ mod tests {
                     available: len as u64,
                 }
             );
-            assert_eq!(err.offset, Some(0));
+            assert_eq!(err.offset(), Some(0));
         }
     }
 

@@ -607,7 +607,7 @@ mod tests {
         frame[0] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset, Some(8));
+        assert_eq!(err.offset(), Some(8));
     }
 
     #[test]
@@ -729,7 +729,7 @@ mod tests {
         for (block, what) in cases {
             let err = decode_err(1000, &greedy(block));
             assert_corrupt(&err, what);
-            assert_eq!(err.offset, Some(8 + 6), "{what}");
+            assert_eq!(err.offset(), Some(8 + 6), "{what}");
         }
     }
 

@@ -455,7 +455,7 @@ mod tests {
         assert!(shortest_ok + 8 >= buf.len(), "{name}: {shortest_ok}");
         for len in 0..shortest_ok {
             let e = walk(&buf[..len]).unwrap_err();
-            assert!(e.offset.is_some(), "{name}: {e}");
+            assert!(e.offset().is_some(), "{name}: {e}");
         }
     }
 

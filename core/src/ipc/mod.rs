@@ -34,7 +34,7 @@ pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
-pub use projection::Projection;
+pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
@@ -267,7 +267,7 @@ impl ReadState {
             context,
             &mut self.decompressor,
         )
-        .map_err(|e| e.in_field(field.name()))?;
+        .map_err(|e| e.in_dictionary(self.schema.dictionary_path(id)))?;
         let values = columns.pop().ok_or(FormatErrorKind::LayoutMismatch {
             what: "dictionary batch without a column",
         })?;

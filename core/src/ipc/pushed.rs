@@ -165,9 +165,9 @@ mod tests {
         let mut p = Pushed::default();
         let bytes = |b: &'static [u8]| Bytes::Borrowed(b);
         let short = p.push(10, vec![0..4], vec![bytes(b"abc")]).unwrap_err();
-        assert_eq!(short.offset, Some(0));
+        assert_eq!(short.offset(), Some(0));
         let past = p.push(10, vec![0..2, 8..12], vec![bytes(b"ab"), bytes(b"abcd")]);
-        assert_eq!(past.unwrap_err().offset, Some(8));
+        assert_eq!(past.unwrap_err().offset(), Some(8));
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = p.push(10, vec![5..4], vec![bytes(b"")]);
         assert!(reversed.is_err());

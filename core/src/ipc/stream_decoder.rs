@@ -543,7 +543,7 @@ mod tests {
         assert_eq!(decoder.buffered(), 10);
         decoder.finish();
         let e = decoder.try_decode().unwrap_err();
-        assert_eq!(e.offset, Some(8));
+        assert_eq!(e.offset(), Some(8));
         assert!(matches!(
             e.kind,
             FormatErrorKind::Truncated {

@@ -410,13 +410,12 @@ impl<'a, const N: usize> Batch<'a, N> {
         };
         for (i, field) in fields.iter().enumerate() {
             let field = field?;
-            let name = field.name()?.unwrap_or_default();
             let at = decoder
                 .array(field, &mut cursor, body, false)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
             let len = decoder.nodes.get(at).map_or(0, |n| n.len);
             need(len == rows, "column length differs from the batch", i)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
         let columns_end = decoder.nodes.len();
@@ -519,11 +518,10 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             let values = self.dictionary(field, encoding)?;
             node.dictionary = Some((encoding.index_type, values));
         } else {
-            for child in child_fields.iter() {
+            for (i, child) in child_fields.iter().enumerate() {
                 let child = child?;
-                let child_name = child.name()?.unwrap_or_default();
                 self.array(child, cursor, body, false)
-                    .map_err(|e| e.in_field(child_name))?;
+                    .map_err(|e| e.in_field(i))?;
                 node.children += 1;
             }
         }

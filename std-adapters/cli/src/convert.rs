@@ -23,6 +23,7 @@ use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Bytes per positioned read of a local file: a window is read in parts of this size, in
 /// parallel, so that the copy between batches does not leave all but one core waiting.
@@ -146,8 +147,11 @@ where
     S::Error: Display,
 {
     let source = Counting::new(source);
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
-    let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    let mut reader = FileReader::open(&source, ReaderOptions::default())
+        .map_err(|e| Failure::about(&args.input, e))?;
+    // Errors name their field by the file's schema.
+    let schema = Arc::clone(reader.schema());
+    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -206,6 +210,7 @@ fn convert_remote(
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
     let mut reader = remote.file_reader()?;
+    let schema = Arc::clone(reader.schema());
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -218,7 +223,7 @@ fn convert_remote(
             let Some(batch) = reader.next_batch().await else {
                 break;
             };
-            sink.take(index, &batch.map_err(|e| remote.failed(e))?)?;
+            sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
             if let Some(bar) = &sink.progress {
                 let fetched = remote.stats().bytes_read;
                 bar.set_message(format!(
@@ -241,8 +246,10 @@ fn convert_stream(
     batches: Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
-    let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
+    let schema = Arc::clone(stream.schema());
+    let failed =
+        |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e.display_with(&schema));
     if args.mmap {
         return Err(Failure::Usage(format!(
             "{}: --mmap does not apply to a stream (it maps files in the file format)",

@@ -10,9 +10,9 @@
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ReaderOptions;
 use quiver::ipc::AsyncFileReader;
 use quiver::source::AsyncRandomAccess;
+use quiver::{ReaderOptions, Schema};
 use quiver_object_store::{ObjectError, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
 use std::path::Path;
@@ -86,10 +86,13 @@ impl Remote {
 
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
-    pub fn failed(&self, error: quiver::Error<ObjectError>) -> Failure {
-        match error {
-            quiver::Error::Source { .. } => failure(&self.url, &self.endpoint, error),
-            other => Failure::Error(format!("{}: {other}", self.url)),
+    pub fn failed(&self, error: quiver::Error<ObjectError>, schema: Option<&Schema>) -> Failure {
+        match (error, schema) {
+            (error @ quiver::Error::Source { .. }, _) => failure(&self.url, &self.endpoint, error),
+            (other, Some(schema)) => {
+                Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
+            }
+            (other, None) => Failure::Error(format!("{}: {other}", self.url)),
         }
     }
 
@@ -100,7 +103,7 @@ impl Remote {
                 &self.source,
                 ReaderOptions::default(),
             ))
-            .map_err(|e| self.failed(e))
+            .map_err(|e| self.failed(e, None))
     }
 
     /// One streaming GET of the whole object, for the stream format. An object that starts

@@ -15,7 +15,7 @@ use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::schema::Field;
+use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
@@ -41,8 +41,8 @@ pub(super) fn collect<'a>(
     match (field.dictionary(), array.dictionary()) {
         (Some(encoding), Some(dictionary)) => {
             let values = &dictionary.values;
-            for (child_field, child) in children.iter().zip(values.children()) {
-                collect(child_field, child, out).map_err(|e| e.in_field(child_field.name()))?;
+            for (i, (child_field, child)) in children.iter().zip(values.children()).enumerate() {
+                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
             }
             let seen = out
                 .iter()
@@ -57,8 +57,8 @@ pub(super) fn collect<'a>(
             Ok(())
         }
         (None, None) => {
-            for (child_field, child) in children.iter().zip(array.children()) {
-                collect(child_field, child, out).map_err(|e| e.in_field(child_field.name()))?;
+            for (i, (child_field, child)) in children.iter().zip(array.children()).enumerate() {
+                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
             }
             Ok(())
         }
@@ -75,7 +75,11 @@ pub(super) fn collect<'a>(
 ///
 /// Columns that share an id in one batch must agree: every dictionary must be a prefix of the
 /// longest, which then serves them all; anything else is an error.
-pub(super) fn merge_shared(used: Vec<UsedDictionary<'_>>) -> FormatResult<Vec<UsedDictionary<'_>>> {
+/// Errors name the field of `schema` that first uses the id.
+pub(super) fn merge_shared<'a>(
+    used: Vec<UsedDictionary<'a>>,
+    schema: &Schema,
+) -> FormatResult<Vec<UsedDictionary<'a>>> {
     let mut merged: Vec<UsedDictionary<'_>> = Vec::with_capacity(used.len());
     for d in used {
         let Some(first) = merged.iter_mut().find(|m| m.id == d.id) else {
@@ -94,7 +98,7 @@ pub(super) fn merge_shared(used: Vec<UsedDictionary<'_>>) -> FormatResult<Vec<Us
             return Err(FormatError::from(FormatErrorKind::Unsupported {
                 what: "columns that share a dictionary id hold different dictionaries in one batch",
             })
-            .in_field(d.field.name()));
+            .in_dictionary(schema.dictionary_path(d.id)));
         }
         if d.values.len() > first.values.len() {
             first.values = d.values;
