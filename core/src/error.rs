@@ -9,6 +9,7 @@
 //! indices, and the field's dotted name is rebuilt when the error is shown with the schema it is
 //! about ([`FormatError::display_with`], [`Error::display_with`]).
 
+use crate::datatype::CompressionCodec;
 use core::fmt;
 
 /// What a reader or decoder can fail with: the source's own error, or bad bytes.
@@ -531,7 +532,7 @@ pub enum FormatErrorKind {
     /// The flatbuffer nests deeper, or holds more tables, than the configured limits.
     FlatbufferLimit {
         /// Which limit.
-        what: &'static str,
+        what: FlatbufferBound,
         /// The limit.
         limit: u64,
     },
@@ -590,7 +591,7 @@ pub enum FormatErrorKind {
     /// A size declared in the file exceeds a configured limit.
     LimitExceeded {
         /// What was declared.
-        what: &'static str,
+        what: Limit,
         /// The declared size.
         requested: u64,
         /// The limit in force.
@@ -600,7 +601,7 @@ pub enum FormatErrorKind {
     /// readers) is too small for the data.
     CapacityExceeded {
         /// What the capacity counts.
-        what: &'static str,
+        what: Capacity,
         /// How many are needed at least.
         needed: u64,
         /// The capacity.
@@ -609,7 +610,7 @@ pub enum FormatErrorKind {
     /// Compressed data is corrupt.
     Decompression {
         /// Which codec.
-        codec: &'static str,
+        codec: CompressionCodec,
         /// What was wrong.
         what: &'static str,
     },
@@ -692,8 +693,114 @@ impl fmt::Display for FormatErrorKind {
                 f,
                 "{what}: at least {needed} needed, the capacity is {capacity}"
             ),
-            Decompression { codec, what } => write!(f, "corrupt {codec} data: {what}"),
+            Decompression { codec, what } => write!(f, "corrupt {} data: {what}", codec.name()),
         }
+    }
+}
+
+/// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FlatbufferBound {
+    /// How deep tables nest (`ReaderOptions`' depth limit when reading).
+    NestingDepth,
+    /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
+    FieldCount,
+    /// How deep fields may nest for readers to take the schema (when writing).
+    FieldNesting,
+    /// The size of a flatbuffer being built.
+    BufferSize,
+    /// The length of a vector being built.
+    VectorLength,
+    /// The size of a table being built (its vtable holds 16-bit offsets).
+    TableSize,
+}
+
+impl fmt::Display for FlatbufferBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FlatbufferBound::NestingDepth => "nesting depth",
+            FlatbufferBound::FieldCount => "field count",
+            FlatbufferBound::FieldNesting => "field nesting depth",
+            FlatbufferBound::BufferSize => "builder buffer size",
+            FlatbufferBound::VectorLength => "vector length",
+            FlatbufferBound::TableSize => "table size",
+        })
+    }
+}
+
+/// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A message's metadata (its flatbuffer), read or written.
+    MessageMetadata,
+    /// A message's body, written.
+    MessageBody,
+    /// A file's footer, written.
+    FileFooter,
+    /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
+    DecompressedBuffer,
+    /// A ZSTD frame's window.
+    ZstdWindow,
+    /// A read the reader planned (beyond what the platform can address).
+    PlannedRead,
+    /// An offset of a variable-length, list or map array, beyond its offset type (a large or
+    /// view type holds more).
+    Offsets,
+    /// A run end beyond the run-end type (a wider one holds more).
+    RunEnd,
+    /// A dense union child's length beyond its 32-bit offsets.
+    DenseUnionChild,
+    /// A dictionary index beyond the index type (a wider one holds more).
+    DictionaryIndex,
+    /// A view value's length beyond 32 bits.
+    ViewValue,
+    /// A delta dictionary's length, or its offsets or run ends, beyond their type once
+    /// appended to the dictionary before it.
+    AppendedDictionary,
+    /// A dictionary validity bitmap beyond the bytes its slots hold.
+    DictionaryValidity,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::MessageMetadata => "message metadata",
+            Limit::MessageBody => "message body",
+            Limit::FileFooter => "file footer",
+            Limit::DecompressedBuffer => "declared uncompressed buffer size",
+            Limit::ZstdWindow => "ZSTD frame window size",
+            Limit::PlannedRead => "planned read",
+            Limit::Offsets => "offsets (a large or view type holds more)",
+            Limit::RunEnd => "run end (use a wider run-end type)",
+            Limit::DenseUnionChild => "dense union child length",
+            Limit::DictionaryIndex => "dictionary index (use a wider index type)",
+            Limit::ViewValue => "view value length",
+            Limit::AppendedDictionary => "appended dictionary length or offsets",
+            Limit::DictionaryValidity => {
+                "a dictionary validity bitmap beyond the bytes its slots hold"
+            }
+        })
+    }
+}
+
+/// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capacity {
+    /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
+    Arrays,
+    /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
+    Dictionaries,
+}
+
+impl fmt::Display for Capacity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Capacity::Arrays => "arrays in one batch (the Batch's N)",
+            Capacity::Dictionaries => "dictionaries (the reader's D)",
+        })
     }
 }
 

@@ -25,7 +25,7 @@
 //! buffer can still visit exponentially many tables. Callers that walk recursively must also
 //! budget the number of tables they visit.
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use core::fmt;
 use core::marker::PhantomData;
 
@@ -126,7 +126,7 @@ impl<'a> Table<'a> {
     fn at(buf: &'a [u8], pos: usize, depth: u32, what: &'static str) -> FormatResult<Self> {
         if depth > MAX_DEPTH {
             return Err(FormatError::new(FormatErrorKind::FlatbufferLimit {
-                what: "nesting depth",
+                what: FlatbufferBound::NestingDepth,
                 limit: u64::from(MAX_DEPTH),
             })
             .at(pos as u64));
@@ -1045,7 +1045,7 @@ mod tests {
         assert_eq!(
             e.kind,
             FormatErrorKind::FlatbufferLimit {
-                what: "nesting depth",
+                what: FlatbufferBound::NestingDepth,
                 limit: u64::from(MAX_DEPTH)
             }
         );

@@ -22,7 +22,7 @@
 //! buffer past the format's 2 GiB limit is remembered, every later call does nothing, and
 //! [`Builder::finish`] returns the first such error.
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{Block, Buffer, FieldNode};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -253,7 +253,7 @@ impl Builder {
         self.fail(FormatErrorKind::Unsupported { what });
     }
 
-    fn too_big(&mut self, what: &'static str, limit: usize) {
+    fn too_big(&mut self, what: FlatbufferBound, limit: usize) {
         self.fail(FormatErrorKind::FlatbufferLimit {
             what,
             limit: limit as u64,
@@ -267,7 +267,7 @@ impl Builder {
         }
         let used = self.len();
         let Some(needed) = used.checked_add(n).filter(|&total| total <= MAX_SIZE) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return false;
         };
         if self.head < n {
@@ -350,7 +350,7 @@ impl Builder {
     /// Prepends a vector's `u32` length and returns the vector's offset.
     fn push_length<K>(&mut self, len: usize) -> Offset<K> {
         let Ok(len) = u32::try_from(len) else {
-            self.too_big("vector length", u32::MAX as usize);
+            self.too_big(FlatbufferBound::VectorLength, u32::MAX as usize);
             return Offset::new(0);
         };
         self.prepend(&len.to_le_bytes());
@@ -364,7 +364,7 @@ impl Builder {
         }
         let size = values.first().map_or(0, |v| v.to_le().as_ref().len());
         let Some(total) = size.checked_mul(values.len()) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return Offset::new(0);
         };
         self.align(T::ALIGN.max(OFFSET_SIZE), total);
@@ -385,7 +385,7 @@ impl Builder {
             return Offset::new(0);
         }
         let Some(total) = targets.len().checked_mul(OFFSET_SIZE) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return Offset::new(0);
         };
         self.align(OFFSET_SIZE, total);
@@ -499,7 +499,7 @@ impl Builder {
         let (Ok(vtable_len16), Ok(inline_len16)) =
             (u16::try_from(vtable_len), u16::try_from(inline_len))
         else {
-            self.too_big("table size", u16::MAX as usize);
+            self.too_big(FlatbufferBound::TableSize, u16::MAX as usize);
             return Offset::new(0);
         };
         let mut vtable = vec![0u8; vtable_len];

@@ -4,7 +4,7 @@
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType};
-use crate::error::{FieldPath, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -219,7 +219,7 @@ impl Schema {
                 .map_err(|mut e| {
                     // The count ran out below this field: say which limit.
                     if let FormatErrorKind::FlatbufferLimit {
-                        what: "field count",
+                        what: FlatbufferBound::FieldCount,
                         limit,
                     } = &mut e.kind
                     {
@@ -251,7 +251,7 @@ fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Fiel
     *budget = budget
         .checked_sub(1)
         .ok_or(FormatErrorKind::FlatbufferLimit {
-            what: "field count",
+            what: FlatbufferBound::FieldCount,
             limit: 0,
         })?;
     let name = fb.name()?.unwrap_or_default();

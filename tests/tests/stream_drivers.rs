@@ -472,7 +472,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(
             e.kind,
             FormatErrorKind::LimitExceeded {
-                what: "message metadata",
+                what: quiver::error::Limit::MessageMetadata,
                 ..
             }
         ),

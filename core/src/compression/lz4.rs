@@ -9,13 +9,14 @@
 //! Every header flag, size and checksum in the frame is checked; error offsets are relative to
 //! the start of the compressed bytes.
 
+use crate::datatype::CompressionCodec;
 use twox_hash::XxHash32;
 
 use super::Output;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
-const CODEC: &str = "LZ4_FRAME";
+const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
 /// Magic number opening an LZ4 frame.
 const FRAME_MAGIC: u32 = 0x184D_2204;

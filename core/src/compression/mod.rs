@@ -38,7 +38,7 @@ use alloc::vec::Vec;
 use core::ops::Deref;
 
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// Default cap on one buffer's declared uncompressed size: 1 GiB.
 ///
@@ -211,7 +211,7 @@ impl Decompressor {
             .filter(|&d| d as u64 <= limit)
             .ok_or_else(|| {
                 FormatError::new(FormatErrorKind::LimitExceeded {
-                    what: "declared uncompressed buffer size",
+                    what: Limit::DecompressedBuffer,
                     requested: declared,
                     limit,
                 })
@@ -222,7 +222,7 @@ impl Decompressor {
             .map_err(|e| e.rebase(PREFIX_LEN as u64))?;
         if out.remaining() != 0 {
             return Err(FormatError::new(FormatErrorKind::Decompression {
-                codec: codec.name(),
+                codec,
                 what: "decompressed data is shorter than the declared size",
             })
             .at(buf.len() as u64));
@@ -454,7 +454,7 @@ mod tests {
                 assert_eq!(
                     err.kind,
                     FormatErrorKind::LimitExceeded {
-                        what: "declared uncompressed buffer size",
+                        what: Limit::DecompressedBuffer,
                         requested: declared as u64,
                         limit: 1000,
                     }

@@ -26,6 +26,7 @@
 //! feature). Error offsets are relative to the start of the compressed bytes, and point at the
 //! frame or block being decoded.
 
+use crate::datatype::CompressionCodec;
 use core::fmt;
 use core::ops::RangeInclusive;
 
@@ -34,10 +35,10 @@ use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDeco
 use ruzstd::io::Read;
 
 use super::Output;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
-const CODEC: &str = "ZSTD";
+const CODEC: CompressionCodec = CompressionCodec::Zstd;
 
 /// `Magic_Number` of a Zstandard frame.
 const MAGIC: u32 = 0xFD2F_B528;
@@ -118,7 +119,7 @@ impl Decoder {
     ) -> FormatResult<usize> {
         if header.window > DEFAULT_MAX_WINDOW_SIZE {
             return Err(FormatError::new(FormatErrorKind::LimitExceeded {
-                what: "ZSTD frame window size",
+                what: Limit::ZstdWindow,
                 requested: header.window,
                 limit: DEFAULT_MAX_WINDOW_SIZE,
             })
@@ -413,7 +414,7 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
         }
         E::WindowSizeTooBig { requested, max } => {
             return FormatError::new(FormatErrorKind::LimitExceeded {
-                what: "ZSTD frame window size",
+                what: Limit::ZstdWindow,
                 requested: *requested,
                 limit: *max,
             })

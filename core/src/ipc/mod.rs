@@ -45,7 +45,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::compression::Decompressor;
 use crate::datatype::Endianness;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
@@ -119,7 +119,7 @@ fn fetch<R: RandomAccess>(
             .ok()
             .and_then(|len| total.checked_add(len))
             .ok_or(FormatErrorKind::LimitExceeded {
-                what: "planned read",
+                what: Limit::PlannedRead,
                 requested: len,
                 limit: usize::MAX as u64,
             })?;

@@ -24,7 +24,7 @@ use super::decode::Body;
 use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Foreign, MessageHeader};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
@@ -474,7 +474,7 @@ impl StreamDecoder {
             .ok_or_else(|| {
                 refuse(
                     FormatError::from(FormatErrorKind::LimitExceeded {
-                        what: "message metadata",
+                        what: Limit::MessageMetadata,
                         requested: len,
                         limit,
                     })

@@ -11,7 +11,7 @@
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
 use core::ops::Range;
@@ -536,7 +536,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
         self.nodes.push(node).map_err(|_| {
             FormatErrorKind::CapacityExceeded {
-                what: "arrays in one batch (the Batch's N)",
+                what: Capacity::Arrays,
                 needed: self.declared.max(N + 1) as u64,
                 capacity: N as u64,
             }

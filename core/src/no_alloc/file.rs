@@ -11,7 +11,7 @@
 use super::batch::Batch;
 use super::{InScratch, Stored, block_message, stored_dictionary, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
 use crate::source::RandomAccess;
 use core::ops::Range;
@@ -211,7 +211,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         }
         self.dictionaries.push(stored).map_err(|_| {
             FormatError::from(FormatErrorKind::CapacityExceeded {
-                what: "dictionaries (the FileReader's D)",
+                what: Capacity::Dictionaries,
                 needed: i as u64 + 1,
                 capacity: D as u64,
             })

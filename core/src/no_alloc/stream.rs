@@ -11,7 +11,7 @@ use super::batch::Batch;
 use super::file::DEFAULT_DICTIONARIES;
 use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
@@ -112,7 +112,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                     } else {
                         self.dictionaries.push(kept).map_err(|_| {
                             FormatError::from(FormatErrorKind::CapacityExceeded {
-                                what: "dictionaries (the StreamReader's D)",
+                                what: Capacity::Dictionaries,
                                 needed: D as u64 + 1,
                                 capacity: D as u64,
                             })

@@ -13,6 +13,7 @@ use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::error::FormatErrorKind;
+use crate::error::Limit;
 use crate::format::Block;
 use crate::ipc::MAGIC;
 use crate::schema::{Metadata, Schema};
@@ -95,7 +96,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
         )?;
         let footer_len =
             i32::try_from(footer.len()).map_err(|_| FormatErrorKind::LimitExceeded {
-                what: "file footer",
+                what: Limit::FileFooter,
                 requested: footer.len() as u64,
                 limit: i32::MAX as u64,
             })?;

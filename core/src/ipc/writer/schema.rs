@@ -8,7 +8,7 @@
 //! order the schema was read with.
 
 use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
 use crate::flatbuffer_builder::{Builder, Offset, kind};
 use crate::format::slots::*;
@@ -60,7 +60,7 @@ pub(super) fn metadata_vector(
 fn field_table(b: &mut Builder, field: &Field, level: usize) -> FormatResult<Offset<kind::Table>> {
     if level > MAX_FIELD_NESTING {
         return Err(FormatErrorKind::FlatbufferLimit {
-            what: "field nesting depth",
+            what: FlatbufferBound::FieldNesting,
             limit: MAX_FIELD_NESTING as u64,
         }
         .into());
