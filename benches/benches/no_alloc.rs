@@ -13,7 +13,7 @@
 use criterion::Criterion;
 use quiver::json::{EncoderOptions, JsonFormat, WRITE_BUFFER};
 use quiver::no_alloc::{self, Batch};
-use quiver::{FileReader, ReaderOptions, WriterOptions};
+use quiver::{ipc::FileReader, ipc::ReaderOptions, ipc::WriterOptions};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,9 @@ use quiver::builder::{
     StringBuilder, StructBuilder,
 };
 use quiver::datatype::TimeUnit;
-use quiver::{DataType, Field, FileWriter, RecordBatch, WriterOptions};
+use quiver::{
+    array::RecordBatch, datatype::DataType, ipc::FileWriter, ipc::WriterOptions, schema::Field,
+};
 use std::error::Error;
 use std::path::PathBuf;
 

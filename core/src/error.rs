@@ -2,7 +2,7 @@
 //!
 //! Parsing and validation return [`FormatError`]: a [`FormatErrorKind`] saying what was wrong,
 //! plus the place it was found (byte offset, batch, and the field as a [`FieldPath`] of indices
-//! into the schema). Readers that call a [`RandomAccess`](crate::RandomAccess) source return
+//! into the schema). Readers that call a [`RandomAccess`](crate::source::RandomAccess) source return
 //! [`Error<E>`], which carries the source's own error unchanged next to the format errors.
 //!
 //! An error is a small value (a `Result` carries it on every call): it names the field by its

@@ -11,8 +11,8 @@
 //! - little-endian scalars, aligned to their size; the finished buffer's length is a multiple of
 //!   the largest alignment used, so alignment counted from the end holds from the start too;
 //! - tables: an `soffset` to a vtable (`u16` vtable size, `u16` inline size, one `u16` per slot),
-//!   then the fields; identical vtables are written once and shared (on by default, see
-//!   [`Builder::with_vtable_dedup`]);
+//!   then the fields; identical vtables are written once and shared (the tests can turn
+//!   this off);
 //! - vectors of scalars or fixed-size structs ([`Push`]), of tables and of strings: a `u32` count,
 //!   then the elements, aligned to the element's alignment;
 //! - strings: a `u32` length, the UTF-8 bytes and a terminating zero;
@@ -67,7 +67,8 @@ impl<K> Offset<K> {
     }
 
     /// Distance of the object's start from the end of the buffer being built.
-    pub fn from_end(self) -> u32 {
+    #[cfg(test)]
+    pub fn end_distance(self) -> u32 {
         self.from_end
     }
 }
@@ -222,6 +223,7 @@ impl Builder {
 
     /// Whether a table whose vtable equals an earlier one points at that one instead of writing
     /// its own copy (on by default; off writes one vtable per table).
+    #[cfg(test)]
     #[must_use]
     pub fn with_vtable_dedup(mut self, dedup: bool) -> Self {
         self.dedup = dedup;
@@ -233,12 +235,8 @@ impl Builder {
         self.buf.len().saturating_sub(self.head)
     }
 
-    /// Whether nothing has been written yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The first error (misuse or size limit), if any; [`finish`](Self::finish) returns it.
+    #[cfg(test)]
     pub fn error(&self) -> Option<&FormatError> {
         self.error.as_ref()
     }
@@ -396,6 +394,7 @@ impl Builder {
     }
 
     /// Writes strings, then the vector of them.
+    #[cfg(test)]
     pub fn create_vector_of_strings(&mut self, strings: &[&str]) -> Offset<kind::Vector> {
         let offsets: Vec<Offset<kind::Str>> =
             strings.iter().map(|s| self.create_string(s)).collect();
@@ -449,6 +448,7 @@ impl Builder {
     }
 
     /// Adds scalar field `slot` unless it equals `default` (which readers return when absent).
+    #[cfg(test)]
     pub fn add_scalar_default<T: Push + PartialEq>(&mut self, slot: u16, value: T, default: T) {
         if value != default {
             self.add_scalar(slot, value);
@@ -892,8 +892,8 @@ mod tests {
                 let mut refs = Vec::new();
                 for (slot, f) in fields {
                     match f {
-                        Field::Str(s) => refs.push((*slot, Some(b.create_string(s).from_end()))),
-                        Field::I64s(v) => refs.push((*slot, Some(b.create_vector(v).from_end()))),
+                        Field::Str(s) => refs.push((*slot, Some(b.create_string(s).end_distance()))),
+                        Field::I64s(v) => refs.push((*slot, Some(b.create_vector(v).end_distance()))),
                         _ => refs.push((*slot, None)),
                     }
                 }

@@ -9,7 +9,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use quiver::datatype::CompressionCodec;
 use quiver::ipc::fuzzing::schemas;
-use quiver::{FileWriter, RecordBatch, StreamWriter, WriterOptions};
+use quiver::{array::RecordBatch, ipc::FileWriter, ipc::StreamWriter, ipc::WriterOptions};
 use quiver_tests::arbitrary::{self, Options};
 use std::error::Error;
 use std::path::{Path, PathBuf};

@@ -20,7 +20,10 @@ use quiver::builder::{
 };
 use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::schema::{DictionaryEncoding, Metadata};
-use quiver::{ArrayView, DataType, Field, FormatResult, RecordBatch, Schema};
+use quiver::{
+    array::ArrayView, array::RecordBatch, datatype::DataType, error::FormatResult, schema::Field,
+    schema::Schema,
+};
 use std::sync::Arc;
 
 /// What the strategies generate; `Options::default()` reaches every type.

@@ -9,7 +9,7 @@
 //! nested values and the slot.
 
 use quiver::datatype::DataType;
-use quiver::{ArrayView, RecordBatch, Schema};
+use quiver::{array::ArrayView, array::RecordBatch, schema::Schema};
 
 /// Whether two schemas have the same fields (names, types, nullability, metadata, dictionary
 /// encodings) and the same metadata.

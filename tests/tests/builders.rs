@@ -12,7 +12,9 @@ use quiver::builder::{
 };
 use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::schema::DictionaryEncoding;
-use quiver::{ArrayView, DataType, Field, RecordBatch, Schema};
+use quiver::{
+    array::ArrayView, array::RecordBatch, datatype::DataType, schema::Field, schema::Schema,
+};
 use quiver_tests::arbitrary::{self, Options, Value, column_values, value_at};
 use std::collections::BTreeSet;
 

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use quiver::bytes::Bytes;
 use quiver::ipc::{AsyncFileReader, DecodeResult, FileDecoder, Projection, ScanOptions};
 use quiver::source::{Blocking, Counting, ReadCall};
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
+use quiver::{array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, source::RandomAccess};
 use quiver_tests::{block_on, equal::assert_batches_equal};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
@@ -38,7 +38,7 @@ impl Case {
         }
     }
 
-    fn projection(&self, schema: &quiver::Schema) -> Option<Projection> {
+    fn projection(&self, schema: &quiver::schema::Schema) -> Option<Projection> {
         let paths = self.paths.as_ref()?;
         Some(Projection::from_paths(schema, paths).unwrap())
     }
@@ -188,7 +188,7 @@ fn check(name: &str, file: &[u8], case: &Case) -> Run {
 }
 
 fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default())
 }
 
 #[test]
@@ -366,7 +366,7 @@ proptest! {
         hole in prop_oneof![Just(0u64), 1u64..5000],
         cuts in proptest::collection::vec(any::<(u8, u8, u8)>(), 0..200),
     ) {
-        let file = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+        let file = quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
         let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
         let paths: Vec<&str> = reader
             .schema()

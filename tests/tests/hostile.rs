@@ -6,7 +6,10 @@
 use quiver::array::{ArrayParts, ArrayView, Dictionary};
 use quiver::bytes::Bytes;
 use quiver::datatype::IntType;
-use quiver::{DataType, FileReader, FormatErrorKind, ReaderOptions, StreamReader};
+use quiver::{
+    datatype::DataType, error::FormatErrorKind, ipc::FileReader, ipc::ReaderOptions,
+    ipc::StreamReader,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -203,14 +206,15 @@ fn compressed_buffers_that_overlap_are_errors() {
     let values: Vec<Option<i32>> = (0..2_000)
         .map(|i| (i % 3 != 0).then_some(i * 7919))
         .collect();
-    let batch = quiver::RecordBatch::from_columns([(
+    let batch = quiver::array::RecordBatch::from_columns([(
         "a",
         ArrayView::from_values(values.iter().copied()).unwrap(),
     )])
     .unwrap();
-    let options = quiver::WriterOptions::default()
+    let options = quiver::ipc::WriterOptions::default()
         .with_compression(Some(quiver::datatype::CompressionCodec::Lz4Frame));
-    let mut writer = quiver::FileWriter::new(Vec::new(), batch.schema().clone(), options).unwrap();
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), batch.schema().clone(), options).unwrap();
     writer.write(&batch).unwrap();
     writer.finish().unwrap();
     let file = writer.into_inner();
@@ -246,7 +250,7 @@ fn compressed_buffers_that_overlap_are_errors() {
     assert!(err.contains("compressed buffers overlap"), "{err}");
 }
 
-fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::FormatError> {
+fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::error::FormatError> {
     let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
     ArrayView::try_new(ArrayParts {
         data_type: Some(DataType::Utf8),
@@ -256,7 +260,7 @@ fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::Form
     })
 }
 
-fn kind_what(e: &quiver::FormatError) -> &'static str {
+fn kind_what(e: &quiver::error::FormatError) -> &'static str {
     match e.kind {
         FormatErrorKind::InvalidArray { what, .. } => what,
         _ => panic!("unexpected {e}"),
@@ -464,10 +468,11 @@ fn file_with_text(rows: usize) -> Vec<u8> {
         ..ArrayParts::default()
     })
     .unwrap();
-    fields.push((quiver::Field::new("s", DataType::Utf8, false), text));
-    let batch = quiver::RecordBatch::from_fields(fields).unwrap();
+    fields.push((quiver::schema::Field::new("s", DataType::Utf8, false), text));
+    let batch = quiver::array::RecordBatch::from_fields(fields).unwrap();
     let mut writer =
-        quiver::FileWriter::new(Vec::new(), batch.schema().clone(), Default::default()).unwrap();
+        quiver::ipc::FileWriter::new(Vec::new(), batch.schema().clone(), Default::default())
+            .unwrap();
     writer.write(&batch).unwrap();
     writer.write(&batch).unwrap();
     writer.finish().unwrap();
@@ -491,7 +496,7 @@ fn invalid_utf8_names_the_field_and_row() {
 fn other_formats_empty_and_cut_inputs_say_what_they_are() {
     use quiver::format::Foreign;
     use quiver::source::Counting;
-    fn kind<E: std::fmt::Debug>(e: quiver::Error<E>) -> FormatErrorKind {
+    fn kind<E: std::fmt::Debug>(e: quiver::error::Error<E>) -> FormatErrorKind {
         e.format().expect("a format error").kind.clone()
     }
     let not_arrow = |looks_like| FormatErrorKind::NotArrow { looks_like };

@@ -13,11 +13,12 @@ use quiver::array::{ArrayParts, ArrayView, Dictionary};
 use quiver::bytes::Bytes;
 use quiver::datatype::{CompressionCodec, IntType};
 use quiver::format::{self, MessageHeader};
-use quiver::ipc::writer::WriteError;
+use quiver::ipc::WriteError;
 use quiver::schema::DictionaryEncoding;
 use quiver::{
-    DataType, Field, FileReader, FileWriter, FormatErrorKind, ReaderOptions, RecordBatch, Schema,
-    StreamReader, StreamWriter, WriterOptions,
+    array::RecordBatch, datatype::DataType, error::FormatErrorKind, ipc::FileReader,
+    ipc::FileWriter, ipc::ReaderOptions, ipc::StreamReader, ipc::StreamWriter, ipc::WriterOptions,
+    schema::Field, schema::Schema,
 };
 use quiver_tests::equal::{assert_batches_equal, batches_equal, schemas_equal};
 

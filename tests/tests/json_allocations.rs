@@ -62,7 +62,7 @@ fn all_options() -> Vec<EncoderOptions> {
 /// Builds and runs an encoder with `size`-byte buffers, counting allocations; returns the
 /// count and the output length.
 fn encode_counting(
-    b: &quiver::RecordBatch<'_>,
+    b: &quiver::array::RecordBatch<'_>,
     format: JsonFormat,
     options: EncoderOptions,
     buffer: &mut [u8],

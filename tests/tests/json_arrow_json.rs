@@ -32,7 +32,7 @@ use arrow_json::writer::LineDelimited;
 use proptest::prelude::*;
 use quiver::ipc::{StreamWriter, WriterOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::{FileReader, ReaderOptions, StreamReader};
+use quiver::{ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader};
 use random::Ty;
 use same::{f32_of, same_by};
 use serde_json::Value;
@@ -56,7 +56,7 @@ fn arrow_read(path: &Path, bytes: &[u8]) -> Result<Vec<ArrowBatch>, String> {
     }
 }
 
-fn quiver_read(path: &Path, bytes: &[u8]) -> Vec<quiver::RecordBatch<'static>> {
+fn quiver_read(path: &Path, bytes: &[u8]) -> Vec<quiver::array::RecordBatch<'static>> {
     if path.extension().is_some_and(|e| e == "stream") {
         StreamReader::new(bytes, ReaderOptions::default())
             .unwrap()
@@ -82,7 +82,7 @@ fn arrow_json(batch: &ArrowBatch, explicit_nulls: bool) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn quiver_json(batch: &quiver::RecordBatch<'_>, explicit_nulls: bool) -> Vec<u8> {
+fn quiver_json(batch: &quiver::array::RecordBatch<'_>, explicit_nulls: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let options = EncoderOptions::default()
         .with_explicit_nulls(explicit_nulls)
@@ -272,7 +272,7 @@ fn quiver_writes_what_arrow_json_writes() {
 #[test]
 fn named_zones_are_arrow_json_local_times_byte_for_byte() {
     use arrow_array::{ArrayRef, TimestampMillisecondArray};
-    use quiver::DataType;
+    use quiver::datatype::DataType;
     use quiver::datatype::TimeUnit;
     use std::sync::Arc;
     // Zones with daylight saving time in either hemisphere, half- and quarter-hour offsets, a

@@ -6,8 +6,8 @@
 use quiver_tests::json::arrays;
 
 use arrays::*;
-use quiver::DataType;
-use quiver::RecordBatch;
+use quiver::array::RecordBatch;
+use quiver::datatype::DataType;
 use quiver::datatype::{IntervalUnit, TimeUnit};
 use quiver::json::{
     BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat, JsonWriter, to_vec,
@@ -740,7 +740,7 @@ fn sliced_arrays_write_their_window() {
 
 #[test]
 fn null_type_columns_are_nulls() {
-    let nulls = quiver::ArrayView::try_new(quiver::array::ArrayParts {
+    let nulls = quiver::array::ArrayView::try_new(quiver::array::ArrayParts {
         data_type: Some(DataType::Null),
         len: 2,
         ..Default::default()
@@ -796,9 +796,12 @@ fn documents_span_batches() {
         EncoderOptions::default(),
         "[{\"a\":1},{\"a\":2}]",
     );
-    let no_columns =
-        quiver::RecordBatch::try_new(std::sync::Arc::new(quiver::Schema::new(vec![])), vec![], 2)
-            .unwrap();
+    let no_columns = quiver::array::RecordBatch::try_new(
+        std::sync::Arc::new(quiver::schema::Schema::new(vec![])),
+        vec![],
+        2,
+    )
+    .unwrap();
     check_with(&no_columns, JsonArray, EncoderOptions::default(), "[{},{}]");
 }
 

@@ -6,7 +6,7 @@
 //! Prints `json golden: N files, B batches, R rows, X bytes`.
 
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat};
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamReader};
+use quiver::{array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader};
 use serde_json::Value;
 use std::path::Path;
 

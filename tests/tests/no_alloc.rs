@@ -9,7 +9,10 @@ use quiver_tests::json::arrays;
 use quiver::datatype::{DataType, TimeUnit};
 use quiver::json::{EncoderOptions, JsonFormat, to_vec};
 use quiver::no_alloc::{self, Batch, Encoder};
-use quiver::{Error, FileReader, FormatErrorKind, ReaderOptions, StreamReader, WriterOptions};
+use quiver::{
+    error::Error, error::FormatErrorKind, ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader,
+    ipc::WriterOptions,
+};
 use quiver_tests::{arrow_testing_data, integration_files, ten_columns};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -238,12 +241,12 @@ fn golden_files_and_streams_read_and_encode_without_allocating() {
 }
 
 /// A file and a stream of `batches` written by quiver, uncompressed.
-fn written_by_quiver(batches: &[quiver::RecordBatch<'_>]) -> (Vec<u8>, Vec<u8>) {
+fn written_by_quiver(batches: &[quiver::array::RecordBatch<'_>]) -> (Vec<u8>, Vec<u8>) {
     let schema = batches[0].schema().clone();
     let mut file =
-        quiver::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default()).unwrap();
+        quiver::ipc::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default()).unwrap();
     let mut stream =
-        quiver::StreamWriter::new(Vec::new(), schema, WriterOptions::default()).unwrap();
+        quiver::ipc::StreamWriter::new(Vec::new(), schema, WriterOptions::default()).unwrap();
     for batch in batches {
         file.write(batch).unwrap();
         stream.write(batch).unwrap();

@@ -11,8 +11,9 @@ use proptest::prelude::*;
 use quiver::ipc::{Projection, ProjectionErrorKind, ScanOptions};
 use quiver::source::Counting;
 use quiver::{
-    ArrayView, DataType, Field, FileReader, FileWriter, ReaderOptions, RecordBatch, Schema,
-    StreamReader, StreamWriter, WriterOptions,
+    array::ArrayView, array::RecordBatch, datatype::DataType, ipc::FileReader, ipc::FileWriter,
+    ipc::ReaderOptions, ipc::StreamReader, ipc::StreamWriter, ipc::WriterOptions, schema::Field,
+    schema::Schema,
 };
 use quiver_tests::arbitrary::{self, Options};
 use quiver_tests::equal::arrays_equal;

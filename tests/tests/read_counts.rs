@@ -2,7 +2,7 @@
 //! (two when the footer is larger than the speculative read), and each batch is one read.
 
 use quiver::source::{Counting, ReadCall};
-use quiver::{FileReader, ReaderOptions};
+use quiver::{ipc::FileReader, ipc::ReaderOptions};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
     let data = quiver_tests::arrow_testing_data()?;

@@ -5,7 +5,7 @@
 //! `append_to` reserves at most 64 MiB ahead of what it has written.
 
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::{FileReader, ReaderOptions};
+use quiver::{ipc::FileReader, ipc::ReaderOptions};
 use std::path::PathBuf;
 
 fn regressions() -> Vec<(String, Vec<u8>)> {

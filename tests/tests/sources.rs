@@ -4,7 +4,7 @@
 
 use quiver::ipc::ScanOptions;
 use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions};
+use quiver::{ipc::FileReader, ipc::ReaderOptions, source::RandomAccess};
 use quiver_mmap::MmapSource;
 use quiver_std::{Concurrent, FileSource, Latency};
 use std::path::PathBuf;

@@ -289,7 +289,8 @@ fn small(args: &[String]) {
     let rows = args.get(1).copied().unwrap_or(1000) as usize;
     let delay = Duration::from_millis(args.get(2).copied().unwrap_or(50));
     let moto = Moto::start().expect("moto_server on the PATH");
-    let file = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+    let file =
+        quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
     let key = "bench.arrow";
     moto.put(key, &file);
     let column = "f64";
@@ -376,10 +377,10 @@ fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u
         bytes: std::rc::Rc::clone(&bytes),
     });
     let first = quiver_tests::ten_columns::batch(rows, 0);
-    let mut writer = quiver::FileWriter::new(
+    let mut writer = quiver::ipc::FileWriter::new(
         sink,
         first.schema().clone(),
-        quiver::WriterOptions::default(),
+        quiver::ipc::WriterOptions::default(),
     )
     .expect("file writer");
     writer.write(&first).expect("write a batch");

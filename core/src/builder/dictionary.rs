@@ -34,7 +34,7 @@ use hashbrown::HashMap;
 /// let values = &array.dictionary().unwrap().values;
 /// assert_eq!(values.len(), 2);
 /// assert_eq!(values.str_value(array.dictionary_index(3)), "red");
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct DictionaryBuilder<V> {

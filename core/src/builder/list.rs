@@ -37,7 +37,7 @@ enum Layout {
 /// lists.append_null();
 /// let array = lists.finish()?;
 /// assert_eq!(array.list_range(1), 1..3);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ListBuilder<B> {

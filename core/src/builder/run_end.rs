@@ -37,7 +37,7 @@ enum Last {
 /// let array = runs.finish()?;
 /// assert_eq!(array.child(1).unwrap().len(), 3); // "a", null, "b"
 /// assert_eq!(array.run_index(4), 2);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct RunEndBuilder<V> {

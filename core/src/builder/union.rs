@@ -29,7 +29,7 @@ use core::any::Any;
 /// union.append::<PrimitiveBuilder<i32>>(0)?.append_value(0);
 /// let array = union.finish()?;
 /// assert_eq!(array.union_value(0), (1, 0)); // child 1 ("text"), its slot 0
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct UnionBuilder {

@@ -45,7 +45,7 @@ pub fn decode_message<'a>(
         version: message.version()?,
         max_decompressed: 1 << 24,
     };
-    let body = Body::Whole(Bytes::Borrowed(body));
+    let body = Body::Whole(Bytes::borrowed(body));
     let dictionaries = Dictionaries::default();
     let mut decompressor = Decompressor::new();
     Ok(match message.header()? {

@@ -26,7 +26,7 @@ mod pushed;
 mod scan;
 mod stream;
 mod stream_decoder;
-pub mod writer;
+mod writer;
 
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
@@ -38,13 +38,16 @@ pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
-pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
+pub use writer::{
+    DEFAULT_ALIGNMENT, END_OF_STREAM, EncodedMessage, FileWriter, IpcFormat, MessageEncoder,
+    MessageKind, StreamWriter, WriteError, WriterOptions,
+};
 
-use crate::Error;
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::compression::Decompressor;
 use crate::datatype::Endianness;
+use crate::error::Error;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
@@ -56,8 +59,7 @@ use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
-use crate::format::message_prefix;
-pub use crate::format::{CONTINUATION, MAGIC};
+use crate::format::{CONTINUATION, MAGIC, message_prefix};
 
 /// Options for the IPC readers.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! scratch's start. Each dictionary block is then read once, whole, after the footer, and stays
 //! there. Record batch blocks take the rest of the scratch, one at a time: one read of a block's
 //! metadata and body, decoded in place into a [`Batch`]. A footer, dictionary or block that does
-//! not fit is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall) error saying how many
+//! not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall) error saying how many
 //! bytes it needs.
 
 use super::batch::Batch;

@@ -4,7 +4,7 @@
 //! The schema message is read first and kept at the scratch's start; each dictionary batch is
 //! read after it and kept too (a replacement is read after the others and used from then on).
 //! Record batch messages take the rest of the scratch, one at a time, and are decoded in place.
-//! A message that does not fit is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall)
+//! A message that does not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall)
 //! error saying how many bytes it needs.
 
 use super::batch::Batch;

@@ -17,7 +17,9 @@ use quiver::format::Block;
 use quiver::ipc::{Projection, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch, Schema};
+use quiver::{
+    array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, schema::Schema, source::RandomAccess,
+};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
@@ -151,7 +153,8 @@ where
         .map_err(|e| Failure::about(&args.input, e))?;
     // Errors name their field by the file's schema.
     let schema = Arc::clone(reader.schema());
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -248,8 +251,9 @@ fn convert_stream(
 ) -> Result<ReadStats, Failure> {
     let mut stream = input::stream_reader(&args.input, reader)?;
     let schema = Arc::clone(stream.schema());
-    let failed =
-        |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e.display_with(&schema));
+    let failed = |e: quiver::error::Error<std::io::Error>| {
+        Failure::about(&args.input, e.display_with(&schema))
+    };
     if args.mmap {
         return Err(Failure::Usage(format!(
             "{}: --mmap does not apply to a stream (it maps files in the file format)",

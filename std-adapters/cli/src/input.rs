@@ -9,8 +9,8 @@
 
 use crate::Failure;
 use crate::remote::{self, Remote};
-use quiver::FormatErrorKind;
-use quiver::ipc::MAGIC;
+use quiver::error::FormatErrorKind;
+use quiver::format::MAGIC;
 use quiver::source::Counting;
 use quiver_mmap::MmapSource;
 use quiver_std::FileSource;
@@ -98,7 +98,7 @@ pub fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
 }
 
 /// The reader of a stream input.
-pub type StreamInput = quiver::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
+pub type StreamInput = quiver::ipc::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
 
 /// Opens the stream of an [`Input::Stream`]; a failure here means the input was neither format
 /// (an empty input, or another format, says so itself).
@@ -106,7 +106,7 @@ pub fn stream_reader(
     path: &Path,
     reader: CountingRead<Box<dyn Read>>,
 ) -> Result<StreamInput, Failure> {
-    quiver_std::stream_reader(reader, quiver::ReaderOptions::default()).map_err(|e| {
+    quiver_std::stream_reader(reader, quiver::ipc::ReaderOptions::default()).map_err(|e| {
         let whole_input = e.format().is_some_and(|e| {
             matches!(
                 e.kind,

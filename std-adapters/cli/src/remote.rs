@@ -12,7 +12,7 @@ use crate::Failure;
 use crate::input::ReadStats;
 use quiver::ipc::AsyncFileReader;
 use quiver::source::AsyncRandomAccess;
-use quiver::{ReaderOptions, Schema};
+use quiver::{ipc::ReaderOptions, schema::Schema};
 use quiver_object_store::{ObjectError, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
 use std::path::Path;
@@ -81,14 +81,20 @@ impl Remote {
     /// Whether the object is in the file format: it ends with `ARROW1` (a cut file that does
     /// not is read as a stream, and says what it is).
     pub fn is_file(&self) -> bool {
-        self.source.tail().ends_with(quiver::ipc::MAGIC)
+        self.source.tail().ends_with(quiver::format::MAGIC)
     }
 
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
-    pub fn failed(&self, error: quiver::Error<ObjectError>, schema: Option<&Schema>) -> Failure {
+    pub fn failed(
+        &self,
+        error: quiver::error::Error<ObjectError>,
+        schema: Option<&Schema>,
+    ) -> Failure {
         match (error, schema) {
-            (error @ quiver::Error::Source { .. }, _) => failure(&self.url, &self.endpoint, error),
+            (error @ quiver::error::Error::Source { .. }, _) => {
+                failure(&self.url, &self.endpoint, error)
+            }
             (other, Some(schema)) => {
                 Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
             }
@@ -114,7 +120,7 @@ impl Remote {
         let mut leading = [0u8; 16];
         let leading = crate::input::read_up_to(&mut reader, &mut leading)
             .map_err(|e| failure(&self.url, &self.endpoint, e))?;
-        if leading.starts_with(quiver::ipc::MAGIC) {
+        if leading.starts_with(quiver::format::MAGIC) {
             let error = quiver::format::missing_trailer(leading, self.source.len());
             return Err(Failure::Error(format!("{}: {error}", self.url)));
         }

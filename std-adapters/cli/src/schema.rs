@@ -14,7 +14,9 @@ use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
 use quiver::ipc::{Projection, ScanOptions};
 use quiver::schema::{DisplayName, Metadata};
-use quiver::{Field, FileReader, RandomAccess, ReaderOptions, Schema};
+use quiver::{
+    ipc::FileReader, ipc::ReaderOptions, schema::Field, schema::Schema, source::RandomAccess,
+};
 use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
@@ -43,8 +45,9 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
         Input::Stream(reader) => {
             let mut stream = input::stream_reader(&args.input, reader)?;
             let schema = stream.schema().clone();
-            let failed =
-                |e: quiver::Error<io::Error>| Failure::about(&args.input, e.display_with(&schema));
+            let failed = |e: quiver::error::Error<io::Error>| {
+                Failure::about(&args.input, e.display_with(&schema))
+            };
             stream.set_projection(Projection::Fields(Vec::new()));
             let (mut batches, mut rows) = (0u64, 0u64);
             while let Some(batch) = stream.next_batch().map_err(failed)? {
@@ -105,7 +108,8 @@ where
     let mut reader = FileReader::open(source, ReaderOptions::default())
         .map_err(|e| Failure::about(&args.input, e))?;
     let schema = reader.schema().clone();
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let dictionary_batches = reader.dictionary_blocks().len();
     reader.set_projection(Projection::Fields(Vec::new()));
     let batches = reader.num_batches();

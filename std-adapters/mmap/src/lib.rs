@@ -6,8 +6,8 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 use memmap2::Mmap;
-use quiver::RandomAccess;
 use quiver::bytes::{Bytes, Owner};
+use quiver::source::RandomAccess;
 use quiver::source::{OutOfBounds, SharedRanges};
 use std::fs::File;
 use std::io;

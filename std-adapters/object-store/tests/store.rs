@@ -9,7 +9,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamReader};
+use quiver::{array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader};
 use quiver_object_store::{ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<RecordBatch<'static>> {
 async fn remote(
     source: &ObjectSource,
     paths: Option<&[&str]>,
-) -> Result<Vec<RecordBatch<'static>>, quiver::Error<quiver_object_store::ObjectError>> {
+) -> Result<Vec<RecordBatch<'static>>, quiver::error::Error<quiver_object_store::ObjectError>> {
     let mut reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
     if let Some(paths) = paths {
         reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());

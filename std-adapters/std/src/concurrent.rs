@@ -1,7 +1,7 @@
 //! [`Concurrent`]: several requests in flight for one list of ranges.
 
-use quiver::RandomAccess;
 use quiver::bytes::Bytes;
+use quiver::source::RandomAccess;
 use quiver::source::{AsyncRandomAccess, SharedRanges};
 use rayon_core::ThreadPool;
 use std::future::Future;

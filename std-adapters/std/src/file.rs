@@ -1,8 +1,8 @@
 //! [`FileSource`]: a local file read with positioned reads.
 
 use crate::ReadTask;
-use quiver::RandomAccess;
 use quiver::bytes::Bytes;
+use quiver::source::RandomAccess;
 use quiver::source::{AsyncRandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;

@@ -81,7 +81,7 @@ impl std::error::Error for JsonWriteError {
 mod tests {
     use super::*;
     use quiver::json::{EncoderOptions, JsonFormat, to_vec};
-    use quiver::{ArrayView, RecordBatch};
+    use quiver::{array::ArrayView, array::RecordBatch};
 
     #[test]
     fn the_driver_writes_what_the_encoder_makes() {

@@ -6,7 +6,7 @@ use quiver::bytes::Bytes;
 use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
 use quiver::schema::DictionaryEncoding;
-use quiver::{DataType, Field, Schema};
+use quiver::{datatype::DataType, schema::Field, schema::Schema};
 use std::sync::Arc;
 
 /// An array that owns its buffers.

@@ -6,7 +6,7 @@
 use super::arrays::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use quiver::{DataType, RecordBatch};
+use quiver::{array::RecordBatch, datatype::DataType};
 
 /// A column type the random batches use.
 #[derive(Debug, Clone)]

@@ -8,7 +8,9 @@
 mod schema;
 mod values;
 
-use quiver::{FileReader, ReaderOptions, RecordBatch, Schema, StreamReader};
+use quiver::{
+    array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader, schema::Schema,
+};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;

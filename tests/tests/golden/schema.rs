@@ -3,7 +3,7 @@
 
 use quiver::datatype::{DateUnit, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
 use quiver::schema::{DictionaryEncoding, Metadata};
-use quiver::{DataType, Field};
+use quiver::{datatype::DataType, schema::Field};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use super::schema::{DictionaryIds, get, int, int_at, list};
 use quiver::datatype::{IntervalUnit, UnionMode};
-use quiver::{ArrayView, DataType, Field};
+use quiver::{array::ArrayView, datatype::DataType, schema::Field};
 use serde_json::Value;
 use std::collections::HashMap;
 

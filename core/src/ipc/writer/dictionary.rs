@@ -173,10 +173,7 @@ pub(super) fn is_prefix(prefix: &ArrayView<'_>, array: &ArrayView<'_>) -> bool {
 
 /// Copies the bytes of `bytes` the writer may not keep borrowed; shared bytes stay shared.
 fn owned_bytes(bytes: &Bytes<'_>) -> Bytes<'static> {
-    match bytes {
-        Bytes::Borrowed(b) => Bytes::from_vec(b.to_vec()),
-        Bytes::Shared(data, window) => Bytes::Shared(Arc::clone(data), window.clone()),
-    }
+    bytes.clone().into_static()
 }
 
 /// A copy of `array` that borrows nothing.
@@ -337,7 +334,7 @@ mod tests {
         let borrowed = ArrayView::try_new(ArrayParts {
             data_type: Some(DataType::Binary),
             len: 2,
-            buffers: vec![Bytes::Borrowed(&offsets), Bytes::Borrowed(data)],
+            buffers: vec![Bytes::borrowed(&offsets), Bytes::borrowed(data)],
             ..ArrayParts::default()
         })
         .unwrap();

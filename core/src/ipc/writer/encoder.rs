@@ -83,8 +83,8 @@ impl EncodedMessage<'_> {
 /// reader holds; does no I/O.
 ///
 /// ```
-/// use quiver::ipc::writer::{IpcFormat, MessageEncoder, MessageKind, WriterOptions};
-/// use quiver::{DataType, Field, Schema};
+/// use quiver::ipc::{IpcFormat, MessageEncoder, MessageKind, WriterOptions};
+/// use quiver::{datatype::DataType, schema::Field, schema::Schema};
 ///
 /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
 /// let encoder = MessageEncoder::new(schema, WriterOptions::default(), IpcFormat::Stream)?;
@@ -92,7 +92,7 @@ impl EncodedMessage<'_> {
 /// assert_eq!(message.kind, MessageKind::Schema);
 /// assert_eq!(&message.metadata[..4], &[0xFF; 4]); // the continuation marker
 /// assert_eq!(message.metadata.len() % 64, 0);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct MessageEncoder {

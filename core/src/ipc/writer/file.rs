@@ -15,7 +15,7 @@ use crate::array::RecordBatch;
 use crate::error::FormatErrorKind;
 use crate::error::Limit;
 use crate::format::Block;
-use crate::ipc::MAGIC;
+use crate::format::MAGIC;
 use crate::schema::{Metadata, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -112,7 +112,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     /// Sets the custom metadata of the footer (what [`FileReader::metadata`] returns), written
     /// by [`finish`](Self::finish).
     ///
-    /// [`FileReader::metadata`]: crate::FileReader::metadata
+    /// [`FileReader::metadata`]: crate::ipc::FileReader::metadata
     pub fn set_metadata(&mut self, metadata: Metadata) {
         self.metadata = metadata;
     }

@@ -13,9 +13,9 @@ use super::schema::{metadata_vector, schema_table};
 use crate::datatype::CompressionCodec;
 use crate::error::{FormatErrorKind, FormatResult, Limit};
 use crate::flatbuffer_builder::{Builder, Offset, kind};
+use crate::format::CONTINUATION;
 use crate::format::slots::*;
 use crate::format::{Block, Buffer, FieldNode};
-use crate::ipc::CONTINUATION;
 use crate::schema::{Metadata, Schema};
 use alloc::vec::Vec;
 

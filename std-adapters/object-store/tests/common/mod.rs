@@ -122,5 +122,5 @@ pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
 
 /// The hundred-batch ten-column file of the read-count tests (about 8 MB).
 pub fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 1000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default())
 }
