@@ -16,10 +16,8 @@
 use arrow_buffer::Buffer;
 use arrow_ipc::reader::FileDecoder;
 use criterion::Criterion;
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::source::Counting;
-use quiver::source::RandomAccess;
-use quiver::{ipc::FileReader, ipc::ReaderOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::source::{Counting, RandomAccess};
 use quiver_mmap::MmapSource;
 use quiver_std::{Concurrent, Latency};
 use std::hint::black_box;

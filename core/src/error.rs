@@ -558,7 +558,7 @@ pub enum FormatErrorKind {
     /// A type, feature or codec that quiver cannot read (in this build).
     Unsupported {
         /// What it is.
-        what: &'static str,
+        what: Feature,
     },
     /// A buffer's declared range does not lie inside the message body.
     BufferOutOfBounds {
@@ -782,6 +782,93 @@ impl fmt::Display for Limit {
                 "a dictionary validity bitmap beyond the bytes its slots hold"
             }
         })
+    }
+}
+
+/// What quiver cannot read or write, in this build or at all ([`FormatErrorKind::Unsupported`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Feature {
+    /// Bodies compressed with a codec this build lacks (the `lz4` and `zstd` features).
+    Codec(CompressionCodec),
+    /// A compressed frame that needs a preset dictionary (a dictionary id in its header).
+    CodecDictionary(CompressionCodec),
+    /// Compressed record or dictionary batches without the `alloc` feature.
+    CompressionWithoutAlloc,
+    /// Big-endian data without the `alloc` feature (byte-swapping needs owned memory).
+    BigEndianWithoutAlloc,
+    /// Delta dictionaries without the `alloc` feature.
+    DeltaDictionaryWithoutAlloc,
+    /// Message metadata versions before V4 (Arrow 0.8).
+    MetadataVersion,
+    /// A dictionary id that a file defines twice, or a writer's file dictionary that neither
+    /// equals, extends nor starts the one already written: the file format cannot replace a
+    /// dictionary.
+    ReplacedDictionaryInFile,
+    /// A delta dictionary of a type that cannot be appended to, of another type than the
+    /// dictionary before it, or whose values use other dictionaries.
+    DeltaDictionary,
+    /// Columns that share a dictionary id hold different dictionaries in one batch.
+    SharedDictionaryMismatch,
+    /// A data type with no buffer layout to read or write.
+    DataTypeLayout,
+    /// Writing a batch after `finish`.
+    WriteAfterFinish,
+    /// Writing after an earlier write failed (the output would be corrupt).
+    WriteAfterError,
+    /// A flatbuffer built out of order (a bug in quiver's writer).
+    FlatbufferBuilderMisuse,
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Feature::Codec(codec) => {
+                let feature = match codec {
+                    CompressionCodec::Lz4Frame => "lz4",
+                    CompressionCodec::Zstd => "zstd",
+                };
+                write!(
+                    f,
+                    "{} compression (build with the `{feature}` feature)",
+                    codec.name()
+                )
+            }
+            Feature::CodecDictionary(codec) => write!(
+                f,
+                "{} preset dictionary (dictionary id in frame header)",
+                codec.name()
+            ),
+            Feature::CompressionWithoutAlloc => {
+                f.write_str("compressed batches without the alloc feature")
+            }
+            Feature::BigEndianWithoutAlloc => {
+                f.write_str("big-endian data without the alloc feature")
+            }
+            Feature::DeltaDictionaryWithoutAlloc => {
+                f.write_str("delta dictionaries without the alloc feature")
+            }
+            Feature::MetadataVersion => {
+                f.write_str("message metadata versions before V4 (Arrow 0.8)")
+            }
+            Feature::ReplacedDictionaryInFile => f.write_str(
+                "replaced dictionaries in a file (a dictionary that neither equals, extends nor \
+                 starts the one already in the file)",
+            ),
+            Feature::DeltaDictionary => f.write_str(
+                "a delta dictionary of this type, of another type, or with values encoded with \
+                 other dictionaries",
+            ),
+            Feature::SharedDictionaryMismatch => f.write_str(
+                "columns that share a dictionary id hold different dictionaries in one batch",
+            ),
+            Feature::DataTypeLayout => f.write_str("a data type without a buffer layout"),
+            Feature::WriteAfterFinish => f.write_str("writing a batch after finish"),
+            Feature::WriteAfterError => f.write_str("writing after an earlier write failed"),
+            Feature::FlatbufferBuilderMisuse => {
+                f.write_str("a flatbuffer built out of order (a bug in quiver's writer)")
+            }
+        }
     }
 }
 

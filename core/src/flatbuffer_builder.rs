@@ -22,7 +22,7 @@
 //! buffer past the format's 2 GiB limit is remembered, every later call does nothing, and
 //! [`Builder::finish`] returns the first such error.
 
-use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{Block, Buffer, FieldNode};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -247,8 +247,12 @@ impl Builder {
         }
     }
 
+    /// Remembers a call out of order; `what` says which (for a debugger).
     fn misuse(&mut self, what: &'static str) {
-        self.fail(FormatErrorKind::Unsupported { what });
+        let _ = what;
+        self.fail(FormatErrorKind::Unsupported {
+            what: Feature::FlatbufferBuilderMisuse,
+        });
     }
 
     fn too_big(&mut self, what: FlatbufferBound, limit: usize) {

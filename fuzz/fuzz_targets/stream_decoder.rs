@@ -7,8 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver::bytes::{Bytes, Owner};
-use quiver::ipc::{Projection, StreamDecodeResult, StreamDecoder};
-use quiver::{ipc::ReaderOptions, ipc::StreamReader};
+use quiver::ipc::{Projection, StreamDecodeResult, StreamDecoder, ReaderOptions, StreamReader};
 use std::sync::Arc;
 
 /// A small xorshift generator for the chunk sizes.

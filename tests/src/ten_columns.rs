@@ -3,12 +3,13 @@
 //! `dictionary<utf8>`, with about 10% nulls, from a seeded generator so every run sees the
 //! same bytes.
 
+use quiver::array::RecordBatch;
 use quiver::builder::{
     AppendValue, ArrayBuilder, BooleanBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder,
     StringBuilder, StructBuilder,
 };
-use quiver::datatype::TimeUnit;
-use quiver::{array::RecordBatch, datatype::DataType, schema::Field};
+use quiver::datatype::{DataType, TimeUnit};
+use quiver::schema::Field;
 
 /// A small xorshift generator: deterministic, no dependencies.
 pub struct Rng(u64);

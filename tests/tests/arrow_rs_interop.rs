@@ -20,16 +20,14 @@ use arrow_array::{
 use arrow_ipc::CompressionType;
 use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions};
 use arrow_schema::{DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema};
-use quiver::array::{ArrayParts, ArrayView, Dictionary};
+use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::CompressionCodec;
-use quiver::datatype::IntType;
+use quiver::datatype::{CompressionCodec, IntType};
 use quiver::format::{self, MessageHeader};
-use quiver::schema::DictionaryEncoding;
-use quiver::{
-    array::RecordBatch, ipc::FileReader, ipc::FileWriter, ipc::ReaderOptions, ipc::StreamReader,
-    ipc::StreamWriter, ipc::WriterOptions, schema::Field, schema::Schema,
+use quiver::ipc::{
+    FileReader, FileWriter, ReaderOptions, StreamReader, StreamWriter, WriterOptions,
 };
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use quiver_tests::arbitrary::map_children;
 use quiver_tests::equal::arrays_equal;
 use std::io::Cursor;

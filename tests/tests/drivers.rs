@@ -7,10 +7,12 @@
 #![allow(clippy::single_range_in_vec_init)]
 
 use proptest::prelude::*;
+use quiver::array::RecordBatch;
 use quiver::bytes::Bytes;
-use quiver::ipc::{AsyncFileReader, DecodeResult, FileDecoder, Projection, ScanOptions};
-use quiver::source::{Blocking, Counting, ReadCall};
-use quiver::{array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, source::RandomAccess};
+use quiver::ipc::{
+    AsyncFileReader, DecodeResult, FileDecoder, FileReader, Projection, ReaderOptions, ScanOptions,
+};
+use quiver::source::{Blocking, Counting, RandomAccess, ReadCall};
 use quiver_tests::{block_on, equal::assert_batches_equal};
 
 fn golden(name: &str) -> Option<Vec<u8>> {

@@ -5,11 +5,9 @@
 
 use quiver::array::{ArrayParts, ArrayView, Dictionary};
 use quiver::bytes::Bytes;
-use quiver::datatype::IntType;
-use quiver::{
-    datatype::DataType, error::FormatErrorKind, ipc::FileReader, ipc::ReaderOptions,
-    ipc::StreamReader,
-};
+use quiver::datatype::{DataType, IntType};
+use quiver::error::FormatErrorKind;
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,6 +9,7 @@
 
 #![allow(unsafe_code)] // the counting global allocator only
 
+use quiver::array::RecordBatch;
 use quiver::builder::{
     AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, NullBuilder, PrimitiveBuilder,
     RunEndBuilder, StringBuilder, StructBuilder, UnionBuilder,
@@ -17,10 +18,8 @@ use quiver::compression::{CodecOptions, EncodedBuffer, compress_buffer};
 use quiver::datatype::{CompressionCodec, UnionMode};
 use quiver::format::{Message, MessageHeader};
 use quiver::ipc::fuzzing::{decode_message, schemas};
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::{
-    array::RecordBatch, ipc::FileReader, ipc::FileWriter, ipc::StreamReader, ipc::StreamWriter,
-    ipc::WriterOptions,
+use quiver::ipc::{
+    FileReader, FileWriter, Projection, ScanOptions, StreamReader, StreamWriter, WriterOptions,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

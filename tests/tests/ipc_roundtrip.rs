@@ -9,17 +9,16 @@
 //!   shared between columns;
 //! - the file layout itself: magic, alignment of every block and buffer, end-of-stream marker.
 
-use quiver::array::{ArrayParts, ArrayView, Dictionary};
+use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::{CompressionCodec, IntType};
+use quiver::datatype::{CompressionCodec, DataType, IntType};
+use quiver::error::FormatErrorKind;
 use quiver::format::{self, MessageHeader};
 use quiver::ipc::WriteError;
-use quiver::schema::DictionaryEncoding;
-use quiver::{
-    array::RecordBatch, datatype::DataType, error::FormatErrorKind, ipc::FileReader,
-    ipc::FileWriter, ipc::ReaderOptions, ipc::StreamReader, ipc::StreamWriter, ipc::WriterOptions,
-    schema::Field, schema::Schema,
+use quiver::ipc::{
+    FileReader, FileWriter, ReaderOptions, StreamReader, StreamWriter, WriterOptions,
 };
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use quiver_tests::equal::{assert_batches_equal, batches_equal, schemas_equal};
 
 use std::sync::Arc;

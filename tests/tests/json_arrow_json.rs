@@ -30,9 +30,8 @@ use quiver_tests::json::same;
 use arrow_json::WriterBuilder;
 use arrow_json::writer::LineDelimited;
 use proptest::prelude::*;
-use quiver::ipc::{StreamWriter, WriterOptions};
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader, StreamWriter, WriterOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::{ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader};
 use random::Ty;
 use same::{f32_of, same_by};
 use serde_json::Value;
@@ -272,8 +271,7 @@ fn quiver_writes_what_arrow_json_writes() {
 #[test]
 fn named_zones_are_arrow_json_local_times_byte_for_byte() {
     use arrow_array::{ArrayRef, TimestampMillisecondArray};
-    use quiver::datatype::DataType;
-    use quiver::datatype::TimeUnit;
+    use quiver::datatype::{DataType, TimeUnit};
     use std::sync::Arc;
     // Zones with daylight saving time in either hemisphere, half- and quarter-hour offsets, a
     // 30-minute DST shift, offset 0 in winter (written `Z`), and a local mean time before 1883.

@@ -7,8 +7,7 @@ use quiver_tests::json::arrays;
 
 use arrays::*;
 use quiver::array::RecordBatch;
-use quiver::datatype::DataType;
-use quiver::datatype::{IntervalUnit, TimeUnit};
+use quiver::datatype::{DataType, IntervalUnit, TimeUnit};
 use quiver::json::{
     BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat, JsonWriter, to_vec,
 };

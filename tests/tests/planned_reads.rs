@@ -1,9 +1,9 @@
 //! Planned, coalesced reads (`FileReader::scan`): exact read and round-trip counts, projection
 //! reading only the selected buffers, and the same values as batch-by-batch reading.
 
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::array::{ArrayView, RecordBatch};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::source::Counting;
-use quiver::{array::ArrayView, array::RecordBatch, ipc::FileReader, ipc::ReaderOptions};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
     let data = quiver_tests::arrow_testing_data()?;

@@ -8,13 +8,14 @@
 //! must still hand them out.
 
 use proptest::prelude::*;
-use quiver::ipc::{Projection, ProjectionErrorKind, ScanOptions};
-use quiver::source::Counting;
-use quiver::{
-    array::ArrayView, array::RecordBatch, datatype::DataType, ipc::FileReader, ipc::FileWriter,
-    ipc::ReaderOptions, ipc::StreamReader, ipc::StreamWriter, ipc::WriterOptions, schema::Field,
-    schema::Schema,
+use quiver::array::{ArrayView, RecordBatch};
+use quiver::datatype::DataType;
+use quiver::ipc::{
+    FileReader, FileWriter, ReaderOptions, StreamReader, StreamWriter, WriterOptions,
 };
+use quiver::ipc::{Projection, ProjectionErrorKind, ScanOptions};
+use quiver::schema::{Field, Schema};
+use quiver::source::Counting;
 use quiver_tests::arbitrary::{self, Options};
 use quiver_tests::equal::arrays_equal;
 use quiver_tests::paths::{is_ambiguous, selections};

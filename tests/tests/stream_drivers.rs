@@ -8,12 +8,13 @@
 #![allow(clippy::single_range_in_vec_init)]
 
 use proptest::prelude::*;
+use quiver::array::RecordBatch;
 use quiver::builder::{AppendValue, ArrayBuilder, PrimitiveBuilder};
 use quiver::bytes::{Bytes, Owner};
-use quiver::ipc::{AsyncStreamReader, Projection, StreamDecodeResult, StreamDecoder};
-use quiver::{
-    array::RecordBatch, error::FormatErrorKind, ipc::ReaderOptions, ipc::StreamReader,
-    ipc::StreamWriter, ipc::WriterOptions,
+use quiver::error::FormatErrorKind;
+use quiver::ipc::{
+    AsyncStreamReader, Projection, ReaderOptions, StreamDecodeResult, StreamDecoder, StreamReader,
+    StreamWriter, WriterOptions,
 };
 use quiver_tests::{block_on, equal::assert_batches_equal};
 use std::future::Future;

@@ -13,7 +13,7 @@ use crate::datatype::CompressionCodec;
 use twox_hash::XxHash32;
 
 use super::Output;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
@@ -114,7 +114,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
     }
     if has_dict_id {
         return Err(FormatError::new(FormatErrorKind::Unsupported {
-            what: "LZ4_FRAME preset dictionary (dictionary id in frame header)",
+            what: Feature::CodecDictionary(CODEC),
         })
         .at(descriptor_at as u64));
     }

@@ -35,7 +35,7 @@ use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDeco
 use ruzstd::io::Read;
 
 use super::Output;
-use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Zstd;
@@ -127,7 +127,7 @@ impl Decoder {
         }
         if header.dictionary_id != 0 {
             return Err(FormatError::new(FormatErrorKind::Unsupported {
-                what: "ZSTD dictionary (dictionary id in frame header)",
+                what: Feature::CodecDictionary(CODEC),
             })
             .at(frame_at as u64));
         }
@@ -422,7 +422,7 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
         }
         E::DictNotProvided { .. } | E::DictionaryDecodeError(_) => {
             return FormatError::new(FormatErrorKind::Unsupported {
-                what: "ZSTD dictionary (dictionary id in frame header)",
+                what: Feature::CodecDictionary(CODEC),
             })
             .at(offset as u64);
         }

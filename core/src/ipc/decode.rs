@@ -13,7 +13,7 @@ use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::compression::{Decompressed, Decompressor};
 use crate::datatype::{CompressionCodec, DataType, IntervalUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, MetadataVersion};
 use crate::schema::Field;
@@ -97,7 +97,7 @@ impl Layout {
                 LargeListView(_) => &[Swap::Each(8), Swap::Each(8)],
                 other => {
                     let width = other.byte_width().ok_or(FormatErrorKind::Unsupported {
-                        what: "data type without a buffer layout",
+                        what: Feature::DataTypeLayout,
                     })?;
                     layout.buffers.extend(core::iter::once(Swap::Each(width)));
                     &[]

@@ -35,7 +35,7 @@ use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::{Bytes, Owner};
 use crate::columnar::read;
 use crate::datatype::{DataType, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -107,12 +107,12 @@ impl Layout {
             RunEndEncoded(pair) => {
                 let [run_ends, _] = &**pair;
                 let width = run_ends.data_type().byte_width();
-                Layout::RunEnd(width.ok_or_else(|| unsupported("run ends that are not integers"))?)
+                Layout::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
             }
             other => Layout::Fixed(
                 other
                     .byte_width()
-                    .ok_or_else(|| unsupported("delta dictionary of this type"))?,
+                    .ok_or_else(|| unsupported(Feature::DeltaDictionary))?,
             ),
         })
     }
@@ -193,7 +193,7 @@ impl<'a> GrowingArray<'a> {
     /// before anything is written.
     fn check(&self, array: &ArrayView<'a>, slots: Range<usize>) -> FormatResult<()> {
         if *array.data_type() != self.data_type {
-            return Err(unsupported("delta dictionary of another type"));
+            return Err(unsupported(Feature::DeltaDictionary));
         }
         let same_dictionary = match (&self.dictionary, array.dictionary()) {
             (Some(x), Some(y)) => x.index_type == y.index_type && Arc::ptr_eq(&x.values, &y.values),
@@ -201,9 +201,7 @@ impl<'a> GrowingArray<'a> {
             _ => false,
         };
         if !same_dictionary {
-            return Err(unsupported(
-                "delta of values encoded with different dictionaries",
-            ));
+            return Err(unsupported(Feature::DeltaDictionary));
         }
         let len = fits(self.len, slots.len(), 8)?;
         if self.layout.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
@@ -563,7 +561,7 @@ fn long_view(view: &[u8]) -> Option<(usize, Range<usize>)> {
     Some((buffer, start..start + len))
 }
 
-fn unsupported(what: &'static str) -> FormatError {
+fn unsupported(what: Feature) -> FormatError {
     FormatErrorKind::Unsupported { what }.into()
 }
 

@@ -47,8 +47,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::compression::Decompressor;
 use crate::datatype::Endianness;
-use crate::error::Error;
-use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
@@ -209,7 +208,7 @@ impl ReadState {
     fn context(&self, version: MetadataVersion) -> FormatResult<DecodeContext> {
         if version < MetadataVersion::V4 {
             return Err(FormatErrorKind::Unsupported {
-                what: "message metadata versions before V4 (Arrow 0.8)",
+                what: Feature::MetadataVersion,
             }
             .into());
         }

@@ -11,7 +11,7 @@
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{Capacity, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
 use core::ops::Range;
@@ -395,7 +395,7 @@ impl<'a, const N: usize> Batch<'a, N> {
     ) -> FormatResult<Self> {
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed record batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }
@@ -553,7 +553,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed dictionary batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }

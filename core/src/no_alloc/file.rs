@@ -11,7 +11,7 @@
 use super::batch::Batch;
 use super::{InScratch, Stored, block_message, stored_dictionary, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Capacity, Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
 use crate::source::RandomAccess;
 use core::ops::Range;
@@ -100,7 +100,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
             == Endianness::Big
         {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "big-endian data without the alloc feature",
+                what: Feature::BigEndianWithoutAlloc,
             })
             .into());
         }
@@ -205,7 +205,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         let stored = stored_dictionary(bytes, block, range.start)?;
         if self.dictionaries.iter().any(|d| d.id == stored.id) {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "replaced dictionaries in a file",
+                what: Feature::ReplacedDictionaryInFile,
             })
             .into());
         }

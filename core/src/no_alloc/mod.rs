@@ -55,7 +55,7 @@ pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use json::Encoder;
 pub use stream::StreamReader;
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, message_prefix};
 use batch::Dictionaries;
 use core::ops::Range;
@@ -124,7 +124,7 @@ fn stored(
     };
     if header.is_delta() {
         return Err(FormatErrorKind::Unsupported {
-            what: "delta dictionaries without the alloc feature",
+            what: Feature::DeltaDictionaryWithoutAlloc,
         }
         .into());
     }

@@ -11,7 +11,7 @@ use super::batch::Batch;
 use super::file::DEFAULT_DICTIONARIES;
 use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Capacity, Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
@@ -65,7 +65,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         let schema = stream.schema().map_err(located)?;
         if schema.endianness().map_err(located)? == Endianness::Big {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "big-endian data without the alloc feature",
+                what: Feature::BigEndianWithoutAlloc,
             })
             .into());
         }

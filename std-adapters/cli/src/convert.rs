@@ -13,13 +13,12 @@ use crate::output::{self, Output};
 use crate::remote::Remote;
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
+use quiver::array::RecordBatch;
 use quiver::format::Block;
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
-use quiver::source::Counting;
-use quiver::{
-    array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, schema::Schema, source::RandomAccess,
-};
+use quiver::schema::Schema;
+use quiver::source::{Counting, RandomAccess};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};

@@ -10,9 +10,9 @@
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ipc::AsyncFileReader;
+use quiver::ipc::{AsyncFileReader, ReaderOptions};
+use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver::{ipc::ReaderOptions, schema::Schema};
 use quiver_object_store::{ObjectError, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
 use std::path::Path;

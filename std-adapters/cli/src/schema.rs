@@ -12,11 +12,9 @@
 use crate::input::{self, CountingRead, Input};
 use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::schema::{DisplayName, Metadata};
-use quiver::{
-    ipc::FileReader, ipc::ReaderOptions, schema::Field, schema::Schema, source::RandomAccess,
-};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::schema::{DisplayName, Field, Metadata, Schema};
+use quiver::source::RandomAccess;
 use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};

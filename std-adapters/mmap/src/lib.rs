@@ -7,8 +7,7 @@
 
 use memmap2::Mmap;
 use quiver::bytes::{Bytes, Owner};
-use quiver::source::RandomAccess;
-use quiver::source::{OutOfBounds, SharedRanges};
+use quiver::source::{OutOfBounds, RandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;
 use std::ops::Range;

@@ -6,8 +6,8 @@
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
-use quiver::ipc::AsyncFileReader;
-use quiver::{array::RecordBatch, ipc::FileReader, ipc::ReaderOptions};
+use quiver::array::RecordBatch;
+use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
 use quiver_object_store::{ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;

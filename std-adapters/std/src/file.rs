@@ -2,8 +2,7 @@
 
 use crate::ReadTask;
 use quiver::bytes::Bytes;
-use quiver::source::RandomAccess;
-use quiver::source::{AsyncRandomAccess, SharedRanges};
+use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;
 use std::ops::Range;

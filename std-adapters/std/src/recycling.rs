@@ -16,8 +16,7 @@
 
 use memmap2::MmapMut;
 use quiver::bytes::{Bytes, Owner};
-use quiver::source::RandomAccess;
-use quiver::source::SharedRanges;
+use quiver::source::{RandomAccess, SharedRanges};
 use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, Mutex};
 

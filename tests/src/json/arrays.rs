@@ -3,10 +3,9 @@
 
 use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
+use quiver::datatype::{DataType, IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::schema::DictionaryEncoding;
-use quiver::{datatype::DataType, schema::Field, schema::Schema};
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use std::sync::Arc;
 
 /// An array that owns its buffers.

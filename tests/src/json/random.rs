@@ -6,7 +6,8 @@
 use super::arrays::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use quiver::{array::RecordBatch, datatype::DataType};
+use quiver::array::RecordBatch;
+use quiver::datatype::DataType;
 
 /// A column type the random batches use.
 #[derive(Debug, Clone)]

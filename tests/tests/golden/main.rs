@@ -8,9 +8,9 @@
 mod schema;
 mod values;
 
-use quiver::{
-    array::RecordBatch, ipc::FileReader, ipc::ReaderOptions, ipc::StreamReader, schema::Schema,
-};
+use quiver::array::RecordBatch;
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader};
+use quiver::schema::Schema;
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;

@@ -14,7 +14,7 @@
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -96,7 +96,7 @@ pub(super) fn merge_shared<'a>(
         };
         if !is_prefix(short, long) {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "columns that share a dictionary id hold different dictionaries in one batch",
+                what: Feature::SharedDictionaryMismatch,
             })
             .in_dictionary(schema.dictionary_path(d.id)));
         }
@@ -240,8 +240,7 @@ pub(super) fn plan(
         return Ok(Plan::Nothing);
     }
     Err(FormatErrorKind::Unsupported {
-        what: "a dictionary that neither equals, extends nor starts the one already written \
-               (the file format cannot replace dictionaries)",
+        what: Feature::ReplacedDictionaryInFile,
     }
     .into())
 }

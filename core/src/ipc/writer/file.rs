@@ -12,10 +12,8 @@
 use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
-use crate::error::FormatErrorKind;
-use crate::error::Limit;
-use crate::format::Block;
-use crate::format::MAGIC;
+use crate::error::{Feature, FormatErrorKind, Limit};
+use crate::format::{Block, MAGIC};
 use crate::schema::{Metadata, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -66,7 +64,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
         if self.finished {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing a batch after finish",
+                what: Feature::WriteAfterFinish,
             }
             .into());
         }

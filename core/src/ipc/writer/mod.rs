@@ -66,7 +66,7 @@ pub use stream::StreamWriter;
 
 use crate::compression::CodecOptions;
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatError, FormatErrorKind};
+use crate::error::{Feature, FormatError, FormatErrorKind};
 use core::fmt;
 
 /// The body alignment the format recommends, and the default.
@@ -216,7 +216,7 @@ impl<W: embedded_io::Write> Sink<W> {
     fn check(&self) -> Result<(), WriteError<W::Error>> {
         if self.broken {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing after an earlier write failed",
+                what: Feature::WriteAfterError,
             }
             .into());
         }

@@ -8,7 +8,7 @@
 //! order the schema was read with.
 
 use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
 use crate::flatbuffer_builder::{Builder, Offset, kind};
 use crate::format::slots::*;
@@ -246,7 +246,7 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
         #[allow(unreachable_patterns)]
         _ => {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing this data type",
+                what: Feature::DataTypeLayout,
             }
             .into());
         }
