@@ -309,7 +309,8 @@ fn small(args: &[String]) {
     let rows = args.get(1).copied().unwrap_or(1000) as usize;
     let delay = Duration::from_millis(args.get(2).copied().unwrap_or(50));
     let moto = Moto::start().expect("moto_server on the PATH");
-    let file = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+    let file =
+        quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
     let key = "bench.arrow";
     moto.put(key, &file);
     let column = "f64";
@@ -396,10 +397,10 @@ fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u
         bytes: std::rc::Rc::clone(&bytes),
     });
     let first = quiver_tests::ten_columns::batch(rows, 0);
-    let mut writer = quiver::FileWriter::new(
+    let mut writer = quiver::ipc::FileWriter::new(
         sink,
         first.schema().clone(),
-        quiver::WriterOptions::default(),
+        quiver::ipc::WriterOptions::default(),
     )
     .expect("file writer");
     writer.write(&first).expect("write a batch");
@@ -658,7 +659,7 @@ fn big(gigabytes: f64, delay: Duration) {
     // The floor: decoding every batch from memory, no network (one thread, as the child's
     // decoding runs on one).
     let started = Instant::now();
-    let mut reader = quiver::FileReader::open(object.as_slice(), Default::default()).unwrap();
+    let mut reader = quiver::ipc::FileReader::open(object.as_slice(), Default::default()).unwrap();
     let decoded: usize = reader.batches().map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(decoded, batches * rows);
     let secs = started.elapsed().as_secs_f64();
@@ -798,7 +799,7 @@ fn big(gigabytes: f64, delay: Duration) {
 fn connections(requests: usize, delay: Duration) {
     use futures::StreamExt;
     let moto = Moto::start().expect("moto_server on the PATH");
-    let file = quiver_tests::ten_columns::file(100, 1000, quiver::WriterOptions::default());
+    let file = quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default());
     let key = "bench.arrow";
     moto.put(key, &file);
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -13,7 +13,7 @@ use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::compression::{Decompressed, Decompressor};
 use crate::datatype::{CompressionCodec, DataType, IntervalUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, MetadataVersion};
 use crate::schema::Field;
@@ -97,7 +97,7 @@ impl Layout {
                 LargeListView(_) => &[Swap::Each(8), Swap::Each(8)],
                 other => {
                     let width = other.byte_width().ok_or(FormatErrorKind::Unsupported {
-                        what: "data type without a buffer layout",
+                        what: Feature::DataTypeLayout,
                     })?;
                     layout.buffers.extend(core::iter::once(Swap::Each(width)));
                     &[]
@@ -142,7 +142,7 @@ impl Cursor<'_> {
         for (i, child) in Layout::children(field).iter().enumerate() {
             let child_selection = selection.and_then(|s| s.child(i));
             self.visit(child, child_selection, body_len, out)
-                .map_err(|e| e.in_field(child.name()))?;
+                .map_err(|e| e.in_field(i))?;
         }
         Ok(())
     }
@@ -202,7 +202,7 @@ pub(crate) fn buffer_ranges(
     for (i, field) in fields.iter().enumerate() {
         cursor
             .visit(field, projection.child(i), body_len, &mut out)
-            .map_err(|e| e.in_field(field.name()))?;
+            .map_err(|e| e.in_field(i))?;
     }
     cursor.finish()?;
     Ok(out)
@@ -249,7 +249,7 @@ pub(crate) fn decode_columns<'a>(
     };
     let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
-        let in_field = |e: FormatError| e.in_field(field.name());
+        let in_field = |e: FormatError| e.in_field(i);
         let Some(selection) = projection.child(i) else {
             decoder.skip(field).map_err(in_field)?;
             continue;
@@ -355,7 +355,7 @@ impl<'a> Decoder<'_, '_, 'a> {
             });
         }
         for (i, child) in Layout::children(field).iter().enumerate() {
-            let in_child = |e: FormatError| e.in_field(child.name());
+            let in_child = |e: FormatError| e.in_field(i);
             match selection.child(i) {
                 Some(child_selection) => {
                     let array = self.array(child, child_selection).map_err(in_child)?;

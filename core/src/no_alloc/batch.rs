@@ -11,7 +11,7 @@
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
 use core::ops::Range;
@@ -395,7 +395,7 @@ impl<'a, const N: usize> Batch<'a, N> {
     ) -> FormatResult<Self> {
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed record batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }
@@ -410,13 +410,12 @@ impl<'a, const N: usize> Batch<'a, N> {
         };
         for (i, field) in fields.iter().enumerate() {
             let field = field?;
-            let name = field.name()?.unwrap_or_default();
             let at = decoder
                 .array(field, &mut cursor, body, false)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
             let len = decoder.nodes.get(at).map_or(0, |n| n.len);
             need(len == rows, "column length differs from the batch", i)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
         let columns_end = decoder.nodes.len();
@@ -519,11 +518,10 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             let values = self.dictionary(field, encoding)?;
             node.dictionary = Some((encoding.index_type, values));
         } else {
-            for child in child_fields.iter() {
+            for (i, child) in child_fields.iter().enumerate() {
                 let child = child?;
-                let child_name = child.name()?.unwrap_or_default();
                 self.array(child, cursor, body, false)
-                    .map_err(|e| e.in_field(child_name))?;
+                    .map_err(|e| e.in_field(i))?;
                 node.children += 1;
             }
         }
@@ -538,7 +536,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
         self.nodes.push(node).map_err(|_| {
             FormatErrorKind::CapacityExceeded {
-                what: "arrays in one batch (the Batch's N)",
+                what: Capacity::Arrays,
                 needed: self.declared.max(N + 1) as u64,
                 capacity: N as u64,
             }
@@ -555,7 +553,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed dictionary batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }

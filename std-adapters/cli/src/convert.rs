@@ -13,16 +13,18 @@ use crate::output::{self, Output};
 use crate::remote::Remote;
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
+use quiver::array::RecordBatch;
 use quiver::format::Block;
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
-use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch, Schema};
+use quiver::schema::Schema;
+use quiver::source::{Counting, RandomAccess};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Bytes per positioned read of a local file: a window is read in parts of this size, in
 /// parallel, so that the copy between batches does not leave all but one core waiting.
@@ -143,8 +145,12 @@ where
     S::Error: Display,
 {
     let source = Counting::new(source);
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
-    let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    let mut reader = FileReader::open(&source, ReaderOptions::default())
+        .map_err(|e| Failure::about(&args.input, e))?;
+    // Errors name their field by the file's schema.
+    let schema = Arc::clone(reader.schema());
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -203,6 +209,7 @@ fn convert_remote(
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
     let mut reader = remote.file_reader()?;
+    let schema = Arc::clone(reader.schema());
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -215,7 +222,7 @@ fn convert_remote(
             let Some(batch) = reader.next_batch().await else {
                 break;
             };
-            sink.take(index, &batch.map_err(|e| remote.failed(e))?)?;
+            sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
             if let Some(bar) = &sink.progress {
                 let fetched = remote.stats().bytes_read;
                 bar.set_message(format!(
@@ -241,6 +248,7 @@ fn convert_remote_stream(
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
     let mut stream = remote.stream_reader()?;
+    let schema = stream.schema().clone();
     if let Some(columns) = &args.columns {
         let projection = Projection::from_paths(stream.schema(), &columns.0)
             .map_err(|e| Failure::about(&args.input, e))?;
@@ -253,7 +261,11 @@ fn convert_remote_stream(
         // Reading stops once the range or the limit is done: the rest stays unread.
         let mut index = 0;
         while sink.wants_more() && index < batches.end {
-            let Some(batch) = stream.next_batch().await.map_err(|e| remote.failed(e))? else {
+            let Some(batch) = stream
+                .next_batch()
+                .await
+                .map_err(|e| remote.failed(e, Some(&schema)))?
+            else {
                 if args.batches.is_some() && index <= batches.start {
                     return Err(Failure::about(
                         &args.input,
@@ -279,8 +291,11 @@ fn convert_stream(
     batches: Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
-    let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
+    let schema = Arc::clone(stream.schema());
+    let failed = |e: quiver::error::Error<std::io::Error>| {
+        Failure::about(&args.input, e.display_with(&schema))
+    };
     if args.mmap {
         return Err(Failure::Usage(format!(
             "{}: --mmap does not apply to a stream (it maps files in the file format)",

@@ -9,8 +9,8 @@
 
 use crate::Failure;
 use crate::remote::{self, Remote};
-use quiver::FormatErrorKind;
-use quiver::ipc::MAGIC;
+use quiver::error::FormatErrorKind;
+use quiver::format::MAGIC;
 use quiver::source::Counting;
 use quiver_mmap::MmapSource;
 use quiver_std::FileSource;
@@ -100,7 +100,7 @@ pub fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
 }
 
 /// The reader of a stream input.
-pub type StreamInput = quiver::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
+pub type StreamInput = quiver::ipc::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
 
 /// Opens the stream of an [`Input::Stream`]; a failure here means the input was neither format
 /// (an empty input, or another format, says so itself).
@@ -108,13 +108,13 @@ pub fn stream_reader(
     path: &Path,
     reader: CountingRead<Box<dyn Read>>,
 ) -> Result<StreamInput, Failure> {
-    quiver_std::stream_reader(reader, quiver::ReaderOptions::default())
+    quiver_std::stream_reader(reader, quiver::ipc::ReaderOptions::default())
         .map_err(|e| not_a_stream(path, e))
 }
 
 /// The failure of a stream's opening read: an empty input or another format says so itself;
 /// anything else was neither format.
-pub fn not_a_stream<E: std::fmt::Display>(path: &Path, e: quiver::Error<E>) -> Failure {
+pub fn not_a_stream<E: std::fmt::Display>(path: &Path, e: quiver::error::Error<E>) -> Failure {
     let whole_input = e.format().is_some_and(|e| {
         matches!(
             e.kind,

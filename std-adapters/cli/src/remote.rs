@@ -14,8 +14,8 @@
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ReaderOptions;
-use quiver::ipc::{AsyncFileReader, AsyncStreamReader};
+use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
+use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
@@ -90,15 +90,24 @@ impl Remote {
     /// Whether the object is in the file format: it ends with `ARROW1` (a cut file that does
     /// not is read as a stream, and says what it is).
     pub fn is_file(&self) -> bool {
-        self.source.tail().ends_with(quiver::ipc::MAGIC)
+        self.source.tail().ends_with(quiver::format::MAGIC)
     }
 
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
-    pub fn failed(&self, error: quiver::Error<ObjectError>) -> Failure {
-        match error {
-            quiver::Error::Source { .. } => failure(&self.url, &self.endpoint, error),
-            other => Failure::Error(format!("{}: {other}", self.url)),
+    pub fn failed(
+        &self,
+        error: quiver::error::Error<ObjectError>,
+        schema: Option<&Schema>,
+    ) -> Failure {
+        match (error, schema) {
+            (error @ quiver::error::Error::Source { .. }, _) => {
+                failure(&self.url, &self.endpoint, error)
+            }
+            (other, Some(schema)) => {
+                Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
+            }
+            (other, None) => Failure::Error(format!("{}: {other}", self.url)),
         }
     }
 
@@ -109,7 +118,7 @@ impl Remote {
                 &self.source,
                 ReaderOptions::default(),
             ))
-            .map_err(|e| self.failed(e))
+            .map_err(|e| self.failed(e, None))
     }
 
     /// The stream reader of an object in the stream format, its schema read: one streaming GET
@@ -122,14 +131,14 @@ impl Remote {
                 .peek(LEADING)
                 .await
                 .map_err(|e| failure(&self.url, &self.endpoint, e))?;
-            if leading.starts_with(quiver::ipc::MAGIC) {
+            if leading.starts_with(quiver::format::MAGIC) {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
                 return Err(Failure::Error(format!("{}: {error}", self.url)));
             }
             AsyncStreamReader::new(reader, ReaderOptions::default())
                 .await
                 .map_err(|e| match e {
-                    quiver::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
+                    quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
                     other => crate::input::not_a_stream(Path::new(&self.url), other),
                 })
         })

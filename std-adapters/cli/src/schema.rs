@@ -12,9 +12,9 @@
 use crate::input::{self, Input};
 use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::schema::{DisplayName, Metadata};
-use quiver::{Field, FileReader, RandomAccess, ReaderOptions, Schema};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::schema::{DisplayName, Field, Metadata, Schema};
+use quiver::source::RandomAccess;
 use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
@@ -41,9 +41,11 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
         Input::InMemory(bytes) => file(args, bytes)?,
         Input::Remote(remote) => remote_schema(args, &remote)?,
         Input::Stream(reader) => {
-            let failed = |e: quiver::Error<io::Error>| Failure::about(&args.input, e);
             let mut stream = input::stream_reader(&args.input, reader)?;
             let schema = stream.schema().clone();
+            let failed = |e: quiver::error::Error<io::Error>| {
+                Failure::about(&args.input, e.display_with(&schema))
+            };
             stream.set_projection(Projection::Fields(Vec::new()));
             let (mut batches, mut rows) = (0u64, 0u64);
             while let Some(batch) = stream.next_batch().map_err(failed)? {
@@ -101,9 +103,11 @@ where
     S: RandomAccess,
     S::Error: Display,
 {
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
-    let mut reader = FileReader::open(source, ReaderOptions::default()).map_err(failed)?;
+    let mut reader = FileReader::open(source, ReaderOptions::default())
+        .map_err(|e| Failure::about(&args.input, e))?;
     let schema = reader.schema().clone();
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let dictionary_batches = reader.dictionary_blocks().len();
     reader.set_projection(Projection::Fields(Vec::new()));
     let batches = reader.num_batches();

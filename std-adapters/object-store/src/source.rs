@@ -2,7 +2,7 @@
 //!
 //! - **Opening is one request.** A suffix GET of the object's last [`SourceOptions::tail`]
 //!   bytes returns them and the object's size, so there is no HEAD; the reader's first read
-//!   (the footer, at most [`quiver::ReaderOptions::footer_read_size`] bytes from the end, which
+//!   (the footer, at most [`quiver::ipc::ReaderOptions::footer_read_size`] bytes from the end, which
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing.

@@ -6,8 +6,8 @@
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
-use quiver::ipc::{AsyncFileReader, AsyncStreamReader};
-use quiver::{FileReader, ReaderOptions, RecordBatch};
+use quiver::array::RecordBatch;
+use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
 use quiver_object_store::{ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
@@ -252,9 +252,12 @@ async fn a_streaming_get_is_retried_or_fails_never_shorter() {
         .batches()
         .collect::<Result<_, _>>()
         .unwrap();
-    let mut writer =
-        quiver::StreamWriter::new(Vec::new(), expected[0].schema().clone(), Default::default())
-            .unwrap();
+    let mut writer = quiver::ipc::StreamWriter::new(
+        Vec::new(),
+        expected[0].schema().clone(),
+        Default::default(),
+    )
+    .unwrap();
     for batch in &expected {
         writer.write(batch).unwrap();
     }

@@ -10,8 +10,10 @@ use object_store::GetRange;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use quiver::ipc::{AsyncFileReader, AsyncStreamReader, Projection};
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamReader};
+use quiver::array::RecordBatch;
+use quiver::ipc::{
+    AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
+};
 use quiver_object_store::{DEFAULT_TAIL, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
@@ -34,7 +36,7 @@ fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<RecordBatch<'static>> {
 async fn remote(
     source: &ObjectSource,
     paths: Option<&[&str]>,
-) -> Result<Vec<RecordBatch<'static>>, quiver::Error<quiver_object_store::ObjectError>> {
+) -> Result<Vec<RecordBatch<'static>>, quiver::error::Error<quiver_object_store::ObjectError>> {
     let mut reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
     if let Some(paths) = paths {
         reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());
@@ -65,7 +67,7 @@ fn hundred_batch_stream() -> Vec<u8> {
     let file = hundred_batches();
     let batches = local(&file, None);
     let mut writer =
-        quiver::StreamWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
+        quiver::ipc::StreamWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
             .unwrap();
     for batch in &batches {
         writer.write(batch).unwrap();
@@ -250,7 +252,7 @@ async fn open_whole_file_and_one_column_in_few_requests() {
 
     // A whole file larger than the opening read: its remainder in one more request, and no
     // byte read twice (the range that runs into the opening's bytes stops where they start).
-    let large = quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default());
+    let large = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
     assert!(large.len() as u64 > whole.opening_read());
     let large_path = put(&*memory, "data/large.arrow", &large).await;
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));

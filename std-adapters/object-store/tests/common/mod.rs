@@ -122,7 +122,7 @@ pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
 
 /// The hundred-batch ten-column file of the read-count tests (about 8 MB).
 pub fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 1000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default())
 }
 
 /// A store that refuses suffix ranges as `object_store`'s Azure client does (0.14,
