@@ -16,10 +16,8 @@
 use arrow_buffer::Buffer;
 use arrow_ipc::reader::FileDecoder;
 use criterion::Criterion;
-use quiver::RandomAccess;
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::source::Counting;
-use quiver::{FileReader, ReaderOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::source::{Counting, RandomAccess};
 use quiver_mmap::MmapSource;
 use quiver_std::{Concurrent, Latency};
 use std::hint::black_box;
@@ -199,7 +197,7 @@ fn large_file(rows_per_batch: usize) -> PathBuf {
         std::process::id()
     ));
     let bytes =
-        quiver_tests::ten_columns::file(100, rows_per_batch, quiver::WriterOptions::default());
+        quiver_tests::ten_columns::file(100, rows_per_batch, quiver::ipc::WriterOptions::default());
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -288,7 +286,7 @@ fn ratio_table(remote: &[u8], delay: Duration, local: &Path) {
 }
 
 /// Bytes of an array's own buffers (validity included, children too, dictionary values not).
-fn buffer_bytes(array: &quiver::ArrayView<'_>) -> u64 {
+fn buffer_bytes(array: &quiver::array::ArrayView<'_>) -> u64 {
     array.validity().map_or(0, |v| v.len() as u64)
         + array.buffers().iter().map(|b| b.len() as u64).sum::<u64>()
         + array.children().iter().map(buffer_bytes).sum::<u64>()
@@ -333,7 +331,7 @@ fn main() {
     } else {
         (Duration::from_millis(1), 100)
     };
-    let remote = quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default());
+    let remote = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
     let local = large_file(local_rows);
 
     let mut criterion = Criterion::default()

@@ -13,8 +13,7 @@
 //! After criterion's report, `cargo bench` prints a ratio table (median ns/row of repeated runs):
 //! quiver / arrow-json and quiver / limit for every case.
 
-#[path = "../../tests/tests/json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrow_array::types::Int32Type;
 use arrow_array::{
@@ -66,7 +65,7 @@ struct Case {
     name: String,
     rows: usize,
     format: JsonFormat,
-    quiver: quiver::RecordBatch<'static>,
+    quiver: quiver::array::RecordBatch<'static>,
     arrow: ArrowBatch,
     plain: Option<Plain>,
 }
@@ -110,7 +109,7 @@ fn f64_case(rows: usize) -> Case {
         format: JsonFormat::JsonArray,
         quiver: arrays::batch(vec![(
             "a",
-            arrays::prim(quiver::DataType::Float64, &values),
+            arrays::prim(quiver::datatype::DataType::Float64, &values),
         )]),
         arrow: arrow_batch(vec![("a", Arc::new(Float64Array::from(values.clone())))]),
         plain: Some(Plain::F64(
@@ -181,14 +180,23 @@ fn extra_cases(rows: usize) -> Vec<Case> {
         format: JsonFormat::JsonArray,
         quiver: arrays::batch(vec![
             ("i32", arrays::int32(&ints)),
-            ("i64", arrays::prim(quiver::DataType::Int64, &longs)),
-            ("f64", arrays::prim(quiver::DataType::Float64, &floats)),
+            (
+                "i64",
+                arrays::prim(quiver::datatype::DataType::Int64, &longs),
+            ),
+            (
+                "f64",
+                arrays::prim(quiver::datatype::DataType::Float64, &floats),
+            ),
             ("s", arrays::utf8(&words)),
             ("b", arrays::bools(&flags)),
             (
                 "t",
                 arrays::prim(
-                    quiver::DataType::Timestamp(quiver::datatype::TimeUnit::Millisecond, None),
+                    quiver::datatype::DataType::Timestamp(
+                        quiver::datatype::TimeUnit::Millisecond,
+                        None,
+                    ),
                     &times,
                 ),
             ),
@@ -305,7 +313,7 @@ fn extra_cases(rows: usize) -> Vec<Case> {
     vec![mixed, structs, lists, dictionary, ndjson]
 }
 
-fn quiver_json(batch: &quiver::RecordBatch<'_>, format: JsonFormat) -> Vec<u8> {
+fn quiver_json(batch: &quiver::array::RecordBatch<'_>, format: JsonFormat) -> Vec<u8> {
     let mut out = Vec::new();
     Encoder::batch(batch, format, EncoderOptions::default())
         .unwrap()

@@ -11,9 +11,9 @@
 //! no_alloc` prints the throughput of each and the ratio (median of repeated runs).
 
 use criterion::Criterion;
+use quiver::ipc::{FileReader, ReaderOptions, WriterOptions};
 use quiver::json::{EncoderOptions, JsonFormat, WRITE_BUFFER};
 use quiver::no_alloc::{self, Batch};
-use quiver::{FileReader, ReaderOptions, WriterOptions};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@
 //! more.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use quiver::RecordBatch;
+use quiver::array::RecordBatch;
 use quiver::json::{EncoderOptions, JsonFormat};
 use quiver_std::ParallelWriter;
 use std::hint::black_box;

@@ -3,12 +3,14 @@
 //!
 //! `cargo run -p quiver --example generate_trips`
 
+use quiver::array::RecordBatch;
 use quiver::builder::{
     AppendValue, ArrayBuilder, BooleanBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder,
     StringBuilder, StructBuilder,
 };
-use quiver::datatype::TimeUnit;
-use quiver::{DataType, Field, FileWriter, RecordBatch, WriterOptions};
+use quiver::datatype::{DataType, TimeUnit};
+use quiver::ipc::{FileWriter, WriterOptions};
+use quiver::schema::Field;
 use std::error::Error;
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example schema -- path/to/file.arrow`
 
-use quiver::{FileReader, ReaderOptions};
+use quiver::ipc::{FileReader, ReaderOptions};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {

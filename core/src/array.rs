@@ -387,7 +387,7 @@ impl<'a> RecordBatch<'a> {
             columns.len(),
         )?;
         for (i, (field, column)) in schema.fields().iter().zip(&columns).enumerate() {
-            let field_err = |e: FormatError| e.in_field(field.name());
+            let field_err = |e: FormatError| e.in_field(i);
             need(
                 column.len == num_rows,
                 "column length differs from the batch",

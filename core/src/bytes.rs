@@ -3,18 +3,21 @@
 //! Arrays borrow their buffers straight from a message body when the data can be used as it lies
 //! (uncompressed, little-endian). Decompressed or byte-swapped buffers, bodies the reader fetched
 //! into memory of its own, and memory a source shares (a memory map) are held by reference count
-//! instead: any owner of bytes can stand behind a [`Bytes::Shared`].
+//! instead: any owner of bytes can stand behind a [`Bytes`] ([`Bytes::from_owner`]).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::{Deref, Range};
 
-/// Memory that can stand behind [`Bytes::Shared`]: a `Vec<u8>`, a memory map, …
+/// Memory that can stand behind a [`Bytes`] ([`Bytes::from_owner`]): a `Vec<u8>`, a memory map, …
 pub type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
 /// A byte buffer: borrowed for `'a`, or a shared window of owned memory.
 #[derive(Clone)]
-pub enum Bytes<'a> {
+pub struct Bytes<'a>(Repr<'a>);
+
+#[derive(Clone)]
+enum Repr<'a> {
     /// Borrowed from the caller (a `&[u8]` file, …).
     Borrowed(&'a [u8]),
     /// A window of reference-counted memory.
@@ -22,10 +25,15 @@ pub enum Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
+    /// Borrows `bytes` (zero-copy).
+    pub const fn borrowed(bytes: &'a [u8]) -> Self {
+        Bytes(Repr::Borrowed(bytes))
+    }
+
     /// Takes ownership of `data`.
     pub fn from_vec(data: Vec<u8>) -> Self {
         let len = data.len();
-        Bytes::Shared(Arc::new(data), 0..len)
+        Bytes(Repr::Shared(Arc::new(data), 0..len))
     }
 
     /// A window of shared memory (empty if `range` does not fit it).
@@ -36,7 +44,7 @@ impl<'a> Bytes<'a> {
         } else {
             0..0
         };
-        Bytes::Shared(owner, range)
+        Bytes(Repr::Shared(owner, range))
     }
 
     /// The sub-window `range` (relative to this buffer), or `None` if it does not fit.
@@ -44,24 +52,33 @@ impl<'a> Bytes<'a> {
         if range.start > range.end || range.end > self.len() {
             return None;
         }
-        Some(match self {
-            Bytes::Borrowed(b) => Bytes::Borrowed(b.get(range)?),
-            Bytes::Shared(data, window) => Bytes::Shared(
+        Some(Bytes(match &self.0 {
+            Repr::Borrowed(b) => Repr::Borrowed(b.get(range)?),
+            Repr::Shared(data, window) => Repr::Shared(
                 Arc::clone(data),
                 window.start + range.start..window.start + range.end,
             ),
-        })
+        }))
     }
 
     /// Whether the bytes are borrowed (zero-copy) rather than owned.
     pub fn is_borrowed(&self) -> bool {
-        matches!(self, Bytes::Borrowed(_))
+        matches!(self.0, Repr::Borrowed(_))
+    }
+
+    /// These bytes, kept for as long as the caller likes: borrowed bytes are copied, shared
+    /// ones stay shared.
+    pub fn into_static(self) -> Bytes<'static> {
+        Bytes(match self.0 {
+            Repr::Borrowed(b) => return Bytes::from_vec(b.to_vec()),
+            Repr::Shared(data, window) => Repr::Shared(data, window),
+        })
     }
 }
 
 impl Default for Bytes<'_> {
     fn default() -> Self {
-        Bytes::Borrowed(&[])
+        Bytes::borrowed(&[])
     }
 }
 
@@ -69,11 +86,9 @@ impl Deref for Bytes<'_> {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Borrowed(b) => b,
-            Bytes::Shared(data, window) => {
-                (**data).as_ref().get(window.clone()).unwrap_or_default()
-            }
+        match &self.0 {
+            Repr::Borrowed(b) => b,
+            Repr::Shared(data, window) => (**data).as_ref().get(window.clone()).unwrap_or_default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The Arrow columnar format's rules over plain byte slices: reading values, and checking that
 //! buffers agree with an array's length and type.
 //!
-//! Both kinds of array view stand on these: [`ArrayView`](crate::ArrayView) (with `alloc`), whose
+//! Both kinds of array view stand on these: [`ArrayView`](crate::array::ArrayView) (with `alloc`), whose
 //! buffers may be shared memory, and the fixed-capacity views of [`no_alloc`](crate::no_alloc),
 //! which borrow everything from one block. Each function takes the buffers it needs and the slot
 //! range `offset..end` it covers; the checks return the same located errors whichever view

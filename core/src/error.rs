@@ -1,14 +1,16 @@
 //! Errors: what was wrong with the bytes, and where.
 //!
 //! Parsing and validation return [`FormatError`]: a [`FormatErrorKind`] saying what was wrong,
-//! plus the place it was found (byte offset, batch, field path). Readers that call a
-//! [`RandomAccess`](crate::RandomAccess) source return [`Error<E>`], which carries the source's
-//! own error unchanged next to the format errors.
+//! plus the place it was found (byte offset, batch, and the field as a [`FieldPath`] of indices
+//! into the schema). Readers that call a [`RandomAccess`](crate::source::RandomAccess) source return
+//! [`Error<E>`], which carries the source's own error unchanged next to the format errors.
+//!
+//! An error is a small value (a `Result` carries it on every call): it names the field by its
+//! indices, and the field's dotted name is rebuilt when the error is shown with the schema it is
+//! about ([`FormatError::display_with`], [`Error::display_with`]).
 
+use crate::datatype::CompressionCodec;
 use core::fmt;
-
-/// The longest field path an error keeps, in bytes; a longer path is cut at a `.` boundary.
-pub const FIELD_PATH_CAPACITY: usize = 96;
 
 /// What a reader or decoder can fail with: the source's own error, or bad bytes.
 #[derive(Debug)]
@@ -56,6 +58,19 @@ impl<E> Error<E> {
             other => other,
         }
     }
+
+    /// Shows the error naming its field as `schema` calls it (a dotted path such as `a.b`), as
+    /// [`FormatError::display_with`] does.
+    #[cfg(feature = "alloc")]
+    pub fn display_with<'a>(&'a self, schema: &'a crate::schema::Schema) -> impl fmt::Display + 'a
+    where
+        E: fmt::Display,
+    {
+        DisplayWith {
+            error: self,
+            schema,
+        }
+    }
 }
 
 impl<E: fmt::Display> fmt::Display for Error<E> {
@@ -69,19 +84,63 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
     }
 }
 
-impl<E: fmt::Debug + fmt::Display> core::error::Error for Error<E> {}
+impl<E> core::error::Error for Error<E>
+where
+    E: core::error::Error + 'static,
+{
+    /// The source's own error, or the [`FormatError`].
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Error::Source { error, .. } => Some(error),
+            Error::Format(e) => Some(e),
+        }
+    }
+}
+
+/// An error shown with the schema that names its field.
+#[cfg(feature = "alloc")]
+struct DisplayWith<'a, T> {
+    error: &'a T,
+    schema: &'a crate::schema::Schema,
+}
+
+#[cfg(feature = "alloc")]
+impl<E: fmt::Display> fmt::Display for DisplayWith<'_, Error<E>> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.error {
+            Error::Format(e) => e.write(f, Some(self.schema)),
+            source => source.fmt(f),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl fmt::Display for DisplayWith<'_, FormatError> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.write(f, Some(self.schema))
+    }
+}
 
 /// Bad bytes: what was wrong ([`FormatErrorKind`]) and where it was found.
+///
+/// At most 64 bytes: the place is a byte offset, a batch index and a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatError {
     /// What was wrong.
     pub kind: FormatErrorKind,
-    /// Absolute byte offset in the file or stream, when known.
-    pub offset: Option<u64>,
-    /// Index of the record batch (or dictionary batch, per `kind`), when known.
-    pub batch: Option<u64>,
-    /// Dotted path of the field being read, innermost last; empty when not about a field.
-    pub field: heapless::String<FIELD_PATH_CAPACITY>,
+    /// The absolute byte offset, or [`UNKNOWN`] (read through [`FormatError::offset`]).
+    offset: u64,
+    /// The batch index, or [`UNKNOWN`] (read through [`FormatError::batch`]).
+    batch: u64,
+    /// The field, innermost level last; empty when not about a field.
+    field: FieldPath,
+}
+
+/// The stored offset or batch index that means "not known".
+const UNKNOWN: u64 = u64::MAX;
+
+fn known(value: u64) -> Option<u64> {
+    (value != UNKNOWN).then_some(value)
 }
 
 impl FormatError {
@@ -89,64 +148,99 @@ impl FormatError {
     pub fn new(kind: FormatErrorKind) -> Self {
         FormatError {
             kind,
-            offset: None,
-            batch: None,
-            field: heapless::String::new(),
+            offset: UNKNOWN,
+            batch: UNKNOWN,
+            field: FieldPath::EMPTY,
         }
+    }
+
+    /// The absolute byte offset in the file or stream, when known.
+    pub fn offset(&self) -> Option<u64> {
+        known(self.offset)
+    }
+
+    /// The index of the record batch (or dictionary batch, per [`kind`](Self::kind)), when known.
+    pub fn batch(&self) -> Option<u64> {
+        known(self.batch)
+    }
+
+    /// The field being read, when the error is about one: its indices in the schema (the
+    /// file's schema for a reader's errors; the batch's for a writer's).
+    pub fn field(&self) -> Option<FieldPath> {
+        (!self.field.is_empty()).then_some(self.field)
     }
 
     /// Records the absolute byte offset, unless one is already recorded.
     #[must_use]
     pub fn at(mut self, offset: u64) -> Self {
-        self.offset.get_or_insert(offset);
+        if self.offset == UNKNOWN {
+            self.offset = offset;
+        }
         self
     }
 
     /// Adds `base` to a recorded offset that was relative to `base`, or records `base`.
     #[must_use]
     pub fn rebase(mut self, base: u64) -> Self {
-        self.offset = Some(self.offset.map_or(base, |o| o.saturating_add(base)));
+        self.offset = match known(self.offset) {
+            Some(offset) => offset.saturating_add(base).min(UNKNOWN - 1),
+            None => base,
+        };
         self
     }
 
     /// Records the batch index, unless one is already recorded.
     #[must_use]
     pub fn in_batch(mut self, batch: u64) -> Self {
-        self.batch.get_or_insert(batch);
-        self
-    }
-
-    /// Prepends an enclosing field's name to the field path (errors bubble up from the leaf).
-    #[must_use]
-    pub fn in_field(mut self, name: &str) -> Self {
-        let mut path = heapless::String::<FIELD_PATH_CAPACITY>::new();
-        let fits = path.push_str(name).is_ok()
-            && (self.field.is_empty()
-                || (path.push('.').is_ok() && path.push_str(&self.field).is_ok()));
-        if fits {
-            self.field = path;
-        } else if self.field.is_empty() {
-            // Keep as much of the name as fits, on a char boundary.
-            for c in name.chars() {
-                if self.field.push(c).is_err() {
-                    break;
-                }
-            }
+        if self.batch == UNKNOWN {
+            self.batch = batch;
         }
         self
     }
-}
 
-impl From<FormatErrorKind> for FormatError {
-    fn from(kind: FormatErrorKind) -> Self {
-        FormatError::new(kind)
+    /// Records that the error is inside child `index` of the enclosing field (or top-level
+    /// field `index`): errors bubble up from the leaf, each level adding its index in front.
+    #[must_use]
+    pub fn in_field(mut self, index: usize) -> Self {
+        self.field = self.field.under(index);
+        self
     }
-}
 
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.kind.fmt(f)?;
-        let unplaced = self.field.is_empty() && self.batch.is_none() && self.offset.is_none();
+    /// Places an error from a dictionary's own column (its outermost level, if any) at `root`,
+    /// the path of the schema field whose dictionary it is.
+    #[cfg(feature = "alloc")]
+    #[must_use]
+    pub(crate) fn in_dictionary(mut self, root: Option<FieldPath>) -> Self {
+        let Some(root) = root else {
+            self.field = FieldPath::EMPTY;
+            return self;
+        };
+        let mut path = root;
+        for index in self.field.indices().skip(1) {
+            path = path.child(index);
+        }
+        if self.field.is_cut() {
+            path.meta |= FieldPath::CUT;
+        }
+        self.field = path;
+        self
+    }
+
+    /// Shows the error naming its field as `schema` calls it: a dotted path of field names such
+    /// as `a.b` (the plain [`Display`](fmt::Display) shows the field's indices, `#0.1`).
+    #[cfg(feature = "alloc")]
+    pub fn display_with<'a>(&'a self, schema: &'a crate::schema::Schema) -> impl fmt::Display + 'a {
+        DisplayWith {
+            error: self,
+            schema,
+        }
+    }
+
+    /// Writes the kind and the place, naming the field from `schema` when given.
+    fn write(&self, f: &mut fmt::Formatter<'_>, schema: Option<&Schema>) -> fmt::Result {
+        fmt::Display::fmt(&self.kind, f)?;
+        let (field, batch, offset) = (self.field(), self.batch(), self.offset());
+        let unplaced = field.is_none() && batch.is_none() && offset.is_none();
         // An error about the whole input (empty, another format, cut short) has no place in it.
         if unplaced
             && matches!(
@@ -158,17 +252,18 @@ impl fmt::Display for FormatError {
         {
             return Ok(());
         }
-        if !self.field.is_empty() {
-            write!(f, " (field `{}`", self.field)?;
-        } else {
-            f.write_str(" (")?;
+        f.write_str(" (")?;
+        let mut sep = false;
+        if let Some(field) = field {
+            f.write_str("field ")?;
+            write_field(f, field, schema)?;
+            sep = true;
         }
-        let mut sep = !self.field.is_empty();
-        if let Some(batch) = self.batch {
+        if let Some(batch) = batch {
             write!(f, "{}batch {batch}", if sep { ", " } else { "" })?;
             sep = true;
         }
-        if let Some(offset) = self.offset {
+        if let Some(offset) = offset {
             write!(f, "{}byte offset {offset}", if sep { ", " } else { "" })?;
             sep = true;
         }
@@ -179,7 +274,210 @@ impl fmt::Display for FormatError {
     }
 }
 
+#[cfg(feature = "alloc")]
+use crate::schema::Schema;
+
+/// Without `alloc` there are no owned schemas to name fields from.
+#[cfg(not(feature = "alloc"))]
+enum Schema {}
+
+/// Writes `` `a.b` `` when `schema` has every field on `path`, else its indices, `#0.1`.
+fn write_field(
+    f: &mut fmt::Formatter<'_>,
+    path: FieldPath,
+    schema: Option<&Schema>,
+) -> fmt::Result {
+    #[cfg(feature = "alloc")]
+    if let Some(schema) = schema
+        && schema.fields_on_path(path).count() == path.len()
+    {
+        f.write_str("`")?;
+        for (i, field) in schema.fields_on_path(path).enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            f.write_str(field.name())?;
+        }
+        if path.is_cut() {
+            f.write_str(".…")?;
+        }
+        return f.write_str("`");
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = schema;
+    write!(f, "#{path}")
+}
+
+impl From<FormatErrorKind> for FormatError {
+    fn from(kind: FormatErrorKind) -> Self {
+        FormatError::new(kind)
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, None)
+    }
+}
+
 impl core::error::Error for FormatError {}
+
+/// Where a field is in a schema: the index of each field on the way down, from the top-level
+/// field (its index in the schema's fields) through the children of each type (a list's item,
+/// a struct's or union's members, a map's entries, a run-end encoded array's run ends and
+/// values).
+///
+/// It takes 8 bytes: seven small indices, or fewer larger ones; the deepest levels of a path that
+/// does not fit are cut off ([`is_cut`](Self::is_cut)). Shown alone it is the indices, `0.1`; a
+/// schema names the fields (`Schema::fields_on_path`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FieldPath {
+    /// The indices, outermost first, each in LEB128 (7 bits a byte, the high bit set when more
+    /// bytes of the same index follow).
+    bytes: [u8; FieldPath::CAPACITY],
+    /// The number of bytes used, plus [`FieldPath::CUT`] when deeper levels were cut off.
+    meta: u8,
+}
+
+impl FieldPath {
+    const CAPACITY: usize = 7;
+    const CUT: u8 = 0x80;
+    const EMPTY: FieldPath = FieldPath {
+        bytes: [0; FieldPath::CAPACITY],
+        meta: 0,
+    };
+
+    /// The path of top-level field `index`.
+    pub fn top(index: usize) -> Self {
+        FieldPath::EMPTY.under(index)
+    }
+
+    /// The path of child `index` of this path's field.
+    #[must_use]
+    pub fn child(self, index: usize) -> Self {
+        if self.is_cut() {
+            return self;
+        }
+        let mut out = self;
+        let mut used = self.used();
+        for byte in Leb128::new(index as u64) {
+            match out.bytes.get_mut(used) {
+                Some(slot) => *slot = byte,
+                None => {
+                    // Keep the levels above; this one does not fit.
+                    return FieldPath {
+                        meta: self.meta | FieldPath::CUT,
+                        ..self
+                    };
+                }
+            }
+            used += 1;
+        }
+        out.meta = used as u8;
+        out
+    }
+
+    /// This path below field `index`: `index` becomes the outermost level. Levels that no
+    /// longer fit are cut from the inner end.
+    fn under(self, index: usize) -> Self {
+        let mut out = FieldPath::EMPTY.child(index);
+        for level in self.indices() {
+            let deeper = out.child(level);
+            if deeper.is_cut() {
+                out = deeper;
+                break;
+            }
+            out = deeper;
+        }
+        if self.is_cut() {
+            out.meta |= FieldPath::CUT;
+        }
+        out
+    }
+
+    fn used(self) -> usize {
+        usize::from(self.meta & !FieldPath::CUT)
+    }
+
+    /// The indices, outermost first.
+    pub fn indices(self) -> impl Iterator<Item = usize> {
+        let mut bytes = self.bytes.into_iter().take(self.used());
+        core::iter::from_fn(move || {
+            let mut value: u64 = 0;
+            let mut shift = 0;
+            loop {
+                let byte = bytes.next()?;
+                value |= u64::from(byte & 0x7F).checked_shl(shift).unwrap_or(0);
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    return Some(usize::try_from(value).unwrap_or(usize::MAX));
+                }
+            }
+        })
+    }
+
+    /// The number of levels kept.
+    pub fn len(self) -> usize {
+        self.indices().count()
+    }
+
+    /// Whether the path has no levels.
+    pub fn is_empty(self) -> bool {
+        self.used() == 0
+    }
+
+    /// Whether deeper levels were cut off because they did not fit.
+    pub fn is_cut(self) -> bool {
+        self.meta & FieldPath::CUT != 0
+    }
+}
+
+/// The LEB128 bytes of a value.
+struct Leb128 {
+    value: u64,
+    done: bool,
+}
+
+impl Leb128 {
+    fn new(value: u64) -> Self {
+        Leb128 { value, done: false }
+    }
+}
+
+impl Iterator for Leb128 {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        if self.done {
+            return None;
+        }
+        let low = (self.value & 0x7F) as u8;
+        self.value >>= 7;
+        self.done = self.value == 0;
+        Some(if self.done { low } else { low | 0x80 })
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, index) in self.indices().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{index}")?;
+        }
+        if self.is_cut() {
+            f.write_str(".…")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FieldPath({self})")
+    }
+}
 
 /// What was wrong with the bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,7 +532,7 @@ pub enum FormatErrorKind {
     /// The flatbuffer nests deeper, or holds more tables, than the configured limits.
     FlatbufferLimit {
         /// Which limit.
-        what: &'static str,
+        what: FlatbufferBound,
         /// The limit.
         limit: u64,
     },
@@ -260,7 +558,7 @@ pub enum FormatErrorKind {
     /// A type, feature or codec that quiver cannot read (in this build).
     Unsupported {
         /// What it is.
-        what: &'static str,
+        what: Feature,
     },
     /// A buffer's declared range does not lie inside the message body.
     BufferOutOfBounds {
@@ -293,25 +591,17 @@ pub enum FormatErrorKind {
     /// A size declared in the file exceeds a configured limit.
     LimitExceeded {
         /// What was declared.
-        what: &'static str,
+        what: Limit,
         /// The declared size.
         requested: u64,
         /// The limit in force.
         limit: u64,
     },
-    /// A projection names a field the schema does not have (the path is in `field`).
-    UnknownField,
-    /// A projection's path goes on below a field that is not a struct (or is a dictionary-encoded
-    /// one): only struct children can be selected (the path is in `field`).
-    NotAStruct,
-    /// A projection names a field that more than one field of the schema (or of the struct)
-    /// is called (the path is in `field`).
-    AmbiguousField,
     /// A fixed capacity the caller chose (a const generic of the [`no_alloc`](crate::no_alloc)
     /// readers) is too small for the data.
     CapacityExceeded {
         /// What the capacity counts.
-        what: &'static str,
+        what: Capacity,
         /// How many are needed at least.
         needed: u64,
         /// The capacity.
@@ -320,7 +610,7 @@ pub enum FormatErrorKind {
     /// Compressed data is corrupt.
     Decompression {
         /// Which codec.
-        codec: &'static str,
+        codec: CompressionCodec,
         /// What was wrong.
         what: &'static str,
     },
@@ -395,12 +685,6 @@ impl fmt::Display for FormatErrorKind {
                 f,
                 "{what} of {requested} bytes exceeds the limit of {limit}"
             ),
-            UnknownField => f.write_str("no such field"),
-            NotAStruct => f.write_str(
-                "the path goes on below a field that is not a struct (only the children of struct \
-                 columns that are not dictionary-encoded can be selected)",
-            ),
-            AmbiguousField => f.write_str("more than one field has this name"),
             CapacityExceeded {
                 what,
                 needed,
@@ -409,8 +693,201 @@ impl fmt::Display for FormatErrorKind {
                 f,
                 "{what}: at least {needed} needed, the capacity is {capacity}"
             ),
-            Decompression { codec, what } => write!(f, "corrupt {codec} data: {what}"),
+            Decompression { codec, what } => write!(f, "corrupt {} data: {what}", codec.name()),
         }
+    }
+}
+
+/// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FlatbufferBound {
+    /// How deep tables nest (`ReaderOptions`' depth limit when reading).
+    NestingDepth,
+    /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
+    FieldCount,
+    /// How deep fields may nest for readers to take the schema (when writing).
+    FieldNesting,
+    /// The size of a flatbuffer being built.
+    BufferSize,
+    /// The length of a vector being built.
+    VectorLength,
+    /// The size of a table being built (its vtable holds 16-bit offsets).
+    TableSize,
+}
+
+impl fmt::Display for FlatbufferBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FlatbufferBound::NestingDepth => "nesting depth",
+            FlatbufferBound::FieldCount => "field count",
+            FlatbufferBound::FieldNesting => "field nesting depth",
+            FlatbufferBound::BufferSize => "builder buffer size",
+            FlatbufferBound::VectorLength => "vector length",
+            FlatbufferBound::TableSize => "table size",
+        })
+    }
+}
+
+/// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A message's metadata (its flatbuffer), read or written.
+    MessageMetadata,
+    /// A message's body, written.
+    MessageBody,
+    /// A file's footer, written.
+    FileFooter,
+    /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
+    DecompressedBuffer,
+    /// A ZSTD frame's window.
+    ZstdWindow,
+    /// A read the reader planned (beyond what the platform can address).
+    PlannedRead,
+    /// An offset of a variable-length, list or map array, beyond its offset type (a large or
+    /// view type holds more).
+    Offsets,
+    /// A run end beyond the run-end type (a wider one holds more).
+    RunEnd,
+    /// A dense union child's length beyond its 32-bit offsets.
+    DenseUnionChild,
+    /// A dictionary index beyond the index type (a wider one holds more).
+    DictionaryIndex,
+    /// A view value's length beyond 32 bits.
+    ViewValue,
+    /// A delta dictionary's length, or its offsets or run ends, beyond their type once
+    /// appended to the dictionary before it.
+    AppendedDictionary,
+    /// A dictionary validity bitmap beyond the bytes its slots hold.
+    DictionaryValidity,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::MessageMetadata => "message metadata",
+            Limit::MessageBody => "message body",
+            Limit::FileFooter => "file footer",
+            Limit::DecompressedBuffer => "declared uncompressed buffer size",
+            Limit::ZstdWindow => "ZSTD frame window size",
+            Limit::PlannedRead => "planned read",
+            Limit::Offsets => "offsets (a large or view type holds more)",
+            Limit::RunEnd => "run end (use a wider run-end type)",
+            Limit::DenseUnionChild => "dense union child length",
+            Limit::DictionaryIndex => "dictionary index (use a wider index type)",
+            Limit::ViewValue => "view value length",
+            Limit::AppendedDictionary => "appended dictionary length or offsets",
+            Limit::DictionaryValidity => {
+                "a dictionary validity bitmap beyond the bytes its slots hold"
+            }
+        })
+    }
+}
+
+/// What quiver cannot read or write, in this build or at all ([`FormatErrorKind::Unsupported`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Feature {
+    /// Bodies compressed with a codec this build lacks (the `lz4` and `zstd` features).
+    Codec(CompressionCodec),
+    /// A compressed frame that needs a preset dictionary (a dictionary id in its header).
+    CodecDictionary(CompressionCodec),
+    /// Compressed record or dictionary batches without the `alloc` feature.
+    CompressionWithoutAlloc,
+    /// Big-endian data without the `alloc` feature (byte-swapping needs owned memory).
+    BigEndianWithoutAlloc,
+    /// Delta dictionaries without the `alloc` feature.
+    DeltaDictionaryWithoutAlloc,
+    /// Message metadata versions before V4 (Arrow 0.8).
+    MetadataVersion,
+    /// A dictionary id that a file defines twice, or a writer's file dictionary that neither
+    /// equals, extends nor starts the one already written: the file format cannot replace a
+    /// dictionary.
+    ReplacedDictionaryInFile,
+    /// A delta dictionary of a type that cannot be appended to, of another type than the
+    /// dictionary before it, or whose values use other dictionaries.
+    DeltaDictionary,
+    /// Columns that share a dictionary id hold different dictionaries in one batch.
+    SharedDictionaryMismatch,
+    /// A data type with no buffer layout to read or write.
+    DataTypeLayout,
+    /// Writing a batch after `finish`.
+    WriteAfterFinish,
+    /// Writing after an earlier write failed (the output would be corrupt).
+    WriteAfterError,
+    /// A flatbuffer built out of order (a bug in quiver's writer).
+    FlatbufferBuilderMisuse,
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Feature::Codec(codec) => {
+                let feature = match codec {
+                    CompressionCodec::Lz4Frame => "lz4",
+                    CompressionCodec::Zstd => "zstd",
+                };
+                write!(
+                    f,
+                    "{} compression (build with the `{feature}` feature)",
+                    codec.name()
+                )
+            }
+            Feature::CodecDictionary(codec) => write!(
+                f,
+                "{} preset dictionary (dictionary id in frame header)",
+                codec.name()
+            ),
+            Feature::CompressionWithoutAlloc => {
+                f.write_str("compressed batches without the alloc feature")
+            }
+            Feature::BigEndianWithoutAlloc => {
+                f.write_str("big-endian data without the alloc feature")
+            }
+            Feature::DeltaDictionaryWithoutAlloc => {
+                f.write_str("delta dictionaries without the alloc feature")
+            }
+            Feature::MetadataVersion => {
+                f.write_str("message metadata versions before V4 (Arrow 0.8)")
+            }
+            Feature::ReplacedDictionaryInFile => f.write_str(
+                "replaced dictionaries in a file (a dictionary that neither equals, extends nor \
+                 starts the one already in the file)",
+            ),
+            Feature::DeltaDictionary => f.write_str(
+                "a delta dictionary of this type, of another type, or with values encoded with \
+                 other dictionaries",
+            ),
+            Feature::SharedDictionaryMismatch => f.write_str(
+                "columns that share a dictionary id hold different dictionaries in one batch",
+            ),
+            Feature::DataTypeLayout => f.write_str("a data type without a buffer layout"),
+            Feature::WriteAfterFinish => f.write_str("writing a batch after finish"),
+            Feature::WriteAfterError => f.write_str("writing after an earlier write failed"),
+            Feature::FlatbufferBuilderMisuse => {
+                f.write_str("a flatbuffer built out of order (a bug in quiver's writer)")
+            }
+        }
+    }
+}
+
+/// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capacity {
+    /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
+    Arrays,
+    /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
+    Dictionaries,
+}
+
+impl fmt::Display for Capacity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Capacity::Arrays => "arrays in one batch (the Batch's N)",
+            Capacity::Dictionaries => "dictionaries (the reader's D)",
+        })
     }
 }
 
@@ -421,6 +898,7 @@ pub type FormatResult<T> = Result<T, FormatError>;
 mod tests {
     use super::*;
     use std::string::ToString;
+    use std::vec::Vec;
 
     #[test]
     fn display_names_kind_field_batch_and_offset() {
@@ -430,11 +908,101 @@ mod tests {
         })
         .at(120)
         .in_batch(2)
-        .in_field("b")
-        .in_field("a");
+        .in_field(1)
+        .in_field(0);
+        assert_eq!(e.field(), Some(FieldPath::top(0).child(1)));
         assert_eq!(
             e.to_string(),
-            "invalid array: offsets decrease at index 3 (field `a.b`, batch 2, byte offset 120)"
+            "invalid array: offsets decrease at index 3 (field #0.1, batch 2, byte offset 120)"
         );
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn display_with_a_schema_names_the_field() {
+        use crate::datatype::DataType;
+        use crate::schema::{Field, Schema};
+        let point = DataType::Struct(
+            std::vec![
+                Field::new("x", DataType::Int32, true),
+                Field::new("y", DataType::Utf8, true),
+            ]
+            .into(),
+        );
+        let schema = Schema::new(std::vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("p", point, true),
+        ]);
+        let e = FormatError::new(FormatErrorKind::InvalidUtf8 { index: 2, byte: 4 })
+            .in_field(1)
+            .in_field(1)
+            .in_batch(0);
+        assert_eq!(
+            e.display_with(&schema).to_string(),
+            "invalid UTF-8 in row 2, at byte 4 of the value (field `p.y`, batch 0)"
+        );
+        let wrapped: Error<core::convert::Infallible> = e.clone().into();
+        assert_eq!(
+            wrapped.display_with(&schema).to_string(),
+            e.display_with(&schema).to_string()
+        );
+        // A path the schema does not have falls back to the indices.
+        let stray = FormatError::new(FormatErrorKind::EmptyInput).in_field(5);
+        assert_eq!(
+            stray.display_with(&schema).to_string(),
+            "empty input (field #5)"
+        );
+    }
+
+    #[test]
+    fn errors_are_small() {
+        use core::mem::size_of;
+        assert!(
+            size_of::<FormatError>() <= 64,
+            "{}",
+            size_of::<FormatError>()
+        );
+        assert!(size_of::<FieldPath>() == 8);
+        // A reader's error with an I/O error of one pointer is no bigger than the format error.
+        assert!(size_of::<Error<std::boxed::Box<u8>>>() <= 64);
+    }
+
+    #[test]
+    fn field_paths_keep_the_outer_levels_that_fit() {
+        let indices = |p: FieldPath| p.indices().collect::<Vec<_>>();
+        let deep = (0..10).rev().fold(FieldPath::EMPTY, |p, i| p.under(i));
+        assert_eq!(indices(deep), [0, 1, 2, 3, 4, 5, 6]);
+        assert!(deep.is_cut());
+        assert_eq!(deep.to_string(), "0.1.2.3.4.5.6.…");
+        let wide = FieldPath::top(300).child(70_000).child(1);
+        assert_eq!(indices(wide), [300, 70_000, 1]);
+        assert!(!wide.is_cut());
+        let over = wide.child(20_000);
+        assert_eq!(indices(over), [300, 70_000, 1]);
+        assert!(over.is_cut());
+        let huge = FieldPath::top(usize::MAX);
+        assert!(huge.is_empty() && huge.is_cut());
+        assert_eq!(FormatError::new(FormatErrorKind::EmptyInput).field(), None);
+    }
+
+    #[test]
+    fn source_is_the_source_error_or_the_format_error() {
+        use core::error::Error as _;
+        #[derive(Debug)]
+        struct Io;
+        impl fmt::Display for Io {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("io")
+            }
+        }
+        impl core::error::Error for Io {}
+        let source: Error<Io> = Error::Source {
+            error: Io,
+            offset: 0,
+            len: 1,
+        };
+        assert!(source.source().is_some_and(|e| e.is::<Io>()));
+        let format: Error<Io> = FormatErrorKind::EmptyInput.into();
+        assert!(format.source().is_some_and(|e| e.is::<FormatError>()));
     }
 }

@@ -25,7 +25,7 @@
 //! buffer can still visit exponentially many tables. Callers that walk recursively must also
 //! budget the number of tables they visit.
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use core::fmt;
 use core::marker::PhantomData;
 
@@ -126,7 +126,7 @@ impl<'a> Table<'a> {
     fn at(buf: &'a [u8], pos: usize, depth: u32, what: &'static str) -> FormatResult<Self> {
         if depth > MAX_DEPTH {
             return Err(FormatError::new(FormatErrorKind::FlatbufferLimit {
-                what: "nesting depth",
+                what: FlatbufferBound::NestingDepth,
                 limit: u64::from(MAX_DEPTH),
             })
             .at(pos as u64));
@@ -703,7 +703,7 @@ mod tests {
             FormatErrorKind::Flatbuffer { what: w } => assert_eq!(*w, what, "{e:?}"),
             other => panic!("expected a Flatbuffer error, got {other:?}"),
         }
-        assert!(e.offset.is_some(), "error has no offset: {e:?}");
+        assert!(e.offset().is_some(), "error has no offset: {e:?}");
         e
     }
 
@@ -866,7 +866,7 @@ mod tests {
         let mut buf = MINIMAL;
         buf[0] = 200; // root offset past the end
         let e = assert_fb_error(Table::root(&buf, "Root"), "Root");
-        assert_eq!(e.offset, Some(0));
+        assert_eq!(e.offset(), Some(0));
         buf[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_fb_error(Table::root(&buf, "Root"), "Root");
     }
@@ -901,7 +901,7 @@ mod tests {
             let mut buf = MINIMAL;
             buf[pos..pos + 2].copy_from_slice(&value.to_le_bytes());
             let e = assert_fb_error(Table::root(&buf, "Root"), "Root");
-            assert!(e.offset == Some(4) || e.offset == Some(12), "{e:?}");
+            assert!(e.offset() == Some(4) || e.offset() == Some(12), "{e:?}");
         }
     }
 
@@ -914,7 +914,7 @@ mod tests {
             Table::root(&buf, "Root").unwrap().i32(0, 0, "Root.a"),
             "Root.a",
         );
-        assert_eq!(e.offset, Some(8));
+        assert_eq!(e.offset(), Some(8));
         // ... but a u8 or i16 at +6 is fine
         let t = Table::root(&buf, "Root").unwrap();
         assert_eq!(t.i16(0, 0, "Root.a").unwrap(), 0);
@@ -975,7 +975,7 @@ mod tests {
                     2 => assert_fb_error(t.vector::<i64>(2, "c"), "c"),
                     _ => assert_fb_error(t.tables(3, "d"), "d"),
                 };
-                assert_eq!(e.offset, Some(p as u64));
+                assert_eq!(e.offset(), Some(p as u64));
             }
         }
 
@@ -1000,7 +1000,7 @@ mod tests {
             buf[v..v + 4].copy_from_slice(&u32::to_le_bytes(bad));
             let t = Table::root(&buf, "Root").unwrap();
             let e = assert_fb_error(t.vector::<i64>(2, "c"), "c");
-            assert_eq!(e.offset, Some(v as u64));
+            assert_eq!(e.offset(), Some(v as u64));
         }
         // A vector of tables is fine as long as its offsets fit; a table element is
         // checked only when read.
@@ -1015,7 +1015,7 @@ mod tests {
         let tables = t.tables(3, "d").unwrap().unwrap();
         assert_eq!(tables.len(), 1);
         let e = assert_fb_error(tables.get(0), "d");
-        assert_eq!(e.offset, Some(tv as u64));
+        assert_eq!(e.offset(), Some(tv as u64));
         assert!(tables.iter().next().unwrap().is_err());
     }
 
@@ -1025,7 +1025,7 @@ mod tests {
         let t = Table::root(&buf, "Root").unwrap();
         let e = assert_fb_error(t.str(0, "Root.s"), "Root.s");
         // The offset points at the first bad byte.
-        assert_eq!(buf[e.offset.unwrap() as usize], 0xFF);
+        assert_eq!(buf[e.offset().unwrap() as usize], 0xFF);
     }
 
     #[test]
@@ -1045,11 +1045,11 @@ mod tests {
         assert_eq!(
             e.kind,
             FormatErrorKind::FlatbufferLimit {
-                what: "nesting depth",
+                what: FlatbufferBound::NestingDepth,
                 limit: u64::from(MAX_DEPTH)
             }
         );
-        assert!(e.offset.is_some());
+        assert!(e.offset().is_some());
         // The deepest table that is allowed still reads.
         assert_eq!(t.i32(1, 0, "Root.n").unwrap(), 0);
     }

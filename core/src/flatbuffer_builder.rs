@@ -11,8 +11,8 @@
 //! - little-endian scalars, aligned to their size; the finished buffer's length is a multiple of
 //!   the largest alignment used, so alignment counted from the end holds from the start too;
 //! - tables: an `soffset` to a vtable (`u16` vtable size, `u16` inline size, one `u16` per slot),
-//!   then the fields; identical vtables are written once and shared (on by default, see
-//!   [`Builder::with_vtable_dedup`]);
+//!   then the fields; identical vtables are written once and shared (the tests can turn
+//!   this off);
 //! - vectors of scalars or fixed-size structs ([`Push`]), of tables and of strings: a `u32` count,
 //!   then the elements, aligned to the element's alignment;
 //! - strings: a `u32` length, the UTF-8 bytes and a terminating zero;
@@ -22,7 +22,7 @@
 //! buffer past the format's 2 GiB limit is remembered, every later call does nothing, and
 //! [`Builder::finish`] returns the first such error.
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{Block, Buffer, FieldNode};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -67,7 +67,8 @@ impl<K> Offset<K> {
     }
 
     /// Distance of the object's start from the end of the buffer being built.
-    pub fn from_end(self) -> u32 {
+    #[cfg(test)]
+    pub fn end_distance(self) -> u32 {
         self.from_end
     }
 }
@@ -222,6 +223,7 @@ impl Builder {
 
     /// Whether a table whose vtable equals an earlier one points at that one instead of writing
     /// its own copy (on by default; off writes one vtable per table).
+    #[cfg(test)]
     #[must_use]
     pub fn with_vtable_dedup(mut self, dedup: bool) -> Self {
         self.dedup = dedup;
@@ -233,12 +235,8 @@ impl Builder {
         self.buf.len().saturating_sub(self.head)
     }
 
-    /// Whether nothing has been written yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The first error (misuse or size limit), if any; [`finish`](Self::finish) returns it.
+    #[cfg(test)]
     pub fn error(&self) -> Option<&FormatError> {
         self.error.as_ref()
     }
@@ -249,11 +247,15 @@ impl Builder {
         }
     }
 
+    /// Remembers a call out of order; `what` says which (for a debugger).
     fn misuse(&mut self, what: &'static str) {
-        self.fail(FormatErrorKind::Unsupported { what });
+        let _ = what;
+        self.fail(FormatErrorKind::Unsupported {
+            what: Feature::FlatbufferBuilderMisuse,
+        });
     }
 
-    fn too_big(&mut self, what: &'static str, limit: usize) {
+    fn too_big(&mut self, what: FlatbufferBound, limit: usize) {
         self.fail(FormatErrorKind::FlatbufferLimit {
             what,
             limit: limit as u64,
@@ -267,7 +269,7 @@ impl Builder {
         }
         let used = self.len();
         let Some(needed) = used.checked_add(n).filter(|&total| total <= MAX_SIZE) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return false;
         };
         if self.head < n {
@@ -350,7 +352,7 @@ impl Builder {
     /// Prepends a vector's `u32` length and returns the vector's offset.
     fn push_length<K>(&mut self, len: usize) -> Offset<K> {
         let Ok(len) = u32::try_from(len) else {
-            self.too_big("vector length", u32::MAX as usize);
+            self.too_big(FlatbufferBound::VectorLength, u32::MAX as usize);
             return Offset::new(0);
         };
         self.prepend(&len.to_le_bytes());
@@ -364,7 +366,7 @@ impl Builder {
         }
         let size = values.first().map_or(0, |v| v.to_le().as_ref().len());
         let Some(total) = size.checked_mul(values.len()) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return Offset::new(0);
         };
         self.align(T::ALIGN.max(OFFSET_SIZE), total);
@@ -385,7 +387,7 @@ impl Builder {
             return Offset::new(0);
         }
         let Some(total) = targets.len().checked_mul(OFFSET_SIZE) else {
-            self.too_big("builder buffer size", MAX_SIZE);
+            self.too_big(FlatbufferBound::BufferSize, MAX_SIZE);
             return Offset::new(0);
         };
         self.align(OFFSET_SIZE, total);
@@ -396,6 +398,7 @@ impl Builder {
     }
 
     /// Writes strings, then the vector of them.
+    #[cfg(test)]
     pub fn create_vector_of_strings(&mut self, strings: &[&str]) -> Offset<kind::Vector> {
         let offsets: Vec<Offset<kind::Str>> =
             strings.iter().map(|s| self.create_string(s)).collect();
@@ -449,6 +452,7 @@ impl Builder {
     }
 
     /// Adds scalar field `slot` unless it equals `default` (which readers return when absent).
+    #[cfg(test)]
     pub fn add_scalar_default<T: Push + PartialEq>(&mut self, slot: u16, value: T, default: T) {
         if value != default {
             self.add_scalar(slot, value);
@@ -499,7 +503,7 @@ impl Builder {
         let (Ok(vtable_len16), Ok(inline_len16)) =
             (u16::try_from(vtable_len), u16::try_from(inline_len))
         else {
-            self.too_big("table size", u16::MAX as usize);
+            self.too_big(FlatbufferBound::TableSize, u16::MAX as usize);
             return Offset::new(0);
         };
         let mut vtable = vec![0u8; vtable_len];
@@ -892,8 +896,8 @@ mod tests {
                 let mut refs = Vec::new();
                 for (slot, f) in fields {
                     match f {
-                        Field::Str(s) => refs.push((*slot, Some(b.create_string(s).from_end()))),
-                        Field::I64s(v) => refs.push((*slot, Some(b.create_vector(v).from_end()))),
+                        Field::Str(s) => refs.push((*slot, Some(b.create_string(s).end_distance()))),
+                        Field::I64s(v) => refs.push((*slot, Some(b.create_vector(v).end_distance()))),
                         _ => refs.push((*slot, None)),
                     }
                 }

@@ -4,35 +4,41 @@
 //!
 //! Bytes flow one way through the crate, one idea per module:
 //!
-//! - [`source`]: [`RandomAccess`], the positioned reads a file reader asks of its source (with a
+//! - [`source`]: [`RandomAccess`](source::RandomAccess), the positioned reads a file reader asks of its source (with a
 //!   whole list of ranges per call, so a remote source can fetch them concurrently), and
 //!   [`source::Counting`], which records every read.
 //! - [`flatbuffer`] and [`format`]: zero-copy, bounds-checked views of the Arrow flatbuffers
 //!   (`Footer`, `Message`, `Schema`, `RecordBatch`, …). No allocation; usable without `alloc`.
-//! - [`datatype`] and [`schema`]: the owned data model, [`DataType`], [`Field`], [`Schema`].
+//! - [`datatype`] and [`schema`]: the owned data model, [`DataType`](datatype::DataType),
+//!   [`Field`](schema::Field), [`Schema`](schema::Schema).
 //! - [`ipc`]: the [`ipc::FileDecoder`], which plans every read of a file and decodes the bytes
-//!   it is handed, doing no I/O; the [`FileReader`] (one read for the footer, one per block,
+//!   it is handed, doing no I/O; the [`FileReader`](ipc::FileReader) (one read for the footer, one per block,
 //!   or planned windows) and, with `async`, the `AsyncFileReader`, loops around it; the
 //!   [`ipc::StreamDecoder`], which decodes a stream from bytes pushed in any chunks, and the
-//!   [`StreamReader`] (any [`embedded_io::Read`]) and, with `async`, the `AsyncStreamReader`
-//!   around it; the [`FileWriter`] and [`StreamWriter`]
-//!   (any [`embedded_io::Write`]), built on [`flatbuffer_builder`]; [`compression`] decodes and
+//!   [`StreamReader`](ipc::StreamReader) (any [`embedded_io::Read`]) and, with `async`, the `AsyncStreamReader`
+//!   around it; the [`FileWriter`](ipc::FileWriter) and
+//!   [`StreamWriter`](ipc::StreamWriter)
+//!   (any [`embedded_io::Write`]), which build their flatbuffers with a builder of their own;
+//!   [`compression`] decodes and
 //!   encodes LZ4_FRAME and ZSTD.
 //! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,
 //!   `RecordBatch::from_columns`) or with one builder per type.
-//! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`] and [`RecordBatch`],
+//! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`](array::ArrayView) and
+//!   [`RecordBatch`](array::RecordBatch),
 //!   validated once on construction; their buffers are borrowed from the block that was read,
 //!   or owned when decompressed or byte-swapped.
 //! - [`json`]: the JSON serializer, a state machine that writes record batches as NDJSON or one
 //!   JSON array into buffers the caller lends, resuming at any byte, allocating nothing.
 //! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into
 //!   the fewest reads within hole and size limits (a pure function, no I/O).
-//! - [`error`]: [`Error`] (the source's own error, or a [`FormatError`] saying what was wrong
+//! - [`error`]: [`Error`](error::Error) (the source's own error, or a
+//!   [`FormatError`](error::FormatError) saying what was wrong
 //!   and where: byte offset, batch, field path).
 //!
 //! ```
+//! use quiver::error::FormatErrorKind;
+//! use quiver::ipc::{FileReader, ReaderOptions};
 //! use quiver::source::Counting;
-//! use quiver::{FileReader, FormatErrorKind, ReaderOptions};
 //!
 //! // Not an Arrow file: an error saying what it looks like, after exactly one read of the tail.
 //! let bytes = b"id,name\n1,definitely not an arrow file\n".to_vec();
@@ -68,14 +74,14 @@ pub mod array;
 pub mod builder;
 #[cfg(feature = "alloc")]
 pub mod bytes;
-pub mod columnar;
+mod columnar;
 #[cfg(feature = "alloc")]
 pub mod compression;
 pub mod datatype;
 pub mod error;
 pub mod flatbuffer;
 #[cfg(feature = "alloc")]
-pub mod flatbuffer_builder;
+mod flatbuffer_builder;
 pub mod format;
 #[cfg(feature = "alloc")]
 pub mod ipc;
@@ -87,16 +93,3 @@ pub mod plan;
 pub mod schema;
 pub mod source;
 pub mod view;
-
-#[cfg(feature = "alloc")]
-pub use array::{ArrayView, RecordBatch};
-#[cfg(feature = "alloc")]
-pub use datatype::DataType;
-pub use error::{Error, FormatError, FormatErrorKind, FormatResult};
-#[cfg(feature = "alloc")]
-pub use ipc::{FileReader, ReaderOptions, StreamReader};
-#[cfg(feature = "alloc")]
-pub use ipc::{FileWriter, StreamWriter, WriterOptions};
-#[cfg(feature = "alloc")]
-pub use schema::{Field, Schema};
-pub use source::RandomAccess;

@@ -4,7 +4,7 @@
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -164,6 +164,32 @@ impl Schema {
         &self.fields
     }
 
+    /// The fields on `path`, from the top-level field down (an error's
+    /// [`FormatError::field`]); fewer than the path's levels where it leaves this schema.
+    pub fn fields_on_path(&self, path: FieldPath) -> impl Iterator<Item = &Field> + '_ {
+        let mut level = self.fields.as_slice();
+        let mut indices = path.indices();
+        core::iter::from_fn(move || {
+            let field = level.get(indices.next()?)?;
+            level = field.data_type().children();
+            Some(field)
+        })
+    }
+
+    /// The path of the first field (depth first) whose dictionary has id `id`.
+    pub(crate) fn dictionary_path(&self, id: i64) -> Option<FieldPath> {
+        fn find(fields: &[Field], id: i64, above: Option<FieldPath>) -> Option<FieldPath> {
+            fields.iter().enumerate().find_map(|(i, field)| {
+                let path = above.map_or_else(|| FieldPath::top(i), |p| p.child(i));
+                match field.dictionary() {
+                    Some(d) if d.id == id => Some(path),
+                    _ => find(field.data_type().children(), id, Some(path)),
+                }
+            })
+        }
+        find(&self.fields, id, None)
+    }
+
     /// Schema-level custom metadata.
     pub fn metadata(&self) -> &Metadata {
         &self.metadata
@@ -187,18 +213,20 @@ impl Schema {
     pub fn from_fb(fb: format::Schema<'_>, max_fields: usize) -> FormatResult<Self> {
         let mut budget = max_fields;
         let mut fields = Vec::new();
-        for field in fb.fields()?.iter() {
-            let field = field_from_fb(field?, &mut budget).map_err(|e| match e.kind {
-                FormatErrorKind::FlatbufferLimit {
-                    what: "field count",
-                    ..
-                } => FormatError::from(FormatErrorKind::FlatbufferLimit {
-                    what: "field count",
-                    limit: max_fields as u64,
-                })
-                .in_field(&e.field),
-                _ => e,
-            })?;
+        for (i, field) in fb.fields()?.iter().enumerate() {
+            let field = field
+                .and_then(|field| field_from_fb(field, &mut budget))
+                .map_err(|mut e| {
+                    // The count ran out below this field: say which limit.
+                    if let FormatErrorKind::FlatbufferLimit {
+                        what: FlatbufferBound::FieldCount,
+                        limit,
+                    } = &mut e.kind
+                    {
+                        *limit = max_fields as u64;
+                    }
+                    e.in_field(i)
+                })?;
             fields.push(field);
         }
         Ok(Schema {
@@ -223,29 +251,29 @@ fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Fiel
     *budget = budget
         .checked_sub(1)
         .ok_or(FormatErrorKind::FlatbufferLimit {
-            what: "field count",
+            what: FlatbufferBound::FieldCount,
             limit: 0,
         })?;
     let name = fb.name()?.unwrap_or_default();
-    let in_field = |e: FormatError| e.in_field(name);
     let mut children = Vec::new();
-    for child in fb.children()?.iter() {
-        children.push(field_from_fb(child.map_err(in_field)?, budget).map_err(in_field)?);
+    for (i, child) in fb.children()?.iter().enumerate() {
+        children.push(
+            child
+                .and_then(|child| field_from_fb(child, budget))
+                .map_err(|e| e.in_field(i))?,
+        );
     }
-    let data_type = data_type_from_fb(fb.type_().map_err(in_field)?, children).map_err(in_field)?;
-    let dictionary = fb
-        .dictionary()
-        .map_err(in_field)?
-        .map(|d| DictionaryEncoding {
-            id: d.id,
-            index_type: d.index_type,
-            ordered: d.is_ordered,
-        });
+    let data_type = data_type_from_fb(fb.type_()?, children)?;
+    let dictionary = fb.dictionary()?.map(|d| DictionaryEncoding {
+        id: d.id,
+        index_type: d.index_type,
+        ordered: d.is_ordered,
+    });
     Ok(Field {
         name: name.to_string(),
         data_type,
         nullable: fb.nullable(),
-        metadata: metadata_from_fb(fb.custom_metadata().map_err(in_field)?).map_err(in_field)?,
+        metadata: metadata_from_fb(fb.custom_metadata()?)?,
         dictionary,
     })
 }

@@ -11,13 +11,13 @@
 //! header and body, borrowed) depth-first through the schema's fields, as the message lays them
 //! out, and checks every node against the columnar format's rules ([`columnar`]) before the view
 //! is handed out. With `alloc`, [`View::of_batch`] and [`View::of_array`] flatten a
-//! [`RecordBatch`](crate::RecordBatch) or [`ArrayView`](crate::ArrayView), validated already,
+//! [`RecordBatch`](crate::array::RecordBatch) or [`ArrayView`](crate::array::ArrayView), validated already,
 //! borrowing their buffers (a dictionary shared by many batches is borrowed, not copied). The
 //! JSON encoder reads values from a view without further checks.
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
 use core::ops::Range;
@@ -307,7 +307,7 @@ pub(crate) enum Variadic<'a> {
         first: usize,
         count: usize,
     },
-    /// An [`ArrayView`](crate::ArrayView)'s buffers.
+    /// An [`ArrayView`](crate::array::ArrayView)'s buffers.
     #[cfg(feature = "alloc")]
     Buffers(&'a [crate::bytes::Bytes<'a>]),
 }
@@ -633,7 +633,7 @@ impl<'a, S: Storage<'a>> View<'a, S> {
     ) -> FormatResult<Self> {
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed record batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }
@@ -649,13 +649,12 @@ impl<'a, S: Storage<'a>> View<'a, S> {
         };
         for (i, field) in fields.iter().enumerate() {
             let field = field?;
-            let name = field.name()?.unwrap_or_default();
             let at = decoder
                 .array(field, &mut cursor, body, false)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
             let len = decoder.nodes.get(at).map_or(0, |n| n.len);
             need(len == rows, "column length differs from the batch", i)
-                .map_err(|e| e.in_field(name))?;
+                .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
         let columns_end = decoder.nodes.len();
@@ -751,11 +750,10 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
             let values = self.dictionary(field, encoding)?;
             node.dictionary = Some((encoding.index_type, values));
         } else {
-            for child in child_fields.iter() {
+            for (i, child) in child_fields.iter().enumerate() {
                 let child = child?;
-                let child_name = child.name()?.unwrap_or_default();
                 self.array(child, cursor, body, false)
-                    .map_err(|e| e.in_field(child_name))?;
+                    .map_err(|e| e.in_field(i))?;
                 node.children += 1;
             }
         }
@@ -772,7 +770,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
             return Ok(());
         }
         Err(FormatErrorKind::CapacityExceeded {
-            what: "arrays in one batch (the Batch's N)",
+            what: Capacity::Arrays,
             needed: self.declared.max(S::CAPACITY.saturating_add(1)) as u64,
             capacity: S::CAPACITY as u64,
         }
@@ -788,7 +786,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
-                what: "compressed dictionary batches without the alloc feature",
+                what: Feature::CompressionWithoutAlloc,
             }
             .into());
         }
@@ -816,7 +814,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
 }
 
 /// Checks `node` against the columnar format, the one validator of both forms (decoded views and
-/// [`ArrayView`](crate::ArrayView)s): its slots `offset..offset + len`, with `child(k)` its
+/// [`ArrayView`](crate::array::ArrayView)s): its slots `offset..offset + len`, with `child(k)` its
 /// children (checked already) and `dictionary_len` the length of its dictionary, if it is
 /// dictionary-encoded. Sets the null count of types without a bitmap.
 pub(crate) fn check<'a>(

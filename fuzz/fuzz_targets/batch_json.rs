@@ -6,7 +6,7 @@ use quiver::json::{Encoder, EncoderOptions, JsonFormat};
 /// Encodes a validated batch to NDJSON through a 64 KiB buffer, up to 1 MiB of output (a null
 /// or fixed-size-list column can claim far more JSON than its bytes; writing it all would only
 /// time the fuzzer out): it must not panic, and what it writes is UTF-8.
-pub fn encode(batch: &quiver::RecordBatch<'_>) {
+pub fn encode(batch: &quiver::array::RecordBatch<'_>) {
     let Ok(mut encoder) =
         Encoder::batch(batch, JsonFormat::LineDelimited, EncoderOptions::default())
     else {

@@ -7,8 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver::bytes::Bytes;
-use quiver::ipc::{DecodeResult, FileDecoder, Projection, ScanOptions};
-use quiver::{FileReader, ReaderOptions};
+use quiver::ipc::{DecodeResult, FileDecoder, Projection, ScanOptions, FileReader, ReaderOptions};
 
 /// A small xorshift generator for the answers.
 struct Rng(u64);

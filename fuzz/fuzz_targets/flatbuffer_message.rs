@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use quiver::Schema;
+use quiver::schema::Schema;
 use quiver::ipc::fuzzing::{decode_message, schemas};
 use std::sync::{Arc, OnceLock};
 

@@ -6,8 +6,7 @@
 mod batch_json;
 
 use libfuzzer_sys::fuzz_target;
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::{FileReader, ReaderOptions};
+use quiver::ipc::{Projection, ScanOptions, FileReader, ReaderOptions};
 
 fuzz_target!(|data: &[u8]| {
     let options = ReaderOptions::default().with_max_decompressed_buffer(1 << 24);

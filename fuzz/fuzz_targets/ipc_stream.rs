@@ -6,7 +6,7 @@
 mod batch_json;
 
 use libfuzzer_sys::fuzz_target;
-use quiver::{ReaderOptions, StreamReader};
+use quiver::ipc::{ReaderOptions, StreamReader};
 
 fuzz_target!(|data: &[u8]| {
     let options = ReaderOptions::default()

@@ -15,7 +15,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat, ZoneResolver, ZoneRules};
-use quiver::{ReaderOptions, StreamReader};
+use quiver::ipc::{ReaderOptions, StreamReader};
 use serde::de::IgnoredAny;
 
 /// Output written in one shot at most; a longer document is compared up to this length only.

@@ -7,8 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver::bytes::{Bytes, Owner};
-use quiver::ipc::{Projection, StreamDecodeResult, StreamDecoder};
-use quiver::{ReaderOptions, StreamReader};
+use quiver::ipc::{Projection, StreamDecodeResult, StreamDecoder, ReaderOptions, StreamReader};
 use std::sync::Arc;
 
 /// A small xorshift generator for the chunk sizes.
@@ -24,7 +23,7 @@ impl Rng {
 }
 
 /// The first field alone.
-fn first_field(schema: &quiver::Schema) -> Option<Projection> {
+fn first_field(schema: &quiver::schema::Schema) -> Option<Projection> {
     let first = schema.fields().first()?.name().to_owned();
     Projection::from_paths(schema, &[first]).ok()
 }
@@ -69,7 +68,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(result) => result,
             Err(e) => {
                 assert_eq!(decoder.try_decode().unwrap_err(), e, "the first error stays");
-                break Some(quiver::Error::<std::convert::Infallible>::from(e).to_string());
+                break Some(quiver::error::Error::<std::convert::Infallible>::from(e).to_string());
             }
         };
         assert!(

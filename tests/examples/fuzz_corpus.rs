@@ -7,9 +7,10 @@
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
+use quiver::array::RecordBatch;
 use quiver::datatype::CompressionCodec;
 use quiver::ipc::fuzzing::schemas;
-use quiver::{FileWriter, RecordBatch, StreamWriter, WriterOptions};
+use quiver::ipc::{FileWriter, StreamWriter, WriterOptions};
 use quiver_tests::arbitrary::{self, Options};
 use std::error::Error;
 use std::path::{Path, PathBuf};

@@ -12,15 +12,16 @@
 
 use proptest::prelude::*;
 use proptest::sample::subsequence;
+use quiver::array::{ArrayView, RecordBatch};
 use quiver::builder::{
     AppendValue, ArrayBuilder, BinaryBuilder, BooleanBuilder, DictionaryBuilder,
     FixedSizeBinaryBuilder, FixedSizeListBuilder, I256, IntervalDayTime, IntervalMonthDayNano,
     ListBuilder, MapBuilder, PrimitiveBuilder, RunEndBuilder, StringBuilder, StructBuilder,
     UnionBuilder, for_field,
 };
-use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
-use quiver::schema::{DictionaryEncoding, Metadata};
-use quiver::{ArrayView, DataType, Field, FormatResult, RecordBatch, Schema};
+use quiver::datatype::{DataType, IntType, IntervalUnit, TimeUnit, UnionMode};
+use quiver::error::FormatResult;
+use quiver::schema::{DictionaryEncoding, Field, Metadata, Schema};
 use std::sync::Arc;
 
 /// What the strategies generate; `Options::default()` reaches every type.

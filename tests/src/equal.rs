@@ -8,8 +8,9 @@
 //! they point at, floats compare by their bits. Every mismatch names the column, the path into
 //! nested values and the slot.
 
+use quiver::array::{ArrayView, RecordBatch};
 use quiver::datatype::DataType;
-use quiver::{ArrayView, RecordBatch, Schema};
+use quiver::schema::Schema;
 
 /// Whether two schemas have the same fields (names, types, nullability, metadata, dictionary
 /// encodings) and the same metadata.

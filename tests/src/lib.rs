@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 pub mod arbitrary;
 pub mod equal;
+pub mod json;
 pub mod moto;
 pub mod paths;
 pub mod ten_columns;

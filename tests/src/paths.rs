@@ -1,7 +1,8 @@
 //! Column paths as `Projection::from_paths` and `quiver json --columns` read them: every
 //! selectable path of a schema, with names escaped.
 
-use quiver::{DataType, Field};
+use quiver::datatype::DataType;
+use quiver::schema::Field;
 
 /// A field name as a path component: `\`, `.` and `,` escaped with a `\`.
 pub fn escape(name: &str) -> String {

@@ -3,12 +3,13 @@
 //! `dictionary<utf8>`, with about 10% nulls, from a seeded generator so every run sees the
 //! same bytes.
 
+use quiver::array::RecordBatch;
 use quiver::builder::{
     AppendValue, ArrayBuilder, BooleanBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder,
     StringBuilder, StructBuilder,
 };
-use quiver::datatype::TimeUnit;
-use quiver::{DataType, Field, RecordBatch};
+use quiver::datatype::{DataType, TimeUnit};
+use quiver::schema::Field;
 
 /// A small xorshift generator: deterministic, no dependencies.
 pub struct Rng(u64);
@@ -126,10 +127,10 @@ pub fn batch(rows: usize, seed: u64) -> RecordBatch<'static> {
 }
 
 /// An IPC file of `batches` batches of `rows` rows each, written by quiver.
-pub fn file(batches: usize, rows: usize, options: quiver::WriterOptions) -> Vec<u8> {
+pub fn file(batches: usize, rows: usize, options: quiver::ipc::WriterOptions) -> Vec<u8> {
     let first = batch(rows, 0);
-    let mut writer =
-        quiver::FileWriter::new(Vec::new(), first.schema().clone(), options).expect("file writer");
+    let mut writer = quiver::ipc::FileWriter::new(Vec::new(), first.schema().clone(), options)
+        .expect("file writer");
     writer.write(&first).expect("write batch");
     for i in 1..batches {
         writer.write(&batch(rows, i as u64)).expect("write batch");

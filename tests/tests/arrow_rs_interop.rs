@@ -20,16 +20,14 @@ use arrow_array::{
 use arrow_ipc::CompressionType;
 use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions};
 use arrow_schema::{DataType as ArrowType, Field as ArrowField, Schema as ArrowSchema};
-use quiver::array::{ArrayParts, ArrayView, Dictionary};
+use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::CompressionCodec;
-use quiver::datatype::IntType;
+use quiver::datatype::{CompressionCodec, IntType};
 use quiver::format::{self, MessageHeader};
-use quiver::schema::DictionaryEncoding;
-use quiver::{
-    Field, FileReader, FileWriter, ReaderOptions, RecordBatch, Schema, StreamReader, StreamWriter,
-    WriterOptions,
+use quiver::ipc::{
+    FileReader, FileWriter, ReaderOptions, StreamReader, StreamWriter, WriterOptions,
 };
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use quiver_tests::arbitrary::map_children;
 use quiver_tests::equal::arrays_equal;
 use std::io::Cursor;
@@ -67,7 +65,7 @@ fn quiver_write(
     options: &WriterOptions,
     stream: bool,
 ) -> Result<Vec<u8>, String> {
-    let e = |e: quiver::ipc::writer::WriteError| e.to_string();
+    let e = |e: quiver::ipc::WriteError| e.to_string();
     if stream {
         let mut w =
             StreamWriter::new(Vec::new(), Arc::clone(schema), options.clone()).map_err(e)?;
@@ -447,7 +445,7 @@ fn quiver_utf8(values: &[&str]) -> ArrayView<'static> {
         offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
     }
     ArrayView::try_new(ArrayParts {
-        data_type: Some(quiver::DataType::Utf8),
+        data_type: Some(quiver::datatype::DataType::Utf8),
         len: values.len(),
         buffers: vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
         ..ArrayParts::default()
@@ -484,17 +482,19 @@ fn stream_dictionary_batches(stream: &[u8]) -> Vec<(bool, i64)> {
 #[test]
 fn arrow_rs_reads_quiver_deltas() {
     let schema = Arc::new(Schema::new(vec![
-        Field::new("letters", quiver::DataType::Utf8, false).with_dictionary(DictionaryEncoding {
-            id: 3,
-            index_type: KEYS,
-            ordered: false,
-        }),
+        Field::new("letters", quiver::datatype::DataType::Utf8, false).with_dictionary(
+            DictionaryEncoding {
+                id: 3,
+                index_type: KEYS,
+                ordered: false,
+            },
+        ),
     ]));
     let batches: Vec<RecordBatch<'static>> = delta_cases()
         .into_iter()
         .map(|(values, keys)| {
             let column = ArrayView::try_new(ArrayParts {
-                data_type: Some(quiver::DataType::Utf8),
+                data_type: Some(quiver::datatype::DataType::Utf8),
                 len: keys.len(),
                 buffers: vec![Bytes::from_vec(keys.iter().map(|k| *k as u8).collect())],
                 dictionary: Some(Dictionary {
@@ -586,9 +586,9 @@ mod random {
             let logical = f.dictionary().is_some()
                 || matches!(
                     f.data_type(),
-                    quiver::DataType::Union(..)
-                        | quiver::DataType::RunEndEncoded(_)
-                        | quiver::DataType::Null
+                    quiver::datatype::DataType::Union(..)
+                        | quiver::datatype::DataType::RunEndEncoded(_)
+                        | quiver::datatype::DataType::Null
                 );
             (!f.is_nullable() && logical)
                 || logical_nulls_where_none_allowed(f.data_type().children())

@@ -4,15 +4,15 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use quiver::array::{ArrayView, RecordBatch};
 use quiver::builder::{
     AppendValue, ArrayBuilder, BinaryBuilder, BooleanBuilder, DictionaryBuilder,
     FixedSizeBinaryBuilder, FixedSizeListBuilder, I256, IntervalDayTime, IntervalMonthDayNano,
     ListBuilder, MapBuilder, NullBuilder, PrimitiveBuilder, RunEndBuilder, StringBuilder,
     StructBuilder, UnionBuilder, for_field,
 };
-use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
-use quiver::schema::DictionaryEncoding;
-use quiver::{ArrayView, DataType, Field, RecordBatch, Schema};
+use quiver::datatype::{DataType, IntType, IntervalUnit, TimeUnit, UnionMode};
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use quiver_tests::arbitrary::{self, Options, Value, column_values, value_at};
 use std::collections::BTreeSet;
 

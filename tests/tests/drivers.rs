@@ -7,10 +7,12 @@
 #![allow(clippy::single_range_in_vec_init)]
 
 use proptest::prelude::*;
+use quiver::array::RecordBatch;
 use quiver::bytes::Bytes;
-use quiver::ipc::{AsyncFileReader, DecodeResult, FileDecoder, Projection, ScanOptions};
-use quiver::source::{Blocking, Counting, ReadCall};
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch};
+use quiver::ipc::{
+    AsyncFileReader, DecodeResult, FileDecoder, FileReader, Projection, ReaderOptions, ScanOptions,
+};
+use quiver::source::{Blocking, Counting, RandomAccess, ReadCall};
 use quiver_tests::{block_on, equal::assert_batches_equal};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
@@ -38,7 +40,7 @@ impl Case {
         }
     }
 
-    fn projection(&self, schema: &quiver::Schema) -> Option<Projection> {
+    fn projection(&self, schema: &quiver::schema::Schema) -> Option<Projection> {
         let paths = self.paths.as_ref()?;
         Some(Projection::from_paths(schema, paths).unwrap())
     }
@@ -188,7 +190,7 @@ fn check(name: &str, file: &[u8], case: &Case) -> Run {
 }
 
 fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default())
 }
 
 #[test]
@@ -366,7 +368,7 @@ proptest! {
         hole in prop_oneof![Just(0u64), 1u64..5000],
         cuts in proptest::collection::vec(any::<(u8, u8, u8)>(), 0..200),
     ) {
-        let file = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+        let file = quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
         let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
         let paths: Vec<&str> = reader
             .schema()
@@ -409,17 +411,17 @@ fn hostile_pushes_are_errors_and_unanswered_requests_are_asked_again() {
     let err = decoder
         .push_ranges(vec![tail_range.clone()], vec![bytes(short)])
         .unwrap_err();
-    assert_eq!(err.offset, Some(tail_range.start), "short: {err}");
+    assert_eq!(err.offset(), Some(tail_range.start), "short: {err}");
     let mut long = file[tail_range.start as usize..].to_vec();
     long.push(0);
     let err = decoder
         .push_ranges(vec![tail_range.clone()], vec![Bytes::from_vec(long)])
         .unwrap_err();
-    assert_eq!(err.offset, Some(tail_range.start), "long: {err}");
+    assert_eq!(err.offset(), Some(tail_range.start), "long: {err}");
     let err = decoder
         .push_ranges(vec![len - 2..len + 2], vec![Bytes::from_vec(vec![0; 4])])
         .unwrap_err();
-    assert_eq!(err.offset, Some(len - 2), "past the end: {err}");
+    assert_eq!(err.offset(), Some(len - 2), "past the end: {err}");
     let err = decoder
         .push_ranges(
             vec![tail_range.clone(), 0..4],
@@ -457,7 +459,7 @@ fn hostile_pushes_are_errors_and_unanswered_requests_are_asked_again() {
         .collect();
     decoder.push_ranges(window, zeros).unwrap();
     let err = decoder.try_decode().unwrap_err();
-    assert_eq!(err.offset, Some(0), "bad leading magic: {err}");
+    assert_eq!(err.offset(), Some(0), "bad leading magic: {err}");
     assert_eq!(decoder.try_decode().unwrap_err(), err);
 }
 

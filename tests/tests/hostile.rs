@@ -5,8 +5,9 @@
 
 use quiver::array::{ArrayParts, ArrayView, Dictionary};
 use quiver::bytes::Bytes;
-use quiver::datatype::IntType;
-use quiver::{DataType, FileReader, FormatErrorKind, ReaderOptions, StreamReader};
+use quiver::datatype::{DataType, IntType};
+use quiver::error::FormatErrorKind;
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,13 +39,16 @@ unsafe impl GlobalAlloc for Largest {
 #[global_allocator]
 static ALLOCATOR: Largest = Largest;
 
-/// Reads a file completely; returns the first error's text.
+/// Reads a file completely; returns the first error's text (naming fields from the schema).
 fn read_file(bytes: &[u8]) -> Result<usize, String> {
     let mut reader =
         FileReader::open(bytes, ReaderOptions::default()).map_err(|e| e.to_string())?;
+    let schema = Arc::clone(reader.schema());
     let mut rows = 0;
     for batch in reader.batches() {
-        rows += batch.map_err(|e| e.to_string())?.num_rows();
+        rows += batch
+            .map_err(|e| e.display_with(&schema).to_string())?
+            .num_rows();
     }
     Ok(rows)
 }
@@ -200,14 +204,15 @@ fn compressed_buffers_that_overlap_are_errors() {
     let values: Vec<Option<i32>> = (0..2_000)
         .map(|i| (i % 3 != 0).then_some(i * 7919))
         .collect();
-    let batch = quiver::RecordBatch::from_columns([(
+    let batch = quiver::array::RecordBatch::from_columns([(
         "a",
         ArrayView::from_values(values.iter().copied()).unwrap(),
     )])
     .unwrap();
-    let options = quiver::WriterOptions::default()
+    let options = quiver::ipc::WriterOptions::default()
         .with_compression(Some(quiver::datatype::CompressionCodec::Lz4Frame));
-    let mut writer = quiver::FileWriter::new(Vec::new(), batch.schema().clone(), options).unwrap();
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), batch.schema().clone(), options).unwrap();
     writer.write(&batch).unwrap();
     writer.finish().unwrap();
     let file = writer.into_inner();
@@ -243,7 +248,7 @@ fn compressed_buffers_that_overlap_are_errors() {
     assert!(err.contains("compressed buffers overlap"), "{err}");
 }
 
-fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::FormatError> {
+fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::error::FormatError> {
     let offsets: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
     ArrayView::try_new(ArrayParts {
         data_type: Some(DataType::Utf8),
@@ -253,7 +258,7 @@ fn utf8(offsets: &[i32], data: &[u8]) -> Result<ArrayView<'static>, quiver::Form
     })
 }
 
-fn kind_what(e: &quiver::FormatError) -> &'static str {
+fn kind_what(e: &quiver::error::FormatError) -> &'static str {
     match e.kind {
         FormatErrorKind::InvalidArray { what, .. } => what,
         _ => panic!("unexpected {e}"),
@@ -461,10 +466,11 @@ fn file_with_text(rows: usize) -> Vec<u8> {
         ..ArrayParts::default()
     })
     .unwrap();
-    fields.push((quiver::Field::new("s", DataType::Utf8, false), text));
-    let batch = quiver::RecordBatch::from_fields(fields).unwrap();
+    fields.push((quiver::schema::Field::new("s", DataType::Utf8, false), text));
+    let batch = quiver::array::RecordBatch::from_fields(fields).unwrap();
     let mut writer =
-        quiver::FileWriter::new(Vec::new(), batch.schema().clone(), Default::default()).unwrap();
+        quiver::ipc::FileWriter::new(Vec::new(), batch.schema().clone(), Default::default())
+            .unwrap();
     writer.write(&batch).unwrap();
     writer.write(&batch).unwrap();
     writer.finish().unwrap();
@@ -488,7 +494,7 @@ fn invalid_utf8_names_the_field_and_row() {
 fn other_formats_empty_and_cut_inputs_say_what_they_are() {
     use quiver::format::Foreign;
     use quiver::source::Counting;
-    fn kind<E: std::fmt::Debug>(e: quiver::Error<E>) -> FormatErrorKind {
+    fn kind<E: std::fmt::Debug>(e: quiver::error::Error<E>) -> FormatErrorKind {
         e.format().expect("a format error").kind.clone()
     }
     let not_arrow = |looks_like| FormatErrorKind::NotArrow { looks_like };

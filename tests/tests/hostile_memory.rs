@@ -9,6 +9,7 @@
 
 #![allow(unsafe_code)] // the counting global allocator only
 
+use quiver::array::RecordBatch;
 use quiver::builder::{
     AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, NullBuilder, PrimitiveBuilder,
     RunEndBuilder, StringBuilder, StructBuilder, UnionBuilder,
@@ -17,8 +18,9 @@ use quiver::compression::{CodecOptions, EncodedBuffer, compress_buffer};
 use quiver::datatype::{CompressionCodec, UnionMode};
 use quiver::format::{Message, MessageHeader};
 use quiver::ipc::fuzzing::{decode_message, schemas};
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::{FileReader, FileWriter, RecordBatch, StreamReader, StreamWriter, WriterOptions};
+use quiver::ipc::{
+    FileReader, FileWriter, Projection, ScanOptions, StreamReader, StreamWriter, WriterOptions,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -100,8 +102,8 @@ const MAX_DECOMPRESSED: u64 = 1024;
 const MAX_METADATA: u64 = 64 * 1024;
 const READAHEAD: u64 = 4096;
 
-fn options() -> quiver::ReaderOptions {
-    quiver::ReaderOptions::default()
+fn options() -> quiver::ipc::ReaderOptions {
+    quiver::ipc::ReaderOptions::default()
         .with_max_decompressed_buffer(MAX_DECOMPRESSED)
         .with_max_metadata_size(MAX_METADATA)
 }
@@ -374,7 +376,7 @@ fn ints(rows: i32) -> RecordBatch<'static> {
     for i in 0..rows {
         column.append_value(i % 7);
     }
-    let field = quiver::Field::new("a", quiver::DataType::Int32, false);
+    let field = quiver::schema::Field::new("a", quiver::datatype::DataType::Int32, false);
     RecordBatch::from_fields(vec![(field, column.finish().unwrap())]).unwrap()
 }
 
@@ -585,7 +587,7 @@ fn splice_frame(file: &[u8], at: usize, len: usize, declared: i64, frame: &[u8])
 /// The file as written, read with the default limits (the compressed buffers here are larger
 /// than this test's 1 KiB limit, so a default read proves the file itself is good).
 fn read_with_default_limits(bytes: &[u8]) {
-    let mut reader = FileReader::open(bytes, quiver::ReaderOptions::default()).unwrap();
+    let mut reader = FileReader::open(bytes, quiver::ipc::ReaderOptions::default()).unwrap();
     for batch in reader.batches() {
         batch.unwrap();
     }
@@ -648,7 +650,7 @@ fn dictionary_batches(stream: &[u8]) -> Vec<bool> {
     let mut deltas = Vec::new();
     let mut at = 0;
     while at + 8 <= stream.len() {
-        assert_eq!(stream[at..at + 4], quiver::ipc::CONTINUATION);
+        assert_eq!(stream[at..at + 4], quiver::format::CONTINUATION);
         let len = i32::from_le_bytes(stream[at + 4..at + 8].try_into().unwrap()) as usize;
         if len == 0 {
             break;
@@ -839,7 +841,11 @@ fn many_compressed_buffers(codec: CompressionCodec) -> Vec<u8> {
             for i in 0..200 {
                 column.append_value(i % 3);
             }
-            let field = quiver::Field::new(format!("c{c}"), quiver::DataType::Int32, false);
+            let field = quiver::schema::Field::new(
+                format!("c{c}"),
+                quiver::datatype::DataType::Int32,
+                false,
+            );
             (field, column.finish().unwrap())
         })
         .collect();

@@ -3,8 +3,7 @@
 //! large buffers and 1-byte buffers.
 #![allow(unsafe_code)]
 
-#[path = "json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrays::*;
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat, JsonWriter};
@@ -69,7 +68,7 @@ const VIEW_ALLOCATIONS: usize = 4;
 /// `size`-byte buffers, counting allocations; returns the count while encoding and the output
 /// length.
 fn encode_counting(
-    b: &quiver::RecordBatch<'_>,
+    b: &quiver::array::RecordBatch<'_>,
     format: JsonFormat,
     options: EncoderOptions,
     buffer: &mut [u8],

@@ -23,19 +23,15 @@
 //! builds, nested, with nulls and slices), written by quiver's IPC writer and read by arrow-rs
 //! for arrow-json.
 
-#[path = "json/arrays.rs"]
-mod arrays;
-#[path = "json/random.rs"]
-mod random;
-#[path = "json/same.rs"]
-mod same;
+use quiver_tests::json::arrays;
+use quiver_tests::json::random;
+use quiver_tests::json::same;
 
 use arrow_json::WriterBuilder;
 use arrow_json::writer::LineDelimited;
 use proptest::prelude::*;
-use quiver::ipc::{StreamWriter, WriterOptions};
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader, StreamWriter, WriterOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::{FileReader, ReaderOptions, StreamReader};
 use random::Ty;
 use same::{f32_of, same_by};
 use serde_json::Value;
@@ -59,7 +55,7 @@ fn arrow_read(path: &Path, bytes: &[u8]) -> Result<Vec<ArrowBatch>, String> {
     }
 }
 
-fn quiver_read(path: &Path, bytes: &[u8]) -> Vec<quiver::RecordBatch<'static>> {
+fn quiver_read(path: &Path, bytes: &[u8]) -> Vec<quiver::array::RecordBatch<'static>> {
     if path.extension().is_some_and(|e| e == "stream") {
         StreamReader::new(bytes, ReaderOptions::default())
             .unwrap()
@@ -85,7 +81,7 @@ fn arrow_json(batch: &ArrowBatch, explicit_nulls: bool) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn quiver_json(batch: &quiver::RecordBatch<'_>, explicit_nulls: bool) -> Vec<u8> {
+fn quiver_json(batch: &quiver::array::RecordBatch<'_>, explicit_nulls: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let options = EncoderOptions::default()
         .with_explicit_nulls(explicit_nulls)
@@ -275,8 +271,7 @@ fn quiver_writes_what_arrow_json_writes() {
 #[test]
 fn named_zones_are_arrow_json_local_times_byte_for_byte() {
     use arrow_array::{ArrayRef, TimestampMillisecondArray};
-    use quiver::DataType;
-    use quiver::datatype::TimeUnit;
+    use quiver::datatype::{DataType, TimeUnit};
     use std::sync::Arc;
     // Zones with daylight saving time in either hemisphere, half- and quarter-hour offsets, a
     // 30-minute DST shift, offset 0 in winter (written `Z`), and a local mean time before 1883.

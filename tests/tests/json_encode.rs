@@ -3,13 +3,11 @@
 //! batches, construction errors, and the drivers. Every expected document is also produced with
 //! 1-, 2-, 3-byte and irregular buffers, which must give the same bytes.
 
-#[path = "json/arrays.rs"]
-mod arrays;
+use quiver_tests::json::arrays;
 
 use arrays::*;
-use quiver::DataType;
-use quiver::RecordBatch;
-use quiver::datatype::{IntervalUnit, TimeUnit};
+use quiver::array::RecordBatch;
+use quiver::datatype::{DataType, IntervalUnit, TimeUnit};
 use quiver::json::{
     BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat, JsonWriter, to_vec,
 };
@@ -741,7 +739,7 @@ fn sliced_arrays_write_their_window() {
 
 #[test]
 fn null_type_columns_are_nulls() {
-    let nulls = quiver::ArrayView::try_new(quiver::array::ArrayParts {
+    let nulls = quiver::array::ArrayView::try_new(quiver::array::ArrayParts {
         data_type: Some(DataType::Null),
         len: 2,
         ..Default::default()
@@ -797,9 +795,12 @@ fn documents_span_batches() {
         EncoderOptions::default(),
         "[{\"a\":1},{\"a\":2}]",
     );
-    let no_columns =
-        quiver::RecordBatch::try_new(std::sync::Arc::new(quiver::Schema::new(vec![])), vec![], 2)
-            .unwrap();
+    let no_columns = quiver::array::RecordBatch::try_new(
+        std::sync::Arc::new(quiver::schema::Schema::new(vec![])),
+        vec![],
+        2,
+    )
+    .unwrap();
     check_with(&no_columns, JsonArray, EncoderOptions::default(), "[{},{}]");
 }
 

@@ -5,8 +5,9 @@
 //!
 //! Prints `json golden: N files, B batches, R rows, X bytes`.
 
+use quiver::array::RecordBatch;
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader};
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat};
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamReader};
 use serde_json::Value;
 use std::path::Path;
 

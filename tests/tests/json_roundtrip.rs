@@ -9,12 +9,9 @@
 //!   expected as its exact value, and the text written for it must read back as that f32: its
 //!   shortest texts can differ in the last digit, -461.57812 and -461.57813 for -461.578125).
 
-#[path = "json/arrays.rs"]
-mod arrays;
-#[path = "json/random.rs"]
-mod random;
-#[path = "json/same.rs"]
-mod same;
+use quiver_tests::json::arrays;
+use quiver_tests::json::random;
+use quiver_tests::json::same;
 
 use arrays::*;
 use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat};
@@ -115,25 +112,24 @@ fn object<'k>(members: impl Iterator<Item = (&'k str, Option<Value>)>, explicit:
     Value::Object(map)
 }
 
-impl Case {
-    fn expected(&self, explicit: bool) -> Value {
-        let names = self.names();
-        Value::Array(
-            self.rows[self.skip..]
-                .iter()
-                .map(|row| {
-                    object(
-                        self.types
-                            .iter()
-                            .zip(row)
-                            .zip(&names)
-                            .map(|((t, v), n)| (n.as_str(), json(t, v, explicit))),
-                        explicit,
-                    )
-                })
-                .collect(),
-        )
-    }
+/// The value tree every row of `case` should encode as.
+fn expected(case: &Case, explicit: bool) -> Value {
+    let names = case.names();
+    Value::Array(
+        case.rows[case.skip..]
+            .iter()
+            .map(|row| {
+                object(
+                    case.types
+                        .iter()
+                        .zip(row)
+                        .zip(&names)
+                        .map(|((t, v), n)| (n.as_str(), json(t, v, explicit))),
+                    explicit,
+                )
+            })
+            .collect(),
+    )
 }
 
 /// Whether the parsed output equals the expected tree, where a number expected as the exact
@@ -201,11 +197,11 @@ proptest! {
         let text = encode(&batch, JsonFormat::JsonArray, options);
         let parsed: Value = serde_json::from_str(&text)
             .map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
-        prop_assert!(same(&parsed, &case.expected(explicit)), "{}", text);
+        prop_assert!(same(&parsed, &expected(&case, explicit)), "{}", text);
         // Lines: one document per row, the same values.
         let lines = encode(&batch, JsonFormat::LineDelimited, options);
         let rows: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        prop_assert!(same(&Value::Array(rows), &case.expected(explicit)), "{}", lines);
+        prop_assert!(same(&Value::Array(rows), &expected(&case, explicit)), "{}", lines);
         prop_assert!(lines.is_empty() || lines.ends_with('\n'));
     }
 }

@@ -1,9 +1,9 @@
 //! Planned, coalesced reads (`FileReader::scan`): exact read and round-trip counts, projection
 //! reading only the selected buffers, and the same values as batch-by-batch reading.
 
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::array::{ArrayView, RecordBatch};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::source::Counting;
-use quiver::{ArrayView, FileReader, ReaderOptions, RecordBatch};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
     let data = quiver_tests::arrow_testing_data()?;
@@ -147,7 +147,7 @@ fn dictionaries_are_fetched_only_for_columns_that_use_them_and_only_once() {
     let schema = reader.schema().clone();
     for (i, field) in schema.fields().iter().enumerate() {
         let uses = !matches!(
-            quiver::Schema::new(vec![field.clone()]),
+            quiver::schema::Schema::new(vec![field.clone()]),
             s if s.fields().iter().all(|f| f.dictionary().is_none() && !nested_dictionary(f))
         );
         source.reset();
@@ -182,7 +182,7 @@ fn dictionaries_are_fetched_only_for_columns_that_use_them_and_only_once() {
     assert!(!fetched_a_dictionary(&source) || source.bytes_read() <= first);
 }
 
-fn nested_dictionary(field: &quiver::Field) -> bool {
+fn nested_dictionary(field: &quiver::schema::Field) -> bool {
     field.dictionary().is_some() || field.data_type().children().iter().any(nested_dictionary)
 }
 
@@ -225,7 +225,7 @@ fn round_trips_grow_with_the_window_not_the_batch_count() {
 
 /// The 100-batch, ten-column file the counts are stated for, written by quiver.
 fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 2000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default())
 }
 
 #[test]

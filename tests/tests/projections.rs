@@ -8,12 +8,14 @@
 //! must still hand them out.
 
 use proptest::prelude::*;
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::source::Counting;
-use quiver::{
-    ArrayView, DataType, Field, FileReader, FileWriter, FormatErrorKind, ReaderOptions,
-    RecordBatch, Schema, StreamReader, StreamWriter, WriterOptions,
+use quiver::array::{ArrayView, RecordBatch};
+use quiver::datatype::DataType;
+use quiver::ipc::{
+    FileReader, FileWriter, ReaderOptions, StreamReader, StreamWriter, WriterOptions,
 };
+use quiver::ipc::{Projection, ProjectionErrorKind, ScanOptions};
+use quiver::schema::{Field, Schema};
+use quiver::source::Counting;
 use quiver_tests::arbitrary::{self, Options};
 use quiver_tests::equal::arrays_equal;
 use quiver_tests::paths::{is_ambiguous, selections};
@@ -77,7 +79,7 @@ fn check_file(name: &str, file: &[u8], stream: Option<&[u8]>) -> usize {
             Ok(projection) => projection,
             // A name two fields share cannot be selected (its error is checked below).
             Err(e)
-                if e.kind == FormatErrorKind::AmbiguousField
+                if e.kind == ProjectionErrorKind::AmbiguousField
                     && is_ambiguous(schema.fields(), indexes) =>
             {
                 continue;

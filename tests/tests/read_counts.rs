@@ -1,8 +1,8 @@
 //! Exact read counts of the file reader, asserted with the counting source: opening is one read
 //! (two when the footer is larger than the speculative read), and each batch is one read.
 
+use quiver::ipc::{FileReader, ReaderOptions};
 use quiver::source::{Counting, ReadCall};
-use quiver::{FileReader, ReaderOptions};
 
 fn golden(name: &str) -> Option<Vec<u8>> {
     let data = quiver_tests::arrow_testing_data()?;

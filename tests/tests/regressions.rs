@@ -4,8 +4,8 @@
 //! column. Encoding it to JSON once reserved output space for every claimed row and aborted; now
 //! `append_to` reserves at most 64 MiB ahead of what it has written.
 
+use quiver::ipc::{FileReader, ReaderOptions};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::{FileReader, ReaderOptions};
 use std::path::PathBuf;
 
 fn regressions() -> Vec<(String, Vec<u8>)> {

@@ -2,9 +2,8 @@
 //! memory maps, and streams from `std::io::Read`. Each gives the same batches as an in-memory
 //! slice, with the same planned requests.
 
-use quiver::ipc::ScanOptions;
-use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions};
+use quiver::ipc::{FileReader, ReaderOptions, ScanOptions};
+use quiver::source::{Counting, RandomAccess};
 use quiver_mmap::MmapSource;
 use quiver_std::{Concurrent, FileSource, Latency};
 use std::path::PathBuf;

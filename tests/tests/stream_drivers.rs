@@ -8,11 +8,13 @@
 #![allow(clippy::single_range_in_vec_init)]
 
 use proptest::prelude::*;
+use quiver::array::RecordBatch;
 use quiver::builder::{AppendValue, ArrayBuilder, PrimitiveBuilder};
 use quiver::bytes::{Bytes, Owner};
-use quiver::ipc::{AsyncStreamReader, Projection, StreamDecodeResult, StreamDecoder};
-use quiver::{
-    FormatErrorKind, ReaderOptions, RecordBatch, StreamReader, StreamWriter, WriterOptions,
+use quiver::error::FormatErrorKind;
+use quiver::ipc::{
+    AsyncStreamReader, Projection, ReaderOptions, StreamDecodeResult, StreamDecoder, StreamReader,
+    StreamWriter, WriterOptions,
 };
 use quiver_tests::{block_on, equal::assert_batches_equal};
 use std::future::Future;
@@ -43,7 +45,7 @@ fn golden_streams() -> Vec<PathBuf> {
 }
 
 /// The first field alone, or every field when the projection does not apply.
-fn first_field(schema: &quiver::Schema) -> Option<Projection> {
+fn first_field(schema: &quiver::schema::Schema) -> Option<Projection> {
     let first = schema.fields().first()?.name().to_owned();
     Projection::from_paths(schema, &[first]).ok()
 }
@@ -210,7 +212,9 @@ fn hand_fed(stream: &[u8], project: bool, mut sizes: impl FnMut() -> usize) -> O
                 assert_eq!(decoder.try_decode().unwrap_err(), e);
                 return Outcome {
                     batches,
-                    error: Some(quiver::Error::<std::convert::Infallible>::from(e).to_string()),
+                    error: Some(
+                        quiver::error::Error::<std::convert::Infallible>::from(e).to_string(),
+                    ),
                 };
             }
         };
@@ -333,7 +337,7 @@ fn golden(name: &str) -> Option<Vec<u8>> {
 }
 
 /// Whether every non-empty buffer of `array` (and its children) lies inside `within`.
-fn borrows_from(array: &quiver::ArrayView<'_>, within: &std::ops::Range<usize>) -> bool {
+fn borrows_from(array: &quiver::array::ArrayView<'_>, within: &std::ops::Range<usize>) -> bool {
     array
         .buffers()
         .iter()
@@ -394,7 +398,7 @@ fn ints_stream(n: i32) -> (Vec<u8>, usize, usize) {
     for i in 0..n {
         column.append_value(i);
     }
-    let field = quiver::Field::new("x", quiver::DataType::Int32, false);
+    let field = quiver::schema::Field::new("x", quiver::datatype::DataType::Int32, false);
     let batch = RecordBatch::from_fields(vec![(field, column.finish().unwrap())]).unwrap();
     let mut writer =
         StreamWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default()).unwrap();
@@ -407,7 +411,7 @@ fn ints_stream(n: i32) -> (Vec<u8>, usize, usize) {
     (bytes, message, body)
 }
 
-fn decode_all(decoder: &mut StreamDecoder) -> Result<usize, quiver::FormatError> {
+fn decode_all(decoder: &mut StreamDecoder) -> Result<usize, quiver::error::FormatError> {
     let mut batches = 0;
     loop {
         match decoder.try_decode()? {
@@ -449,7 +453,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::Truncated { what: "message body", needed, .. } if needed == 1 << 40),
         "{e}"
     );
-    assert_eq!(e.offset, Some(body as u64));
+    assert_eq!(e.offset(), Some(body as u64));
     let sync = StreamReader::new(lying.as_slice(), ReaderOptions::default())
         .unwrap()
         .next()
@@ -472,13 +476,13 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(
             e.kind,
             FormatErrorKind::LimitExceeded {
-                what: "message metadata",
+                what: quiver::error::Limit::MessageMetadata,
                 ..
             }
         ),
         "{e}"
     );
-    assert_eq!(e.offset, Some(message as u64));
+    assert_eq!(e.offset(), Some(message as u64));
 
     // A negative metadata length.
     let mut negative = plain.clone();
@@ -490,7 +494,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::InvalidValue { value: -5, .. }),
         "{e}"
     );
-    assert_eq!(e.offset, Some(message as u64));
+    assert_eq!(e.offset(), Some(message as u64));
 
     // Cut inside the batch's metadata, and inside its body.
     for (cut, what, at) in [
@@ -505,7 +509,7 @@ fn lying_and_cut_streams_are_located_errors() {
             matches!(e.kind, FormatErrorKind::Truncated { what: w, .. } if w == what),
             "{e}"
         );
-        assert_eq!(e.offset, Some(at as u64), "{e}");
+        assert_eq!(e.offset(), Some(at as u64), "{e}");
     }
 
     // A record batch before the schema.
@@ -516,7 +520,7 @@ fn lying_and_cut_streams_are_located_errors() {
         matches!(e.kind, FormatErrorKind::UnexpectedMessage { .. }),
         "{e}"
     );
-    assert_eq!(e.offset, Some(0));
+    assert_eq!(e.offset(), Some(0));
 
     // Nothing, and only an end-of-stream marker.
     let mut decoder = StreamDecoder::new(ReaderOptions::default());
@@ -526,7 +530,7 @@ fn lying_and_cut_streams_are_located_errors() {
         FormatErrorKind::EmptyInput
     ));
     let mut decoder = StreamDecoder::new(ReaderOptions::default());
-    decoder.push(Bytes::Borrowed(&[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]));
+    decoder.push(Bytes::borrowed(&[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]));
     assert!(matches!(
         decode_all(&mut decoder).unwrap_err().kind,
         FormatErrorKind::Truncated {

@@ -50,7 +50,7 @@ fn run(file: &[u8], scratch: &mut [u8]) -> usize {
 }
 
 fn file() -> Vec<u8> {
-    quiver_tests::ten_columns::file(4, 1000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(4, 1000, quiver::ipc::WriterOptions::default())
 }
 
 /// Whether the loop completes on a thread with `stack` bytes of stack.

@@ -19,7 +19,16 @@
 //! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
 //! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
 //! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
-//! planner's window.
+//! planner's window. A third server is the Rust range server holding each request for the delay
+//! itself (no proxy). `QUIVER_SERVERS=moto,rust,inside` picks the servers; the child takes
+//! `QUIVER_RANGE` (bytes per range, window twice that), `QUIVER_WINDOW` (ranges per window) and
+//! `QUIVER_PREFETCH` (windows in flight). The time to decode every batch from memory, with no
+//! network, is printed first: the floor.
+//!
+//! `... --bin remote -- --connections [N] [DELAY_MS]` (defaults 32 and 50): N concurrent 64 KiB
+//! ranged GETs from one `object_store` S3 client through the proxy, to `moto_server` and to the
+//! Rust range server: the most connections held at once, when they arrived and when the answers
+//! came back (the "8 connections per host" question).
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
@@ -39,6 +48,10 @@ struct Recorder {
     span: Mutex<Option<(Instant, Instant)>>,
     /// Requests the proxy is passing on.
     active: std::sync::atomic::AtomicUsize,
+    /// The most requests it was passing on at once since the last reset.
+    peak: std::sync::atomic::AtomicUsize,
+    /// When it accepted each connection since the last reset.
+    accepted: Mutex<Vec<Instant>>,
 }
 
 impl Recorder {
@@ -46,6 +59,8 @@ impl Recorder {
     fn reset(&self) {
         *self.log.lock().unwrap() = Arc::new(RequestLog::default());
         *self.span.lock().unwrap() = None;
+        self.peak.store(0, std::sync::atomic::Ordering::SeqCst);
+        self.accepted.lock().unwrap().clear();
     }
 
     fn record(&self, start: Instant, bytes: u64) {
@@ -80,9 +95,13 @@ async fn proxy(upstream: String, delay: Duration, recorder: Arc<Recorder>) -> St
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let (upstream, recorder) = (upstream.clone(), Arc::clone(&recorder));
-            recorder
+            recorder.accepted.lock().unwrap().push(Instant::now());
+            let active = recorder
                 .active
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            recorder
+                .peak
+                .fetch_max(active + 1, std::sync::atomic::Ordering::SeqCst);
             tokio::spawn(async move {
                 let _ = forward(client, &upstream, delay, &recorder).await;
                 recorder
@@ -187,7 +206,8 @@ fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
 
 /// quiver: the whole file, or one column; returns the rows read.
 async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str>) -> usize {
-    let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+    let options = SourceOptions::default().with_whole_read(column.is_none());
+    let source = ObjectSource::open(store, Path::from(key), options)
         .await
         .unwrap();
     let mut reader = AsyncFileReader::open(&source, Default::default())
@@ -289,7 +309,8 @@ fn small(args: &[String]) {
     let rows = args.get(1).copied().unwrap_or(1000) as usize;
     let delay = Duration::from_millis(args.get(2).copied().unwrap_or(50));
     let moto = Moto::start().expect("moto_server on the PATH");
-    let file = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+    let file =
+        quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
     let key = "bench.arrow";
     moto.put(key, &file);
     let column = "f64";
@@ -376,10 +397,10 @@ fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u
         bytes: std::rc::Rc::clone(&bytes),
     });
     let first = quiver_tests::ten_columns::batch(rows, 0);
-    let mut writer = quiver::FileWriter::new(
+    let mut writer = quiver::ipc::FileWriter::new(
         sink,
         first.schema().clone(),
-        quiver::WriterOptions::default(),
+        quiver::ipc::WriterOptions::default(),
     )
     .expect("file writer");
     writer.write(&first).expect("write a batch");
@@ -425,6 +446,14 @@ fn big_child(endpoint: &str, key: &str) {
                 .with_range_size_limit(range)
                 .with_readahead(2 * range);
         }
+        // QUIVER_WINDOW: ranges per window (2 by default).
+        if let Some(ranges) = std::env::var("QUIVER_WINDOW")
+            .ok()
+            .and_then(|r| r.parse::<u64>().ok())
+        {
+            let range = options.range_size_limit;
+            options = options.with_readahead(ranges * range);
+        }
         let opened_rss = status_kib("VmRSS");
         reader.select(0..usize::MAX, options.clone());
         let mut rows = 0;
@@ -433,15 +462,33 @@ fn big_child(endpoint: &str, key: &str) {
         }
         let stats = source.requests();
         println!(
-            "{rows} {} {} {} {} {} {opened_rss} {}",
+            "{rows} {} {} {} {} {} {opened_rss} {} {} {} {}",
             stats.requests,
             stats.round_trips,
             stats.bytes,
             options.range_size_limit,
             options.readahead,
-            status_kib("VmHWM")
+            status_kib("VmHWM"),
+            cpu().0,
+            cpu().1,
+            cpu().2,
         );
     });
+}
+
+/// This process's CPU time so far, user and system, in ms, and its minor page faults (from
+/// `/proc/self/stat`).
+fn cpu() -> (u64, u64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // Fields 10 (minflt), 14 (utime) and 15 (stime), counted from 1, the state being 3.
+    let field = |n: usize| fields.get(n - 3).copied().unwrap_or(0);
+    (field(14) * 10, field(15) * 10, field(10))
 }
 
 /// A `/proc/self/status` line's value, in KiB.
@@ -460,22 +507,37 @@ fn status_kib(name: &str) -> u64 {
 /// A loopback server of one object held in memory, with S3's answers to GET and HEAD (any
 /// path): the whole object (200), or one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`; 206). Every
 /// request costs only its own bytes, where `moto_server` reads the whole object again for each
-/// one. Returns its endpoint.
-async fn range_server(object: Arc<Vec<u8>>) -> String {
+/// one. With `delayed`, it holds each request for the delay itself and records it (no proxy
+/// needed). Returns its endpoint.
+async fn range_server(object: Arc<Vec<u8>>, delayed: Option<(Duration, Arc<Recorder>)>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
-            let object = Arc::clone(&object);
+            let (object, delayed) = (Arc::clone(&object), delayed.clone());
+            if let Some((_, recorder)) = &delayed {
+                recorder
+                    .active
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
             tokio::spawn(async move {
-                let _ = serve_range(client, &object).await;
+                let _ = serve_range(client, &object, delayed.as_ref()).await;
+                if let Some((_, recorder)) = &delayed {
+                    recorder
+                        .active
+                        .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
             });
         }
     });
     endpoint
 }
 
-async fn serve_range(client: TcpStream, object: &[u8]) -> std::io::Result<()> {
+async fn serve_range(
+    client: TcpStream,
+    object: &[u8],
+    delayed: Option<&(Duration, Arc<Recorder>)>,
+) -> std::io::Result<()> {
     let (read, mut write) = client.into_split();
     let mut read = BufReader::new(read);
     let (mut method, mut range) = (String::new(), None);
@@ -503,6 +565,10 @@ async fn serve_range(client: TcpStream, object: &[u8]) -> std::io::Result<()> {
             };
         }
     }
+    let start = Instant::now();
+    if let Some((delay, _)) = delayed {
+        tokio::time::sleep(*delay).await;
+    }
     let len = object.len();
     let (status, body, content_range) = match range {
         Some(r) if r.start < r.end => {
@@ -519,9 +585,24 @@ async fn serve_range(client: TcpStream, object: &[u8]) -> std::io::Result<()> {
         body.len()
     );
     write.write_all(head.as_bytes()).await?;
-    if method != "HEAD" {
-        write.write_all(body).await?;
+    let sent = if method == "HEAD" { &[][..] } else { body };
+    // The last byte goes once the request is logged (as the proxy does).
+    let (most, last) = sent.split_at(sent.len().saturating_sub(1));
+    write.write_all(most).await?;
+    if let Some((_, recorder)) = delayed {
+        recorder.record(start, sent.len() as u64);
+        if std::env::var_os("QUIVER_TIMELINE").is_some() {
+            // When each request came and its last byte went, from the run's first request.
+            let first = recorder.span.lock().unwrap().map_or(start, |(s, _)| s);
+            eprintln!(
+                "timeline: {:.0} ms .. {:.0} ms, {} bytes",
+                (start - first).as_secs_f64() * 1000.0,
+                first.elapsed().as_secs_f64() * 1000.0,
+                sent.len()
+            );
+        }
     }
+    write.write_all(last).await?;
     write.shutdown().await
 }
 
@@ -559,24 +640,53 @@ fn big(gigabytes: f64, delay: Duration) {
     );
     // moto keeps the object in memory (by default it spills objects over 5 MiB to a temporary
     // file on disk, read whole again for every GET).
-    let buffer = (2 * len).to_string();
-    let moto = Moto::start_with_env(&[("MOTO_S3_DEFAULT_KEY_BUFFER_SIZE", &buffer)])
-        .expect("moto_server on the PATH");
+    // QUIVER_SERVERS (default `moto,rust,inside`) picks the servers.
+    let servers = std::env::var("QUIVER_SERVERS").unwrap_or_else(|_| "moto,rust,inside".into());
     let key = "big.arrow";
-    let started = Instant::now();
-    moto.put_file(key, &path);
-    println!("put in {:.1} s\n", started.elapsed().as_secs_f64());
+    let moto = servers.split(',').any(|s| s == "moto").then(|| {
+        let buffer = (2 * len).to_string();
+        let moto = Moto::start_with_env(&[("MOTO_S3_DEFAULT_KEY_BUFFER_SIZE", &buffer)])
+            .expect("moto_server on the PATH");
+        let started = Instant::now();
+        moto.put_file(key, &path);
+        println!("put in {:.1} s\n", started.elapsed().as_secs_f64());
+        moto
+    });
 
     let object = Arc::new(std::fs::read(&path).expect("read the big file back"));
     let _ = std::fs::remove_file(&path);
 
+    // The floor: decoding every batch from memory, no network (one thread, as the child's
+    // decoding runs on one).
+    let started = Instant::now();
+    let mut reader = quiver::ipc::FileReader::open(object.as_slice(), Default::default()).unwrap();
+    let decoded: usize = reader.batches().map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(decoded, batches * rows);
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "decoding every batch from memory (no network): {:.0} ms, {:.0} MB/s\n",
+        secs * 1000.0,
+        len as f64 / secs / 1e6
+    );
+
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let loopback = runtime.block_on(range_server(object));
     let recorder = Arc::new(Recorder::default());
+    let loopback = runtime.block_on(range_server(Arc::clone(&object), None));
+    let delayed = runtime.block_on(range_server(object, Some((delay, Arc::clone(&recorder)))));
     println!("| server | reader | requests | round trips | bytes | ms | MB/s | time / one GET's |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let parent_cpu = std::cell::Cell::new((0, 0, 0));
     let line = |server: &str, reader: &str, baseline: Option<f64>| {
         let (stats, time) = recorder.report();
+        let (before, now) = (parent_cpu.get(), cpu());
+        parent_cpu.set(now);
+        eprintln!(
+            "{server}, {reader}: the benchmark's process (server, proxy, and the client of the \
+             plain GETs) used {} ms user, {} ms system CPU, {} minor faults",
+            now.0 - before.0,
+            now.1 - before.1,
+            now.2 - before.2
+        );
         let secs = time.as_secs_f64();
         println!(
             "| {server} | {reader} | {} | {} | {} | {:.0} | {:.0} | {} |",
@@ -590,16 +700,31 @@ fn big(gigabytes: f64, delay: Duration) {
         secs
     };
     let mut memory = Vec::new();
-    for (server, upstream) in [
-        ("`moto_server`", moto.endpoint.clone()),
-        ("Rust range server", loopback),
+    let moto_endpoint = moto.as_ref().map_or(String::new(), |m| m.endpoint.clone());
+    for (name, server, upstream) in [
+        ("moto", "`moto_server`", moto_endpoint),
+        ("rust", "Rust range server", loopback),
+        (
+            "inside",
+            "Rust range server, delay inside (no proxy)",
+            delayed,
+        ),
     ] {
-        let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
+        if !servers.split(',').any(|s| s == name) {
+            continue;
+        }
+        let endpoint = if name == "inside" {
+            upstream
+        } else {
+            runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)))
+        };
         recorder.reset();
+        parent_cpu.set(cpu());
         let got = runtime.block_on(single_get(s3(&endpoint), key));
         assert_eq!(got, len, "the single GET's bytes");
         let baseline = line(server, "one GET of the whole object", None);
         recorder.reset();
+        parent_cpu.set(cpu());
         let range = 64 * 1024 * 1024;
         let got = runtime
             .block_on(s3(&endpoint).get_range(&Path::from(key), 0..range))
@@ -607,6 +732,7 @@ fn big(gigabytes: f64, delay: Duration) {
         assert_eq!(got.len() as u64, range, "the ranged GET's bytes");
         line(server, "one ranged GET of 64 MiB", Some(baseline));
         recorder.reset();
+        parent_cpu.set(cpu());
         let child = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--big-child", &endpoint, key])
             .output()
@@ -630,7 +756,20 @@ fn big(gigabytes: f64, delay: Duration) {
             .split_whitespace()
             .filter_map(|n| n.parse().ok())
             .collect();
-        if let [rows_read, _, _, _, range, window, opened, peak] = numbers[..] {
+        if let [
+            rows_read,
+            _,
+            _,
+            _,
+            range,
+            window,
+            opened,
+            peak,
+            user,
+            system,
+            faults,
+        ] = numbers[..]
+        {
             assert_eq!(rows_read, (batches * rows) as u64, "rows read");
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             println!(
@@ -644,7 +783,84 @@ fn big(gigabytes: f64, delay: Duration) {
                 peak as f64 * 1024.0 / window as f64,
                 (peak - opened) as f64 * 1024.0 / window as f64,
             );
+            println!(
+                "quiver from {server}: its process used {user} ms of user CPU, {system} ms of \
+                 system CPU, {faults} minor page faults"
+            );
         }
+    }
+}
+
+/// The "8 connections per host" question: `requests` concurrent ranged GETs of 64 KiB from one
+/// `object_store` S3 client, through the proxy (which answers `Connection: close`, so each
+/// request is a connection of its own), to `moto_server` and to the Rust range server. Prints,
+/// per server: the most connections the proxy held at once, the spread of their arrival, the
+/// round trips, and when the answers arrived (the waves).
+fn connections(requests: usize, delay: Duration) {
+    use futures::StreamExt;
+    let moto = Moto::start().expect("moto_server on the PATH");
+    let file = quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default());
+    let key = "bench.arrow";
+    moto.put(key, &file);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let loopback = runtime.block_on(range_server(Arc::new(file.clone()), None));
+    let recorder = Arc::new(Recorder::default());
+    println!(
+        "{requests} concurrent ranged GETs of 64 KiB, one object_store S3 client, {} ms added \
+         to each\n",
+        delay.as_millis()
+    );
+    println!(
+        "| server | connections at once (peak) | all arrived within ms | round trips | answers \
+         arrived at ms (first, median, last) | ms |"
+    );
+    println!("| --- | ---: | ---: | ---: | --- | ---: |");
+    for (server, upstream) in [
+        ("`moto_server`", moto.endpoint.clone()),
+        ("Rust range server", loopback),
+    ] {
+        let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
+        let store = s3(&endpoint);
+        // One request first, so that any connection set-up of the client is done.
+        runtime
+            .block_on(store.get_range(&Path::from(key), 0..1024))
+            .unwrap();
+        recorder.reset();
+        let step = (file.len() as u64 - 65536) / requests as u64;
+        let started = Instant::now();
+        let mut ends: Vec<f64> = runtime.block_on(
+            futures::stream::iter(0..requests as u64)
+                .map(|i| {
+                    let store = Arc::clone(&store);
+                    async move {
+                        let start = i * step;
+                        store
+                            .get_range(&Path::from(key), start..start + 65536)
+                            .await
+                            .unwrap();
+                        started.elapsed().as_secs_f64() * 1000.0
+                    }
+                })
+                .buffer_unordered(usize::MAX)
+                .collect(),
+        );
+        ends.sort_by(f64::total_cmp);
+        let (stats, time) = recorder.report();
+        let accepted = recorder.accepted.lock().unwrap().clone();
+        let spread = accepted
+            .iter()
+            .max()
+            .zip(accepted.iter().min())
+            .map_or(0.0, |(last, first)| (*last - *first).as_secs_f64() * 1000.0);
+        println!(
+            "| {server} | {} | {spread:.1} | {} | {:.0}, {:.0}, {:.0} | {:.0} |",
+            recorder.peak.load(std::sync::atomic::Ordering::SeqCst),
+            stats.round_trips,
+            ends[0],
+            ends[ends.len() / 2],
+            ends[ends.len() - 1],
+            time.as_secs_f64() * 1000.0
+        );
     }
 }
 
@@ -652,6 +868,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--big-child") => big_child(&args[1], &args[2]),
+        Some("--connections") => {
+            let requests = args
+                .get(1)
+                .map_or(32, |n| n.parse().expect("a request count"));
+            let delay = args
+                .get(2)
+                .map_or(50, |d| d.parse().expect("a delay in ms"));
+            connections(requests, Duration::from_millis(delay));
+        }
         Some("--big") => {
             let gigabytes = args
                 .get(1)

@@ -13,7 +13,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let batches = args.next().map_or(Ok(16), |a| a.parse())?;
     let rows = args.next().map_or(Ok(62_500), |a| a.parse())?;
-    let bytes = quiver_tests::ten_columns::file(batches, rows, quiver::WriterOptions::default());
+    let bytes =
+        quiver_tests::ten_columns::file(batches, rows, quiver::ipc::WriterOptions::default());
     std::fs::write(&path, &bytes)?;
     println!(
         "wrote {path}: {batches} batches of {rows} rows, {} bytes",

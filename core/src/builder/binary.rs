@@ -11,7 +11,7 @@ use super::{AppendValue, ArrayBuilder, misuse, remember};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -113,7 +113,7 @@ impl ByteBuilder {
             } => {
                 let len = i32::try_from(value.len()).map_err(|_| {
                     FormatError::from(FormatErrorKind::LimitExceeded {
-                        what: "view value length",
+                        what: Limit::ViewValue,
                         requested: value.len() as u64,
                         limit: i32::MAX as u64,
                     })
@@ -164,12 +164,7 @@ impl ByteBuilder {
                 large,
             } => {
                 let data = core::mem::take(data);
-                let what = if *large {
-                    "large binary offsets"
-                } else {
-                    "binary offsets (use a Large or view type)"
-                };
-                let offsets = offsets.finish_offsets(*large, what);
+                let offsets = offsets.finish_offsets(*large);
                 vec![offsets?, Bytes::from_vec(data)]
             }
             Layout::Views {

@@ -9,7 +9,7 @@ use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember};
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntType};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::schema::DictionaryEncoding;
 use alloc::sync::Arc;
 use alloc::vec;
@@ -34,7 +34,7 @@ use hashbrown::HashMap;
 /// let values = &array.dictionary().unwrap().values;
 /// assert_eq!(values.len(), 2);
 /// assert_eq!(values.str_value(array.dictionary_index(3)), "red");
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct DictionaryBuilder<V> {
@@ -135,7 +135,7 @@ impl<V: ArrayBuilder> DictionaryBuilder<V> {
             remember(
                 &mut self.error,
                 FormatErrorKind::LimitExceeded {
-                    what: "dictionary index (use a wider index type)",
+                    what: Limit::DictionaryIndex,
                     requested: index as u64,
                     limit: max,
                 }

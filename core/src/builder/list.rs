@@ -37,7 +37,7 @@ enum Layout {
 /// lists.append_null();
 /// let array = lists.finish()?;
 /// assert_eq!(array.list_range(1), 1..3);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ListBuilder<B> {
@@ -149,17 +149,12 @@ impl<B: ArrayBuilder> ArrayBuilder for ListBuilder<B> {
         let error = self.error.take();
         let child = self.values.finish();
         let large = matches!(self.layout, Layout::LargeList | Layout::LargeListView);
-        let what = if large {
-            "large list offsets"
-        } else {
-            "list offsets (use a large list type)"
-        };
         let buffers = match self.layout {
             Layout::List | Layout::LargeList => {
-                vec![self.offsets.finish_offsets(large, what)]
+                vec![self.offsets.finish_offsets(large)]
             }
             Layout::ListView | Layout::LargeListView => {
-                let pair = self.offsets.finish_views(large, what);
+                let pair = self.offsets.finish_views(large);
                 match pair {
                     Ok((offsets, sizes)) => vec![Ok(offsets), Ok(sizes)],
                     Err(e) => vec![Err(e)],
@@ -425,7 +420,7 @@ impl<K: ArrayBuilder, V: ArrayBuilder> ArrayBuilder for MapBuilder<K, V> {
         let len = self.validity.len();
         let (null_count, validity) = self.validity.finish();
         let error = self.error.take();
-        let offsets = self.offsets.finish_offsets(false, "map offsets");
+        let offsets = self.offsets.finish_offsets(false);
         let keys = self.keys.finish();
         let values = self.values.finish();
         if let Some(error) = error {

@@ -5,7 +5,7 @@
 //! [`ArrayBuilder::append_null`]); [`ArrayBuilder::finish`] packs them into buffers, hands those
 //! to [`ArrayView::try_new`] (which validates them like bytes read from a file) and leaves the
 //! builder empty for the next batch. The result is an `ArrayView<'static>` whose buffers are
-//! owned and shared ([`Bytes::Shared`](crate::bytes::Bytes)), so the IPC writer and the JSON
+//! owned and shared ([`Bytes::from_vec`](crate::bytes::Bytes::from_vec)), so the IPC writer and the JSON
 //! encoder take one input type whatever the data's origin.
 //!
 //! One file per family of types:
@@ -25,7 +25,7 @@
 //! [`for_field`] makes the right builder for any [`Field`], children included (as
 //! `Box<dyn ArrayBuilder>`, reached again with `downcast_mut` on `dyn ArrayBuilder`).
 //! `batch.rs` holds the everyday shortcuts: [`ArrayView::from_values`] and
-//! [`RecordBatch::from_columns`](crate::RecordBatch::from_columns).
+//! [`RecordBatch::from_columns`](crate::array::RecordBatch::from_columns).
 //!
 //! Appending a value does not fail (only [`UnionBuilder::append`] can, for a type id the union
 //! does not declare). A value a builder cannot store (a fixed-size binary of the wrong width,
@@ -34,7 +34,7 @@
 //!
 //! ```
 //! use quiver::builder::{AppendValue, ArrayBuilder, ListBuilder, PrimitiveBuilder};
-//! use quiver::{ArrayView, RecordBatch};
+//! use quiver::{array::ArrayView, array::RecordBatch};
 //!
 //! let ids = ArrayView::from_values([Some(1i32), None, Some(3)])?;
 //! let names = ArrayView::from_values(["ant", "bee", "cat"])?;
@@ -43,7 +43,7 @@
 //! let batch = RecordBatch::from_columns([("id", ids), ("name", names), ("l", lists.finish()?)])?;
 //! assert_eq!(batch.num_rows(), 3);
 //! assert_eq!(batch.column(1).map(|c| c.str_value(2)), Some("cat"));
-//! # Ok::<(), quiver::FormatError>(())
+//! # Ok::<(), quiver::error::FormatError>(())
 //! ```
 
 /// Implements `AppendValue<T>` and `AppendValue<Option<T>>` for each listed `T`, through the

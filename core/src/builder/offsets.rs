@@ -2,7 +2,7 @@
 //! list-view offsets and sizes, when the builder finishes.
 
 use crate::bytes::Bytes;
-use crate::error::{FormatErrorKind, FormatResult};
+use crate::error::{FormatErrorKind, FormatResult, Limit};
 use alloc::vec::Vec;
 
 /// One end position per slot; the first slot starts at 0, each next one where the last ended.
@@ -19,7 +19,7 @@ impl Offsets {
 
     /// Checks that the ends never decrease (a child builder finished on its own would shrink)
     /// and that the last one fits the offset width.
-    fn check(ends: &[usize], large: bool, what: &'static str) -> FormatResult<()> {
+    fn check(ends: &[usize], large: bool) -> FormatResult<()> {
         let mut prev = 0;
         for (i, end) in ends.iter().enumerate() {
             if *end < prev {
@@ -39,7 +39,7 @@ impl Offsets {
         };
         if last as u64 > limit {
             return Err(FormatErrorKind::LimitExceeded {
-                what,
+                what: Limit::Offsets,
                 requested: last as u64,
                 limit,
             }
@@ -49,13 +49,9 @@ impl Offsets {
     }
 
     /// `len() + 1` offsets (0 first), i32 or i64; leaves this empty.
-    pub fn finish_offsets(
-        &mut self,
-        large: bool,
-        what: &'static str,
-    ) -> FormatResult<Bytes<'static>> {
+    pub fn finish_offsets(&mut self, large: bool) -> FormatResult<Bytes<'static>> {
         let ends = core::mem::take(&mut self.ends);
-        Self::check(&ends, large, what)?;
+        Self::check(&ends, large)?;
         let mut out = Vec::with_capacity((ends.len() + 1) * if large { 8 } else { 4 });
         put(&mut out, 0, large);
         for end in ends {
@@ -65,13 +61,9 @@ impl Offsets {
     }
 
     /// List-view offsets and sizes (`len()` of each), i32 or i64; leaves this empty.
-    pub fn finish_views(
-        &mut self,
-        large: bool,
-        what: &'static str,
-    ) -> FormatResult<(Bytes<'static>, Bytes<'static>)> {
+    pub fn finish_views(&mut self, large: bool) -> FormatResult<(Bytes<'static>, Bytes<'static>)> {
         let ends = core::mem::take(&mut self.ends);
-        Self::check(&ends, large, what)?;
+        Self::check(&ends, large)?;
         let width = if large { 8 } else { 4 };
         let mut offsets = Vec::with_capacity(ends.len() * width);
         let mut sizes = Vec::with_capacity(ends.len() * width);
@@ -104,22 +96,25 @@ mod tests {
         for end in [2, 2, 5] {
             offsets.push(end);
         }
-        let (starts, sizes) = offsets.clone().finish_views(false, "t").unwrap();
+        let (starts, sizes) = offsets.clone().finish_views(false).unwrap();
         assert_eq!(&*starts, [0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0]);
         assert_eq!(&*sizes, [2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0]);
-        let large = offsets.finish_offsets(true, "t").unwrap();
+        let large = offsets.finish_offsets(true).unwrap();
         assert_eq!(large.len(), 32);
         assert!(offsets.ends.is_empty());
         offsets.push(i32::MAX as usize + 1);
         assert!(matches!(
-            offsets.clone().finish_offsets(false, "t").unwrap_err().kind,
-            FormatErrorKind::LimitExceeded { what: "t", .. }
+            offsets.clone().finish_offsets(false).unwrap_err().kind,
+            FormatErrorKind::LimitExceeded {
+                what: Limit::Offsets,
+                ..
+            }
         ));
-        assert!(offsets.finish_offsets(true, "t").is_ok());
+        assert!(offsets.finish_offsets(true).is_ok());
         offsets.push(3);
         offsets.push(2);
         assert!(matches!(
-            offsets.finish_views(false, "t").unwrap_err().kind,
+            offsets.finish_views(false).unwrap_err().kind,
             FormatErrorKind::InvalidArray { index: 1, .. }
         ));
     }

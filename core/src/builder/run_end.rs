@@ -9,7 +9,7 @@ use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::schema::Field;
 use alloc::sync::Arc;
 use alloc::vec;
@@ -37,7 +37,7 @@ enum Last {
 /// let array = runs.finish()?;
 /// assert_eq!(array.child(1).unwrap().len(), 3); // "a", null, "b"
 /// assert_eq!(array.run_index(4), 2);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct RunEndBuilder<V> {
@@ -219,7 +219,7 @@ impl<V: ArrayBuilder> ArrayBuilder for RunEndBuilder<V> {
             .ok_or_else(|| misuse("run-end builder given a non-run-end type", 0))?;
         if len as u64 > max {
             return Err(FormatErrorKind::LimitExceeded {
-                what: "run end (use a wider run-end type)",
+                what: Limit::RunEnd,
                 requested: len as u64,
                 limit: max,
             }

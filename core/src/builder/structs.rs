@@ -28,7 +28,7 @@ use core::any::Any;
 /// let array = people.finish()?;
 /// assert_eq!(array.child(0).unwrap().str_value(0), "Ada");
 /// assert!(array.is_null(1));
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct StructBuilder {

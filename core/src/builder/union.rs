@@ -9,7 +9,7 @@ use super::{ArrayBuilder, misuse, remember};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::schema::Field;
 use alloc::boxed::Box;
 use alloc::vec;
@@ -29,7 +29,7 @@ use core::any::Any;
 /// union.append::<PrimitiveBuilder<i32>>(0)?.append_value(0);
 /// let array = union.finish()?;
 /// assert_eq!(array.union_value(0), (1, 0)); // child 1 ("text"), its slot 0
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct UnionBuilder {
@@ -152,7 +152,7 @@ impl UnionBuilder {
         if self.mode == UnionMode::Dense {
             let next = self.children.get(index).map_or(0, |c| c.len());
             let offset = i32::try_from(next).map_err(|_| FormatErrorKind::LimitExceeded {
-                what: "dense union child length",
+                what: Limit::DenseUnionChild,
                 requested: next as u64,
                 limit: i32::MAX as u64,
             })?;

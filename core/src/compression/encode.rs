@@ -17,7 +17,7 @@ use super::lz4_encode::{self, Lz4FrameOptions};
 use super::zstd_encode;
 use super::{PREFIX_LEN, UNCOMPRESSED};
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatErrorKind, FormatResult};
 use alloc::vec::Vec;
 
 /// The prefix of a buffer stored uncompressed in a compressed body: `-1` as a little-endian `i64`.
@@ -78,7 +78,7 @@ fn compress_frame(
         _ => {
             let _ = (data, options, out);
             Err(FormatErrorKind::Unsupported {
-                what: "compressing with a codec this build lacks (features `lz4`, `zstd`)",
+                what: Feature::Codec(codec),
             }
             .into())
         }

@@ -9,13 +9,14 @@
 //! Every header flag, size and checksum in the frame is checked; error offsets are relative to
 //! the start of the compressed bytes.
 
+use crate::datatype::CompressionCodec;
 use twox_hash::XxHash32;
 
 use super::Output;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
-const CODEC: &str = "LZ4_FRAME";
+const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
 /// Magic number opening an LZ4 frame.
 const FRAME_MAGIC: u32 = 0x184D_2204;
@@ -113,7 +114,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
     }
     if has_dict_id {
         return Err(FormatError::new(FormatErrorKind::Unsupported {
-            what: "LZ4_FRAME preset dictionary (dictionary id in frame header)",
+            what: Feature::CodecDictionary(CODEC),
         })
         .at(descriptor_at as u64));
     }
@@ -460,7 +461,7 @@ mod tests {
         frame[0] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset, Some(8));
+        assert_eq!(err.offset(), Some(8));
     }
 
     #[test]
@@ -599,7 +600,7 @@ mod tests {
         frame[last] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "content checksum mismatch");
-        assert_eq!(err.offset, Some(8 + last as u64 - 3));
+        assert_eq!(err.offset(), Some(8 + last as u64 - 3));
     }
 
     #[test]

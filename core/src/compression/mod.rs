@@ -38,7 +38,7 @@ use alloc::vec::Vec;
 use core::ops::Deref;
 
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// Default cap on one buffer's declared uncompressed size: 1 GiB.
 ///
@@ -211,7 +211,7 @@ impl Decompressor {
             .filter(|&d| d as u64 <= limit)
             .ok_or_else(|| {
                 FormatError::new(FormatErrorKind::LimitExceeded {
-                    what: "declared uncompressed buffer size",
+                    what: Limit::DecompressedBuffer,
                     requested: declared,
                     limit,
                 })
@@ -222,7 +222,7 @@ impl Decompressor {
             .map_err(|e| e.rebase(PREFIX_LEN as u64))?;
         if out.remaining() != 0 {
             return Err(FormatError::new(FormatErrorKind::Decompression {
-                codec: codec.name(),
+                codec,
                 what: "decompressed data is shorter than the declared size",
             })
             .at(buf.len() as u64));
@@ -253,19 +253,17 @@ impl Decompressor {
 
 /// Fails with `Unsupported` when this build lacks `codec`'s feature.
 fn supported(codec: CompressionCodec) -> FormatResult<()> {
-    match codec {
-        #[cfg(not(feature = "lz4"))]
-        CompressionCodec::Lz4Frame => Err(FormatErrorKind::Unsupported {
-            what: "LZ4_FRAME compression (build with the `lz4` feature)",
+    let built = match codec {
+        CompressionCodec::Lz4Frame => cfg!(feature = "lz4"),
+        CompressionCodec::Zstd => cfg!(feature = "zstd"),
+    };
+    if built {
+        Ok(())
+    } else {
+        Err(FormatErrorKind::Unsupported {
+            what: Feature::Codec(codec),
         }
-        .into()),
-        #[cfg(not(feature = "zstd"))]
-        CompressionCodec::Zstd => Err(FormatErrorKind::Unsupported {
-            what: "ZSTD compression (build with the `zstd` feature)",
-        }
-        .into()),
-        #[allow(unreachable_patterns)]
-        _ => Ok(()),
+        .into())
     }
 }
 
@@ -424,7 +422,7 @@ mod tests {
                     available: len as u64,
                 }
             );
-            assert_eq!(err.offset, Some(0));
+            assert_eq!(err.offset(), Some(0));
         }
     }
 
@@ -454,7 +452,7 @@ mod tests {
                 assert_eq!(
                     err.kind,
                     FormatErrorKind::LimitExceeded {
-                        what: "declared uncompressed buffer size",
+                        what: Limit::DecompressedBuffer,
                         requested: declared as u64,
                         limit: 1000,
                     }

@@ -26,6 +26,7 @@
 //! feature). Error offsets are relative to the start of the compressed bytes, and point at the
 //! frame or block being decoded.
 
+use crate::datatype::CompressionCodec;
 use core::fmt;
 use core::ops::RangeInclusive;
 
@@ -34,10 +35,10 @@ use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDeco
 use ruzstd::io::Read;
 
 use super::Output;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
-const CODEC: &str = "ZSTD";
+const CODEC: CompressionCodec = CompressionCodec::Zstd;
 
 /// `Magic_Number` of a Zstandard frame.
 const MAGIC: u32 = 0xFD2F_B528;
@@ -118,7 +119,7 @@ impl Decoder {
     ) -> FormatResult<usize> {
         if header.window > DEFAULT_MAX_WINDOW_SIZE {
             return Err(FormatError::new(FormatErrorKind::LimitExceeded {
-                what: "ZSTD frame window size",
+                what: Limit::ZstdWindow,
                 requested: header.window,
                 limit: DEFAULT_MAX_WINDOW_SIZE,
             })
@@ -126,7 +127,7 @@ impl Decoder {
         }
         if header.dictionary_id != 0 {
             return Err(FormatError::new(FormatErrorKind::Unsupported {
-                what: "ZSTD dictionary (dictionary id in frame header)",
+                what: Feature::CodecDictionary(CODEC),
             })
             .at(frame_at as u64));
         }
@@ -413,7 +414,7 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
         }
         E::WindowSizeTooBig { requested, max } => {
             return FormatError::new(FormatErrorKind::LimitExceeded {
-                what: "ZSTD frame window size",
+                what: Limit::ZstdWindow,
                 requested: *requested,
                 limit: *max,
             })
@@ -421,7 +422,7 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
         }
         E::DictNotProvided { .. } | E::DictionaryDecodeError(_) => {
             return FormatError::new(FormatErrorKind::Unsupported {
-                what: "ZSTD dictionary (dictionary id in frame header)",
+                what: Feature::CodecDictionary(CODEC),
             })
             .at(offset as u64);
         }
@@ -607,7 +608,7 @@ mod tests {
         frame[0] ^= 1;
         let err = decode_err(input.len(), &frame);
         assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset, Some(8));
+        assert_eq!(err.offset(), Some(8));
     }
 
     #[test]
@@ -729,7 +730,7 @@ mod tests {
         for (block, what) in cases {
             let err = decode_err(1000, &greedy(block));
             assert_corrupt(&err, what);
-            assert_eq!(err.offset, Some(8 + 6), "{what}");
+            assert_eq!(err.offset(), Some(8 + 6), "{what}");
         }
     }
 

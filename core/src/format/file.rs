@@ -380,6 +380,6 @@ mod tests {
                 what: "Footer.recordBatches"
             }
         );
-        assert_eq!(e.offset, Some(at as u64));
+        assert_eq!(e.offset(), Some(at as u64));
     }
 }

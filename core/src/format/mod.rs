@@ -7,7 +7,7 @@
 //! bytes, and reads its fields through the checked [`flatbuffer`](crate::flatbuffer) reader, so
 //! nothing is allocated and nothing panics. Names follow the `.fbs` files. Offsets in errors
 //! are relative to the buffer handed to `parse`; the caller rebases them
-//! ([`FormatError::rebase`](crate::FormatError::rebase)).
+//! ([`FormatError::rebase`](crate::error::FormatError::rebase)).
 //!
 //! Nested fields form a tree whose depth is bounded by
 //! [`flatbuffer::MAX_DEPTH`](crate::flatbuffer::MAX_DEPTH), but flatbuffer offsets may share
@@ -94,7 +94,7 @@ fn enum_field<T>(
     default: i16,
     what: &'static str,
     from_fb: fn(i16) -> Option<T>,
-) -> crate::FormatResult<T> {
+) -> crate::error::FormatResult<T> {
     let value = table.i16(slot, default, what)?;
     from_fb(value).ok_or_else(|| invalid(what, value, table))
 }
@@ -105,8 +105,8 @@ mod tests {
     //! Walks every Arrow IPC file in the arrow-testing integration corpus.
 
     use super::*;
-    use crate::FormatResult;
     use crate::datatype::{CompressionCodec, Endianness, IntType, Precision};
+    use crate::error::FormatResult;
     use std::path::{Path, PathBuf};
     use std::string::String;
     use std::vec::Vec;
@@ -455,7 +455,7 @@ mod tests {
         assert!(shortest_ok + 8 >= buf.len(), "{name}: {shortest_ok}");
         for len in 0..shortest_ok {
             let e = walk(&buf[..len]).unwrap_err();
-            assert!(e.offset.is_some(), "{name}: {e}");
+            assert!(e.offset().is_some(), "{name}: {e}");
         }
     }
 

@@ -642,7 +642,7 @@ mod tests {
                 .type_()
                 .unwrap_err();
             assert_eq!(e.kind, FormatErrorKind::MissingField { what: "Field.type" });
-            assert!(e.offset.is_some());
+            assert!(e.offset().is_some());
         }
     }
 

@@ -71,7 +71,7 @@ impl Cursor<'_> {
         for (i, child) in child_fields(field).iter().enumerate() {
             let child_selection = selection.and_then(|s| s.child(i));
             self.visit(child, child_selection, body_len, out)
-                .map_err(|e| e.in_field(child.name()))?;
+                .map_err(|e| e.in_field(i))?;
         }
         Ok(())
     }
@@ -131,7 +131,7 @@ pub(crate) fn buffer_ranges(
     for (i, field) in fields.iter().enumerate() {
         cursor
             .visit(field, projection.child(i), body_len, &mut out)
-            .map_err(|e| e.in_field(field.name()))?;
+            .map_err(|e| e.in_field(i))?;
     }
     cursor.finish()?;
     Ok(out)
@@ -178,7 +178,7 @@ pub(crate) fn decode_columns<'a>(
     };
     let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
-        let in_field = |e: FormatError| e.in_field(field.name());
+        let in_field = |e: FormatError| e.in_field(i);
         let Some(selection) = projection.child(i) else {
             decoder.skip(field).map_err(in_field)?;
             continue;
@@ -284,7 +284,7 @@ impl<'a> Decoder<'_, '_, 'a> {
             });
         }
         for (i, child) in child_fields(field).iter().enumerate() {
-            let in_child = |e: FormatError| e.in_field(child.name());
+            let in_child = |e: FormatError| e.in_field(i);
             match selection.child(i) {
                 Some(child_selection) => {
                     let array = self.array(child, child_selection).map_err(in_child)?;

@@ -111,8 +111,8 @@ impl Window {
 ///
 /// ```
 /// # use quiver::ipc::{DecodeResult, FileDecoder};
-/// # use quiver::{ReaderOptions, bytes::Bytes};
-/// # fn rows(file: &'static [u8]) -> Result<usize, quiver::FormatError> {
+/// # use quiver::{ipc::ReaderOptions, bytes::Bytes};
+/// # fn rows(file: &'static [u8]) -> Result<usize, quiver::error::FormatError> {
 /// let mut decoder = FileDecoder::new(file.len() as u64, ReaderOptions::default());
 /// let mut rows = 0;
 /// loop {
@@ -121,7 +121,7 @@ impl Window {
 ///             // Fetch them any way you like: here, from memory.
 ///             let data = ranges
 ///                 .iter()
-///                 .map(|r| Bytes::Borrowed(&file[r.start as usize..r.end as usize]))
+///                 .map(|r| Bytes::borrowed(&file[r.start as usize..r.end as usize]))
 ///                 .collect();
 ///             decoder.push_ranges(ranges, data)?;
 ///         }

@@ -35,7 +35,7 @@ use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::{Bytes, Owner};
 use crate::columnar::read;
 use crate::datatype::{DataType, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -107,12 +107,12 @@ impl Layout {
             RunEndEncoded(pair) => {
                 let [run_ends, _] = &**pair;
                 let width = run_ends.data_type().byte_width();
-                Layout::RunEnd(width.ok_or_else(|| unsupported("run ends that are not integers"))?)
+                Layout::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
             }
             other => Layout::Fixed(
                 other
                     .byte_width()
-                    .ok_or_else(|| unsupported("delta dictionary of this type"))?,
+                    .ok_or_else(|| unsupported(Feature::DeltaDictionary))?,
             ),
         })
     }
@@ -193,7 +193,7 @@ impl<'a> GrowingArray<'a> {
     /// before anything is written.
     fn check(&self, array: &ArrayView<'a>, slots: Range<usize>) -> FormatResult<()> {
         if *array.data_type() != self.data_type {
-            return Err(unsupported("delta dictionary of another type"));
+            return Err(unsupported(Feature::DeltaDictionary));
         }
         let same_dictionary = match (&self.dictionary, array.dictionary()) {
             (Some(x), Some(y)) => x.index_type == y.index_type && Arc::ptr_eq(&x.values, &y.values),
@@ -201,11 +201,9 @@ impl<'a> GrowingArray<'a> {
             _ => false,
         };
         if !same_dictionary {
-            return Err(unsupported(
-                "delta of values encoded with different dictionaries",
-            ));
+            return Err(unsupported(Feature::DeltaDictionary));
         }
-        let len = fits("appended dictionary length", self.len, slots.len(), 8)?;
+        let len = fits(self.len, slots.len(), 8)?;
         if self.layout.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
             // A bitmap has a bit for every slot, and some slots hold no bytes at all (structs of
             // nulls, fixed-size lists of size 0): their count costs the input nothing. The
@@ -214,7 +212,7 @@ impl<'a> GrowingArray<'a> {
             let limit = backed.saturating_add(UNBACKED_BITMAP);
             if len.div_ceil(8) > limit {
                 return Err(FormatErrorKind::LimitExceeded {
-                    what: "a dictionary validity bitmap beyond the bytes its slots hold",
+                    what: Limit::DictionaryValidity,
                     requested: len.div_ceil(8) as u64,
                     limit: limit as u64,
                 }
@@ -227,33 +225,23 @@ impl<'a> GrowingArray<'a> {
             Layout::Variable(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 let data = self.buffers.get(1).map_or(0, |d| d.0.len());
-                fits(
-                    "appended dictionary offsets",
-                    data,
-                    last.saturating_sub(first),
-                    width,
-                )?;
+                fits(data, last.saturating_sub(first), width)?;
             }
             Layout::List(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
-                fits(
-                    "appended list offsets",
-                    child_len(0),
-                    last.saturating_sub(first),
-                    width,
-                )?;
+                fits(child_len(0), last.saturating_sub(first), width)?;
             }
             Layout::ListView(width) => {
                 let added = array.child(0).map_or(0, ArrayView::len);
-                fits("appended list view offsets", child_len(0), added, width)?;
+                fits(child_len(0), added, width)?;
             }
             Layout::Union(UnionMode::Dense) => {
                 for (i, child) in array.children().iter().enumerate() {
-                    fits("appended dense union offsets", child_len(i), child.len(), 4)?;
+                    fits(child_len(i), child.len(), 4)?;
                 }
             }
             Layout::RunEnd(width) => {
-                fits("appended run ends", len, 0, width)?;
+                fits(len, 0, width)?;
             }
             _ => {}
         }
@@ -534,8 +522,8 @@ fn held(array: &ArrayView<'_>) -> usize {
         .fold(own, usize::saturating_add)
 }
 
-/// `base + added`, if it fits a signed integer of `width` bytes; `what` names it otherwise.
-fn fits(what: &'static str, base: usize, added: usize, width: usize) -> FormatResult<usize> {
+/// `base + added`, if it fits a signed integer of `width` bytes.
+fn fits(base: usize, added: usize, width: usize) -> FormatResult<usize> {
     let limit = match width {
         2 => i16::MAX as u64,
         4 => i32::MAX as u64,
@@ -544,7 +532,7 @@ fn fits(what: &'static str, base: usize, added: usize, width: usize) -> FormatRe
     match base.checked_add(added) {
         Some(total) if total as u64 <= limit => Ok(total),
         _ => Err(FormatErrorKind::LimitExceeded {
-            what,
+            what: Limit::AppendedDictionary,
             requested: (base as u64).saturating_add(added as u64),
             limit,
         }
@@ -573,7 +561,7 @@ fn long_view(view: &[u8]) -> Option<(usize, Range<usize>)> {
     Some((buffer, start..start + len))
 }
 
-fn unsupported(what: &'static str) -> FormatError {
+fn unsupported(what: Feature) -> FormatError {
     FormatErrorKind::Unsupported { what }.into()
 }
 

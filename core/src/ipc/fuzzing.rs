@@ -13,8 +13,7 @@ use crate::compression::Decompressor;
 use crate::datatype::{DataType, Endianness, IntType, TimeUnit, UnionMode};
 use crate::error::FormatResult;
 use crate::format::{self, MessageHeader};
-use crate::schema::Schema;
-use crate::schema::{DictionaryEncoding, Field};
+use crate::schema::{DictionaryEncoding, Field, Schema};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -45,7 +44,7 @@ pub fn decode_message<'a>(
         version: message.version()?,
         max_decompressed: 1 << 24,
     };
-    let body = Body::Whole(Bytes::Borrowed(body));
+    let body = Body::Whole(Bytes::borrowed(body));
     let dictionaries = Dictionaries::default();
     let mut decompressor = Decompressor::new();
     Ok(match message.header()? {

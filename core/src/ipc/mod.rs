@@ -26,7 +26,7 @@ mod pushed;
 mod scan;
 mod stream;
 mod stream_decoder;
-pub mod writer;
+mod writer;
 
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
@@ -34,18 +34,20 @@ pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder};
 pub use file::FileReader;
-pub use projection::Projection;
+pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::{Scan, ScanOptions};
 pub use stream::StreamReader;
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
-pub use writer::{FileWriter, StreamWriter, WriteError, WriterOptions};
+pub use writer::{
+    DEFAULT_ALIGNMENT, END_OF_STREAM, EncodedMessage, FileWriter, IpcFormat, MessageEncoder,
+    MessageKind, StreamWriter, WriteError, WriterOptions,
+};
 
-use crate::Error;
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::compression::Decompressor;
 use crate::datatype::Endianness;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
@@ -56,8 +58,7 @@ use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
-use crate::format::message_prefix;
-pub use crate::format::{CONTINUATION, MAGIC};
+use crate::format::{CONTINUATION, MAGIC, message_prefix};
 
 /// Options for the IPC readers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +120,7 @@ fn fetch<R: RandomAccess>(
             .ok()
             .and_then(|len| total.checked_add(len))
             .ok_or(FormatErrorKind::LimitExceeded {
-                what: "planned read",
+                what: Limit::PlannedRead,
                 requested: len,
                 limit: usize::MAX as u64,
             })?;
@@ -207,7 +208,7 @@ impl ReadState {
     fn context(&self, version: MetadataVersion) -> FormatResult<DecodeContext> {
         if version < MetadataVersion::V4 {
             return Err(FormatErrorKind::Unsupported {
-                what: "message metadata versions before V4 (Arrow 0.8)",
+                what: Feature::MetadataVersion,
             }
             .into());
         }
@@ -267,7 +268,7 @@ impl ReadState {
             context,
             &mut self.decompressor,
         )
-        .map_err(|e| e.in_field(field.name()))?;
+        .map_err(|e| e.in_dictionary(self.schema.dictionary_path(id)))?;
         let values = columns.pop().ok_or(FormatErrorKind::LayoutMismatch {
             what: "dictionary batch without a column",
         })?;

@@ -7,10 +7,10 @@
 //! file's schema with unselected fields left out.
 
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::schema::{Field, Schema};
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
 
 /// The fields to read: everything, or some fields by index (each with its own projection).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,38 +26,44 @@ impl Projection {
     /// Selects the fields named by dotted paths (`"a"`, `"c.x"`, `"a\\.b"` for a field named
     /// `a.b`). A path that stops at a field selects it whole.
     ///
-    /// Errors, each with the path in [`FormatError::field`]: a name no field has
-    /// ([`UnknownField`](FormatErrorKind::UnknownField)), a name two fields share
-    /// ([`AmbiguousField`](FormatErrorKind::AmbiguousField)), and a path going on below a field
-    /// that is not a struct ([`NotAStruct`](FormatErrorKind::NotAStruct)): a list's, map's,
-    /// union's or dictionary-encoded struct's children cannot be selected on their own.
-    pub fn from_paths<S: AsRef<str>>(schema: &Schema, paths: &[S]) -> FormatResult<Self> {
+    /// Errors, each with the first path that fails in [`ProjectionError::path`]: a name no
+    /// field has ([`UnknownField`](ProjectionErrorKind::UnknownField)), a name two fields share
+    /// ([`AmbiguousField`](ProjectionErrorKind::AmbiguousField)), and a path going on below a
+    /// field that is not a struct ([`NotAStruct`](ProjectionErrorKind::NotAStruct)): a list's,
+    /// map's, union's or dictionary-encoded struct's children cannot be selected on their own.
+    pub fn from_paths<S: AsRef<str>>(
+        schema: &Schema,
+        paths: &[S],
+    ) -> Result<Self, ProjectionError> {
         let mut projection = Projection::Fields(Vec::new());
         for path in paths {
             let path = path.as_ref();
             projection
                 .add(schema.fields(), &path_names(path))
-                .map_err(|kind| FormatError::from(kind).in_field(path))?;
+                .map_err(|kind| ProjectionError {
+                    kind,
+                    path: path.into(),
+                })?;
         }
         Ok(projection)
     }
 
     /// Adds the field that `names` lead to below `fields`.
-    fn add(&mut self, fields: &[Field], names: &[String]) -> Result<(), FormatErrorKind> {
+    fn add(&mut self, fields: &[Field], names: &[String]) -> Result<(), ProjectionErrorKind> {
         let Some((name, rest)) = names.split_first() else {
             *self = Projection::All;
             return Ok(());
         };
         let mut matching = fields.iter().enumerate().filter(|(_, f)| f.name() == name);
-        let (index, field) = matching.next().ok_or(FormatErrorKind::UnknownField)?;
+        let (index, field) = matching.next().ok_or(ProjectionErrorKind::UnknownField)?;
         if matching.next().is_some() {
-            return Err(FormatErrorKind::AmbiguousField);
+            return Err(ProjectionErrorKind::AmbiguousField);
         }
         let children = match field.data_type() {
             // A dictionary-encoded struct's children are the dictionary's: read whole.
             DataType::Struct(children) if field.dictionary().is_none() => &children[..],
             _ if rest.is_empty() => &[][..],
-            _ => return Err(FormatErrorKind::NotAStruct),
+            _ => return Err(ProjectionErrorKind::NotAStruct),
         };
         let Projection::Fields(selected) = self else {
             return Ok(()); // already everything; the path was still checked
@@ -124,6 +130,44 @@ impl Projection {
     }
 }
 
+/// A field path that selects nothing: what is wrong with it, and the path as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectionError {
+    /// What is wrong.
+    pub kind: ProjectionErrorKind,
+    /// The path, as given to [`Projection::from_paths`].
+    pub path: String,
+}
+
+/// What is wrong with a field path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProjectionErrorKind {
+    /// A name on the path is not the name of a field (at the top, or of the struct above it).
+    UnknownField,
+    /// The path goes on below a field that is not a struct (or is a dictionary-encoded one):
+    /// only struct children can be selected.
+    NotAStruct,
+    /// A name on the path is the name of more than one field (of the schema, or of the struct).
+    AmbiguousField,
+}
+
+impl fmt::Display for ProjectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            ProjectionErrorKind::UnknownField => "no such field",
+            ProjectionErrorKind::NotAStruct => {
+                "the path goes on below a field that is not a struct (only the children of \
+                 struct columns that are not dictionary-encoded can be selected)"
+            }
+            ProjectionErrorKind::AmbiguousField => "more than one field has this name",
+        })?;
+        write!(f, " (field `{}`)", self.path)
+    }
+}
+
+impl core::error::Error for ProjectionError {}
+
 /// The names along `path`: split at each `.` that no `\` escapes, with the escapes removed.
 fn path_names(path: &str) -> Vec<String> {
     let mut names = Vec::new();
@@ -188,8 +232,8 @@ mod tests {
     #[test]
     fn unknown_paths_are_errors_naming_the_path() {
         let err = Projection::from_paths(&schema(), &["c.z"]).unwrap_err();
-        assert_eq!(err.kind, FormatErrorKind::UnknownField);
-        assert_eq!(err.field.as_str(), "c.z");
+        assert_eq!(err.kind, ProjectionErrorKind::UnknownField);
+        assert_eq!(err.path, "c.z");
     }
 
     #[test]
@@ -201,14 +245,14 @@ mod tests {
         ]);
         for path in ["a.nope", "l.item", "l.item.x"] {
             let err = Projection::from_paths(&schema, &[path]).unwrap_err();
-            assert_eq!(err.kind, FormatErrorKind::NotAStruct, "{path}");
-            assert_eq!(err.field.as_str(), path);
+            assert_eq!(err.kind, ProjectionErrorKind::NotAStruct, "{path}");
+            assert_eq!(err.path, path);
         }
         // Also when the field is already selected whole, in either order.
         let err = Projection::from_paths(&schema, &["a", "a.x"]).unwrap_err();
-        assert_eq!(err.kind, FormatErrorKind::NotAStruct);
+        assert_eq!(err.kind, ProjectionErrorKind::NotAStruct);
         let err = Projection::from_paths(&super::tests::schema(), &["c", "c.z"]).unwrap_err();
-        assert_eq!(err.kind, FormatErrorKind::UnknownField);
+        assert_eq!(err.kind, ProjectionErrorKind::UnknownField);
     }
 
     #[test]
@@ -236,7 +280,7 @@ mod tests {
         );
         assert_eq!(
             Projection::from_paths(&schema, &["a.b"]).unwrap_err().kind,
-            FormatErrorKind::UnknownField
+            ProjectionErrorKind::UnknownField
         );
     }
 
@@ -247,7 +291,7 @@ mod tests {
             Field::new("a", DataType::Utf8, true),
         ]);
         let err = Projection::from_paths(&schema, &["a"]).unwrap_err();
-        assert_eq!(err.kind, FormatErrorKind::AmbiguousField);
-        assert_eq!(err.field.as_str(), "a");
+        assert_eq!(err.kind, ProjectionErrorKind::AmbiguousField);
+        assert_eq!(err.path, "a");
     }
 }

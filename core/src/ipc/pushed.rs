@@ -140,7 +140,7 @@ mod tests {
         let mut out = Pushed::default();
         for &(start, bytes) in pieces {
             let range = start..start + bytes.len() as u64;
-            out.push(100, vec![range], vec![Bytes::Borrowed(bytes)])
+            out.push(100, vec![range], vec![Bytes::borrowed(bytes)])
                 .unwrap();
         }
         out
@@ -163,11 +163,11 @@ mod tests {
     #[test]
     fn bad_pushes_are_errors_and_keep_nothing() {
         let mut p = Pushed::default();
-        let bytes = |b: &'static [u8]| Bytes::Borrowed(b);
+        let bytes = |b: &'static [u8]| Bytes::borrowed(b);
         let short = p.push(10, vec![0..4], vec![bytes(b"abc")]).unwrap_err();
-        assert_eq!(short.offset, Some(0));
+        assert_eq!(short.offset(), Some(0));
         let past = p.push(10, vec![0..2, 8..12], vec![bytes(b"ab"), bytes(b"abcd")]);
-        assert_eq!(past.unwrap_err().offset, Some(8));
+        assert_eq!(past.unwrap_err().offset(), Some(8));
         #[allow(clippy::reversed_empty_ranges)]
         let reversed = p.push(10, vec![5..4], vec![bytes(b"")]);
         assert!(reversed.is_err());

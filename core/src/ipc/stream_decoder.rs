@@ -24,7 +24,7 @@ use super::decode::Body;
 use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Foreign, MessageHeader};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
@@ -177,8 +177,8 @@ impl Input {
 ///
 /// ```
 /// # use quiver::ipc::{StreamDecodeResult, StreamDecoder};
-/// # use quiver::{ReaderOptions, bytes::Bytes};
-/// # fn rows(stream: &'static [u8]) -> Result<usize, quiver::FormatError> {
+/// # use quiver::{ipc::ReaderOptions, bytes::Bytes};
+/// # fn rows(stream: &'static [u8]) -> Result<usize, quiver::error::FormatError> {
 /// let mut decoder = StreamDecoder::new(ReaderOptions::default());
 /// // Bytes as they arrive, in chunks of any size: here, 1000 at a time.
 /// let mut chunks = stream.chunks(1000);
@@ -186,7 +186,7 @@ impl Input {
 /// loop {
 ///     match decoder.try_decode()? {
 ///         StreamDecodeResult::NeedsData { .. } => match chunks.next() {
-///             Some(chunk) => decoder.push(Bytes::Borrowed(chunk)),
+///             Some(chunk) => decoder.push(Bytes::borrowed(chunk)),
 ///             None => decoder.finish(),
 ///         },
 ///         StreamDecodeResult::Data(batch) => rows += batch.num_rows(),
@@ -474,7 +474,7 @@ impl StreamDecoder {
             .ok_or_else(|| {
                 refuse(
                     FormatError::from(FormatErrorKind::LimitExceeded {
-                        what: "message metadata",
+                        what: Limit::MessageMetadata,
                         requested: len,
                         limit,
                     })
@@ -527,23 +527,23 @@ mod tests {
     fn asks_for_the_prefix_then_the_metadata_then_fails_where_it_was_cut() {
         let mut decoder = StreamDecoder::new(ReaderOptions::default());
         assert_eq!(needs(&mut decoder), 4);
-        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        decoder.push(Bytes::borrowed(&[0xFF, 0xFF]));
         assert_eq!(needs(&mut decoder), 2);
-        decoder.push(Bytes::Borrowed(&[0xFF, 0xFF]));
+        decoder.push(Bytes::borrowed(&[0xFF, 0xFF]));
         assert_eq!(
             needs(&mut decoder),
             4,
             "the length after the continuation marker"
         );
-        decoder.push(Bytes::Borrowed(&[100, 0, 0, 0]));
+        decoder.push(Bytes::borrowed(&[100, 0, 0, 0]));
         assert_eq!(needs(&mut decoder), 100);
-        decoder.push(Bytes::Borrowed(&[0; 10]));
+        decoder.push(Bytes::borrowed(&[0; 10]));
         assert_eq!(needs(&mut decoder), 90);
         assert_eq!(decoder.position(), 8);
         assert_eq!(decoder.buffered(), 10);
         decoder.finish();
         let e = decoder.try_decode().unwrap_err();
-        assert_eq!(e.offset, Some(8));
+        assert_eq!(e.offset(), Some(8));
         assert!(matches!(
             e.kind,
             FormatErrorKind::Truncated {
@@ -560,7 +560,7 @@ mod tests {
         let mut input = Input::default();
         for chunk in [&b"abcd"[..], b"ef", b"ghij"] {
             input.len += chunk.len();
-            input.chunks.push_back(Bytes::Borrowed(chunk));
+            input.chunks.push_back(Bytes::borrowed(chunk));
         }
         assert_eq!(input.peek::<5>(), Some(*b"abcde"));
         let window = input.take(3).unwrap();

@@ -416,7 +416,7 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
 impl<'b> Encoder<'b> {
     /// An encoder for a whole document of `batch`'s rows, one JSON object per row.
     pub fn batch(
-        batch: &'b crate::RecordBatch<'_>,
+        batch: &'b crate::array::RecordBatch<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -426,7 +426,7 @@ impl<'b> Encoder<'b> {
     /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
     /// `null`).
     pub fn array(
-        array: &'b crate::ArrayView<'_>,
+        array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -438,7 +438,7 @@ impl<'b> Encoder<'b> {
 impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
     /// [`Encoder::batch`] with a nesting limit of `DEPTH`.
     pub fn batch_with_depth(
-        batch: &'b crate::RecordBatch<'_>,
+        batch: &'b crate::array::RecordBatch<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -447,7 +447,7 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
 
     /// [`Encoder::array`] with a nesting limit of `DEPTH`.
     pub fn array_with_depth(
-        array: &'b crate::ArrayView<'_>,
+        array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -456,7 +456,7 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
 
     /// The rows of `batch` continuing a writer's document.
     pub(crate) fn continuing_batch(
-        batch: &'b crate::RecordBatch<'_>,
+        batch: &'b crate::array::RecordBatch<'_>,
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {

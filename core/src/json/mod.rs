@@ -1,12 +1,12 @@
 //! JSON output: record batches and arrays written as JSON into buffers the caller lends.
 //!
-//! Validated [`ArrayView`](crate::ArrayView)s enter an [`Encoder`]; bytes leave through
+//! Validated [`ArrayView`](crate::array::ArrayView)s enter an [`Encoder`]; bytes leave through
 //! [`Encoder::encode`], one caller buffer at a time, resuming at any byte. Nothing allocates while
 //! encoding, whatever the types or nesting.
 //!
-//! - [`options`]: [`JsonFormat`] (newline-delimited or one array) and [`EncoderOptions`].
-//! - [`encoder`]: the state machine, [`Encoder`] and [`Progress`].
-//! - [`writer`]: [`JsonWriter`], a document across batches, and the drivers
+//! - `options`: [`JsonFormat`] (newline-delimited or one array) and [`EncoderOptions`].
+//! - `encoder`: the state machine, [`Encoder`] and [`Progress`].
+//! - `writer`: [`JsonWriter`], a document across batches, and the drivers
 //!   ([`Encoder::write_to`] for `embedded_io`, `write_to_async` with the `async` feature,
 //!   [`Encoder::append_to`] for a `Vec`).
 //! - `plan` and `rows`: the fast path, whole rows written straight into the buffer while they
@@ -24,8 +24,8 @@
 //! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers (strings
 //!   with [`EncoderOptions::decimals_as_strings`]);
 //! - dates, times, timestamps, durations and intervals are strings as arrow-json writes them
-//!   (see [`temporal`] for the forms, the timezone rules and the values arrow-json
-//!   cannot write);
+//!   (see [below](#dates-times-and-timezones) for the forms, the timezone rules and the values
+//!   arrow-json cannot write);
 //! - structs are objects, every kind of list is an array, maps with string keys are objects
 //!   (an entry whose value is null is written `"key":null` whatever `explicit_nulls` says: a
 //!   map's keys are data; arrow-json leaves such entries out);
@@ -44,7 +44,7 @@
 //! ```
 //! use quiver::json::{to_vec, EncoderOptions, JsonFormat};
 //! # use quiver::array::{ArrayParts, ArrayView, RecordBatch};
-//! # use quiver::{bytes::Bytes, DataType, Field, Schema};
+//! # use quiver::{bytes::Bytes, datatype::DataType, schema::Field, schema::Schema};
 //! # use std::sync::Arc;
 //! # let column = ArrayView::try_new(ArrayParts {
 //! #     data_type: Some(DataType::Utf8),
@@ -64,21 +64,58 @@
 //! assert_eq!(json, b"{\"a\":\"hi\"}\n{}\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Dates, times and timezones
+//!
+//! Values enter as the stored integers and their unit; text leaves into a small stack buffer
+//! (the encoder adds the quotes). The formats are those of arrow-json 60 with its default options
+//! (chrono's `Debug` and RFC 3339 forms, Arrow's interval display), computed here with plain
+//! integer arithmetic over the proleptic Gregorian calendar:
+//!
+//! - Date32 `2018-11-13`; Date64 and naive timestamps `2018-11-13T17:11:10.011`;
+//! - timestamps with a timezone `2018-11-13T17:11:10.011Z` or `…+05:30`;
+//! - times `17:11:10.011375`; fractions have 3, 6 or 9 digits, the fewest that are exact;
+//! - years outside 0..=9999 carry a sign and at least four digits (`+10000`, `-0001`);
+//! - durations in ISO 8601 (`PT0.12S`, `-PT120S`, `P0D`);
+//! - intervals as Arrow displays them (`1 years 2 mons`, `3 days 1 hours 0.500 secs`).
+//!
+//! Where arrow-json cannot write a value (a date beyond chrono's ±262,143 years, a time of day
+//! outside 0–24 h, a duration beyond ±2^63 ms) it writes an error text; quiver continues the
+//! same format instead: the calendar extends, times keep their sign and count hours past 24.
+//!
+//! ## Timezones
+//!
+//! - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, parsed as arrow-json parses them; any other
+//!   text starting with a sign (`+25:00`) is refused when the encoder is built
+//!   ([`JsonError::InvalidTimeZone`]).
+//! - `UTC`, `Z`, `GMT` and their aliases, with or without `Etc/`, are offset 0 (`Z`);
+//!   `Etc/GMT±N` is the fixed offset ∓N hours (the POSIX sign, as in the tz database).
+//! - Any other name is an IANA zone (`America/New_York`). With a [`ZoneResolver`] in
+//!   [`EncoderOptions::time_zones`] (quiver-std has one over
+//!   a bundled tz database), its values are written in local time with the offset in effect at
+//!   each instant (`1969-12-31T19:00:00-05:00`), as arrow-json with chrono-tz, pyarrow and
+//!   polars write them; the name is resolved once when the encoder is built, and a name the
+//!   resolver does not know is refused then
+//!   ([`JsonError::UnknownTimeZone`]). Without a resolver (a
+//!   `no_std` encoder carries no tz database) its instants are written in UTC with `Z`.
+//! - [`EncoderOptions::timestamps_utc`] writes every
+//!   zoned timestamp as its UTC instant with `Z`.
 
-pub mod encoder;
+mod encoder;
 pub(crate) mod escape;
 pub(crate) mod framing;
 pub(crate) mod number;
-pub mod options;
+mod options;
 mod plan;
 mod rows;
 pub(crate) mod sink;
-pub mod temporal;
+pub(crate) mod temporal;
 pub(crate) mod value;
 #[cfg(feature = "alloc")]
-pub mod writer;
+mod writer;
 
 pub use encoder::Encoder;
+#[doc(hidden)] // for the golden test
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};
 pub use temporal::{ZoneResolver, ZoneRules};

@@ -55,7 +55,7 @@ pub struct EncoderOptions {
     pub timestamps_utc: bool,
     /// Resolves IANA zone names (`America/New_York`) for timestamps in local time; without one,
     /// such timestamps are written as their UTC instant with `Z` (see
-    /// [`temporal`](super::temporal#timezones)).
+    /// [the timezone rules](super#timezones)).
     pub time_zones: Option<ZoneResolver>,
     /// How binary values are written.
     pub binary: BinaryFormat,

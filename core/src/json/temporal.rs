@@ -1,38 +1,10 @@
-//! Dates, times, timestamps, durations and intervals as the text arrow-json writes.
+//! Dates, times, timestamps, durations and intervals as the text arrow-json writes (the forms
+//! and the timezone rules are in the [`json`](super) module's documentation, "Dates, times and
+//! timezones").
 //!
 //! Values enter as the stored integers and their unit; text leaves into a small stack buffer
-//! (the encoder adds the quotes). The formats are those of arrow-json 60 with its default options
-//! (chrono's `Debug` and RFC 3339 forms, Arrow's interval display), computed here with plain
-//! integer arithmetic over the proleptic Gregorian calendar:
-//!
-//! - Date32 `2018-11-13`; Date64 and naive timestamps `2018-11-13T17:11:10.011`;
-//! - timestamps with a timezone `2018-11-13T17:11:10.011Z` or `…+05:30`;
-//! - times `17:11:10.011375`; fractions have 3, 6 or 9 digits, the fewest that are exact;
-//! - years outside 0..=9999 carry a sign and at least four digits (`+10000`, `-0001`);
-//! - durations in ISO 8601 (`PT0.12S`, `-PT120S`, `P0D`);
-//! - intervals as Arrow displays them (`1 years 2 mons`, `3 days 1 hours 0.500 secs`).
-//!
-//! Where arrow-json cannot write a value (a date beyond chrono's ±262,143 years, a time of day
-//! outside 0–24 h, a duration beyond ±2^63 ms) it writes an error text; quiver continues the
-//! same format instead: the calendar extends, times keep their sign and count hours past 24.
-//!
-//! # Timezones
-//!
-//! - `±HH:MM`, `±HHMM` and `±HH` are fixed offsets, parsed as arrow-json parses them; any other
-//!   text starting with a sign (`+25:00`) is refused when the encoder is built
-//!   ([`JsonError::InvalidTimeZone`](super::JsonError::InvalidTimeZone)).
-//! - `UTC`, `Z`, `GMT` and their aliases, with or without `Etc/`, are offset 0 (`Z`);
-//!   `Etc/GMT±N` is the fixed offset ∓N hours (the POSIX sign, as in the tz database).
-//! - Any other name is an IANA zone (`America/New_York`). With a [`ZoneResolver`] in
-//!   [`EncoderOptions::time_zones`](super::EncoderOptions::time_zones) (quiver-std has one over
-//!   a bundled tz database), its values are written in local time with the offset in effect at
-//!   each instant (`1969-12-31T19:00:00-05:00`), as arrow-json with chrono-tz, pyarrow and
-//!   polars write them; the name is resolved once when the encoder is built, and a name the
-//!   resolver does not know is refused then
-//!   ([`JsonError::UnknownTimeZone`](super::JsonError::UnknownTimeZone)). Without a resolver (a
-//!   `no_std` encoder carries no tz database) its instants are written in UTC with `Z`.
-//! - [`EncoderOptions::timestamps_utc`](super::EncoderOptions::timestamps_utc) writes every
-//!   zoned timestamp as its UTC instant with `Z`.
+//! (the encoder adds the quotes), computed with plain integer arithmetic over the proleptic
+//! Gregorian calendar.
 
 use super::number::{Scratch, padded_digits, two_digits};
 use crate::datatype::TimeUnit;

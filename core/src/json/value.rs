@@ -1,7 +1,7 @@
 //! The text of one value, written into a [`Sink`]: integers, floats, quoted temporal text and
 //! member keys, with the options every step reads ([`Context`]).
 //!
-//! Both walks write values through these: the encoder over [`ArrayView`](crate::ArrayView)s
+//! Both walks write values through these: the encoder over [`ArrayView`](crate::array::ArrayView)s
 //! and the one over the fixed-capacity views of [`no_alloc`](crate::no_alloc), so their bytes
 //! agree.
 

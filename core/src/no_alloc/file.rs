@@ -5,13 +5,13 @@
 //! scratch's start. Each dictionary block is then read once, whole, after the footer, and stays
 //! there. Record batch blocks take the rest of the scratch, one at a time: one read of a block's
 //! metadata and body, decoded in place into a [`Batch`]. A footer, dictionary or block that does
-//! not fit is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall) error saying how many
+//! not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall) error saying how many
 //! bytes it needs.
 
 use super::Batch;
 use super::{InScratch, Stored, block_message, stored_dictionary, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
 use crate::source::RandomAccess;
 use core::ops::Range;
@@ -100,7 +100,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
             == Endianness::Big
         {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "big-endian data without the alloc feature",
+                what: Feature::BigEndianWithoutAlloc,
             })
             .into());
         }
@@ -205,13 +205,13 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         let stored = stored_dictionary(bytes, block, range.start)?;
         if self.dictionaries.iter().any(|d| d.id == stored.id) {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "replaced dictionaries in a file",
+                what: Feature::ReplacedDictionaryInFile,
             })
             .into());
         }
         self.dictionaries.push(stored).map_err(|_| {
             FormatError::from(FormatErrorKind::CapacityExceeded {
-                what: "dictionaries (the FileReader's D)",
+                what: Capacity::Dictionaries,
                 needed: i as u64 + 1,
                 capacity: D as u64,
             })

@@ -1,7 +1,7 @@
 //! Reading Arrow IPC and writing JSON with no allocator: for microcontrollers, WASM modules and
 //! real-time loops, with `default-features = false`.
 //!
-//! Bytes enter from a [`RandomAccess`](crate::RandomAccess) source ([`FileReader`]) or an
+//! Bytes enter from a [`RandomAccess`](crate::source::RandomAccess) source ([`FileReader`]) or an
 //! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
 //! metadata, the dictionaries and one record batch at a time are read into it and never copied
 //! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format), and a
@@ -13,9 +13,9 @@
 //! Every capacity is a const generic with a documented default: `N` arrays per batch
 //! ([`DEFAULT_ARRAYS`]), `D` dictionaries ([`DEFAULT_DICTIONARIES`]), `DEPTH` open JSON values
 //! ([`DEFAULT_DEPTH`](crate::json::DEFAULT_DEPTH)). A scratch too small for the footer, a
-//! dictionary or a block is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall)
+//! dictionary or a block is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall)
 //! error saying how many bytes are needed; a capacity too small is a
-//! [`CapacityExceeded`](crate::FormatErrorKind::CapacityExceeded) error.
+//! [`CapacityExceeded`](crate::error::FormatErrorKind::CapacityExceeded) error.
 //!
 //! What needs the `alloc` feature instead: compressed bodies, big-endian files, and delta
 //! dictionaries (each an `Unsupported` error here). Dictionary replacement in a stream is
@@ -24,7 +24,7 @@
 //! ```
 //! use quiver::json::{EncoderOptions, JsonFormat};
 //! use quiver::no_alloc::{Batch, Encoder, FileReader};
-//! # use quiver::{ArrayView, FileWriter, RecordBatch, WriterOptions};
+//! # use quiver::{array::ArrayView, ipc::FileWriter, array::RecordBatch, ipc::WriterOptions};
 //! # let column = ArrayView::from_values([Some(1i32), None, Some(3)])?;
 //! # let batch = RecordBatch::from_columns([("a", column)])?;
 //! # let mut writer = FileWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default())?;
@@ -58,7 +58,7 @@ pub use crate::json::Encoder;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
 
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, message_prefix};
 use crate::view::Dictionaries;
 use core::ops::Range;
@@ -127,7 +127,7 @@ fn stored(
     };
     if header.is_delta() {
         return Err(FormatErrorKind::Unsupported {
-            what: "delta dictionaries without the alloc feature",
+            what: Feature::DeltaDictionaryWithoutAlloc,
         }
         .into());
     }

@@ -4,14 +4,14 @@
 //! The schema message is read first and kept at the scratch's start; each dictionary batch is
 //! read after it and kept too (a replacement is read after the others and used from then on).
 //! Record batch messages take the rest of the scratch, one at a time, and are decoded in place.
-//! A message that does not fit is a [`BufferTooSmall`](crate::FormatErrorKind::BufferTooSmall)
+//! A message that does not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall)
 //! error saying how many bytes it needs.
 
 use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
 use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;
-use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
@@ -65,7 +65,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         let schema = stream.schema().map_err(located)?;
         if schema.endianness().map_err(located)? == Endianness::Big {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "big-endian data without the alloc feature",
+                what: Feature::BigEndianWithoutAlloc,
             })
             .into());
         }
@@ -112,7 +112,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                     } else {
                         self.dictionaries.push(kept).map_err(|_| {
                             FormatError::from(FormatErrorKind::CapacityExceeded {
-                                what: "dictionaries (the StreamReader's D)",
+                                what: Capacity::Dictionaries,
                                 needed: D as u64 + 1,
                                 capacity: D as u64,
                             })

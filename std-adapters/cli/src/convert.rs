@@ -13,16 +13,18 @@ use crate::output::{self, Output};
 use crate::remote::Remote;
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
+use quiver::array::RecordBatch;
 use quiver::format::Block;
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
-use quiver::source::Counting;
-use quiver::{FileReader, RandomAccess, ReaderOptions, RecordBatch, Schema};
+use quiver::schema::Schema;
+use quiver::source::{Counting, RandomAccess};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Bytes per positioned read of a local file: a window is read in parts of this size, in
 /// parallel, so that the copy between batches does not leave all but one core waiting.
@@ -33,7 +35,8 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     if let Some(path) = &args.output {
         output::refuse_input(path, &args.input)?;
     }
-    let input = input::open(&args.input, args.mmap)?;
+    let whole = args.columns.is_none() && args.batches.is_none() && args.limit.is_none();
+    let input = input::open(&args.input, args.mmap, whole)?;
     let output = match &args.output {
         Some(path) => Output::file(path)?,
         None => Output::stdout()?,
@@ -65,11 +68,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         Input::Remote(remote) if remote.is_file() => {
             convert_remote(args, &remote, batches, &mut sink)?
         }
-        Input::Remote(remote) => {
-            let reader = CountingRead::new(remote.stream()?);
-            convert_stream(args, reader, batches, &mut sink)?;
-            remote.stats()
-        }
+        Input::Remote(remote) => convert_remote_stream(args, &remote, batches, &mut sink)?,
     };
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
@@ -146,8 +145,12 @@ where
     S::Error: Display,
 {
     let source = Counting::new(source);
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
-    let mut reader = FileReader::open(&source, ReaderOptions::default()).map_err(failed)?;
+    let mut reader = FileReader::open(&source, ReaderOptions::default())
+        .map_err(|e| Failure::about(&args.input, e))?;
+    // Errors name their field by the file's schema.
+    let schema = Arc::clone(reader.schema());
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -206,6 +209,7 @@ fn convert_remote(
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
     let mut reader = remote.file_reader()?;
+    let schema = Arc::clone(reader.schema());
     let (projection, first) =
         selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
     if let Some(projection) = projection {
@@ -218,7 +222,7 @@ fn convert_remote(
             let Some(batch) = reader.next_batch().await else {
                 break;
             };
-            sink.take(index, &batch.map_err(|e| remote.failed(e))?)?;
+            sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
             if let Some(bar) = &sink.progress {
                 let fetched = remote.stats().bytes_read;
                 bar.set_message(format!(
@@ -234,6 +238,52 @@ fn convert_remote(
     Ok(remote.stats())
 }
 
+/// Converts an IPC stream named by URL: [`AsyncStreamReader`](quiver::ipc::AsyncStreamReader)
+/// over one streaming GET, whose body keeps arriving on the runtime's threads while this thread
+/// encodes.
+fn convert_remote_stream(
+    args: &JsonArgs,
+    remote: &Remote,
+    batches: Range<usize>,
+    sink: &mut Sink<'_>,
+) -> Result<ReadStats, Failure> {
+    let mut stream = remote.stream_reader()?;
+    let schema = stream.schema().clone();
+    if let Some(columns) = &args.columns {
+        let projection = Projection::from_paths(stream.schema(), &columns.0)
+            .map_err(|e| Failure::about(&args.input, e))?;
+        stream.set_projection(projection);
+    }
+    if let Some(bar) = &sink.progress {
+        show(bar, None);
+    }
+    remote.runtime.block_on(async {
+        // Reading stops once the range or the limit is done: the rest stays unread.
+        let mut index = 0;
+        while sink.wants_more() && index < batches.end {
+            let Some(batch) = stream
+                .next_batch()
+                .await
+                .map_err(|e| remote.failed(e, Some(&schema)))?
+            else {
+                if args.batches.is_some() && index <= batches.start {
+                    return Err(Failure::about(
+                        &args.input,
+                        past_the_end(&batches, "stream", index),
+                    ));
+                }
+                break;
+            };
+            if index >= batches.start {
+                sink.take(index, &batch)?;
+            }
+            index += 1;
+        }
+        Ok(())
+    })?;
+    Ok(remote.stats())
+}
+
 /// Converts an IPC stream.
 fn convert_stream(
     args: &JsonArgs,
@@ -241,8 +291,11 @@ fn convert_stream(
     batches: Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
-    let failed = |e: quiver::Error<std::io::Error>| Failure::about(&args.input, e);
     let mut stream = input::stream_reader(&args.input, reader)?;
+    let schema = Arc::clone(stream.schema());
+    let failed = |e: quiver::error::Error<std::io::Error>| {
+        Failure::about(&args.input, e.display_with(&schema))
+    };
     if args.mmap {
         return Err(Failure::Usage(format!(
             "{}: --mmap does not apply to a stream (it maps files in the file format)",

@@ -9,8 +9,8 @@
 
 use crate::Failure;
 use crate::remote::{self, Remote};
-use quiver::FormatErrorKind;
-use quiver::ipc::MAGIC;
+use quiver::error::FormatErrorKind;
+use quiver::format::MAGIC;
 use quiver::source::Counting;
 use quiver_mmap::MmapSource;
 use quiver_std::FileSource;
@@ -32,8 +32,10 @@ pub enum Input {
     Remote(Box<Remote>),
 }
 
-/// Opens `path` (`-` is stdin) and tells the file format from the stream format.
-pub fn open(path: &Path, mmap: bool) -> Result<Input, Failure> {
+/// Opens `path` (`-` is stdin) and tells the file format from the stream format. `whole`: the
+/// caller reads every column of every batch (an object's opening request then brings up to
+/// 8 MiB, [`remote::open`]).
+pub fn open(path: &Path, mmap: bool, whole: bool) -> Result<Input, Failure> {
     let failed = |e: io::Error| Failure::about(path, e);
     if let Some(url) = path.to_str().filter(|_| remote::is_url(path)) {
         if mmap {
@@ -41,7 +43,7 @@ pub fn open(path: &Path, mmap: bool) -> Result<Input, Failure> {
                 "{url}: --mmap needs a local file (an object is read with ranged requests)"
             )));
         }
-        return remote::open(url).map(|r| Input::Remote(Box::new(r)));
+        return remote::open(url, whole).map(|r| Input::Remote(Box::new(r)));
     }
     let mut magic = [0u8; MAGIC.len()];
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
@@ -98,7 +100,7 @@ pub fn read_up_to(mut reader: impl Read, buf: &mut [u8]) -> io::Result<&[u8]> {
 }
 
 /// The reader of a stream input.
-pub type StreamInput = quiver::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
+pub type StreamInput = quiver::ipc::StreamReader<quiver_std::FromStd<CountingRead<Box<dyn Read>>>>;
 
 /// Opens the stream of an [`Input::Stream`]; a failure here means the input was neither format
 /// (an empty input, or another format, says so itself).
@@ -106,22 +108,27 @@ pub fn stream_reader(
     path: &Path,
     reader: CountingRead<Box<dyn Read>>,
 ) -> Result<StreamInput, Failure> {
-    quiver_std::stream_reader(reader, quiver::ReaderOptions::default()).map_err(|e| {
-        let whole_input = e.format().is_some_and(|e| {
-            matches!(
-                e.kind,
-                FormatErrorKind::EmptyInput | FormatErrorKind::NotArrow { .. }
-            )
-        });
-        if whole_input {
-            Failure::about(path, e)
-        } else {
-            Failure::about(
-                path,
-                format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
-            )
-        }
-    })
+    quiver_std::stream_reader(reader, quiver::ipc::ReaderOptions::default())
+        .map_err(|e| not_a_stream(path, e))
+}
+
+/// The failure of a stream's opening read: an empty input or another format says so itself;
+/// anything else was neither format.
+pub fn not_a_stream<E: std::fmt::Display>(path: &Path, e: quiver::error::Error<E>) -> Failure {
+    let whole_input = e.format().is_some_and(|e| {
+        matches!(
+            e.kind,
+            FormatErrorKind::EmptyInput | FormatErrorKind::NotArrow { .. }
+        )
+    });
+    if whole_input {
+        Failure::about(path, e)
+    } else {
+        Failure::about(
+            path,
+            format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
+        )
+    }
 }
 
 /// The reads a run made of its input, as `--stats` prints them.

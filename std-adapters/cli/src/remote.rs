@@ -2,24 +2,32 @@
 //! [`quiver_object_store`] on a tokio runtime of this module's own.
 //!
 //! Opening is one suffix GET of the object's last 64 KiB: its size and, in those bytes, the
-//! footer of a file (which ends with `ARROW1`). A file is then read by [`AsyncFileReader`] with
+//! footer of a file (which ends with `ARROW1`). When every column of every batch is read (no
+//! `--columns`, `--batches` or `--limit`), it asks for up to 8 MiB instead
+//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request. A file is then read by [`AsyncFileReader`] with
 //! the planner's limits from the network ([`ObjectSource::scan_options`]): every window's
 //! ranges go out as concurrent ranged GETs on the runtime's threads, and the next window is in
 //! flight while this thread encodes the current one. Anything else is read as a stream, front
-//! to back, through one more GET whose body is read as it arrives.
+//! to back, by [`AsyncStreamReader`] over one more GET whose body is read as it arrives, into a
+//! bounded buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for
+//! again, so a stream it brought whole costs no more request.
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ReaderOptions;
-use quiver::ipc::AsyncFileReader;
+use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
+use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver_object_store::{ObjectError, ObjectSource, SourceOptions, UrlError};
+use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
 use std::path::Path;
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
 const RUNTIME_THREADS: usize = 2;
+
+/// Bytes of a stream object looked at before reading it: enough to say what another format
+/// is, as for a local input.
+const LEADING: usize = 16;
 
 /// An opened object: the runtime its requests run on, and the source.
 pub struct Remote {
@@ -38,8 +46,9 @@ pub fn is_url(input: &Path) -> bool {
     input.to_str().is_some_and(quiver_object_store::is_url)
 }
 
-/// Opens the object `url` names: one suffix GET. A URL of no known scheme is a usage error.
-pub fn open(url: &str) -> Result<Remote, Failure> {
+/// Opens the object `url` names: one suffix GET, of up to 8 MiB when the caller reads the
+/// `whole` object. A URL of no known scheme is a usage error.
+pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
         UrlError::Unsupported { .. } => Failure::Usage(e.to_string()),
         other => Failure::Error(format!("{url}: {other}")),
@@ -55,7 +64,7 @@ pub fn open(url: &str) -> Result<Remote, Failure> {
         .block_on(ObjectSource::open(
             store.store,
             store.path,
-            SourceOptions::default(),
+            SourceOptions::default().with_whole_read(whole),
         ))
         .map_err(|e| failure(url, &endpoint, e))?;
     Ok(Remote {
@@ -81,15 +90,24 @@ impl Remote {
     /// Whether the object is in the file format: it ends with `ARROW1` (a cut file that does
     /// not is read as a stream, and says what it is).
     pub fn is_file(&self) -> bool {
-        self.source.tail().ends_with(quiver::ipc::MAGIC)
+        self.source.tail().ends_with(quiver::format::MAGIC)
     }
 
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
-    pub fn failed(&self, error: quiver::Error<ObjectError>) -> Failure {
-        match error {
-            quiver::Error::Source { .. } => failure(&self.url, &self.endpoint, error),
-            other => Failure::Error(format!("{}: {other}", self.url)),
+    pub fn failed(
+        &self,
+        error: quiver::error::Error<ObjectError>,
+        schema: Option<&Schema>,
+    ) -> Failure {
+        match (error, schema) {
+            (error @ quiver::error::Error::Source { .. }, _) => {
+                failure(&self.url, &self.endpoint, error)
+            }
+            (other, Some(schema)) => {
+                Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
+            }
+            (other, None) => Failure::Error(format!("{}: {other}", self.url)),
         }
     }
 
@@ -100,24 +118,30 @@ impl Remote {
                 &self.source,
                 ReaderOptions::default(),
             ))
-            .map_err(|e| self.failed(e))
+            .map_err(|e| self.failed(e, None))
     }
 
-    /// One streaming GET of the whole object, for the stream format. An object that starts
-    /// with `ARROW1` is a file without its end: an error saying it was cut short.
-    pub fn stream(&self) -> Result<Box<dyn std::io::Read>, Failure> {
-        use std::io::Read;
-        let mut reader = self.source.reader(0);
-        let mut leading = [0u8; 16];
-        let leading = crate::input::read_up_to(&mut reader, &mut leading)
-            .map_err(|e| failure(&self.url, &self.endpoint, e))?;
-        if leading.starts_with(quiver::ipc::MAGIC) {
-            let error = quiver::format::missing_trailer(leading, self.source.len());
-            return Err(Failure::Error(format!("{}: {error}", self.url)));
-        }
-        Ok(Box::new(
-            std::io::Cursor::new(leading.to_vec()).chain(reader),
-        ))
+    /// The stream reader of an object in the stream format, its schema read: one streaming GET
+    /// of the object (none when the opening brought it whole). An object that starts with
+    /// `ARROW1` is a file without its end: an error saying it was cut short.
+    pub fn stream_reader(&self) -> Result<AsyncStreamReader<ObjectReader>, Failure> {
+        self.runtime.block_on(async {
+            let mut reader = self.source.reader(0);
+            let leading = reader
+                .peek(LEADING)
+                .await
+                .map_err(|e| failure(&self.url, &self.endpoint, e))?;
+            if leading.starts_with(quiver::format::MAGIC) {
+                let error = quiver::format::missing_trailer(leading, self.source.len());
+                return Err(Failure::Error(format!("{}: {error}", self.url)));
+            }
+            AsyncStreamReader::new(reader, ReaderOptions::default())
+                .await
+                .map_err(|e| match e {
+                    quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
+                    other => crate::input::not_a_stream(Path::new(&self.url), other),
+                })
+        })
     }
 
     /// The requests sent so far, as `--stats` prints them.

@@ -9,12 +9,12 @@
 //! Text quotes a field name or metadata key that would break its line ([`DisplayName`]);
 //! metadata values are always quoted.
 
-use crate::input::{self, CountingRead, Input};
+use crate::input::{self, Input};
 use crate::remote::Remote;
 use crate::{Failure, SchemaArgs, SchemaFormat};
-use quiver::ipc::{Projection, ScanOptions};
-use quiver::schema::{DisplayName, Metadata};
-use quiver::{Field, FileReader, RandomAccess, ReaderOptions, Schema};
+use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::schema::{DisplayName, Field, Metadata, Schema};
+use quiver::source::RandomAccess;
 use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
@@ -35,15 +35,17 @@ struct Description<'a> {
 
 /// Runs `quiver schema`.
 pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
-    let text = match input::open(&args.input, false)? {
+    let text = match input::open(&args.input, false, false)? {
         Input::Positioned(source) => file(args, source)?,
         Input::Mapped(source) => file(args, source)?,
         Input::InMemory(bytes) => file(args, bytes)?,
         Input::Remote(remote) => remote_schema(args, &remote)?,
         Input::Stream(reader) => {
-            let failed = |e: quiver::Error<io::Error>| Failure::about(&args.input, e);
             let mut stream = input::stream_reader(&args.input, reader)?;
             let schema = stream.schema().clone();
+            let failed = |e: quiver::error::Error<io::Error>| {
+                Failure::about(&args.input, e.display_with(&schema))
+            };
             stream.set_projection(Projection::Fields(Vec::new()));
             let (mut batches, mut rows) = (0u64, 0u64);
             while let Some(batch) = stream.next_batch().map_err(failed)? {
@@ -84,7 +86,7 @@ fn remote_schema(args: &SchemaArgs, remote: &Remote) -> Result<String, Failure> 
         };
         return Ok(render(args.format, &description));
     }
-    let stream = input::stream_reader(&args.input, CountingRead::new(remote.stream()?))?;
+    let stream = remote.stream_reader()?;
     let description = Description {
         format: "stream",
         schema: stream.schema(),
@@ -101,9 +103,11 @@ where
     S: RandomAccess,
     S::Error: Display,
 {
-    let failed = |e: quiver::Error<S::Error>| Failure::about(&args.input, e);
-    let mut reader = FileReader::open(source, ReaderOptions::default()).map_err(failed)?;
+    let mut reader = FileReader::open(source, ReaderOptions::default())
+        .map_err(|e| Failure::about(&args.input, e))?;
     let schema = reader.schema().clone();
+    let failed =
+        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
     let dictionary_batches = reader.dictionary_blocks().len();
     reader.set_projection(Projection::Fields(Vec::new()));
     let batches = reader.num_batches();

@@ -4,11 +4,13 @@
 //! library's own counts. `-o`'s rules (devices, FIFOs, descriptors, links, modes and owners,
 //! the input refused, signals) have a test each in `mod output`.
 
+use quiver::array::RecordBatch;
 use quiver::format::Block;
-use quiver::ipc::{Projection, ScanOptions};
+use quiver::ipc::{
+    FileReader, Projection, ReaderOptions, ScanOptions, StreamWriter, WriterOptions,
+};
 use quiver::json::{EncoderOptions, JsonFormat, JsonWriter};
 use quiver::source::Counting;
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamWriter, WriterOptions};
 use quiver_std::FileSource;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -636,7 +638,9 @@ fn column_paths_that_cannot_select_are_errors_naming_them() {
 
 #[test]
 fn escaped_paths_select_names_with_dots_commas_and_backslashes() {
-    use quiver::{DataType, Field, FileWriter, Schema};
+    use quiver::datatype::DataType;
+    use quiver::ipc::FileWriter;
+    use quiver::schema::{Field, Schema};
     use quiver_tests::arbitrary::{Value, build};
     use std::sync::Arc;
     let point = DataType::Struct(
@@ -1031,7 +1035,9 @@ fn other_formats_and_empty_inputs_say_what_they_are() {
 fn file_with_text(rows: usize, names: [&str; 2]) -> Vec<u8> {
     use quiver::array::{ArrayParts, ArrayView};
     use quiver::bytes::Bytes;
-    use quiver::{DataType, Field, FileWriter, Schema};
+    use quiver::datatype::DataType;
+    use quiver::ipc::FileWriter;
+    use quiver::schema::{Field, Schema};
     let numbers: Vec<u8> = (0..rows as i32).flat_map(|n| n.to_le_bytes()).collect();
     let mut offsets = 0i32.to_le_bytes().to_vec();
     let mut data = Vec::new();
@@ -1203,10 +1209,11 @@ fn schema_text_quotes_names_that_would_break_a_line() {
     let reader = FileReader::open(bytes.as_slice(), ReaderOptions::default()).expect("open");
     let metadata: Metadata = vec![("key\nx".into(), "value\nfake: int8".into())];
     let schema = std::sync::Arc::new(
-        quiver::Schema::new(reader.schema().fields().to_vec()).with_metadata(metadata),
+        quiver::schema::Schema::new(reader.schema().fields().to_vec()).with_metadata(metadata),
     );
-    let mut writer = quiver::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default())
-        .expect("writer");
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), schema.clone(), WriterOptions::default())
+            .expect("writer");
     let mut reader = reader;
     for batch in reader.batches() {
         let batch = batch.expect("batch");

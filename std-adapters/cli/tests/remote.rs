@@ -49,7 +49,7 @@ fn every_golden_file_and_stream_converts_from_s3_as_it_does_locally() {
         return;
     };
     let Some(moto) = Moto::start() else { return };
-    let mut objects = 0;
+    let (mut objects, mut long_streams) = (0, 0);
     for extension in ["arrow_file", "stream"] {
         for (i, file) in quiver_tests::integration_files(&data, extension)
             .iter()
@@ -59,13 +59,34 @@ fn every_golden_file_and_stream_converts_from_s3_as_it_does_locally() {
                 &format!("golden/{i}.{extension}"),
                 &std::fs::read(file).unwrap(),
             );
+            let key = url.trim_start_matches(&format!("s3://{}/", quiver_tests::moto::BUCKET));
             let remote = ok(quiver(&moto, &["json", "--explicit-nulls", &url]));
             let expected = local(&["json", "--explicit-nulls"], file);
             assert!(remote == expected, "{} from {url}", file.display());
+            // Read whole, it came in the opening request.
+            assert_eq!(moto.logged("GET", key), 1, "{url}");
+            let len = std::fs::metadata(file).unwrap().len();
+            if extension == "stream" && len > 64 * 1024 {
+                // Not read whole (a batch range): the 64 KiB tail, then one streaming GET of
+                // the rest, through the async stream reader.
+                let output = quiver(&moto, &["json", "--stats", "--batches", "0..", &url]);
+                let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+                assert!(ok(output) == local(&["json"], file), "{url}");
+                assert!(
+                    stats.contains(&format!("reads=2 round_trips=2 bytes_read={len} ")),
+                    "{url}: {stats}"
+                );
+                assert_eq!(moto.logged("GET", key), 3, "{url}");
+                long_streams += 1;
+            }
             objects += 1;
         }
     }
-    println!("remote: {objects} golden objects converted as locally, byte for byte");
+    assert!(long_streams > 0);
+    println!(
+        "remote: {objects} golden objects converted as locally, byte for byte, each in one \
+         request; {long_streams} streams longer than 64 KiB in two when not read whole"
+    );
 }
 
 #[test]
@@ -87,15 +108,31 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
         .find_map(|kv| kv.strip_prefix("reads="))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{stats}"));
+    // Every column of every batch: the file arrives whole in the opening request.
     assert_eq!(moto.logged("GET", "trips.arrow"), 1 + reads, "{stats}");
-    assert!(reads <= 3, "{stats}");
-    assert!(stats.contains("round_trips=2"), "{stats}");
+    assert_eq!(reads, 1, "{stats}");
+    assert!(stats.contains("round_trips=1"), "{stats}");
+    assert!(
+        stats.contains(&format!("bytes_read={} ", bytes.len())),
+        "{stats}"
+    );
 
-    let projected = ok(quiver(
+    // A projection opens with the 64 KiB tail and reads its columns after.
+    let output = quiver(
         &moto,
-        &["json", "--columns", "rider.name,city", &url],
-    ));
+        &["json", "--stats", "--columns", "rider.name,city", &url],
+    );
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    let projected = ok(output);
     assert!(projected == local(&["json", "--columns", "rider.name,city"], &trips()));
+    let reads: usize = stats
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("reads="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert!(reads > 1, "{stats}");
+    assert!(stats.contains("round_trips=3"), "{stats}");
+    assert_eq!(moto.logged("GET", "trips.arrow"), 2 + reads, "{stats}");
     let limited = ok(quiver(
         &moto,
         &["json", "--limit", "5", "--batches", "1..", &url],

@@ -6,9 +6,8 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 use memmap2::Mmap;
-use quiver::RandomAccess;
 use quiver::bytes::{Bytes, Owner};
-use quiver::source::{OutOfBounds, SharedRanges};
+use quiver::source::{OutOfBounds, RandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;
 use std::ops::Range;

@@ -56,3 +56,12 @@ impl std::error::Error for ObjectError {
         }
     }
 }
+
+impl embedded_io::Error for ObjectError {
+    fn kind(&self) -> embedded_io::ErrorKind {
+        match self {
+            ObjectError::Length { .. } => embedded_io::ErrorKind::InvalidData,
+            _ => embedded_io::ErrorKind::Other,
+        }
+    }
+}

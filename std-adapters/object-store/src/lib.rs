@@ -5,8 +5,9 @@
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
 //!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
 //!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's limits.
-//! - [`ObjectReader`] (`read.rs`): a whole object as one streaming GET behind
-//!   [`std::io::Read`], for the IPC stream format.
+//! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
+//!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
+//!   IPC stream format); also a [`std::io::Read`].
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
 //!   to a store and a path, configured from the usual environment variables.
 //! - [`ObjectError`] (`error.rs`): the store's error unchanged, or a response of the wrong
@@ -37,7 +38,7 @@ mod url;
 pub use error::ObjectError;
 pub use read::{CHUNKS_BUFFERED, ObjectReader};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
-    SourceOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, MAX_WHOLE_READ_TAIL, NetworkMetrics, ObjectSource,
+    RequestLog, RequestStats, SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

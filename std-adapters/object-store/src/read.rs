@@ -1,10 +1,16 @@
-//! [`ObjectReader`]: a whole object as one streaming GET, read through [`std::io::Read`] with a
-//! bounded buffer, for the IPC stream format (which is read front to back, not by ranges).
+//! [`ObjectReader`]: an object read front to back through one streaming GET with a bounded
+//! buffer, for the IPC stream format (which is read in order, not by ranges).
 //!
-//! The GET's body arrives on the runtime, a chunk at a time, into a channel of
-//! [`CHUNKS_BUFFERED`] chunks; reading takes them off on the calling thread, so at most that
-//! many chunks (of the HTTP client's size, some KiB each) wait in memory whatever the object's
-//! size. Read it from a thread outside the runtime (`block_on`'s caller, not a task).
+//! It is an [`embedded_io_async::Read`], for [`quiver::ipc::AsyncStreamReader`], and a
+//! [`std::io::Read`] for a thread outside the runtime. The GET's body arrives on the runtime,
+//! a chunk at a time, into a channel of [`CHUNKS_BUFFERED`] chunks, and reading takes them
+//! off: at most that many chunks (of the HTTP client's size, some KiB each) wait in memory
+//! whatever the object's size, and the body keeps arriving while the reader decodes.
+//!
+//! Bytes the source's opening request already brought (its tail) are not asked for again: the
+//! GET stops where they start, and they follow its body. An object the opening brought whole
+//! is read with no request at all. The body must hold exactly the bytes asked for; one that
+//! ends early is an [`ObjectError::Length`], never a shorter stream.
 
 use crate::ObjectError;
 use crate::source::RequestLog;
@@ -12,6 +18,7 @@ use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 use std::io;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::runtime::Handle;
@@ -20,29 +27,43 @@ use tokio::sync::mpsc;
 /// Body chunks waiting to be read, at most.
 pub const CHUNKS_BUFFERED: usize = 16;
 
-/// A streaming GET of a whole object (or of its bytes from an offset); see the module docs.
+/// A streaming read of an object from an offset; see the module docs.
 #[derive(Debug)]
 pub struct ObjectReader {
-    chunks: mpsc::Receiver<Result<bytes::Bytes, ObjectError>>,
+    /// The GET's body, chunk by chunk; `None` once it has ended (or when none was sent).
+    chunks: Option<mpsc::Receiver<Result<bytes::Bytes, ObjectError>>>,
+    /// The bytes of the chunk being read.
     current: bytes::Bytes,
+    /// What follows the body: the opening request's bytes.
+    rest: bytes::Bytes,
     log: Arc<RequestLog>,
 }
 
 impl ObjectReader {
-    /// Starts one GET of `path` from byte `offset` on `runtime`, logged in `log`.
+    /// Starts one GET of `range` of the object `path` (of `size` bytes) on `runtime`, logged in
+    /// `log`, to be followed by `rest`; no request when `range` is empty.
     pub(crate) fn new(
         runtime: &Handle,
         store: Arc<dyn ObjectStore>,
         path: Path,
-        offset: u64,
+        (range, size): (Range<u64>, u64),
+        rest: bytes::Bytes,
         log: Arc<RequestLog>,
     ) -> Self {
+        if range.is_empty() {
+            return ObjectReader {
+                chunks: None,
+                current: bytes::Bytes::new(),
+                rest,
+                log,
+            };
+        }
         let (send, chunks) = mpsc::channel(CHUNKS_BUFFERED);
         let task_log = Arc::clone(&log);
         runtime.spawn(async move {
             let start = Instant::now();
             let options = GetOptions {
-                range: (offset > 0).then_some(GetRange::Offset(offset)),
+                range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
                 ..GetOptions::default()
             };
             let mut received = 0u64;
@@ -56,6 +77,12 @@ impl ObjectReader {
                             break; // the reader was dropped
                         }
                     }
+                    let wanted = range.end - range.start;
+                    if received != wanted && !send.is_closed() {
+                        let _ = send
+                            .send(Err(ObjectError::Length { range, received }))
+                            .await;
+                    }
                 }
                 Err(e) => {
                     let _ = send.send(Err(e.into())).await;
@@ -64,8 +91,9 @@ impl ObjectReader {
             task_log.record(start, received);
         });
         ObjectReader {
-            chunks,
+            chunks: Some(chunks),
             current: bytes::Bytes::new(),
+            rest,
             log,
         }
     }
@@ -75,19 +103,92 @@ impl ObjectReader {
     pub fn requests(&self) -> crate::RequestStats {
         self.log.stats()
     }
+
+    /// The next bytes, at most `n` of them, without reading them (fewer only at the end).
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn peek(&mut self, n: usize) -> Result<&[u8], ObjectError> {
+        while self.current.len() < n {
+            let received = self.receive().await;
+            let Some(next) = self.next_from(received)? else {
+                break;
+            };
+            self.current = if self.current.is_empty() {
+                next
+            } else {
+                [&self.current[..], &next[..]].concat().into()
+            };
+        }
+        Ok(&self.current[..n.min(self.current.len())])
+    }
+
+    /// The body's next chunk, awaited.
+    async fn receive(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
+        match &mut self.chunks {
+            Some(chunks) => chunks.recv().await,
+            None => None,
+        }
+    }
+
+    /// What comes after `received` (the body's next chunk, or its end): the chunk, then the
+    /// opening's bytes once the body has ended; `None` at the end. After an error nothing
+    /// more is read.
+    fn next_from(
+        &mut self,
+        received: Option<Result<bytes::Bytes, ObjectError>>,
+    ) -> Result<Option<bytes::Bytes>, ObjectError> {
+        match received {
+            Some(Ok(chunk)) => Ok(Some(chunk)),
+            Some(Err(e)) => {
+                self.chunks = None;
+                self.rest = bytes::Bytes::new();
+                Err(e)
+            }
+            None => {
+                self.chunks = None;
+                let rest = std::mem::take(&mut self.rest);
+                Ok((!rest.is_empty()).then_some(rest))
+            }
+        }
+    }
+
+    /// Copies the current chunk's next bytes into `buf`.
+    fn copy_to(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        n
+    }
 }
 
-impl io::Read for ObjectReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.current.is_empty() {
-            match self.chunks.blocking_recv() {
-                Some(Ok(chunk)) => self.current = chunk,
-                Some(Err(e)) => return Err(io::Error::other(e)),
+impl embedded_io::ErrorType for ObjectReader {
+    type Error = ObjectError;
+}
+
+impl embedded_io_async::Read for ObjectReader {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, ObjectError> {
+        while self.current.is_empty() && !buf.is_empty() {
+            let received = self.receive().await;
+            match self.next_from(received)? {
+                Some(chunk) => self.current = chunk,
                 None => return Ok(0),
             }
         }
-        let n = buf.len().min(self.current.len());
-        buf[..n].copy_from_slice(&self.current.split_to(n));
-        Ok(n)
+        Ok(self.copy_to(buf))
+    }
+}
+
+impl io::Read for ObjectReader {
+    /// Blocks the thread on the body's next chunk: call it from outside the runtime.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() && !buf.is_empty() {
+            let received = self.chunks.as_mut().and_then(|c| c.blocking_recv());
+            match self.next_from(received).map_err(io::Error::other)? {
+                Some(chunk) => self.current = chunk,
+                None => return Ok(0),
+            }
+        }
+        Ok(self.copy_to(buf))
     }
 }

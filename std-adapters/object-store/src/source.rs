@@ -2,10 +2,17 @@
 //!
 //! - **Opening is one request.** A suffix GET of the object's last [`SourceOptions::tail`]
 //!   bytes returns them and the object's size, so there is no HEAD; the reader's first read
-//!   (the footer, at most [`quiver::ReaderOptions::footer_read_size`] bytes from the end, which
+//!   (the footer, at most [`quiver::ipc::ReaderOptions::footer_read_size`] bytes from the end, which
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing.
+//! - **A whole read can be one request.** A caller that will read every column of every batch
+//!   says so ([`SourceOptions::with_whole_read`]): the opening GET then asks for as many bytes
+//!   as one of the planner's requests would carry ([`NetworkMetrics::whole_read_tail`], at most
+//!   [`MAX_WHOLE_READ_TAIL`]), so an object that small arrives whole in that one request. Every
+//!   range the reader plans inside the bytes the opening brought is served from them, with no
+//!   request; a larger object costs its remainder as planned (at most the straddling range
+//!   is read again). A projection keeps the 64 KiB tail: it reads a fraction of the body.
 //! - **Every planned range is one ranged GET**, up to [`SourceOptions::max_in_flight`] at once.
 //!   The reader's planner has already merged neighbours within its hole and size limits, so the
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
@@ -34,16 +41,32 @@ use tokio::task::JoinHandle;
 /// Bytes read from the end of an object when it is opened: quiver's default footer read.
 pub const DEFAULT_TAIL: u64 = 64 * 1024;
 
+/// The most bytes [`SourceOptions::with_whole_read`] asks for when opening.
+pub const MAX_WHOLE_READ_TAIL: u64 = 8 * 1024 * 1024;
+
 /// Ranged GETs in flight at once by default: the block metadata of a file of up to 128 batches
 /// goes out in one wave.
+///
+/// `object_store`'s HTTP client (reqwest on hyper) opens a connection for every request in
+/// flight: its pool settings bound only the idle connections it keeps. Measured
+/// (`benches/README.md`, "Connections"): 32 and 128 concurrent ranged GETs from one S3 client
+/// all reached the server within 2 and 25 ms, one wave. A server that answers one request at a
+/// time (`moto_server`, about 6 ms of Python each) makes the answers come back spread out; that
+/// is the server, not the client.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
 
 /// How an [`ObjectSource`] reads.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SourceOptions {
-    /// Bytes of the opening suffix GET; give the reader the same `footer_read_size`.
+    /// Bytes of the opening suffix GET (at least the reader's `footer_read_size`); raised to
+    /// [`NetworkMetrics::whole_read_tail`] when [`Self::whole_read`] is set.
     pub tail: u64,
+    /// The caller reads every column of every batch: the opening GET asks for up to
+    /// [`NetworkMetrics::whole_read_tail`] bytes, so that a small object arrives whole in one
+    /// request (see the module docs). Off by default, the right choice for a projection, a
+    /// schema or a few batches.
+    pub whole_read: bool,
     /// Most ranged GETs in flight at once.
     pub max_in_flight: usize,
     /// The object's size, when the caller knows it: opening then sends no request.
@@ -57,6 +80,7 @@ impl Default for SourceOptions {
     fn default() -> Self {
         SourceOptions {
             tail: DEFAULT_TAIL,
+            whole_read: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             size: None,
             network: NetworkMetrics::default(),
@@ -70,6 +94,23 @@ impl SourceOptions {
     pub fn with_tail(mut self, bytes: u64) -> Self {
         self.tail = bytes;
         self
+    }
+
+    /// Says whether the caller reads every column of every batch ([`Self::whole_read`]).
+    #[must_use]
+    pub fn with_whole_read(mut self, whole: bool) -> Self {
+        self.whole_read = whole;
+        self
+    }
+
+    /// The bytes the opening suffix GET asks for: [`Self::tail`], or for a whole read at
+    /// least [`NetworkMetrics::whole_read_tail`].
+    pub fn opening_read(&self) -> u64 {
+        if self.whole_read {
+            self.tail.max(self.network.whole_read_tail())
+        } else {
+            self.tail
+        }
     }
 
     /// Sets the most ranged GETs in flight at once (at least 1).
@@ -132,6 +173,19 @@ impl NetworkMetrics {
     pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
         self.bandwidth = bytes_per_second.max(1);
         self
+    }
+
+    /// The bytes of the opening GET of a whole read ([`SourceOptions::with_whole_read`]): one
+    /// planned request's worth (the range size of [`Self::scan_options`]), at most
+    /// [`MAX_WHOLE_READ_TAIL`]. Bytes of the file that arrive with the opening request need
+    /// no request of their own; a request spends 90% of its time transferring at that size,
+    /// so a larger object pays at most that one transfer before its remainder is planned. The
+    /// time to first byte is not measured yet when opening: the given one is used, or 50 ms,
+    /// which makes the default 8 MiB.
+    pub fn whole_read_tail(&self) -> u64 {
+        self.scan_options()
+            .range_size_limit
+            .min(MAX_WHOLE_READ_TAIL)
     }
 
     /// The planner's limits for this network:
@@ -273,7 +327,7 @@ impl ObjectSource {
             Some(size) => (size, bytes::Bytes::new()),
             None => {
                 let started = Instant::now();
-                let opened = open_tail(&store, &path, options.tail, &log).await?;
+                let opened = open_tail(&store, &path, options.opening_read(), &log).await?;
                 network.time_to_first_byte.get_or_insert(started.elapsed());
                 opened
             }
@@ -321,25 +375,68 @@ impl ObjectSource {
         self.network.scan_options()
     }
 
-    /// One streaming GET of the object from byte `offset`, read through [`std::io::Read`] (for
-    /// the IPC stream format); logged with this source's requests.
+    /// The object from byte `offset` to its end, read in order through one streaming GET (for
+    /// the IPC stream format; see [`crate::ObjectReader`]): the bytes the opening request
+    /// brought are not asked for again, so an object it brought whole costs no request. The
+    /// GET is logged with this source's requests.
     pub fn reader(&self, offset: u64) -> crate::ObjectReader {
+        let offset = offset.min(self.size);
+        let tail_start = self.tail_start();
+        let (fetch, rest) = if offset >= tail_start {
+            let skip = (offset - tail_start) as usize;
+            (offset..offset, self.tail.slice(skip..))
+        } else {
+            (offset..tail_start, self.tail.clone())
+        };
         crate::ObjectReader::new(
             &self.runtime,
             Arc::clone(&self.store),
             self.path.clone(),
-            offset,
+            (fetch, self.size),
+            rest,
             Arc::clone(&self.log),
         )
     }
 
+    /// Where the bytes the opening request brought start in the object.
+    fn tail_start(&self) -> u64 {
+        self.size - self.tail.len() as u64
+    }
+
     /// The bytes of `range` if the opening request brought them.
     fn cached(&self, range: &Range<u64>) -> Option<Bytes<'static>> {
-        let tail_start = self.size - self.tail.len() as u64;
+        let tail_start = self.tail_start();
         let start = usize::try_from(range.start.checked_sub(tail_start)?).ok()?;
         let end = usize::try_from(range.end.checked_sub(tail_start)?).ok()?;
         (end <= self.tail.len() && start <= end)
             .then(|| Bytes::from_owner(Arc::new(self.tail.clone()), start..end))
+    }
+
+    /// What to request for `range`: all of it, or only its part before the opening's bytes
+    /// when it runs into them (the rest is joined on from them).
+    fn to_request(&self, range: &Range<u64>) -> Range<u64> {
+        let tail_start = self.tail_start();
+        if !self.tail.is_empty() && range.start < tail_start && range.end > tail_start {
+            range.start..tail_start
+        } else {
+            range.clone()
+        }
+    }
+
+    /// `body`, the bytes of `range` from its start, completed from the opening's bytes when it
+    /// stops short of `range`'s end (see [`Self::to_request`]): one copy of the range then.
+    fn completed(&self, range: &Range<u64>, body: bytes::Bytes) -> bytes::Bytes {
+        let fetched_end = range.start + body.len() as u64;
+        if fetched_end >= range.end {
+            return body;
+        }
+        let tail_start = self.tail_start();
+        let from = (fetched_end - tail_start) as usize;
+        let to = (range.end - tail_start) as usize;
+        let mut joined = Vec::with_capacity((range.end - range.start) as usize);
+        joined.extend_from_slice(&body);
+        joined.extend_from_slice(&self.tail[from..to]);
+        joined.into()
     }
 }
 
@@ -376,7 +473,12 @@ async fn open_tail(
         ) => return Err(e.into()),
         Err(e) => e,
     };
-    log.record(start, 0);
+    // Azure's client refuses a suffix range before sending anything (object_store 0.14:
+    // `Error::NotSupported`, "Azure does not support suffix range requests"); any other
+    // refusal was a request the server answered (an empty object's 416).
+    if !matches!(refused, object_store::Error::NotSupported { .. }) {
+        log.record(start, 0);
+    }
     // No suffix ranges here, or an empty object: its size first, then its end.
     let start = Instant::now();
     let Ok(meta) = store.head(path).await else {
@@ -458,9 +560,10 @@ impl AsyncRandomAccess for ObjectSource {
     fn read_ranges(&self, ranges: Vec<Range<u64>>) -> Self::ReadRanges<'_> {
         let mut out: Vec<Option<Bytes<'static>>> = ranges.iter().map(|r| self.cached(r)).collect();
         let wanted: Vec<(usize, Range<u64>)> = ranges
-            .into_iter()
+            .iter()
             .enumerate()
             .filter(|(i, _)| out[*i].is_none())
+            .map(|(i, r)| (i, self.to_request(r)))
             .collect();
         let spawned = (!wanted.is_empty()).then(|| {
             let (store, path, log) = (
@@ -485,6 +588,7 @@ impl AsyncRandomAccess for ObjectSource {
             if let Some(mut spawned) = spawned {
                 let fetched = (&mut spawned.0).await.map_err(ObjectError::Task)??;
                 for (i, body) in fetched {
+                    let body = self.completed(&ranges[i], body);
                     let len = body.len();
                     out[i] = Some(Bytes::from_owner(Arc::new(body), 0..len));
                 }

@@ -6,8 +6,8 @@
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
-use quiver::ipc::AsyncFileReader;
-use quiver::{FileReader, ReaderOptions, RecordBatch};
+use quiver::array::RecordBatch;
+use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
 use quiver_object_store::{ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
@@ -112,7 +112,11 @@ fn respond(
     }
     if head || range.is_none() || matches!(fault, Fault::IgnoreRange) {
         let header = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{meta}\r\n");
-        return Some((header, if head { Vec::new() } else { object.to_vec() }));
+        let mut body = if head { Vec::new() } else { object.to_vec() };
+        if matches!(fault, Fault::Truncate) {
+            body.truncate(body.len() / 2);
+        }
+        return Some((header, body));
     }
     let (start, end) = range?.split_once('-')?;
     let (start, end) = match (start.parse::<usize>().ok(), end.parse::<usize>().ok()) {
@@ -213,4 +217,64 @@ async fn transient_failures_are_retried_and_others_are_clear_errors() {
         assert!(error.contains(says), "{fault:?}: {error}");
         println!("faults: {fault:?} after {requests} requests: {error}");
     }
+}
+
+/// The batches of the stream `object` read through `fault` (its size given, so the one request
+/// is the streaming GET), or the error, as text.
+async fn read_stream(
+    object: &Arc<Vec<u8>>,
+    fault: Fault,
+) -> (Result<Vec<RecordBatch<'static>>, String>, usize) {
+    let (endpoint, requests) = serve(Arc::clone(object), fault).await;
+    let result = async {
+        let options = SourceOptions::default().with_size(object.len() as u64);
+        let source = ObjectSource::open(store(&endpoint), Path::from("trips.stream"), options)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut reader = AsyncStreamReader::new(source.reader(0), ReaderOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut batches = Vec::new();
+        while let Some(batch) = reader.next_batch().await.map_err(|e| e.to_string())? {
+            batches.push(batch);
+        }
+        Ok(batches)
+    }
+    .await;
+    (result, requests.load(Ordering::SeqCst))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_get_is_retried_or_fails_never_shorter() {
+    let file = trips();
+    let expected: Vec<_> = FileReader::open(file.as_slice(), ReaderOptions::default())
+        .unwrap()
+        .batches()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut writer = quiver::ipc::StreamWriter::new(
+        Vec::new(),
+        expected[0].schema().clone(),
+        Default::default(),
+    )
+    .unwrap();
+    for batch in &expected {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    let object = Arc::new(writer.into_inner());
+    for fault in [Fault::Unavailable(2), Fault::Reset(2)] {
+        let (batches, requests) = read_stream(&object, fault).await;
+        let batches = batches.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+        assert_batches_equal(&expected, &batches);
+        assert_eq!(requests, 3, "{fault:?}: two failures, then the GET");
+    }
+    // (A stall needs a second request; the stream's GET is the only one.)
+    let (batches, requests) = read_stream(&object, Fault::Truncate).await;
+    let error = match batches {
+        Ok(batches) => panic!("a body cut short read as {} batches", batches.len()),
+        Err(error) => error,
+    };
+    assert!(error.contains("body"), "{error}");
+    println!("faults: stream, Truncate after {requests} requests: {error}");
 }

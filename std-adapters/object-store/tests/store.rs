@@ -4,13 +4,17 @@
 
 mod common;
 
-use common::{Counted, Moto, hundred_batches, moto_store};
+use common::{Counted, Moto, NoSuffix, hundred_batches, moto_store};
+use futures::StreamExt;
+use object_store::GetRange;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use quiver::ipc::{AsyncFileReader, Projection};
-use quiver::{FileReader, ReaderOptions, RecordBatch, StreamReader};
-use quiver_object_store::{ObjectSource, SourceOptions};
+use quiver::array::RecordBatch;
+use quiver::ipc::{
+    AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
+};
+use quiver_object_store::{DEFAULT_TAIL, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +36,7 @@ fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<RecordBatch<'static>> {
 async fn remote(
     source: &ObjectSource,
     paths: Option<&[&str]>,
-) -> Result<Vec<RecordBatch<'static>>, quiver::Error<quiver_object_store::ObjectError>> {
+) -> Result<Vec<RecordBatch<'static>>, quiver::error::Error<quiver_object_store::ObjectError>> {
     let mut reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
     if let Some(paths) = paths {
         reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());
@@ -43,6 +47,135 @@ async fn remote(
         batches.push(batch?);
     }
     Ok(batches)
+}
+
+/// Every batch of the stream `source` holds, through `AsyncStreamReader` over its reader.
+async fn stream_batches(source: &ObjectSource) -> Vec<RecordBatch<'static>> {
+    let reader = AsyncStreamReader::new(source.reader(0), ReaderOptions::default())
+        .await
+        .unwrap();
+    let mut batches = Vec::new();
+    let mut stream = std::pin::pin!(reader.into_stream());
+    while let Some(batch) = stream.next().await {
+        batches.push(batch.unwrap());
+    }
+    batches
+}
+
+/// A stream of the hundred batches of [`hundred_batches`].
+fn hundred_batch_stream() -> Vec<u8> {
+    let file = hundred_batches();
+    let batches = local(&file, None);
+    let mut writer =
+        quiver::ipc::StreamWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
+            .unwrap();
+    for batch in &batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_is_one_streaming_get_with_a_bounded_buffer() {
+    let stream = hundred_batch_stream();
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "100.stream", &stream).await;
+    let expected: Vec<_> = StreamReader::new(stream.as_slice(), Default::default())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(expected.len(), 100);
+
+    // Its size known: exactly one GET, of the whole object.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let options = SourceOptions::default().with_size(stream.len() as u64);
+    let source = ObjectSource::open(counted.clone(), path.clone(), options)
+        .await
+        .unwrap();
+    assert_batches_equal(&expected, &stream_batches(&source).await);
+    assert_eq!((counted.gets(), counted.heads()), (1, 0));
+    assert_eq!(counted.ranges.lock().unwrap().as_slice(), &[None]);
+    assert_eq!(source.requests().bytes, stream.len() as u64);
+
+    // Opened with a suffix GET: one more GET, up to where the tail starts.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
+        .await
+        .unwrap();
+    assert_batches_equal(&expected, &stream_batches(&source).await);
+    let tail_start = stream.len() as u64 - DEFAULT_TAIL;
+    assert_eq!(
+        counted.ranges.lock().unwrap().as_slice(),
+        &[
+            Some(GetRange::Suffix(DEFAULT_TAIL)),
+            Some(GetRange::Bounded(0..tail_start))
+        ]
+    );
+    assert_eq!(source.requests().bytes, stream.len() as u64);
+
+    // A whole read brings it in the opening request: no GET more.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let options = SourceOptions::default().with_whole_read(true);
+    let source = ObjectSource::open(counted.clone(), path.clone(), options)
+        .await
+        .unwrap();
+    assert_batches_equal(&expected, &stream_batches(&source).await);
+    assert_eq!(counted.gets(), 1);
+
+    // The same through `std::io::Read` on a thread outside the runtime.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
+        .await
+        .unwrap();
+    let reader = source.reader(0);
+    let batches = tokio::task::spawn_blocking(move || {
+        StreamReader::new(
+            embedded_io_adapters::std::FromStd::new(reader),
+            Default::default(),
+        )
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_batches_equal(&expected, &batches);
+    assert_eq!(counted.gets(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_refusing_suffix_ranges_costs_a_head_and_a_bounded_get() {
+    let file = hundred_batches();
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "data/100.arrow", &file).await;
+    let size = file.len() as u64;
+    for (options, read) in [
+        (SourceOptions::default(), DEFAULT_TAIL),
+        (SourceOptions::default().with_whole_read(true), size),
+    ] {
+        // What reaches the store below the refusing one: nothing for the suffix GET.
+        let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(5));
+        let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
+        let source = ObjectSource::open(azure_like, path.clone(), options.clone())
+            .await
+            .unwrap();
+        assert_eq!((counted.heads(), counted.gets()), (1, 1));
+        assert_eq!(
+            counted.ranges.lock().unwrap().as_slice(),
+            &[Some(GetRange::Bounded(size - read..size))]
+        );
+        let opened = source.requests();
+        assert_eq!((opened.requests, opened.round_trips), (2, 2), "{opened:?}");
+        assert_eq!(opened.bytes, read);
+        let batches = remote(&source, None).await.unwrap();
+        assert_batches_equal(&local(&file, None), &batches);
+        let gets = counted.gets();
+        assert_eq!(source.requests().requests, 1 + gets);
+        if options.whole_read {
+            assert_eq!(gets, 1, "the whole file came with the bounded GET");
+        }
+    }
 }
 
 /// The bytes a read of one column needs at least: the tail read, every block's metadata and
@@ -102,6 +235,47 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(stats.requests, counted.gets());
     assert!(stats.round_trips <= 2, "{stats:?}");
 
+    // The whole file, said so when opening: it arrives whole in the opening request.
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let whole = SourceOptions::default().with_whole_read(true);
+    assert_eq!(whole.opening_read(), 8 * 1024 * 1024);
+    assert!((file.len() as u64) < whole.opening_read());
+    let source = ObjectSource::open(counted.clone(), path.clone(), whole.clone())
+        .await
+        .unwrap();
+    let batches = remote(&source, None).await.unwrap();
+    assert_batches_equal(&local(&file, None), &batches);
+    let stats = source.requests();
+    assert_eq!((counted.gets(), counted.heads()), (1, 0));
+    assert_eq!((stats.requests, stats.round_trips), (1, 1));
+    assert_eq!(stats.bytes, file.len() as u64);
+
+    // A whole file larger than the opening read: its remainder in one more request, and no
+    // byte read twice (the range that runs into the opening's bytes stops where they start).
+    let large = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
+    assert!(large.len() as u64 > whole.opening_read());
+    let large_path = put(&*memory, "data/large.arrow", &large).await;
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let source = ObjectSource::open(counted.clone(), large_path.clone(), whole.clone())
+        .await
+        .unwrap();
+    let batches = remote(&source, None).await.unwrap();
+    assert_batches_equal(&local(&large, None), &batches);
+    let stats = source.requests();
+    assert_eq!((counted.gets(), counted.heads()), (2, 0));
+    assert_eq!((stats.requests, stats.round_trips), (2, 2));
+    assert_eq!(stats.bytes, large.len() as u64);
+    // Its schema alone: the opening request.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let source = ObjectSource::open(counted.clone(), large_path, whole)
+        .await
+        .unwrap();
+    let reader = AsyncFileReader::open(&source, ReaderOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(reader.num_batches(), 100);
+    assert_eq!((counted.gets(), counted.heads()), (1, 0));
+
     // One column: every block's metadata, then its buffers.
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
     let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
@@ -143,7 +317,7 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
         return;
     };
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-    let mut files = 0;
+    let (mut files, mut streams_beyond_tail) = (0, 0);
     for file in quiver_tests::integration_files(&data, "arrow_file") {
         let bytes = std::fs::read(&file).unwrap();
         let path = put(&*memory, "golden.arrow_file", &bytes).await;
@@ -157,29 +331,30 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
 
         let stream = std::fs::read(file.with_extension("stream")).unwrap();
         let path = put(&*memory, "golden.stream", &stream).await;
-        let source = ObjectSource::open(Arc::clone(&memory), path, SourceOptions::default())
+        let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+        let source = ObjectSource::open(counted.clone(), path, SourceOptions::default())
             .await
             .unwrap();
-        let reader = source.reader(0);
-        let from_store = tokio::task::spawn_blocking(move || {
-            StreamReader::new(
-                embedded_io_adapters::std::FromStd::new(reader),
-                Default::default(),
-            )
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap()
-        })
-        .await
-        .unwrap();
+        let from_store = stream_batches(&source).await;
         let expected: Vec<_> = StreamReader::new(stream.as_slice(), Default::default())
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
         assert_batches_equal(&expected, &from_store);
+        // The opening GET, then one streaming GET of what it did not bring: every byte once.
+        let beyond_tail = stream.len() as u64 > DEFAULT_TAIL;
+        let stats = source.requests();
+        assert_eq!(stats.requests, 1 + u64::from(beyond_tail), "{stats:?}");
+        assert_eq!(counted.gets(), stats.requests);
+        assert_eq!(stats.bytes, stream.len() as u64, "{}", file.display());
+        streams_beyond_tail += usize::from(beyond_tail);
         files += 1;
     }
-    println!("object store: {files} golden files and their streams read as locally");
+    assert!(streams_beyond_tail > 0);
+    println!(
+        "object store: {files} golden files and their streams read as locally \
+         ({streams_beyond_tail} streams longer than the opening read)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,6 +413,19 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         assert!(whole.round_trips <= 2, "{whole:?}");
         assert_eq!(moto.logged("GET", key) as u64, whole.requests);
 
+        // Said to be a whole read: one request (a suffix longer than the object is all of it).
+        let before = moto.logged("GET", key) as u64;
+        let options = SourceOptions::default().with_whole_read(true);
+        let source = ObjectSource::open(Arc::clone(&store), Path::from(key), options)
+            .await
+            .unwrap();
+        let batches = remote(&source, None).await.unwrap();
+        assert_batches_equal(&local(&file, None), &batches);
+        let one = source.requests();
+        assert_eq!((one.requests, one.round_trips), (1, 1), "{one:?}");
+        assert_eq!(one.bytes, file.len() as u64);
+        assert_eq!(moto.logged("GET", key) as u64, before + 1);
+
         let source = ObjectSource::open(Arc::clone(&store), Path::from(key), Default::default())
             .await
             .unwrap();
@@ -248,10 +436,44 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         assert!(column.bytes as f64 <= 1.25 * minimal_bytes(&file, 3) as f64);
         assert_eq!(
             moto.logged("GET", key) as u64,
-            whole.requests + column.requests
+            whole.requests + one.requests + column.requests
         );
+        // A stream: one streaming GET after the opening one, into a bounded buffer (a reader
+        // that reads nothing holds the GET at its channel's chunks; the body is not read
+        // ahead whole).
+        let stream = hundred_batch_stream();
+        moto.put("100.stream", &stream);
+        let source = ObjectSource::open(
+            Arc::clone(&store),
+            Path::from("100.stream"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        let mut reader = source.reader(0);
+        assert_eq!(reader.peek(16).await.unwrap(), &stream[..16]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(
+            source.requests().requests,
+            1,
+            "the streaming GET has not ended"
+        );
+        drop(reader);
+        let source = ObjectSource::open(
+            Arc::clone(&store),
+            Path::from("100.stream"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        let batches = stream_batches(&source).await;
+        assert_eq!(batches.len(), 100);
+        assert_eq!(source.requests().requests, 2);
+        assert_eq!(source.requests().bytes, stream.len() as u64);
+
         println!(
-            "moto: schema 1 request; whole file {whole:?}; one column {column:?} ({} bytes of {})",
+            "moto: schema 1 request; whole file {whole:?}, said to be whole {one:?}; one column \
+             {column:?} ({} bytes of {})",
             column.bytes,
             file.len()
         );

@@ -1,8 +1,7 @@
 //! [`Concurrent`]: several requests in flight for one list of ranges.
 
-use quiver::RandomAccess;
 use quiver::bytes::Bytes;
-use quiver::source::{AsyncRandomAccess, SharedRanges};
+use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};
 use rayon_core::ThreadPool;
 use std::future::Future;
 use std::ops::Range;

@@ -1,9 +1,8 @@
 //! [`FileSource`]: a local file read with positioned reads.
 
 use crate::ReadTask;
-use quiver::RandomAccess;
 use quiver::bytes::Bytes;
-use quiver::source::{AsyncRandomAccess, SharedRanges};
+use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};
 use std::fs::File;
 use std::io;
 use std::ops::Range;

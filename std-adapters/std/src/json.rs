@@ -73,8 +73,8 @@ impl std::error::Error for JsonWriteError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quiver::array::{ArrayView, RecordBatch};
     use quiver::json::{EncoderOptions, JsonFormat, to_vec};
-    use quiver::{ArrayView, RecordBatch};
 
     #[test]
     fn the_driver_writes_what_the_encoder_makes() {

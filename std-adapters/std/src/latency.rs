@@ -1,8 +1,7 @@
 //! [`Latency`]: a fixed delay on every call, to see what a read pattern costs remotely.
 
 use crate::ReadTask;
-use quiver::RandomAccess;
-use quiver::source::{AsyncRandomAccess, SharedRanges};
+use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;

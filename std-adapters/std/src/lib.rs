@@ -1,6 +1,6 @@
 //! std adapters for quiver: the I/O the `no_std` core leaves to its host.
 //!
-//! - [`FileSource`]: a local file as a [`RandomAccess`](quiver::RandomAccess) source, one
+//! - [`FileSource`]: a local file as a [`RandomAccess`](quiver::source::RandomAccess) source, one
 //!   positioned read (`pread`) per range, no seeking.
 //! - [`Concurrent`]: runs any source's range lists with several requests in flight on threads.
 //! - [`Recycling`]: reads each list of ranges into one of a few reused buffers and shares
@@ -8,7 +8,7 @@
 //!   window.
 //! - [`Latency`]: adds a fixed delay to every call and counts calls, to see or predict what a
 //!   read pattern costs on remote storage.
-//! - [`stream_reader`]: a [`StreamReader`](quiver::StreamReader) over any `std::io::Read`.
+//! - [`stream_reader`]: a [`StreamReader`](quiver::ipc::StreamReader) over any `std::io::Read`.
 //! - [`write_json`]: an [`Encoder`](quiver::json::Encoder)'s output into any `std::io::Write`;
 //!   [`ParallelWriter`]: a JSON document from many batches, each batch's rows encoded on
 //!   several threads and written in order, in bounded memory; [`JsonWriteError`] bridges both
@@ -58,7 +58,7 @@ fn start_workers(threads: usize, name: &'static str) -> Option<rayon_core::Threa
 /// A stream reader over any `std::io::Read` (stdin, a socket, a decompressor…).
 pub fn stream_reader<R: std::io::Read>(
     reader: R,
-    options: quiver::ReaderOptions,
-) -> Result<quiver::StreamReader<FromStd<R>>, quiver::Error<std::io::Error>> {
-    quiver::StreamReader::new(FromStd::new(reader), options)
+    options: quiver::ipc::ReaderOptions,
+) -> Result<quiver::ipc::StreamReader<FromStd<R>>, quiver::error::Error<std::io::Error>> {
+    quiver::ipc::StreamReader::new(FromStd::new(reader), options)
 }

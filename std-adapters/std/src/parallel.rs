@@ -19,7 +19,7 @@
 //! 2-core benchmark machine, longer than decoding the batch took).
 
 use crate::json::{JsonWriteError, write_json_through};
-use quiver::RecordBatch;
+use quiver::array::RecordBatch;
 use quiver::json::{Encoder, EncoderOptions, JsonFormat, JsonWriter};
 use rayon_core::ThreadPool;
 use std::io;
@@ -394,7 +394,7 @@ fn rows_for(chunk_bytes: usize, per_row: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quiver::ArrayView;
+    use quiver::array::ArrayView;
     use quiver::json::to_vec;
 
     fn batch(start: i64, rows: i64) -> RecordBatch<'static> {

@@ -15,9 +15,8 @@
 //! page faults, 80.2–82.9 → 78.0–79.8 ms in four interleaved rounds, peak RSS 10.0 → 11.5 MiB.)
 
 use memmap2::MmapMut;
-use quiver::RandomAccess;
 use quiver::bytes::{Bytes, Owner};
-use quiver::source::SharedRanges;
+use quiver::source::{RandomAccess, SharedRanges};
 use std::ops::{Deref, DerefMut, Range};
 use std::sync::{Arc, Mutex};
 

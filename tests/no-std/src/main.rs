@@ -54,7 +54,7 @@ pub extern "C" fn main() -> i32 {
     let footer_ok = footer_ok && no_alloc_json(FILE).is_some_and(|bytes| bytes > 0);
     #[cfg(feature = "alloc")]
     let footer_ok = footer_ok
-        && quiver::FileReader::open(&TRAILER[..], quiver::ReaderOptions::default()).is_ok();
+        && quiver::ipc::FileReader::open(&TRAILER[..], quiver::ipc::ReaderOptions::default()).is_ok();
     i32::from(footer_ok)
 }
 

@@ -1,9 +1,8 @@
 //! The schema side of the golden test: Arrow integration JSON fields become quiver [`Field`]s,
 //! and a field read from IPC is compared with its JSON twin, children first-mismatch-wins.
 
-use quiver::datatype::{DateUnit, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use quiver::schema::{DictionaryEncoding, Metadata};
-use quiver::{DataType, Field};
+use quiver::datatype::{DataType, DateUnit, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
+use quiver::schema::{DictionaryEncoding, Field, Metadata};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,8 +3,9 @@
 //! following dictionary-encoded fields into the JSON `dictionaries`.
 
 use super::schema::{DictionaryIds, get, int, int_at, list};
-use quiver::datatype::{IntervalUnit, UnionMode};
-use quiver::{ArrayView, DataType, Field};
+use quiver::array::ArrayView;
+use quiver::datatype::{DataType, IntervalUnit, UnionMode};
+use quiver::schema::Field;
 use serde_json::Value;
 use std::collections::HashMap;
 

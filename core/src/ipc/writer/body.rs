@@ -41,7 +41,7 @@ impl<'a> Body<'a> {
 
     fn pad(&mut self, alignment: usize) {
         let padding = (self.len.next_multiple_of(alignment as u64) - self.len) as usize;
-        self.push(Bytes::Borrowed(ZEROS.get(..padding).unwrap_or_default()));
+        self.push(Bytes::borrowed(ZEROS.get(..padding).unwrap_or_default()));
     }
 }
 
@@ -64,7 +64,7 @@ pub(super) fn lay_out<'a>(
             None => body.push(buffer),
             Some(codec) => match compress_buffer(codec, &buffer, codec_options)? {
                 EncodedBuffer::Uncompressed => {
-                    body.push(Bytes::Borrowed(&UNCOMPRESSED));
+                    body.push(Bytes::borrowed(&UNCOMPRESSED));
                     body.push(buffer);
                 }
                 EncodedBuffer::Compressed(bytes) => body.push(Bytes::from_vec(bytes)),
@@ -93,10 +93,10 @@ mod tests {
 
     fn buffers() -> Vec<Bytes<'static>> {
         vec![
-            Bytes::Borrowed(b"abc"),
+            Bytes::borrowed(b"abc"),
             Bytes::default(),
             Bytes::from_vec(vec![7; 100]),
-            Bytes::Borrowed(&[1; 64]),
+            Bytes::borrowed(&[1; 64]),
         ]
     }
 

@@ -14,8 +14,8 @@
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::schema::Field;
+use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::schema::{Field, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
@@ -41,8 +41,8 @@ pub(super) fn collect<'a>(
     match (field.dictionary(), array.dictionary()) {
         (Some(encoding), Some(dictionary)) => {
             let values = &dictionary.values;
-            for (child_field, child) in children.iter().zip(values.children()) {
-                collect(child_field, child, out).map_err(|e| e.in_field(child_field.name()))?;
+            for (i, (child_field, child)) in children.iter().zip(values.children()).enumerate() {
+                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
             }
             let seen = out
                 .iter()
@@ -57,8 +57,8 @@ pub(super) fn collect<'a>(
             Ok(())
         }
         (None, None) => {
-            for (child_field, child) in children.iter().zip(array.children()) {
-                collect(child_field, child, out).map_err(|e| e.in_field(child_field.name()))?;
+            for (i, (child_field, child)) in children.iter().zip(array.children()).enumerate() {
+                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
             }
             Ok(())
         }
@@ -75,7 +75,11 @@ pub(super) fn collect<'a>(
 ///
 /// Columns that share an id in one batch must agree: every dictionary must be a prefix of the
 /// longest, which then serves them all; anything else is an error.
-pub(super) fn merge_shared(used: Vec<UsedDictionary<'_>>) -> FormatResult<Vec<UsedDictionary<'_>>> {
+/// Errors name the field of `schema` that first uses the id.
+pub(super) fn merge_shared<'a>(
+    used: Vec<UsedDictionary<'a>>,
+    schema: &Schema,
+) -> FormatResult<Vec<UsedDictionary<'a>>> {
     let mut merged: Vec<UsedDictionary<'_>> = Vec::with_capacity(used.len());
     for d in used {
         let Some(first) = merged.iter_mut().find(|m| m.id == d.id) else {
@@ -92,9 +96,9 @@ pub(super) fn merge_shared(used: Vec<UsedDictionary<'_>>) -> FormatResult<Vec<Us
         };
         if !is_prefix(short, long) {
             return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: "columns that share a dictionary id hold different dictionaries in one batch",
+                what: Feature::SharedDictionaryMismatch,
             })
-            .in_field(d.field.name()));
+            .in_dictionary(schema.dictionary_path(d.id)));
         }
         if d.values.len() > first.values.len() {
             first.values = d.values;
@@ -169,10 +173,7 @@ pub(super) fn is_prefix(prefix: &ArrayView<'_>, array: &ArrayView<'_>) -> bool {
 
 /// Copies the bytes of `bytes` the writer may not keep borrowed; shared bytes stay shared.
 fn owned_bytes(bytes: &Bytes<'_>) -> Bytes<'static> {
-    match bytes {
-        Bytes::Borrowed(b) => Bytes::from_vec(b.to_vec()),
-        Bytes::Shared(data, window) => Bytes::Shared(Arc::clone(data), window.clone()),
-    }
+    bytes.clone().into_static()
 }
 
 /// A copy of `array` that borrows nothing.
@@ -239,8 +240,7 @@ pub(super) fn plan(
         return Ok(Plan::Nothing);
     }
     Err(FormatErrorKind::Unsupported {
-        what: "a dictionary that neither equals, extends nor starts the one already written \
-               (the file format cannot replace dictionaries)",
+        what: Feature::ReplacedDictionaryInFile,
     }
     .into())
 }
@@ -333,7 +333,7 @@ mod tests {
         let borrowed = ArrayView::try_new(ArrayParts {
             data_type: Some(DataType::Binary),
             len: 2,
-            buffers: vec![Bytes::Borrowed(&offsets), Bytes::Borrowed(data)],
+            buffers: vec![Bytes::borrowed(&offsets), Bytes::borrowed(data)],
             ..ArrayParts::default()
         })
         .unwrap();

@@ -46,10 +46,8 @@ pub(super) fn encode_columns<'a>(
         .into());
     }
     let mut encoder = Columns::default();
-    for (field, column) in fields.iter().zip(columns) {
-        encoder
-            .array(field, column)
-            .map_err(|e| e.in_field(field.name()))?;
+    for (i, (field, column)) in fields.iter().zip(columns).enumerate() {
+        encoder.array(field, column).map_err(|e| e.in_field(i))?;
     }
     Ok(encoder)
 }
@@ -282,16 +280,14 @@ impl<'a> Columns<'a> {
                 let size = usize::try_from(*size).map_err(|_| invalid("negative list size", 0))?;
                 let start = mul(offset, size)?;
                 let child = Self::child(array, 0, start..start + mul(len, size)?)?;
-                self.array(item, &child)
-                    .map_err(|e| e.in_field(item.name()))?;
+                self.array(item, &child).map_err(|e| e.in_field(0))?;
             }
             Struct(fields) => {
                 self.node(len, array.null_count());
                 self.validity(array);
                 for (i, child_field) in fields.iter().enumerate() {
                     let child = Self::child(array, i, offset..offset + len)?;
-                    self.array(child_field, &child)
-                        .map_err(|e| e.in_field(child_field.name()))?;
+                    self.array(child_field, &child).map_err(|e| e.in_field(i))?;
                 }
             }
             Union(fields, _, mode) => {
@@ -302,8 +298,7 @@ impl<'a> Columns<'a> {
                     UnionMode::Sparse => {
                         for (i, child_field) in fields.iter().enumerate() {
                             let child = Self::child(array, i, offset..offset + len)?;
-                            self.array(child_field, &child)
-                                .map_err(|e| e.in_field(child_field.name()))?;
+                            self.array(child_field, &child).map_err(|e| e.in_field(i))?;
                         }
                     }
                     UnionMode::Dense => self.dense_union(fields, array)?,
@@ -393,8 +388,7 @@ impl<'a> Columns<'a> {
         self.validity(array);
         let values = self.offsets::<O>(array)?;
         let child = Self::child(array, 0, values)?;
-        self.array(item, &child)
-            .map_err(|e| e.in_field(item.name()))
+        self.array(item, &child).map_err(|e| e.in_field(0))
     }
 
     /// List views: offsets rebased onto the extent of the child the views use, sizes as they
@@ -431,8 +425,7 @@ impl<'a> Columns<'a> {
         self.buffers.push(Bytes::from_vec(rebased));
         self.fixed(array, 1, O::WIDTH)?;
         let child = Self::child(array, 0, index(lo)?..index(hi)?)?;
-        self.array(item, &child)
-            .map_err(|e| e.in_field(item.name()))
+        self.array(item, &child).map_err(|e| e.in_field(0))
     }
 
     /// Dense unions: type ids as they are; each child sliced to the slots the union uses, and
@@ -459,8 +452,7 @@ impl<'a> Columns<'a> {
         for (i, (child_field, range)) in fields.iter().zip(&used).enumerate() {
             let (lo, hi) = range.unwrap_or((0, 0));
             let child = Self::child(array, i, lo..hi)?;
-            self.array(child_field, &child)
-                .map_err(|e| e.in_field(child_field.name()))?;
+            self.array(child_field, &child).map_err(|e| e.in_field(i))?;
         }
         Ok(())
     }
@@ -514,9 +506,8 @@ impl<'a> Columns<'a> {
         };
         let values = Self::child(array, 1, first..last)?;
         self.array(run_ends_field, &run_ends)
-            .map_err(|e| e.in_field(run_ends_field.name()))?;
-        self.array(values_field, &values)
-            .map_err(|e| e.in_field(values_field.name()))
+            .map_err(|e| e.in_field(0))?;
+        self.array(values_field, &values).map_err(|e| e.in_field(1))
     }
 }
 

@@ -83,8 +83,8 @@ impl EncodedMessage<'_> {
 /// reader holds; does no I/O.
 ///
 /// ```
-/// use quiver::ipc::writer::{IpcFormat, MessageEncoder, MessageKind, WriterOptions};
-/// use quiver::{DataType, Field, Schema};
+/// use quiver::ipc::{IpcFormat, MessageEncoder, MessageKind, WriterOptions};
+/// use quiver::{datatype::DataType, schema::Field, schema::Schema};
 ///
 /// let schema = Schema::new(vec![Field::new("x", DataType::Int32, true)]);
 /// let encoder = MessageEncoder::new(schema, WriterOptions::default(), IpcFormat::Stream)?;
@@ -92,7 +92,7 @@ impl EncodedMessage<'_> {
 /// assert_eq!(message.kind, MessageKind::Schema);
 /// assert_eq!(&message.metadata[..4], &[0xFF; 4]); // the continuation marker
 /// assert_eq!(message.metadata.len() % 64, 0);
-/// # Ok::<(), quiver::FormatError>(())
+/// # Ok::<(), quiver::error::FormatError>(())
 /// ```
 #[derive(Debug)]
 pub struct MessageEncoder {
@@ -174,25 +174,24 @@ impl MessageEncoder {
                 .zip(theirs)
                 .position(|(ours, theirs)| ours != theirs)
                 .unwrap_or(fields.len().min(theirs.len()));
-            let name = theirs.get(differs).map_or("", |f| f.name());
             return Err(FormatError::from(FormatErrorKind::InvalidValue {
                 what: "record batch field (index) that differs from the writer's schema",
                 value: differs as i64,
             })
-            .in_field(name));
+            .in_field(differs));
         }
         let mut used = Vec::new();
-        for (field, column) in fields.iter().zip(batch.columns()) {
-            dictionary::collect(field, column, &mut used).map_err(|e| e.in_field(field.name()))?;
+        for (i, (field, column)) in fields.iter().zip(batch.columns()).enumerate() {
+            dictionary::collect(field, column, &mut used).map_err(|e| e.in_field(i))?;
         }
-        let used = dictionary::merge_shared(used)?;
+        let used = dictionary::merge_shared(used, &self.schema)?;
         let mut messages = Vec::with_capacity(used.len() + 1);
         // What the reader will hold once this batch's dictionary batches are read, applied to
         // the tracker only when the whole batch encodes.
         let mut staged: Vec<(i64, Arc<ArrayView<'static>>)> = Vec::new();
         let replace = self.format == IpcFormat::Stream;
         for UsedDictionary { id, field, values } in &used {
-            let in_field = |e: FormatError| e.in_field(field.name());
+            let in_field = |e: FormatError| e.in_dictionary(self.schema.dictionary_path(*id));
             let sent = self.dictionaries.get(*id).map(|s| &**s);
             let (is_delta, slots) =
                 match dictionary::plan(sent, values, replace).map_err(in_field)? {

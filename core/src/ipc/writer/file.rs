@@ -12,9 +12,8 @@
 use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
-use crate::error::FormatErrorKind;
-use crate::format::Block;
-use crate::ipc::MAGIC;
+use crate::error::{Feature, FormatErrorKind, Limit};
+use crate::format::{Block, MAGIC};
 use crate::schema::{Metadata, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -65,7 +64,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
         if self.finished {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing a batch after finish",
+                what: Feature::WriteAfterFinish,
             }
             .into());
         }
@@ -95,7 +94,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
         )?;
         let footer_len =
             i32::try_from(footer.len()).map_err(|_| FormatErrorKind::LimitExceeded {
-                what: "file footer",
+                what: Limit::FileFooter,
                 requested: footer.len() as u64,
                 limit: i32::MAX as u64,
             })?;
@@ -111,7 +110,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     /// Sets the custom metadata of the footer (what [`FileReader::metadata`] returns), written
     /// by [`finish`](Self::finish).
     ///
-    /// [`FileReader::metadata`]: crate::FileReader::metadata
+    /// [`FileReader::metadata`]: crate::ipc::FileReader::metadata
     pub fn set_metadata(&mut self, metadata: Metadata) {
         self.metadata = metadata;
     }

@@ -11,11 +11,11 @@
 
 use super::schema::{metadata_vector, schema_table};
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatErrorKind, FormatResult};
+use crate::error::{FormatErrorKind, FormatResult, Limit};
 use crate::flatbuffer_builder::{Builder, Offset, kind};
+use crate::format::CONTINUATION;
 use crate::format::slots::*;
 use crate::format::{Block, Buffer, FieldNode};
-use crate::ipc::CONTINUATION;
 use crate::schema::{Metadata, Schema};
 use alloc::vec::Vec;
 
@@ -74,7 +74,7 @@ fn message(
     body_length: u64,
 ) -> FormatResult<Vec<u8>> {
     let body_length = i64::try_from(body_length).map_err(|_| FormatErrorKind::LimitExceeded {
-        what: "message body",
+        what: Limit::MessageBody,
         requested: body_length,
         limit: i64::MAX as u64,
     })?;
@@ -153,7 +153,7 @@ pub(super) fn frame(flatbuffer: &[u8], alignment: usize) -> FormatResult<Vec<u8>
     // A file `Block` records the whole framed length as an `i32`.
     if i32::try_from(padded).is_err() {
         return Err(FormatErrorKind::LimitExceeded {
-            what: "message metadata",
+            what: Limit::MessageMetadata,
             requested: padded as u64,
             limit: i32::MAX as u64,
         }

@@ -1,6 +1,6 @@
 //! Writing the Arrow IPC file and stream formats.
 //!
-//! Record batches enter as the same validated [`RecordBatch`](crate::RecordBatch) views the readers
+//! Record batches enter as the same validated [`RecordBatch`](crate::array::RecordBatch) views the readers
 //! yield (from a file, or built in memory); bytes leave through an [`embedded_io::Write`].
 //!
 //! - [`MessageEncoder`] is the core: a pure state machine that turns a schema and each batch into
@@ -14,7 +14,7 @@
 //!
 //! What is written: metadata version V5, little-endian, every message framed by the `0xFFFFFFFF`
 //! continuation marker and its metadata length, metadata and body padded to the chosen alignment
-//! (64 bytes by default), every [`DataType`](crate::DataType) with slice offsets applied (offsets
+//! (64 bytes by default), every [`DataType`](crate::datatype::DataType) with slice offsets applied (offsets
 //! are rebased and bit ranges copied so that every array in the body starts at slot 0), custom
 //! metadata of the schema and its fields, each dictionary once with delta batches when it grows,
 //! and optionally LZ4_FRAME or ZSTD bodies (see [`WriterOptions`]).
@@ -25,8 +25,8 @@
 //! ```
 //! use quiver::array::{ArrayParts, ArrayView};
 //! use quiver::bytes::Bytes;
-//! use quiver::{DataType, Field, FileReader, FileWriter, ReaderOptions, RecordBatch, Schema};
-//! use quiver::WriterOptions;
+//! use quiver::{datatype::DataType, schema::Field, ipc::FileReader, ipc::FileWriter, ipc::ReaderOptions, array::RecordBatch, schema::Schema};
+//! use quiver::ipc::WriterOptions;
 //! use std::sync::Arc;
 //!
 //! let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)]));
@@ -66,7 +66,7 @@ pub use stream::StreamWriter;
 
 use crate::compression::CodecOptions;
 use crate::datatype::CompressionCodec;
-use crate::error::{FormatError, FormatErrorKind};
+use crate::error::{Feature, FormatError, FormatErrorKind};
 use core::fmt;
 
 /// The body alignment the format recommends, and the default.
@@ -216,7 +216,7 @@ impl<W: embedded_io::Write> Sink<W> {
     fn check(&self) -> Result<(), WriteError<W::Error>> {
         if self.broken {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing after an earlier write failed",
+                what: Feature::WriteAfterError,
             }
             .into());
         }
@@ -295,7 +295,7 @@ mod tests {
             len: 3,
             null_count: 1,
             validity: Some(Bytes::from_vec(vec![0b101])),
-            buffers: vec![Bytes::from_vec(offsets), Bytes::Borrowed(b"abbccc")],
+            buffers: vec![Bytes::from_vec(offsets), Bytes::borrowed(b"abbccc")],
             ..ArrayParts::default()
         })
         .unwrap();

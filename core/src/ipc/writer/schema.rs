@@ -8,7 +8,7 @@
 //! order the schema was read with.
 
 use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
 use crate::flatbuffer_builder::{Builder, Offset, kind};
 use crate::format::slots::*;
@@ -23,8 +23,8 @@ pub(super) const MAX_FIELD_NESTING: usize = MAX_DEPTH as usize - 4;
 /// Writes the `Schema` table of `schema`.
 pub(super) fn schema_table(b: &mut Builder, schema: &Schema) -> FormatResult<Offset<kind::Table>> {
     let mut fields = Vec::with_capacity(schema.fields().len());
-    for field in schema.fields() {
-        fields.push(field_table(b, field, 0).map_err(|e| e.in_field(field.name()))?);
+    for (i, field) in schema.fields().iter().enumerate() {
+        fields.push(field_table(b, field, 0).map_err(|e| e.in_field(i))?);
     }
     let fields = b.create_vector_of_offsets(&fields);
     let metadata = metadata_vector(b, schema.metadata());
@@ -60,15 +60,15 @@ pub(super) fn metadata_vector(
 fn field_table(b: &mut Builder, field: &Field, level: usize) -> FormatResult<Offset<kind::Table>> {
     if level > MAX_FIELD_NESTING {
         return Err(FormatErrorKind::FlatbufferLimit {
-            what: "field nesting depth",
+            what: FlatbufferBound::FieldNesting,
             limit: MAX_FIELD_NESTING as u64,
         }
         .into());
     }
     let data_type = field.data_type();
     let mut children = Vec::with_capacity(data_type.children().len());
-    for child in data_type.children() {
-        let table = field_table(b, child, level + 1).map_err(|e| e.in_field(child.name()))?;
+    for (i, child) in data_type.children().iter().enumerate() {
+        let table = field_table(b, child, level + 1).map_err(|e| e.in_field(i))?;
         children.push(table);
     }
     let children = b.create_vector_of_offsets(&children);
@@ -246,7 +246,7 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
         #[allow(unreachable_patterns)]
         _ => {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing this data type",
+                what: Feature::DataTypeLayout,
             }
             .into());
         }
@@ -403,7 +403,14 @@ pub(crate) mod tests {
             matches!(e.kind, FormatErrorKind::FlatbufferLimit { .. }),
             "{e:?}"
         );
-        assert!(e.field.starts_with("item.item"), "{e:?}");
+        // The outer levels of the path that fit in the error.
+        let path = e.field().unwrap();
+        assert!(path.is_cut() && path.indices().eq([0; 7]), "{e:?}");
+        let shown = e.display_with(&schema).to_string();
+        assert!(
+            shown.contains("(field `deep.item.item.item.item.item.item.…`)"),
+            "{shown}"
+        );
 
         // One level less is fine, and the reader takes it.
         let mut dt = DataType::Int32;

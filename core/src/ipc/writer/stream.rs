@@ -8,7 +8,7 @@
 use super::encoder::{IpcFormat, MessageEncoder};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
-use crate::error::FormatErrorKind;
+use crate::error::{Feature, FormatErrorKind};
 use crate::schema::Schema;
 use alloc::sync::Arc;
 
@@ -44,7 +44,7 @@ impl<W: embedded_io::Write> StreamWriter<W> {
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
         if self.finished {
             return Err(FormatErrorKind::Unsupported {
-                what: "writing a batch after finish",
+                what: Feature::WriteAfterFinish,
             }
             .into());
         }

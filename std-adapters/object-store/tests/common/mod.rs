@@ -122,5 +122,60 @@ pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
 
 /// The hundred-batch ten-column file of the read-count tests (about 8 MB).
 pub fn hundred_batches() -> Vec<u8> {
-    quiver_tests::ten_columns::file(100, 1000, quiver::WriterOptions::default())
+    quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default())
+}
+
+/// A store that refuses suffix ranges as `object_store`'s Azure client does (0.14,
+/// `azure/client.rs`): `Error::NotSupported` before any request is sent; everything else
+/// goes to the store below.
+#[derive(Debug)]
+pub struct NoSuffix(pub Arc<dyn ObjectStore>);
+
+impl fmt::Display for NoSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "NoSuffix({})", self.0)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for NoSuffix {
+    async fn put_opts(&self, l: &Path, p: PutPayload, o: PutOptions) -> Result<PutResult> {
+        self.0.put_opts(l, p, o).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
+        self.0.put_multipart_opts(l, o).await
+    }
+
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        if let Some(GetRange::Suffix(_)) = options.range.as_ref() {
+            return Err(object_store::Error::NotSupported {
+                source: "Azure does not support suffix range requests".into(),
+            });
+        }
+        self.0.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
+        self.0.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        self.0.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.0.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+        self.0.copy_opts(from, to, options).await
+    }
 }

@@ -1,19 +1,19 @@
 //! Arrays of every type for the JSON tests, built straight from [`ArrayParts`] (no builders),
 //! and the encode loops the tests share.
-#![allow(dead_code)]
 
 use quiver::array::{ArrayParts, ArrayView, Dictionary, RecordBatch};
 use quiver::bytes::Bytes;
-use quiver::datatype::{IntType, IntervalUnit, TimeUnit, UnionMode};
+use quiver::datatype::{DataType, IntType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::json::{Encoder, EncoderOptions, JsonFormat};
-use quiver::schema::DictionaryEncoding;
-use quiver::{DataType, Field, Schema};
+use quiver::schema::{DictionaryEncoding, Field, Schema};
 use std::sync::Arc;
 
+/// An array that owns its buffers.
 pub type Array = ArrayView<'static>;
 
 /// Little-endian bytes of fixed-width values.
 pub trait Le: Copy + Default {
+    /// The value as little-endian bytes.
     fn le(self) -> Vec<u8>;
 }
 
@@ -26,11 +26,13 @@ impl<const N: usize> Le for [u8; N]
 where
     [u8; N]: Default,
 {
+    /// The value as little-endian bytes.
     fn le(self) -> Vec<u8> {
         self.to_vec()
     }
 }
 
+/// A buffer of the values, little-endian, one after another.
 pub fn buffer<T: Le>(values: impl IntoIterator<Item = T>) -> Bytes<'static> {
     Bytes::from_vec(values.into_iter().flat_map(Le::le).collect())
 }
@@ -50,6 +52,7 @@ pub fn validity(valid: &[bool]) -> (Option<Bytes<'static>>, usize) {
     (Some(Bytes::from_vec(bits)), nulls)
 }
 
+/// An array of `data_type` with `valid.len()` slots (`false` slots null), these buffers and children.
 pub fn array(
     data_type: DataType,
     valid: &[bool],
@@ -76,10 +79,12 @@ pub fn prim<T: Le>(data_type: DataType, values: &[Option<T>]) -> Array {
     array(data_type, &valid, vec![data], vec![])
 }
 
+/// An Int32 array; `None` slots are null.
 pub fn int32(values: &[Option<i32>]) -> Array {
     prim(DataType::Int32, values)
 }
 
+/// A Boolean array; `None` slots are null.
 pub fn bools(values: &[Option<bool>]) -> Array {
     let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
     let mut bits = vec![0u8; values.len().div_ceil(8)];
@@ -117,6 +122,7 @@ pub fn var(data_type: DataType, values: &[Option<&[u8]>]) -> Array {
     )
 }
 
+/// A Utf8 array; `None` slots are null.
 pub fn utf8(values: &[Option<&str>]) -> Array {
     let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
     var(DataType::Utf8, &bytes)
@@ -197,6 +203,7 @@ pub fn list_view(child: Array, slots: &[Option<(i32, i32)>]) -> Array {
     )
 }
 
+/// A fixed-size list array of `size` items per slot over `child`.
 pub fn fixed_list(child: Array, size: i32, valid: &[bool]) -> Array {
     let item = Arc::new(field("item", &child));
     array(
@@ -207,6 +214,7 @@ pub fn fixed_list(child: Array, size: i32, valid: &[bool]) -> Array {
     )
 }
 
+/// A struct array with these named members.
 pub fn structs(members: Vec<(&str, Array)>, valid: &[bool]) -> Array {
     let fields: Vec<Field> = members.iter().map(|(n, a)| field(n, a)).collect();
     let children = members.into_iter().map(|(_, a)| a).collect();

@@ -2,26 +2,39 @@
 //! and the quiver array that holds them ([`build`]); a [`Case`] is a batch of up to three such
 //! columns, sliced. Shared by `json_roundtrip.rs` (against a value tree built from the same
 //! values) and `json_arrow_json.rs` (against arrow-json on the same batch).
-#![allow(dead_code)]
 
 use super::arrays::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use quiver::{DataType, RecordBatch};
+use quiver::array::RecordBatch;
+use quiver::datatype::DataType;
 
+/// A column type the random batches use.
 #[derive(Debug, Clone)]
 pub enum Ty {
+    /// Int32.
     Int32,
+    /// Int64.
     Int64,
+    /// UInt64.
     UInt64,
+    /// Float64.
     Float64,
+    /// Float32.
     Float32,
+    /// Boolean.
     Bool,
+    /// Utf8.
     Utf8,
+    /// LargeUtf8.
     LargeUtf8,
+    /// Utf8View.
     Utf8View,
+    /// Binary.
     Binary,
+    /// Decimal128 of this scale.
     Decimal128(i8),
+    /// Date32.
     Date32,
     /// Milliseconds, with the "+05:30" timezone or none.
     Timestamp(bool),
@@ -29,9 +42,13 @@ pub enum Ty {
     Dict,
     /// Run-end encoded Int32.
     Ree,
+    /// A list of this item type.
     List(Box<Ty>),
+    /// A large list of this item type.
     LargeList(Box<Ty>),
+    /// A fixed-size list of this item type and size.
     FixedList(Box<Ty>, usize),
+    /// A struct of these member types.
     Struct(Vec<Ty>),
     /// Utf8 keys.
     Map(Box<Ty>),
@@ -39,22 +56,36 @@ pub enum Ty {
     Union(Vec<Ty>),
 }
 
+/// A value of a [`Ty`], or null.
 #[derive(Debug, Clone)]
 pub enum Val {
+    /// Null.
     Null,
+    /// A signed integer (also dates and timestamps).
     Int(i64),
+    /// An unsigned integer.
     UInt(u64),
+    /// A float64.
     Float(f64),
+    /// A float32.
     Float32(f32),
+    /// A boolean.
     Bool(bool),
+    /// Text.
     Text(String),
+    /// Bytes.
     Bytes(Vec<u8>),
+    /// List items.
     List(Vec<Val>),
+    /// Struct members, in order.
     Struct(Vec<Val>),
+    /// Map entries.
     Map(Vec<(String, Val)>),
+    /// The union child chosen, and its value.
     Union(usize, Box<Val>),
 }
 
+/// Random column types, nested up to a few levels.
 pub fn ty() -> impl Strategy<Value = Ty> {
     let leaf = prop_oneof![
         Just(Ty::Int32),
@@ -85,6 +116,7 @@ pub fn ty() -> impl Strategy<Value = Ty> {
     })
 }
 
+/// Random text: short words, any chars, characters JSON escapes, long words.
 pub fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z]{0,12}",
@@ -94,6 +126,7 @@ pub fn text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Random floats, NaN and the infinities included.
 pub fn float() -> impl Strategy<Value = f64> {
     prop_oneof![
         6 => any::<f64>(),
@@ -144,6 +177,7 @@ pub fn value(ty: &Ty) -> BoxedStrategy<Val> {
     }
 }
 
+/// A value of `ty`, or null (union slots are never null themselves).
 pub fn nullable(ty: &Ty) -> BoxedStrategy<Val> {
     if matches!(ty, Ty::Union(_)) {
         return value(ty);
@@ -151,6 +185,7 @@ pub fn nullable(ty: &Ty) -> BoxedStrategy<Val> {
     prop_oneof![1 => Just(Val::Null), 4 => value(ty)].boxed()
 }
 
+/// The integers of `vals` (anything else as null).
 pub fn ints(vals: &[Val]) -> impl Iterator<Item = Option<i64>> + '_ {
     vals.iter().map(|v| match v {
         Val::Int(i) => Some(*i),
@@ -163,6 +198,7 @@ fn pick<T>(vals: &[Val], f: impl Fn(&Val) -> Option<T>) -> Vec<Option<T>> {
     vals.iter().map(f).collect()
 }
 
+/// The text or bytes of `vals` (anything else as null).
 pub fn texts(vals: &[Val]) -> Vec<Option<&[u8]>> {
     vals.iter()
         .map(|v| match v {
@@ -342,18 +378,23 @@ fn members(
         .collect()
 }
 
+/// The names of the first `n` struct or union members.
 pub fn member_names(n: usize) -> Vec<&'static str> {
     ["a", "b\"\n", "ccc"][..n].to_vec()
 }
 
+/// A batch of random columns: their types and rows.
 #[derive(Debug, Clone)]
 pub struct Case {
+    /// The column types.
     pub types: Vec<Ty>,
+    /// The rows, one value per column.
     pub rows: Vec<Vec<Val>>,
     /// Rows before the slice the batch keeps.
     pub skip: usize,
 }
 
+/// Random cases of one to three columns.
 pub fn case() -> impl Strategy<Value = Case> {
     (vec(ty(), 1..4), 0usize..3)
         .prop_flat_map(|(types, skip)| {
@@ -364,6 +405,7 @@ pub fn case() -> impl Strategy<Value = Case> {
 }
 
 impl Case {
+    /// The column names, `c0`, `c1`, ….
     pub fn names(&self) -> Vec<String> {
         (0..self.types.len()).map(|i| format!("c{i}")).collect()
     }

@@ -5,12 +5,12 @@
 //! Prints one line `golden: N files, M matched, F failed`, then each failure with its first
 //! mismatch, and fails if any file failed.
 
-#[path = "golden/schema.rs"]
 mod schema;
-#[path = "golden/values.rs"]
 mod values;
 
-use quiver::{FileReader, ReaderOptions, RecordBatch, Schema, StreamReader};
+use quiver::array::RecordBatch;
+use quiver::ipc::{FileReader, ReaderOptions, StreamReader};
+use quiver::schema::Schema;
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
