@@ -9,10 +9,10 @@
 //!
 //! Nodes enter in two ways. `View::decode` walks a `RecordBatch` message (its flatbuffer
 //! header and body, borrowed) depth-first through the schema's fields, as the message lays them
-//! out, and checks every node against the columnar format's rules ([`columnar`]) before the view
-//! is handed out. With `alloc`, [`View::of_batch`] and [`View::of_array`] flatten a
-//! [`RecordBatch`](crate::array::RecordBatch) or [`ArrayView`](crate::array::ArrayView), validated already,
-//! borrowing their buffers (a dictionary shared by many batches is borrowed, not copied). The
+//! out, and checks every node against the columnar format's rules (the crate's `columnar`
+//! module) before the view is handed out. With `alloc`, [`View::of_batch`] and
+//! [`View::of_array`] flatten a [`RecordBatch`](crate::array::RecordBatch) or
+//! [`ArrayView`](crate::array::ArrayView), validated already, borrowing their buffers (a dictionary shared by many batches is borrowed, not copied). The
 //! JSON encoder reads values from a view without further checks.
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
