@@ -261,21 +261,10 @@ fn convert_remote_stream(
         // Reading stops once the range or the limit is done: the rest stays unread.
         let mut index = 0;
         while sink.wants_more() && index < batches.end {
-            let Some(batch) = stream
-                .next_batch()
-                .await
-                .map_err(|e| remote.failed(e, Some(&schema)))?
-            else {
-                if args.batches.is_some() && index <= batches.start {
-                    return Err(Failure::about(
-                        &args.input,
-                        past_the_end(&batches, "stream", index),
-                    ));
-                }
+            let batch = stream.next_batch().await;
+            let batch = batch.map_err(|e| remote.failed(e, Some(&schema)))?;
+            if !take_from_stream(args, &batches, sink, index, batch)? {
                 break;
-            };
-            if index >= batches.start {
-                sink.take(index, &batch)?;
             }
             index += 1;
         }
@@ -313,21 +302,38 @@ fn convert_stream(
     // Reading stops once the range or the limit is done: the rest of the stream stays unread.
     let mut index = 0;
     while sink.wants_more() && index < batches.end {
-        let Some(batch) = stream.next_batch().map_err(failed)? else {
-            if args.batches.is_some() && index <= batches.start {
-                return Err(Failure::about(
-                    &args.input,
-                    past_the_end(&batches, "stream", index),
-                ));
-            }
+        let batch = stream.next_batch().map_err(failed)?;
+        if !take_from_stream(args, &batches, sink, index, batch)? {
             break;
-        };
-        if index >= batches.start {
-            sink.take(index, &batch)?;
         }
         index += 1;
     }
     Ok(stream.inner().inner().stats())
+}
+
+/// One step of a stream's loop, local or remote: batch `index` (`None` at the stream's end)
+/// goes to the sink when `batches` selects it. Whether the stream goes on; a `--batches` range
+/// that starts past the end is an error.
+fn take_from_stream(
+    args: &JsonArgs,
+    batches: &Range<usize>,
+    sink: &mut Sink<'_>,
+    index: usize,
+    batch: Option<RecordBatch<'_>>,
+) -> Result<bool, Failure> {
+    let Some(batch) = batch else {
+        if args.batches.is_some() && index <= batches.start {
+            return Err(Failure::about(
+                &args.input,
+                past_the_end(batches, "stream", index),
+            ));
+        }
+        return Ok(false);
+    };
+    if index >= batches.start {
+        sink.take(index, &batch)?;
+    }
+    Ok(true)
 }
 
 /// The error for a `--batches` range that starts past the last of `count` batches.
