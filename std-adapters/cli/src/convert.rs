@@ -185,13 +185,7 @@ fn selection(
             past_the_end(batches, "file", count),
         ));
     }
-    let projection = match &args.columns {
-        Some(columns) => Some(
-            Projection::from_paths(schema, &columns.0)
-                .map_err(|e| Failure::about(&args.input, e))?,
-        ),
-        None => None,
-    };
+    let projection = projection(args, schema)?;
     let first = batches.start.min(count);
     if let Some(bar) = &sink.progress {
         let end = batches.end.min(count);
@@ -249,9 +243,7 @@ fn convert_remote_stream(
 ) -> Result<ReadStats, Failure> {
     let mut stream = remote.stream_reader()?;
     let schema = stream.schema().clone();
-    if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(stream.schema(), &columns.0)
-            .map_err(|e| Failure::about(&args.input, e))?;
+    if let Some(projection) = projection(args, stream.schema())? {
         stream.set_projection(projection);
     }
     if let Some(bar) = &sink.progress {
@@ -291,9 +283,7 @@ fn convert_stream(
             args.input.display()
         )));
     }
-    if let Some(columns) = &args.columns {
-        let projection = Projection::from_paths(stream.schema(), &columns.0)
-            .map_err(|e| Failure::about(&args.input, e))?;
+    if let Some(projection) = projection(args, stream.schema())? {
         stream.set_projection(projection);
     }
     if let Some(bar) = &sink.progress {
@@ -334,6 +324,16 @@ fn take_from_stream(
         sink.take(index, &batch)?;
     }
     Ok(true)
+}
+
+/// The projection `--columns` asks for over `schema`, if any.
+fn projection(args: &JsonArgs, schema: &Schema) -> Result<Option<Projection>, Failure> {
+    let Some(columns) = &args.columns else {
+        return Ok(None);
+    };
+    Projection::from_paths(schema, &columns.0)
+        .map(Some)
+        .map_err(|e| Failure::about(&args.input, e))
 }
 
 /// The error for a `--batches` range that starts past the last of `count` batches.
