@@ -372,6 +372,8 @@ pub struct RecordBatch<'a> {
     schema: Arc<Schema>,
     columns: Vec<ArrayView<'a>>,
     num_rows: usize,
+    /// How the columns' arrays lie in the batch's view (see `view::Arrays`), laid out once.
+    links: Arc<[view::Link]>,
 }
 
 impl<'a> RecordBatch<'a> {
@@ -403,6 +405,7 @@ impl<'a> RecordBatch<'a> {
             .map_err(field_err)?;
         }
         Ok(RecordBatch {
+            links: view::links(&columns),
             schema,
             columns,
             num_rows,
@@ -429,6 +432,11 @@ impl<'a> RecordBatch<'a> {
         self.num_rows
     }
 
+    /// The links of the batch's view.
+    pub(crate) fn links(&self) -> &Arc<[view::Link]> {
+        &self.links
+    }
+
     /// The field for column `i`.
     pub fn field(&self, i: usize) -> Option<&Field> {
         self.schema.fields().get(i)
@@ -450,6 +458,7 @@ impl<'a> RecordBatch<'a> {
             schema: Arc::clone(&self.schema),
             columns,
             num_rows: len,
+            links: Arc::clone(&self.links),
         })
     }
 }

@@ -363,9 +363,6 @@ pub struct Node<'a> {
 }
 
 impl<'a> Node<'a> {
-    /// An array with no slots, of the Null type.
-    pub(crate) const EMPTY: Node<'static> = Node::new("", Kind::Null, 0, 0);
-
     /// An array of `kind` with nothing in it yet.
     const fn new(name: &'a str, kind: Kind<'a>, len: usize, null_count: usize) -> Self {
         Node {
@@ -574,24 +571,6 @@ impl<'a, const N: usize> Storage<'a> for heapless::Vec<Node<'a>, N> {
     }
 }
 
-#[cfg(feature = "alloc")]
-impl sealed::Sealed for alloc::vec::Vec<Node<'_>> {}
-
-#[cfg(feature = "alloc")]
-impl<'a> Storage<'a> for alloc::vec::Vec<Node<'a>> {
-    const CAPACITY: usize = usize::MAX;
-    fn empty() -> Self {
-        alloc::vec::Vec::new()
-    }
-    fn push_node(&mut self, node: Node<'a>) -> bool {
-        self.push(node);
-        true
-    }
-    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
-        self.get_mut(at)
-    }
-}
-
 /// A record batch (or one array) as a flat table of borrowed, validated arrays.
 ///
 /// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
@@ -691,12 +670,6 @@ impl<'a, S: Storage<'a>> View<'a, S> {
     /// Whether the rows are the values of one array.
     pub(crate) fn is_array(&self) -> bool {
         self.array
-    }
-
-    /// The storage of the nodes.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) fn into_nodes(self) -> S {
-        self.nodes
     }
 }
 
@@ -963,12 +936,40 @@ pub(crate) fn check<'a>(
     }
 }
 
+/// A table of nodes read by index: a view's slice of them, or (with `alloc`) a
+/// [`RecordBatch`](crate::array::RecordBatch)'s arrays, whose nodes are made when read (so that
+/// an encoder of a batch allocates nothing).
+pub(crate) trait Table<'a> {
+    /// A node read from the table: borrowed from a slice, or made.
+    type Ref<'s>: core::ops::Deref<Target = Node<'a>>
+    where
+        Self: 's;
+    /// Node `at`, if it exists.
+    fn node(&self, at: usize) -> Option<Self::Ref<'_>>;
+}
+
+impl<'a> Table<'a> for [Node<'a>] {
+    type Ref<'s>
+        = &'s Node<'a>
+    where
+        Self: 's;
+
+    #[inline(always)]
+    fn node(&self, at: usize) -> Option<&Node<'a>> {
+        self.get(at)
+    }
+}
+
 /// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node and
 /// slot that hold the value (node index, slot); `None` when the value is null.
 #[inline]
-pub(crate) fn resolve(nodes: &[Node<'_>], mut at: usize, mut i: usize) -> Option<(usize, usize)> {
+pub(crate) fn resolve<'a, T: Table<'a> + ?Sized>(
+    nodes: &T,
+    mut at: usize,
+    mut i: usize,
+) -> Option<(usize, usize)> {
     loop {
-        let node = nodes.get(at)?;
+        let node = nodes.node(at)?;
         if let Some((_, values)) = node.dictionary {
             if !node.is_valid(i) {
                 return None;
@@ -979,7 +980,7 @@ pub(crate) fn resolve(nodes: &[Node<'_>], mut at: usize, mut i: usize) -> Option
         }
         match node.kind {
             Kind::RunEndEncoded => {
-                let run_ends = nodes.get(at + 1)?;
+                let run_ends = nodes.node(at + 1)?;
                 let logical = node.offset.wrapping_add(i);
                 i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
                 at = run_ends.end;
@@ -998,39 +999,39 @@ pub(crate) fn resolve(nodes: &[Node<'_>], mut at: usize, mut i: usize) -> Option
 /// The nodes from `at` on, each the next's predecessor by its `end`, until `end`: the columns of
 /// a view (from 0 to its columns' end) or the children of a node (from its index + 1 to its
 /// `end`, dictionary values excluded as they follow the children).
-pub(crate) fn siblings<'n, 'a>(
-    nodes: &'n [Node<'a>],
+pub(crate) fn siblings<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
     at: usize,
     end: usize,
-) -> impl Iterator<Item = (usize, &'n Node<'a>)> + Clone {
+) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
     let mut next = at;
     core::iter::from_fn(move || {
         if next >= end {
             return None;
         }
         let i = next;
-        let node = nodes.get(i)?;
+        let node = nodes.node(i)?;
         next = node.end.max(i + 1);
         Some((i, node))
     })
 }
 
 /// The index of child `k` of node `at`.
-pub(crate) fn child_at(nodes: &[Node<'_>], at: usize, k: usize) -> Option<usize> {
+pub(crate) fn child_at<'a, T: Table<'a> + ?Sized>(nodes: &T, at: usize, k: usize) -> Option<usize> {
     children(nodes, at, k + 1).nth(k).map(|(i, _)| i)
 }
 
 /// The first `count` children of the node at `at` in `nodes`, with their indices: the first
 /// follows its parent, and each child's `end` leads to the next.
-fn children<'n, 'a>(
-    nodes: &'n [Node<'a>],
+fn children<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
     at: usize,
     count: usize,
-) -> impl Iterator<Item = (usize, &'n Node<'a>)> {
+) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
     let mut next = at + 1;
     (0..count).map_while(move |_| {
         let i = next;
-        let child = nodes.get(i)?;
+        let child = nodes.node(i)?;
         next = child.end;
         Some((i, child))
     })
@@ -1038,14 +1039,15 @@ fn children<'n, 'a>(
 
 /// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
 #[cfg(feature = "alloc")]
-pub(crate) use owned::node_of;
+pub(crate) use owned::{Arrays, Link, links, node_of};
 
 #[cfg(feature = "alloc")]
 mod owned {
-    use super::{Kind, Node, TypeIds, Variadic, View};
+    use super::{Kind, Node, Table, TypeIds, Variadic};
     use crate::array::{ArrayView, RecordBatch};
     use crate::datatype::{DataType, IntType, UnionMode};
     use crate::schema::Field;
+    use alloc::sync::Arc;
     use alloc::vec::Vec;
 
     impl<'a> Kind<'a> {
@@ -1104,37 +1106,152 @@ mod owned {
         }
     }
 
-    impl<'a> View<'a, Vec<Node<'a>>> {
-        /// The view of `batch`: its columns, their children and dictionaries' values, borrowed.
-        pub fn of_batch(batch: &'a RecordBatch<'_>) -> Self {
-            let mut nodes = Vec::with_capacity(batch.columns().iter().map(count).sum());
-            for (column, field) in batch.columns().iter().zip(batch.schema().fields()) {
-                flatten(&mut nodes, column, field.name());
+    /// Where a node of [`Arrays`] hangs: under its parent (or at the root), as which child (or
+    /// as its dictionary's values), and where its own subtree lies in the table.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct Link {
+        /// The parent's index; `ROOT` for a column.
+        parent: usize,
+        /// Column or child `step` of the parent; `VALUES` for the parent's dictionary values.
+        step: usize,
+        children: usize,
+        end: usize,
+        values: Option<usize>,
+    }
+
+    const ROOT: usize = usize::MAX;
+    const VALUES: usize = usize::MAX;
+
+    /// The links of `columns`' nodes, laid out as a view lays them out (depth first, a
+    /// dictionary's values after its array): the one table a batch carries so that its view
+    /// costs nothing to hand out.
+    pub(crate) fn links(columns: &[ArrayView<'_>]) -> Arc<[Link]> {
+        let mut links = Vec::with_capacity(columns.iter().map(count).sum());
+        for (k, column) in columns.iter().enumerate() {
+            link(&mut links, column, ROOT, k);
+        }
+        links.into()
+    }
+
+    /// Appends the links of `array` (`step` of `parent`) and its subtree; returns its index.
+    fn link(links: &mut Vec<Link>, array: &ArrayView<'_>, parent: usize, step: usize) -> usize {
+        let at = links.len();
+        let mut node = Link {
+            parent,
+            step,
+            children: 0,
+            end: 0,
+            values: None,
+        };
+        links.push(node);
+        if let Some(dictionary) = array.dictionary() {
+            node.values = Some(link(links, &dictionary.values, at, VALUES));
+        } else {
+            for (k, child) in array.children().iter().enumerate() {
+                link(links, child, at, k);
+                node.children += 1;
             }
-            View {
-                columns_end: nodes.len(),
-                nodes,
+        }
+        node.end = links.len();
+        if let Some(slot) = links.get_mut(at) {
+            *slot = node;
+        }
+        at
+    }
+
+    /// A batch's (or one array's) arrays as a [`Table`]: each node is made from its array when
+    /// read, found through the links, with no table of nodes allocated.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Arrays<'b> {
+        columns: &'b [ArrayView<'b>],
+        fields: &'b [Field],
+        links: Arc<[Link]>,
+        rows: usize,
+    }
+
+    impl<'b> Arrays<'b> {
+        /// The arrays of `batch`, borrowed (its links are shared, not copied).
+        pub(crate) fn of_batch(batch: &'b RecordBatch<'_>) -> Self {
+            Arrays {
+                columns: batch.columns(),
+                fields: batch.schema().fields(),
+                links: Arc::clone(batch.links()),
                 rows: batch.num_rows(),
-                array: false,
-                _borrow: core::marker::PhantomData,
             }
         }
 
-        /// The view of one array, whose values are the rows.
-        pub fn of_array(array: &'a ArrayView<'_>) -> Self {
-            let mut nodes = Vec::with_capacity(count(array));
-            flatten(&mut nodes, array, "");
-            View {
-                columns_end: nodes.len(),
-                nodes,
+        /// The arrays of one array, whose values are the rows (its links are allocated once).
+        pub(crate) fn of_array(array: &'b ArrayView<'_>) -> Self {
+            let columns = core::slice::from_ref(array);
+            Arrays {
+                columns,
+                fields: &[],
+                links: links(columns),
                 rows: array.len(),
-                array: true,
-                _borrow: core::marker::PhantomData,
             }
+        }
+
+        /// Number of rows.
+        pub(crate) fn num_rows(&self) -> usize {
+            self.rows
+        }
+
+        /// The columns' nodes are `0..columns_end()`: all of them.
+        pub(crate) fn columns_end(&self) -> usize {
+            self.links.len()
+        }
+
+        /// The array of node `at` and its name.
+        fn array(&self, at: usize) -> Option<(&'b ArrayView<'b>, &'b str)> {
+            let link = self.links.get(at)?;
+            if link.parent == ROOT {
+                let name = self.fields.get(link.step).map_or("", Field::name);
+                return Some((self.columns.get(link.step)?, name));
+            }
+            let (parent, _) = self.array(link.parent)?;
+            if link.step == VALUES {
+                return Some((&parent.dictionary()?.values, ""));
+            }
+            let name = parent.data_type().children().get(link.step);
+            Some((parent.child(link.step)?, name.map_or("", Field::name)))
         }
     }
 
-    /// The nodes of `array`'s subtree (so the table is allocated once).
+    /// A node made from its array.
+    pub(crate) struct Made<'a>(Node<'a>);
+
+    impl<'a> core::ops::Deref for Made<'a> {
+        type Target = Node<'a>;
+
+        #[inline(always)]
+        fn deref(&self) -> &Node<'a> {
+            &self.0
+        }
+    }
+
+    impl<'b> Table<'b> for Arrays<'b> {
+        type Ref<'s>
+            = Made<'b>
+        where
+            Self: 's;
+
+        fn node(&self, at: usize) -> Option<Made<'b>> {
+            let link = self.links.get(at)?;
+            let (array, name) = self.array(at)?;
+            let mut node = node_of(array);
+            node.name = name;
+            node.validity = node.validity.filter(|_| array.null_count() > 0);
+            node.children = link.children;
+            node.end = link.end;
+            node.dictionary = array
+                .dictionary()
+                .zip(link.values)
+                .map(|(d, values)| (d.index_type, values));
+            Some(Made(node))
+        }
+    }
+
+    /// The nodes of `array`'s subtree.
     fn count(array: &ArrayView<'_>) -> usize {
         let below = match array.dictionary() {
             Some(dictionary) => count(&dictionary.values),
@@ -1161,33 +1278,6 @@ mod owned {
         node.dictionary = dictionary.map(|d| (d.index_type, usize::MAX));
         node
     }
-
-    /// Appends the nodes of `array` (named `name`) and its subtree; returns its index.
-    fn flatten<'a>(nodes: &mut Vec<Node<'a>>, array: &'a ArrayView<'_>, name: &'a str) -> usize {
-        let mut node = node_of(array);
-        node.name = name;
-        node.validity = node.validity.filter(|_| array.null_count() > 0);
-        node.children = 0;
-        node.dictionary = None;
-        let dictionary = array.dictionary();
-        let at = nodes.len();
-        nodes.push(node);
-        if let Some(dictionary) = dictionary {
-            let values = flatten(nodes, &dictionary.values, "");
-            node.dictionary = Some((dictionary.index_type, values));
-        } else {
-            let fields = array.data_type().children();
-            for (k, child) in array.children().iter().enumerate() {
-                flatten(nodes, child, fields.get(k).map_or("", Field::name));
-                node.children += 1;
-            }
-        }
-        node.end = nodes.len();
-        if let Some(slot) = nodes.get_mut(at) {
-            *slot = node;
-        }
-        at
-    }
 }
 
 #[cfg(all(test, feature = "alloc"))]
@@ -1195,7 +1285,7 @@ mod tests {
     //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
     //! through dictionaries, run ends, unions and slice offsets.
 
-    use super::{Kind, View, child_at, resolve, siblings};
+    use super::{Arrays, Kind, Table, child_at, resolve, siblings};
     use crate::array::{ArrayView, RecordBatch};
     use crate::builder::{
         AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
@@ -1262,9 +1352,8 @@ mod tests {
     #[test]
     fn a_batch_flattens_depth_first_with_dictionary_values_after_their_array() {
         let batch = batch();
-        let view = View::of_batch(&batch);
-        let nodes = view.nodes();
-        let columns: Vec<(usize, &str)> = siblings(nodes, 0, view.columns_end())
+        let nodes = &Arrays::of_batch(&batch);
+        let columns: Vec<(usize, &str)> = siblings(nodes, 0, nodes.columns_end())
             .map(|(at, n)| (at, n.name))
             .collect();
         // ints; dict + its values; list + item; struct + a + b; runs + run_ends + values;
@@ -1280,66 +1369,67 @@ mod tests {
                 (11, "union")
             ]
         );
-        assert_eq!(view.num_arrays(), 14);
-        assert_eq!(view.num_rows(), 4);
-        assert_eq!(nodes[1].dictionary.map(|(_, values)| values), Some(2));
-        assert_eq!(nodes[2].kind, Kind::Utf8);
-        assert_eq!((nodes[5].children, nodes[5].end), (2, 8));
+        assert_eq!(nodes.columns_end(), 14);
+        assert_eq!(nodes.num_rows(), 4);
+        let node = |at| nodes.node(at).unwrap();
+        assert_eq!(node(1).dictionary.map(|(_, values)| values), Some(2));
+        assert_eq!(node(2).kind, Kind::Utf8);
+        assert_eq!((node(5).children, node(5).end), (2, 8));
         assert_eq!(child_at(nodes, 5, 1), Some(7));
-        assert_eq!(nodes[7].name, "b");
+        assert_eq!(node(7).name, "b");
         assert_eq!(child_at(nodes, 11, 1), Some(13));
     }
 
     #[test]
     fn slots_resolve_through_dictionaries_run_ends_and_unions() {
         let batch = batch();
-        let view = View::of_batch(&batch);
-        let nodes = view.nodes();
-        let text = |slot: Option<(usize, usize)>| slot.map(|(at, i)| nodes[at].bytes_value(i));
+        let nodes = &Arrays::of_batch(&batch);
+        let node = |at| nodes.node(at).unwrap();
+        let text =
+            |slot: Option<(usize, usize)>| slot.map(|(at, i)| node(at).bytes_value(i).to_vec());
         assert_eq!(resolve(nodes, 0, 1), None);
         assert_eq!(
-            resolve(nodes, 0, 2).map(|(at, i)| nodes[at].value::<i32>(i)),
+            resolve(nodes, 0, 2).map(|(at, i)| node(at).value::<i32>(i)),
             Some(3)
         );
-        assert_eq!(text(resolve(nodes, 1, 3)), Some(&b"x"[..]));
+        assert_eq!(text(resolve(nodes, 1, 3)), Some(b"x".to_vec()));
         assert_eq!(resolve(nodes, 1, 1), None);
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| nodes[at].value::<i32>(j));
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
         assert_eq!(
             [run(0), run(1), run(2), run(3)],
             [Some(7), Some(7), None, Some(9)]
         );
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, nodes[at].value::<i32>(j)));
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
         assert_eq!(
             [union(0), union(1), union(2)],
             [Some((12, 0)), None, Some((12, 2))]
         );
-        assert_eq!(nodes[3].list_range(0), 0..2);
+        assert_eq!(node(3).list_range(0), 0..2);
     }
 
     #[test]
     fn sliced_batches_read_at_their_offset() {
         let batch = batch();
         let sliced = batch.slice(1, 3).unwrap();
-        let view = View::of_batch(&sliced);
-        let nodes = view.nodes();
-        assert_eq!(view.num_rows(), 3);
+        let nodes = &Arrays::of_batch(&sliced);
+        let node = |at| nodes.node(at).unwrap();
+        assert_eq!(nodes.num_rows(), 3);
         assert_eq!(resolve(nodes, 0, 0), None);
         assert_eq!(
-            resolve(nodes, 0, 1).map(|(at, i)| nodes[at].value::<i32>(i)),
+            resolve(nodes, 0, 1).map(|(at, i)| node(at).value::<i32>(i)),
             Some(3)
         );
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| nodes[at].value::<i32>(j));
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
         assert_eq!([run(0), run(1), run(2)], [Some(7), None, Some(9)]);
-        assert_eq!(nodes[3].list_range(2), 2..3);
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, nodes[at].value::<i32>(j)));
+        assert_eq!(node(3).list_range(2), 2..3);
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
         assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
     }
 
     #[test]
     fn an_array_is_one_column() {
         let array = ArrayView::from_values([Some(1i64), None]).unwrap();
-        let view = View::of_array(&array);
-        assert!(view.is_array());
-        assert_eq!((view.columns_end(), view.num_rows()), (1, 2));
+        let nodes = Arrays::of_array(&array);
+        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 }

@@ -17,7 +17,7 @@
 use super::framing::Framing;
 use super::number;
 use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
-use super::plan::Plan;
+use super::plan::{NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
@@ -27,29 +27,20 @@ use super::value::{
 };
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 use crate::datatype::IntType;
-use crate::view::{Kind, Node, Storage, View, child_at, resolve, siblings};
+#[cfg(feature = "alloc")]
+use crate::view::Arrays;
+use crate::view::{Kind, Node, Storage, Table, View, child_at, resolve, siblings};
 
 /// Room the buffer must have left for the fast path to try a row.
 const FAST_ROOM: usize = 512;
 
-/// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) shared by the encoders
-/// split from one.
+/// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
+/// `ArrayView`'s arrays, each node made when read.
 #[derive(Debug, Clone)]
 enum Nodes<'b> {
-    Borrowed(&'b [Node<'b>]),
+    View(&'b [Node<'b>]),
     #[cfg(feature = "alloc")]
-    Shared(alloc::sync::Arc<[Node<'b>]>),
-}
-
-impl<'b> Nodes<'b> {
-    #[inline(always)]
-    fn get(&self) -> &[Node<'b>] {
-        match self {
-            Nodes::Borrowed(nodes) => nodes,
-            #[cfg(feature = "alloc")]
-            Nodes::Shared(nodes) => nodes,
-        }
-    }
+    Arrays(Arrays<'b>),
 }
 
 /// One open value of the walk; arrays are node indices of the batch.
@@ -138,7 +129,7 @@ enum Phase {
 /// assert_eq!(out, b"[1,-2,3]");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH> {
+pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH, const PLAN: usize = NODES> {
     nodes: Nodes<'b>,
     /// Nodes `0..columns_end` are the columns' subtrees.
     columns_end: usize,
@@ -147,8 +138,8 @@ pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH> {
     cx: Context,
     /// The named zones of the view's timestamps, resolved when the encoder is built.
     zones: Zones<'b>,
-    /// The compiled schema for the fast path, when it can hold the schema.
-    plan: Option<Plan<'b>>,
+    /// The compiled schema for the fast path, when `PLAN` nodes hold the schema.
+    plan: Option<Plan<'b, PLAN>>,
     rows: Rows<DEPTH>,
     spill: Spill,
     stream: Option<Stream<'b>>,
@@ -167,7 +158,7 @@ struct Rows<const DEPTH: usize> {
     stack: heapless::Vec<Frame, DEPTH>,
 }
 
-impl<'b> Encoder<'b> {
+impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
     /// An encoder for a whole document of `view`'s rows: one JSON object per row of a batch,
     /// one value per slot of an array.
     pub fn new<S: Storage<'b>>(
@@ -192,7 +183,7 @@ impl<'b> Encoder<'b> {
     }
 }
 
-impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
+impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     /// [`Encoder::new`] with a nesting limit of `DEPTH`.
     pub fn new_with_depth<S: Storage<'b>>(
         view: &'b View<'b, S>,
@@ -218,32 +209,33 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::over(
-            Nodes::Borrowed(view.nodes()),
-            view.columns_end(),
-            view.is_array(),
-            view.num_rows(),
+        let nodes = view.nodes();
+        let (columns_end, array) = (view.columns_end(), view.is_array());
+        let (cx, zones, plan) = Self::compile(nodes, columns_end, array, options)?;
+        Ok(Self::over(
+            Nodes::View(nodes),
+            (columns_end, array, view.num_rows()),
+            (cx, zones, plan),
             framing,
-            options,
-        )
+        ))
     }
 
-    fn over(
-        nodes: Nodes<'b>,
+    /// The construction-time checks of `nodes` (see [`Check`]) and the plan.
+    #[allow(clippy::type_complexity)]
+    fn compile<T: Table<'b> + ?Sized>(
+        nodes: &T,
         columns_end: usize,
         array: bool,
-        rows: usize,
-        framing: Framing,
         options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
+    ) -> Result<(Context, Zones<'b>, Option<Plan<'b, PLAN>>), JsonError> {
         let mut check = Check {
-            nodes: nodes.get(),
+            nodes,
             column: 0,
             limit: DEPTH,
             plain_names: true,
             zones: Zones::new(&options),
         };
-        for (at, node) in siblings(nodes.get(), 0, columns_end) {
+        for (at, node) in siblings(nodes, 0, columns_end) {
             check.plain_names &= escape::is_plain(node.name);
             check.frames(at, usize::from(!array), 0)?;
             check.column += 1;
@@ -251,16 +243,26 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
         let Check {
             plain_names, zones, ..
         } = check;
-        let inline = matches!(nodes, Nodes::Borrowed(_));
-        let plan = Plan::new(nodes.get(), columns_end, array, options, &zones, inline);
-        Ok(Encoder {
+        let plan = Plan::new(nodes, columns_end, array, options, &zones);
+        let cx = Context {
+            options,
+            plain_names,
+        };
+        Ok((cx, zones, plan))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn over(
+        nodes: Nodes<'b>,
+        (columns_end, array, rows): (usize, bool, usize),
+        (cx, zones, plan): (Context, Zones<'b>, Option<Plan<'b, PLAN>>),
+        framing: Framing,
+    ) -> Self {
+        Encoder {
             nodes,
             columns_end,
             array,
-            cx: Context {
-                options,
-                plain_names,
-            },
+            cx,
             zones,
             plan,
             rows: Rows {
@@ -274,7 +276,7 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
             },
             spill: Spill::new(),
             stream: None,
-        })
+        }
     }
 
     /// Writes the next bytes of JSON into `out`; see [`Progress`].
@@ -294,41 +296,32 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
             spill,
             stream,
         } = self;
-        let walk = Walk {
-            nodes: nodes.get(),
-            cx: *cx,
-            zones,
-            columns_end: *columns_end,
-            array: *array,
-            plan: plan.as_ref(),
-        };
         let mut sink = Sink::new(out, spill, stream);
-        let done = loop {
-            if !sink.flush() {
-                break false;
-            }
-            if let Some(frame) = rows.stack.last_mut() {
-                match walk.step(frame, &mut sink) {
-                    Step::Stay => {}
-                    Step::Push(frame) => rows.push(frame),
-                    Step::Pop => {
-                        rows.stack.pop();
-                    }
-                }
-                continue;
-            }
-            match rows.phase {
-                Phase::Open => {
-                    sink.put(rows.framing.open);
-                    rows.phase = Phase::Rows;
-                }
-                Phase::Rows => rows.rows(&walk, &mut sink),
-                Phase::Close => {
-                    sink.put(rows.framing.close);
-                    rows.phase = Phase::Done;
-                }
-                Phase::Done => break true,
-            }
+        let (cx, columns_end, array, plan) = (*cx, *columns_end, *array, plan.as_ref());
+        let done = match nodes {
+            Nodes::View(nodes) => rows.run(
+                &Walk {
+                    nodes: *nodes,
+                    cx,
+                    zones,
+                    columns_end,
+                    array,
+                    plan,
+                },
+                &mut sink,
+            ),
+            #[cfg(feature = "alloc")]
+            Nodes::Arrays(nodes) => rows.run(
+                &Walk {
+                    nodes,
+                    cx,
+                    zones,
+                    columns_end,
+                    array,
+                    plan,
+                },
+                &mut sink,
+            ),
         };
         Progress {
             written: sink.written(),
@@ -435,23 +428,34 @@ impl<'b> Encoder<'b> {
 }
 
 #[cfg(feature = "alloc")]
-impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
+impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     /// [`Encoder::batch`] with a nesting limit of `DEPTH`.
     pub fn batch_with_depth(
         batch: &'b crate::array::RecordBatch<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::of(View::of_batch(batch), Framing::document(format), options)
+        Self::of(
+            Arrays::of_batch(batch),
+            false,
+            Framing::document(format),
+            options,
+        )
     }
 
-    /// [`Encoder::array`] with a nesting limit of `DEPTH`.
+    /// [`Encoder::array`] with a nesting limit of `DEPTH` (the one encoder that allocates: the
+    /// links of the array's children, once).
     pub fn array_with_depth(
         array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::of(View::of_array(array), Framing::document(format), options)
+        Self::of(
+            Arrays::of_array(array),
+            true,
+            Framing::document(format),
+            options,
+        )
     }
 
     /// The rows of `batch` continuing a writer's document.
@@ -460,21 +464,27 @@ impl<'b, const DEPTH: usize> Encoder<'b, DEPTH> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::of(View::of_batch(batch), framing, options)
+        Self::of(Arrays::of_batch(batch), false, framing, options)
     }
 
     fn of(
-        view: View<'b, alloc::vec::Vec<Node<'b>>>,
+        arrays: Arrays<'b>,
+        array: bool,
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        let (columns_end, array, rows) = (view.columns_end(), view.is_array(), view.num_rows());
-        let nodes = Nodes::Shared(view.into_nodes().into());
-        Self::over(nodes, columns_end, array, rows, framing, options)
+        let (columns_end, rows) = (arrays.columns_end(), arrays.num_rows());
+        let compiled = Self::compile(&arrays, columns_end, array, options)?;
+        Ok(Self::over(
+            Nodes::Arrays(arrays),
+            (columns_end, array, rows),
+            compiled,
+            framing,
+        ))
     }
 }
 
-impl<const DEPTH: usize> core::fmt::Debug for Encoder<'_, DEPTH> {
+impl<const DEPTH: usize, const PLAN: usize> core::fmt::Debug for Encoder<'_, DEPTH, PLAN> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Encoder")
             .field("row", &self.rows.row)
@@ -486,9 +496,48 @@ impl<const DEPTH: usize> core::fmt::Debug for Encoder<'_, DEPTH> {
 }
 
 impl<const DEPTH: usize> Rows<DEPTH> {
+    /// Writes into `sink` until it is full or all is written (then `true`).
+    fn run<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+        &mut self,
+        walk: &Walk<'_, 'b, T, PLAN>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> bool {
+        loop {
+            if !sink.flush() {
+                return false;
+            }
+            if let Some(frame) = self.stack.last_mut() {
+                match walk.step(frame, sink) {
+                    Step::Stay => {}
+                    Step::Push(frame) => self.push(frame),
+                    Step::Pop => {
+                        self.stack.pop();
+                    }
+                }
+                continue;
+            }
+            match self.phase {
+                Phase::Open => {
+                    sink.put(self.framing.open);
+                    self.phase = Phase::Rows;
+                }
+                Phase::Rows => self.rows(walk, sink),
+                Phase::Close => {
+                    sink.put(self.framing.close);
+                    self.phase = Phase::Done;
+                }
+                Phase::Done => return true,
+            }
+        }
+    }
+
     /// Writes whole rows through the fast path while they fit, and a row that does not through
     /// the stack (returning once it is opened).
-    fn rows<'b>(&mut self, walk: &Walk<'_, 'b>, sink: &mut Sink<'_, '_, 'b>) {
+    fn rows<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+        &mut self,
+        walk: &Walk<'_, 'b, T, PLAN>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) {
         if self.in_row {
             sink.put_opt(self.framing.row_end);
             self.in_row = false;
@@ -578,18 +627,19 @@ impl<const DEPTH: usize> Rows<DEPTH> {
 }
 
 /// The view and settings a step reads.
-struct Walk<'n, 'b> {
-    nodes: &'n [Node<'b>],
+struct Walk<'n, 'b, T: ?Sized, const PLAN: usize> {
+    nodes: &'n T,
     cx: Context,
     zones: &'n Zones<'b>,
     columns_end: usize,
     array: bool,
-    plan: Option<&'n Plan<'b>>,
+    plan: Option<&'n Plan<'b, PLAN>>,
 }
 
-impl<'n, 'b> Walk<'n, 'b> {
-    fn node(&self, at: usize) -> Option<&'n Node<'b>> {
-        self.nodes.get(at)
+impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
+    #[inline(always)]
+    fn node(&self, at: usize) -> Option<T::Ref<'n>> {
+        self.nodes.node(at)
     }
 
     /// Writes the (valid, resolved) value in slot `i` of node `at`, or opens it.
@@ -652,7 +702,7 @@ impl<'n, 'b> Walk<'n, 'b> {
                 }
             }
             _ => {
-                leaf(node, i, sink, self.cx, self.zones);
+                leaf(&node, i, sink, self.cx, self.zones);
                 None
             }
         }
@@ -888,15 +938,15 @@ pub(crate) fn leaf<'b>(
 
 /// The construction-time checks: nesting depth, null map keys, names that need escaping,
 /// timezones (named ones resolved here, once).
-struct Check<'n, 'b> {
-    nodes: &'n [Node<'b>],
+struct Check<'n, 'b, T: ?Sized> {
+    nodes: &'n T,
     column: usize,
     limit: usize,
     plain_names: bool,
     zones: Zones<'b>,
 }
 
-impl Check<'_, '_> {
+impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
     /// The most frames node `at`'s values open, given `depth` frames already open above them
     /// (`hops` counts unions, run-end encodings and dictionaries, as the alloc encoder does).
     fn frames(&mut self, at: usize, depth: usize, hops: usize) -> Result<usize, JsonError> {
@@ -907,7 +957,8 @@ impl Check<'_, '_> {
         if depth > self.limit || hops > 4 * self.limit + 8 {
             return Err(too_deep);
         }
-        let Some(node) = self.nodes.get(at) else {
+        let nodes = self.nodes;
+        let Some(node) = nodes.node(at) else {
             return Ok(depth);
         };
         if let Some((_, values)) = node.dictionary {
@@ -925,7 +976,7 @@ impl Check<'_, '_> {
                 for k in 0..node.children {
                     let Some(child) = children(k) else { break };
                     if node.kind == Kind::Struct {
-                        let name = self.nodes.get(child).map_or("", |c| c.name);
+                        let name = nodes.node(child).map_or("", |c| c.name);
                         self.plain_names &= escape::is_plain(name);
                     }
                     most = most.max(self.frames(child, depth + 1, hops)?);
@@ -934,12 +985,12 @@ impl Check<'_, '_> {
             }
             Kind::Map => {
                 let keys = at + 2;
-                let Some(key_node) = self.nodes.get(keys) else {
+                let Some(key_node) = nodes.node(keys) else {
                     return Ok(depth + 1);
                 };
                 let dictionary_nulls = key_node
                     .dictionary
-                    .and_then(|(_, v)| self.nodes.get(v))
+                    .and_then(|(_, v)| nodes.node(v))
                     .is_some_and(|v| v.null_count > 0);
                 if key_node.null_count > 0 || dictionary_nulls {
                     return Err(JsonError::NullMapKey {
@@ -985,8 +1036,8 @@ mod tests {
 
     use super::{Encoder, Frame};
     use crate::array::{ArrayView, RecordBatch};
-    use crate::json::{EncoderOptions, JsonFormat};
-    use crate::view::View;
+    use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
+    use core::mem::size_of_val;
     use std::format;
     use std::string::String;
     use std::vec::Vec;
@@ -1002,7 +1053,10 @@ mod tests {
         .unwrap()
     }
 
-    fn drain(encoder: &mut Encoder<'_>, size: usize) -> Vec<u8> {
+    fn drain<const PLAN: usize>(
+        encoder: &mut Encoder<'_, DEFAULT_DEPTH, PLAN>,
+        size: usize,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         let mut buffer = std::vec![0u8; size];
         loop {
@@ -1015,36 +1069,37 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_of_any_width_is_planned_and_a_borrowed_view_up_to_the_inline_limit() {
-        let batch = wide(40);
+    fn a_batch_is_planned_up_to_the_inline_limit_and_never_without_a_plan() {
         let options = EncoderOptions::default();
-        let shared = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
-        assert!(
-            shared.plan.is_some(),
-            "40 columns of a RecordBatch are planned"
-        );
-        let view = View::of_batch(&batch);
-        let borrowed = Encoder::new(&view, JsonFormat::LineDelimited, options).unwrap();
-        assert!(borrowed.plan.is_none(), "an inline plan holds 24 arrays");
         let narrow = wide(24);
-        let view = View::of_batch(&narrow);
-        let borrowed = Encoder::new(&view, JsonFormat::LineDelimited, options).unwrap();
-        assert!(borrowed.plan.is_some());
+        let planned = Encoder::batch(&narrow, JsonFormat::LineDelimited, options).unwrap();
+        assert!(planned.plan.is_some(), "24 arrays fit the inline plan");
+        let batch = wide(25);
+        let walked = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        assert!(walked.plan.is_none());
+        let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
+            &narrow,
+            JsonFormat::LineDelimited,
+            options,
+        )
+        .unwrap();
+        assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
+        assert!(size_of_val(&small) * 2 < size_of_val(&planned));
     }
 
     #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
-        let batch = wide(40);
-        let view = View::of_batch(&batch);
+        let batch = wide(24);
         for format in [JsonFormat::LineDelimited, JsonFormat::JsonArray] {
             let options = EncoderOptions::default();
-            let mut walked = Encoder::new(&view, format, options).unwrap();
+            let walk = || {
+                Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(&batch, format, options).unwrap()
+            };
             let mut planned = Encoder::batch(&batch, format, options).unwrap();
             let whole = drain(&mut planned, 1 << 16);
-            assert_eq!(drain(&mut walked, 1 << 16), whole);
+            assert_eq!(drain(&mut walk(), 1 << 16), whole);
             for size in [1, 7, 64] {
-                let mut walked = Encoder::new(&view, format, options).unwrap();
-                assert_eq!(drain(&mut walked, size), whole, "{size}-byte buffers");
+                assert_eq!(drain(&mut walk(), size), whole, "{size}-byte buffers");
             }
         }
         let first = drain(

@@ -13,7 +13,7 @@ use super::sink::Body;
 use super::temporal::{Zone, Zones};
 use crate::columnar::{Native, bit};
 use crate::datatype::{IntType, TimeUnit};
-use crate::view::{self, Offset};
+use crate::view::{self, Offset, Table};
 
 /// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] goes another way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,8 +234,7 @@ impl<'b> Leaf<'b> {
     }
 }
 
-/// Arrays an inline plan holds at most (an encoder of a borrowed view carries its plan inline;
-/// one of a `RecordBatch` shares it, with no limit).
+/// Arrays the plan of an alloc path's encoder holds at most (it carries its plan inline).
 pub(crate) const NODES: usize = 24;
 
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
@@ -256,12 +255,12 @@ pub(crate) enum Shape {
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
-    Struct { first: u16, len: u16 },
+    Struct { first: u8, len: u8 },
     /// A list of any kind, its elements in node `child`; `offsets` says how its leaf reads the
     /// element ranges.
-    List { child: u16, offsets: ListOffsets },
+    List { child: u8, offsets: ListOffsets },
     /// Dictionary-encoded: the leaf reads the indices, the values are node `values`.
-    Dictionary { values: u16 },
+    Dictionary { values: u8 },
 }
 
 /// How a list node finds the range of elements of a slot.
@@ -326,101 +325,38 @@ impl<'b> Node<'b> {
     }
 }
 
-/// Where a plan keeps its nodes: inline ([`NODES`] at most, so an encoder of a borrowed view
-/// allocates nothing), or, with `alloc`, shared by the encoders split from one (no limit).
+/// The compiled schema, inline in the encoder: `N` nodes at most ([`NODES`] for the alloc
+/// path's encoders, none for the no-alloc path's, which stay small for a device's stack).
 #[derive(Debug, Clone)]
-// Inline on purpose: an encoder of a borrowed view (the no-alloc path) must not allocate.
-#[allow(clippy::large_enum_variant)]
-enum Nodes<'b> {
-    Inline(heapless::Vec<Node<'b>, NODES>),
-    #[cfg(feature = "alloc")]
-    Growing(alloc::vec::Vec<Node<'b>>),
-    #[cfg(feature = "alloc")]
-    Shared(alloc::sync::Arc<[Node<'b>]>),
-}
-
-impl<'b> Nodes<'b> {
-    #[inline(always)]
-    fn get(&self) -> &[Node<'b>] {
-        match self {
-            Nodes::Inline(nodes) => nodes,
-            #[cfg(feature = "alloc")]
-            Nodes::Growing(nodes) => nodes,
-            #[cfg(feature = "alloc")]
-            Nodes::Shared(nodes) => nodes,
-        }
-    }
-
-    fn get_mut(&mut self, at: usize) -> Option<&mut Node<'b>> {
-        match self {
-            Nodes::Inline(nodes) => nodes.get_mut(at),
-            #[cfg(feature = "alloc")]
-            Nodes::Growing(nodes) => nodes.get_mut(at),
-            #[cfg(feature = "alloc")]
-            Nodes::Shared(_) => None,
-        }
-    }
-
-    fn push(&mut self, node: Node<'b>) -> Option<()> {
-        match self {
-            Nodes::Inline(nodes) => nodes.push(node).ok(),
-            #[cfg(feature = "alloc")]
-            Nodes::Growing(nodes) => {
-                nodes.push(node);
-                Some(())
-            }
-            #[cfg(feature = "alloc")]
-            Nodes::Shared(_) => None,
-        }
-    }
-}
-
-/// The compiled schema.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan<'b> {
-    nodes: Nodes<'b>,
+pub(crate) struct Plan<'b, const N: usize> {
+    nodes: heapless::Vec<Node<'b>, N>,
     /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
     columns: usize,
     options: EncoderOptions,
 }
 
-impl<'b> Plan<'b> {
-    /// The plan of a view's columns (or of its one array, when `array`), if it can hold them:
-    /// [`NODES`] arrays at most when `inline`, else (with `alloc`) any number, in one
-    /// allocation shared by the encoders split from this one.
-    pub(crate) fn new(
-        nodes: &[view::Node<'b>],
+impl<'b, const N: usize> Plan<'b, N> {
+    /// The plan of a view's columns (or of its one array, when `array`), if `N` nodes hold
+    /// them.
+    pub(crate) fn new<T: Table<'b> + ?Sized>(
+        nodes: &T,
         columns_end: usize,
         array: bool,
         options: EncoderOptions,
         zones: &Zones<'_>,
-        inline: bool,
     ) -> Option<Self> {
-        let columns = view::siblings(nodes, 0, columns_end);
-        #[cfg(feature = "alloc")]
-        let storage = if inline {
-            Nodes::Inline(heapless::Vec::new())
-        } else {
-            Nodes::Growing(alloc::vec::Vec::with_capacity(nodes.len()))
-        };
-        #[cfg(not(feature = "alloc"))]
-        let storage = {
-            debug_assert!(inline, "without alloc, plans are inline");
-            Nodes::Inline(heapless::Vec::new())
-        };
+        if N == 0 {
+            return None;
+        }
+        let count = view::siblings(nodes, 0, columns_end).count();
         let mut plan = Plan {
-            nodes: storage,
-            columns: if array { 0 } else { columns.clone().count() },
+            nodes: heapless::Vec::new(),
+            columns: if array { 0 } else { count },
             options,
         };
-        let count = columns.clone().count();
-        let first = plan.reserve(count.max(1), nodes.first()?, zones)?;
-        for (k, (at, node)) in columns.enumerate() {
+        let first = plan.reserve(count.max(1), &*nodes.node(0)?, zones)?;
+        for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
             plan.fill(first + k, nodes, at, node.name, zones)?;
-        }
-        #[cfg(feature = "alloc")]
-        if let Nodes::Growing(grown) = plan.nodes {
-            plan.nodes = Nodes::Shared(grown.into());
         }
         Some(plan)
     }
@@ -433,13 +369,13 @@ impl<'b> Plan<'b> {
     /// Node `n` (node 0 exists in every plan).
     #[inline(always)]
     pub(crate) fn node(&self, n: usize) -> Option<&Node<'b>> {
-        self.nodes.get().get(n)
+        self.nodes.get(n)
     }
 
     /// Nodes `range` (the members of an object).
     #[inline(always)]
     pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[Node<'b>] {
-        self.nodes.get().get(range).unwrap_or_default()
+        self.nodes.get(range).unwrap_or_default()
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
@@ -449,31 +385,31 @@ impl<'b> Plan<'b> {
         placeholder: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<usize> {
-        let first = self.nodes.get().len();
+        let first = self.nodes.len();
         for _ in 0..count {
-            self.nodes.push(Node::new(0, placeholder, "", zones))?;
+            self.nodes.push(Node::new(0, placeholder, "", zones)).ok()?;
         }
         Some(first)
     }
 
     /// Sets plan node `to` to view node `at` (named `name` as a member) and appends its
     /// descendants.
-    fn fill(
+    fn fill<T: Table<'b> + ?Sized>(
         &mut self,
         to: usize,
-        nodes: &[view::Node<'b>],
+        nodes: &T,
         at: usize,
         name: &'b str,
         zones: &Zones<'_>,
     ) -> Option<()> {
-        let array = nodes.get(at)?;
+        let array = &*nodes.node(at)?;
         let mut node = Node::new(at, array, name, zones);
         node.shape = if let Some((_, values)) = array.dictionary {
             node.leaf = Leaf::keys(array)?;
             let to_values = self.reserve(1, array, zones)?;
             self.fill(to_values, nodes, values, "", zones)?;
             Shape::Dictionary {
-                values: u16::try_from(to_values).ok()?,
+                values: u8::try_from(to_values).ok()?,
             }
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat
@@ -481,14 +417,14 @@ impl<'b> Plan<'b> {
             match array.kind {
                 view::Kind::Null => Shape::Null,
                 view::Kind::Struct => {
-                    let children = view::siblings(nodes, at + 1, array.end);
                     let first = self.reserve(array.children, array, zones)?;
+                    let children = view::siblings(nodes, at + 1, array.end);
                     for (k, (child, child_node)) in children.enumerate() {
                         self.fill(first + k, nodes, child, child_node.name, zones)?;
                     }
                     Shape::Struct {
-                        first: u16::try_from(first).ok()?,
-                        len: u16::try_from(array.children).ok()?,
+                        first: u8::try_from(first).ok()?,
+                        len: u8::try_from(array.children).ok()?,
                     }
                 }
                 view::Kind::List
@@ -510,7 +446,7 @@ impl<'b> Plan<'b> {
                         _ => ListOffsets::Array,
                     };
                     Shape::List {
-                        child: u16::try_from(child).ok()?,
+                        child: u8::try_from(child).ok()?,
                         offsets,
                     }
                 }

@@ -23,7 +23,7 @@ use super::sink::{Body, SPILL, Sink};
 use super::temporal;
 use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
-use crate::view::{self, Offset};
+use crate::view::{Offset, Table};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -32,15 +32,15 @@ pub(crate) struct Full;
 type Fit = Result<(), Full>;
 
 /// The plan and what it was compiled from: the view's nodes and the resolved zones.
-pub(crate) struct Compiled<'p, 'b> {
-    pub(crate) plan: &'p Plan<'b>,
-    pub(crate) nodes: &'p [view::Node<'b>],
+pub(crate) struct Compiled<'p, 'b, T: ?Sized, const N: usize> {
+    pub(crate) plan: &'p Plan<'b, N>,
+    pub(crate) nodes: &'p T,
     pub(crate) zones: &'p Zones<'b>,
 }
 
 /// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
-pub(crate) fn write<'b>(
-    compiled: &Compiled<'_, 'b>,
+pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
+    compiled: &Compiled<'_, 'b, T, N>,
     sink: &mut Sink<'_, '_, 'b>,
     framing: &mut Framing,
     row: &mut usize,
@@ -359,10 +359,10 @@ fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit 
 }
 
 /// Writes rows by following the plan.
-struct Writer<'p, 'b> {
-    plan: &'p Plan<'b>,
+struct Writer<'p, 'b, T: ?Sized, const N: usize> {
+    plan: &'p Plan<'b, N>,
     /// The view the plan was compiled from.
-    nodes: &'p [view::Node<'b>],
+    nodes: &'p T,
     zones: &'p Zones<'b>,
     cx: Context,
     /// Before a row: the separator and `{` (a batch) or the separator (an array), and the same
@@ -374,10 +374,10 @@ struct Writer<'p, 'b> {
     close_len: usize,
 }
 
-impl<'p, 'b> Writer<'p, 'b> {
+impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     fn new(
-        plan: &'p Plan<'b>,
-        nodes: &'p [view::Node<'b>],
+        plan: &'p Plan<'b, N>,
+        nodes: &'p T,
         zones: &'p Zones<'b>,
         framing: &Framing,
         cx: Context,
@@ -446,10 +446,10 @@ impl<'p, 'b> Writer<'p, 'b> {
 
     /// The view node of plan node `node`.
     #[inline(always)]
-    fn view(&self, node: &Node<'b>) -> &'p view::Node<'b> {
-        let found = self.nodes.get(node.at);
+    fn view(&self, node: &Node<'b>) -> Option<T::Ref<'p>> {
+        let found = self.nodes.node(node.at);
         debug_assert!(found.is_some(), "plan nodes are nodes of the view");
-        found.unwrap_or(&view::Node::EMPTY)
+        found
     }
 
     /// Follows dictionaries from slot `i` of node `n` to the node and slot holding the value;
@@ -628,7 +628,7 @@ impl<'p, 'b> Writer<'p, 'b> {
     fn elements(
         &self,
         node: &'p Node<'b>,
-        child: u16,
+        child: u8,
         offsets: ListOffsets,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
@@ -637,7 +637,7 @@ impl<'p, 'b> Writer<'p, 'b> {
             ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
             ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
             ListOffsets::Array => {
-                let range = self.view(node).list_range(i);
+                let range = self.view(node).map_or(0..0, |n| n.list_range(i));
                 (range.start, range.end)
             }
         };
@@ -690,10 +690,15 @@ impl<'p, 'b> Writer<'p, 'b> {
                 if sink.room() < SPILL {
                     return Err(Full);
                 }
-                short_value(self.view(node), i, sink, cx, self.zones);
+                if let Some(view) = self.view(node) {
+                    short_value(&view, i, sink, cx, self.zones);
+                }
                 Ok(())
             }
-            Shape::Bytes(body) => quoted(sink, self.view(node).bytes_value(i), body),
+            Shape::Bytes(body) => {
+                let bytes = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
+                quoted(sink, bytes, body)
+            }
             Shape::Struct { first, len } => {
                 put(sink, b"{")?;
                 let first = usize::from(first);
@@ -758,7 +763,7 @@ struct Single<'b> {
 }
 
 impl<'b> Single<'b> {
-    fn new(plan: &Plan<'b>, framing: &Framing, cx: Context) -> Option<Self> {
+    fn new<const N: usize>(plan: &Plan<'b, N>, framing: &Framing, cx: Context) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let batch = match plan.columns() {
@@ -801,9 +806,9 @@ impl<'b> Single<'b> {
 
     /// Writes rows `*row..rows` while a window is left (while they fit, for a column that is not
     /// flat).
-    fn rows(
+    fn rows<const N: usize>(
         &self,
-        writer: &Writer<'_, 'b>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -834,9 +839,9 @@ impl<'b> Single<'b> {
     /// The loop for a column that is not flat: the pieces around each value pre-built, the value
     /// written by the [`Writer`]; a row that does not fit is taken back.
     #[inline(never)]
-    fn nested_rows(
+    fn nested_rows<const N: usize>(
         &self,
-        writer: &Writer<'_, 'b>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,

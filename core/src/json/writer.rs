@@ -82,7 +82,7 @@ impl JsonWriter {
     }
 }
 
-impl<const DEPTH: usize> Encoder<'_, DEPTH> {
+impl<const DEPTH: usize, const PLAN: usize> Encoder<'_, DEPTH, PLAN> {
     /// Writes all remaining output to `writer`, through a [`WRITE_BUFFER`]-byte stack buffer.
     pub fn write_to<W: embedded_io::Write>(&mut self, writer: &mut W) -> Result<(), W::Error> {
         self.write_through(writer, &mut [0u8; WRITE_BUFFER])

@@ -54,7 +54,10 @@ pub use crate::view::DEFAULT_ARRAYS;
 /// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
 pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> =
     crate::view::View<'a, heapless::Vec<crate::view::Node<'a>, N>>;
-pub use crate::json::Encoder;
+/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder) without the fast
+/// path's inline plan, so that it stays small on a device's stack.
+pub type Encoder<'b, const DEPTH: usize = { crate::json::DEFAULT_DEPTH }> =
+    crate::json::Encoder<'b, DEPTH, 0>;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
 
