@@ -123,13 +123,9 @@ impl<'a> ArrayView<'a> {
         }
         let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
         let mut node = view::node_of(self);
-        view::check(
-            &mut node,
-            |k| self.children.get(k).map(view::node_of),
-            dictionary_len,
-        )?;
-        let null_count = node.null_count;
-        self.null_count = null_count;
+        node.validity = self.validity();
+        let children = |k| self.children.get(k).map(view::node_of);
+        self.null_count = view::check(&node, self.null_count, children, dictionary_len)?;
         Ok(())
     }
 

@@ -304,8 +304,8 @@ pub(crate) enum Variadic<'a> {
     Message {
         specs: format::Buffers<'a>,
         body: &'a [u8],
-        first: usize,
-        count: usize,
+        first: u32,
+        count: u32,
     },
     /// An [`ArrayView`](crate::array::ArrayView)'s buffers.
     #[cfg(feature = "alloc")]
@@ -323,10 +323,10 @@ impl<'a> Variadic<'a> {
                 first,
                 count,
             } => {
-                if k >= count {
+                if k >= count as usize {
                     return None;
                 }
-                let spec = specs.get(first + k)?;
+                let spec = specs.get(first as usize + k)?;
                 let start = usize::try_from(spec.offset).ok()?;
                 let end = start.checked_add(usize::try_from(spec.length).ok()?)?;
                 body.get(start..end)
@@ -347,30 +347,28 @@ pub struct Node<'a> {
     pub(crate) len: usize,
     /// Slot offset into the buffers (non-zero for sliced arrays): slot `i` is at `offset + i`.
     pub(crate) offset: usize,
-    pub(crate) null_count: usize,
-    /// The validity bitmap, when some slot is null.
+    /// The validity bitmap, when some slot is null (`None` when none is).
     pub(crate) validity: Option<&'a [u8]>,
     /// The buffers after the validity bitmap: values, or offsets then data (list views: offsets
     /// then sizes; dense unions: type ids then offsets).
     pub(crate) buffers: [&'a [u8]; 2],
     variadic: Variadic<'a>,
-    /// Child arrays (the first is the next node; each child's `end` leads to the next).
-    pub(crate) children: usize,
     /// The index past this array's subtree: its children and dictionary values.
     pub(crate) end: usize,
-    /// A dictionary-encoded array: the index type and the node of the values.
-    pub(crate) dictionary: Option<(IntType, usize)>,
+    /// Child arrays (the first is the next node; each child's `end` leads to the next).
+    pub(crate) children: u32,
+    /// A dictionary-encoded array: the index type (its values are the next node).
+    pub(crate) dictionary: Option<IntType>,
 }
 
 impl<'a> Node<'a> {
     /// An array of `kind` with nothing in it yet.
-    const fn new(name: &'a str, kind: Kind<'a>, len: usize, null_count: usize) -> Self {
+    const fn new(name: &'a str, kind: Kind<'a>, len: usize) -> Self {
         Node {
             name,
             kind,
             len,
             offset: 0,
-            null_count,
             validity: None,
             buffers: [&[]; 2],
             variadic: Variadic::None,
@@ -378,6 +376,12 @@ impl<'a> Node<'a> {
             end: 0,
             dictionary: None,
         }
+    }
+
+    /// Whether some slot is null (logical nulls of unions and run-end encoding not included).
+    pub(crate) fn has_nulls(&self) -> bool {
+        self.validity.is_some()
+            || (self.kind == Kind::Null && self.dictionary.is_none() && self.len > 0)
     }
 
     /// Whether slot `i` holds a value.
@@ -424,7 +428,7 @@ impl<'a> Node<'a> {
     /// The dictionary index in slot `i`.
     #[inline(always)]
     pub(crate) fn key(&self, i: usize) -> usize {
-        self.dictionary.map_or(usize::MAX, |(index_type, _)| {
+        self.dictionary.map_or(usize::MAX, |index_type| {
             index_at(self.buffers[0], self.offset.wrapping_add(i), index_type)
         })
     }
@@ -503,7 +507,9 @@ impl<'a> Node<'a> {
             Kind::Union {
                 type_ids: TypeIds::Positions,
                 ..
-            } => usize::try_from(id).ok().filter(|c| *c < self.children),
+            } => usize::try_from(id)
+                .ok()
+                .filter(|c| *c < self.children as usize),
             _ => None,
         }
     }
@@ -694,7 +700,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
                 .get(range.start as usize..range.end as usize)
                 .unwrap_or_default())
         };
-        let mut node = Node::new(name, kind, len, null_count);
+        let mut node = Node::new(name, kind, len);
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
         if layout.validity {
             let bitmap = buffer(cursor)?;
@@ -707,11 +713,12 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         }
         if layout.variadic {
             let count = cursor.variadic_count()?;
+            let too_many = || invalid("variadicBufferCounts", count as i64);
             node.variadic = Variadic::Message {
                 specs: cursor.buffers,
                 body,
-                first: cursor.next_buffer,
-                count,
+                first: u32::try_from(cursor.next_buffer).map_err(|_| too_many())?,
+                count: u32::try_from(count).map_err(|_| too_many())?,
             };
             for _ in 0..count {
                 buffer(cursor)?;
@@ -720,8 +727,8 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         let at = self.nodes.len();
         self.push(node)?;
         if let Some(encoding) = encoding {
-            let values = self.dictionary(field, encoding)?;
-            node.dictionary = Some((encoding.index_type, values));
+            self.dictionary(field, encoding)?;
+            node.dictionary = Some(encoding.index_type);
         } else {
             for (i, child) in child_fields.iter().enumerate() {
                 let child = child?;
@@ -731,7 +738,7 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
             }
         }
         node.end = self.nodes.len();
-        self.check(&mut node, at)?;
+        self.check(&node, at, null_count)?;
         if let Some(slot) = self.nodes.node_mut(at) {
             *slot = node;
         }
@@ -750,12 +757,12 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         .into())
     }
 
-    /// Decodes the values of `field`'s dictionary from its dictionary batch; returns their node.
+    /// Decodes the values of `field`'s dictionary from its dictionary batch (the next node).
     fn dictionary(
         &mut self,
         field: format::Field<'a>,
         encoding: DictionaryEncoding,
-    ) -> FormatResult<usize> {
+    ) -> FormatResult<()> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         if batch.compression()?.is_some() {
             return Err(FormatErrorKind::Unsupported {
@@ -764,37 +771,35 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
             .into());
         }
         let mut cursor = Cursor::new(batch, self.version)?;
-        let values = self.array(field, &mut cursor, body, true)?;
-        cursor.finish()?;
-        Ok(values)
+        self.array(field, &mut cursor, body, true)?;
+        cursor.finish()
     }
 
-    /// Checks `node` (at index `at`, its children and dictionary decoded) against the
-    /// columnar format; sets the null count of types without a bitmap.
-    fn check(&self, node: &mut Node<'a>, at: usize) -> FormatResult<()> {
+    /// Checks `node` (at index `at`, with `null_count` nulls declared, its children and
+    /// dictionary decoded) against the columnar format.
+    fn check(&self, node: &Node<'a>, at: usize, null_count: usize) -> FormatResult<()> {
         let nodes: &[Node<'a>] = &self.nodes;
-        let count = node.children;
+        let count = node.children as usize;
         let values = node
             .dictionary
-            .and_then(|(_, values)| nodes.get(values))
+            .and_then(|_| nodes.get(at + 1))
             .map_or(0, |v| v.len);
-        check(
-            node,
-            |k| children(nodes, at, count).nth(k).map(|(_, child)| *child),
-            values,
-        )
+        let children = |k| children(nodes, at, count).nth(k).map(|(_, child)| *child);
+        check(node, null_count, children, values).map(drop)
     }
 }
 
 /// Checks `node` against the columnar format, the one validator of both forms (decoded views and
 /// [`ArrayView`](crate::array::ArrayView)s): its slots `offset..offset + len`, with `child(k)` its
 /// children (checked already) and `dictionary_len` the length of its dictionary, if it is
-/// dictionary-encoded. Sets the null count of types without a bitmap.
+/// dictionary-encoded. Returns the null count: `null_count` as declared, checked against the
+/// bitmap, or that of a type without one.
 pub(crate) fn check<'a>(
-    node: &mut Node<'a>,
+    node: &Node<'a>,
+    null_count: usize,
     child: impl Fn(usize) -> Option<Node<'a>>,
     dictionary_len: usize,
-) -> FormatResult<()> {
+) -> FormatResult<usize> {
     let start = node.offset;
     let end = start
         .checked_add(node.len)
@@ -812,24 +817,22 @@ pub(crate) fn check<'a>(
             "validity bitmap on a type without one",
             0,
         )?;
-        node.null_count = if node.kind == Kind::Null { node.len } else { 0 };
     } else {
-        columnar::check_nulls(node.validity, start, end, node.null_count)?;
+        columnar::check_nulls(node.validity, start, end, null_count)?;
     }
-    if let Some((index_type, _)) = node.dictionary {
-        let validity = node.validity.filter(|_| node.null_count > 0);
-        return columnar::check_dictionary_keys(
-            first,
-            validity,
-            start,
-            end,
-            index_type,
-            dictionary_len,
-        );
+    let null_count = match node.kind {
+        Kind::Null if logical_nulls_only => node.len,
+        _ if logical_nulls_only => 0,
+        _ => null_count,
+    };
+    if let Some(index_type) = node.dictionary {
+        let validity = node.validity.filter(|_| null_count > 0);
+        columnar::check_dictionary_keys(first, validity, start, end, index_type, dictionary_len)?;
+        return Ok(null_count);
     }
     let child_len = |k: usize| child(k).map_or(0, |c| c.len);
-    let every_child = || (0..node.children).map_while(&child);
-    match node.kind {
+    let every_child = || (0..node.children as usize).map_while(&child);
+    let checked = match node.kind {
         Kind::Null => Ok(()),
         Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
         Kind::Binary | Kind::Utf8 => {
@@ -919,7 +922,7 @@ pub(crate) fn check<'a>(
                 "run ends are not Int16, Int32 or Int64",
                 0,
             )?;
-            need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
+            need(run_ends.validity.is_none(), "run ends contain nulls", 0)?;
             need(
                 values.len >= run_ends.len,
                 "fewer values than runs",
@@ -933,7 +936,8 @@ pub(crate) fn check<'a>(
                 .ok_or_else(|| bad("type has no layout", 0))?;
             columnar::check_fixed(first, width, end)
         }
-    }
+    };
+    checked.map(|()| null_count)
 }
 
 /// A table of nodes read by index: a view's slice of them, or (with `alloc`) a
@@ -970,12 +974,12 @@ pub(crate) fn resolve<'a, T: Table<'a> + ?Sized>(
 ) -> Option<(usize, usize)> {
     loop {
         let node = nodes.node(at)?;
-        if let Some((_, values)) = node.dictionary {
+        if node.dictionary.is_some() {
             if !node.is_valid(i) {
                 return None;
             }
             i = node.key(i);
-            at = values;
+            at += 1;
             continue;
         }
         match node.kind {
@@ -1114,9 +1118,7 @@ mod owned {
         parent: usize,
         /// Column or child `step` of the parent; `VALUES` for the parent's dictionary values.
         step: usize,
-        children: usize,
         end: usize,
-        values: Option<usize>,
     }
 
     const ROOT: usize = usize::MAX;
@@ -1133,30 +1135,25 @@ mod owned {
         links.into()
     }
 
-    /// Appends the links of `array` (`step` of `parent`) and its subtree; returns its index.
-    fn link(links: &mut Vec<Link>, array: &ArrayView<'_>, parent: usize, step: usize) -> usize {
+    /// Appends the links of `array` (`step` of `parent`) and its subtree.
+    fn link(links: &mut Vec<Link>, array: &ArrayView<'_>, parent: usize, step: usize) {
         let at = links.len();
-        let mut node = Link {
+        links.push(Link {
             parent,
             step,
-            children: 0,
             end: 0,
-            values: None,
-        };
-        links.push(node);
+        });
         if let Some(dictionary) = array.dictionary() {
-            node.values = Some(link(links, &dictionary.values, at, VALUES));
+            link(links, &dictionary.values, at, VALUES);
         } else {
             for (k, child) in array.children().iter().enumerate() {
                 link(links, child, at, k);
-                node.children += 1;
             }
         }
-        node.end = links.len();
+        let end = links.len();
         if let Some(slot) = links.get_mut(at) {
-            *slot = node;
+            slot.end = end;
         }
-        at
     }
 
     /// A batch's (or one array's) arrays as a [`Table`]: each node is made from its array when
@@ -1240,13 +1237,7 @@ mod owned {
             let (array, name) = self.array(at)?;
             let mut node = node_of(array);
             node.name = name;
-            node.validity = node.validity.filter(|_| array.null_count() > 0);
-            node.children = link.children;
             node.end = link.end;
-            node.dictionary = array
-                .dictionary()
-                .zip(link.values)
-                .map(|(d, values)| (d.index_type, values));
             Some(Made(node))
         }
     }
@@ -1260,13 +1251,13 @@ mod owned {
         1 + below
     }
 
-    /// The node of `array` alone: its slots, validity (as it is) and buffers, the number of
-    /// its children, and its dictionary's index type (the values' index is not known here).
+    /// The node of `array` alone: its slots, validity (when some slot is null) and buffers,
+    /// the number of its children, and its dictionary's index type.
     pub(crate) fn node_of<'a>(array: &'a ArrayView<'_>) -> Node<'a> {
         let kind = Kind::of_data_type(array.data_type());
-        let mut node = Node::new("", kind, array.len(), array.null_count());
+        let mut node = Node::new("", kind, array.len());
         node.offset = array.offset();
-        node.validity = array.validity();
+        node.validity = array.validity().filter(|_| array.null_count() > 0);
         for (slot, buffer) in node.buffers.iter_mut().zip(array.buffers()) {
             *slot = buffer;
         }
@@ -1274,8 +1265,8 @@ mod owned {
         if dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View) {
             node.variadic = Variadic::Buffers(array.buffers().get(1..).unwrap_or_default());
         }
-        node.children = array.children().len();
-        node.dictionary = dictionary.map(|d| (d.index_type, usize::MAX));
+        node.children = array.children().len() as u32;
+        node.dictionary = dictionary.map(|d| d.index_type);
         node
     }
 }
@@ -1372,7 +1363,7 @@ mod tests {
         assert_eq!(nodes.columns_end(), 14);
         assert_eq!(nodes.num_rows(), 4);
         let node = |at| nodes.node(at).unwrap();
-        assert_eq!(node(1).dictionary.map(|(_, values)| values), Some(2));
+        assert!(node(1).dictionary.is_some());
         assert_eq!(node(2).kind, Kind::Utf8);
         assert_eq!((node(5).children, node(5).end), (2, 8));
         assert_eq!(child_at(nodes, 5, 1), Some(7));

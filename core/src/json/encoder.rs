@@ -66,9 +66,8 @@ enum Frame {
     },
     /// A map with text keys, written as an object.
     Map {
+        /// The entries' node (its keys are the next; its values follow them).
         entries: usize,
-        keys: usize,
-        values: usize,
         /// The entries' slot offset (keys and values are read at `base + e`).
         base: usize,
         next: usize,
@@ -676,14 +675,11 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
             Kind::Map => {
                 let entries = at + 1;
                 let keys = entries + 1;
-                let values = self.node(keys).map_or(0, |k| k.end);
                 let range = node.list_range(i);
                 if self.node(keys).is_some_and(|k| k.kind.is_text()) {
                     sink.put(b"{");
                     Some(Frame::Map {
                         entries,
-                        keys,
-                        values,
                         base: self.node(entries).map_or(0, |n| n.offset),
                         next: range.start,
                         end: range.end,
@@ -822,19 +818,19 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
             }
             Frame::Map {
                 entries,
-                keys,
-                values,
                 base,
                 next,
                 end,
                 first,
                 value_due,
             } => {
+                let keys = *entries + 1;
+                let values = self.node(keys).map_or(0, |k| k.end);
                 if *value_due {
                     *value_due = false;
                     let e = *next;
                     *next += 1;
-                    if let Some(frame) = self.slot(resolve(self.nodes, *values, *base + e), sink) {
+                    if let Some(frame) = self.slot(resolve(self.nodes, values, *base + e), sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -844,7 +840,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 let entries_valid = |e| self.node(*entries).is_some_and(|n| n.is_valid(e));
                 while *next < *end {
                     let e = *next;
-                    let value = resolve(self.nodes, *values, *base + e);
+                    let value = resolve(self.nodes, values, *base + e);
                     // A map's keys are data: `"key":null` whatever `explicit_nulls` says.
                     if !entries_valid(e) {
                         *next += 1;
@@ -854,7 +850,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         sink.put(b",");
                     }
                     *first = false;
-                    let name = resolve(self.nodes, *keys, *base + e)
+                    let name = resolve(self.nodes, keys, *base + e)
                         .and_then(|(k, i)| Some(self.node(k)?.bytes_value(i)))
                         .unwrap_or_default();
                     sink.quoted(name, Body::Text, b"\":");
@@ -961,8 +957,8 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
         let Some(node) = nodes.node(at) else {
             return Ok(depth);
         };
-        if let Some((_, values)) = node.dictionary {
-            return self.frames(values, depth, hops + 1);
+        if node.dictionary.is_some() {
+            return self.frames(at + 1, depth, hops + 1);
         }
         let children = |k: usize| child_at(self.nodes, at, k);
         let most = match node.kind {
@@ -973,7 +969,7 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
             | Kind::LargeListView
             | Kind::FixedSizeList(_) => {
                 let mut most = depth + 1;
-                for k in 0..node.children {
+                for k in 0..node.children as usize {
                     let Some(child) = children(k) else { break };
                     if node.kind == Kind::Struct {
                         let name = nodes.node(child).map_or("", |c| c.name);
@@ -990,9 +986,9 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
                 };
                 let dictionary_nulls = key_node
                     .dictionary
-                    .and_then(|(_, v)| nodes.node(v))
-                    .is_some_and(|v| v.null_count > 0);
-                if key_node.null_count > 0 || dictionary_nulls {
+                    .and_then(|_| nodes.node(keys + 1))
+                    .is_some_and(|v| v.has_nulls());
+                if key_node.has_nulls() || dictionary_nulls {
                     return Err(JsonError::NullMapKey {
                         column: self.column,
                     });
@@ -1004,7 +1000,7 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
             }
             Kind::Union { .. } => {
                 let mut most = depth;
-                for k in 0..node.children {
+                for k in 0..node.children as usize {
                     let Some(child) = children(k) else { break };
                     most = most.max(self.frames(child, depth, hops + 1)?);
                 }

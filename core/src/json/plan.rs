@@ -121,7 +121,7 @@ impl<'b> Leaf<'b> {
 
     /// The indices of a dictionary-encoded node, read as integers of its index type.
     fn keys(node: &view::Node<'b>) -> Option<Self> {
-        let (index_type, _) = node.dictionary?;
+        let index_type = node.dictionary?;
         let kind = Kind::int(index_type);
         (kind != Kind::Other).then_some(Leaf {
             kind,
@@ -404,10 +404,10 @@ impl<'b, const N: usize> Plan<'b, N> {
     ) -> Option<()> {
         let array = &*nodes.node(at)?;
         let mut node = Node::new(at, array, name, zones);
-        node.shape = if let Some((_, values)) = array.dictionary {
+        node.shape = if array.dictionary.is_some() {
             node.leaf = Leaf::keys(array)?;
             let to_values = self.reserve(1, array, zones)?;
-            self.fill(to_values, nodes, values, "", zones)?;
+            self.fill(to_values, nodes, at + 1, "", zones)?;
             Shape::Dictionary {
                 values: u8::try_from(to_values).ok()?,
             }
@@ -417,7 +417,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             match array.kind {
                 view::Kind::Null => Shape::Null,
                 view::Kind::Struct => {
-                    let first = self.reserve(array.children, array, zones)?;
+                    let first = self.reserve(array.children as usize, array, zones)?;
                     let children = view::siblings(nodes, at + 1, array.end);
                     for (k, (child, child_node)) in children.enumerate() {
                         self.fill(first + k, nodes, child, child_node.name, zones)?;
