@@ -378,6 +378,16 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// An array of `kind` with these buffers from slot `offset` on (no validity, children or
+    /// data buffers).
+    #[inline(always)]
+    pub(crate) fn of_buffers(kind: Kind<'a>, offset: usize, buffers: [&'a [u8]; 2]) -> Self {
+        let mut node = Node::new("", kind, 0);
+        node.offset = offset;
+        node.buffers = buffers;
+        node
+    }
+
     /// Whether some slot is null (logical nulls of unions and run-end encoding not included).
     pub(crate) fn has_nulls(&self) -> bool {
         self.validity.is_some()

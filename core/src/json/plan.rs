@@ -94,9 +94,10 @@ impl<'b> Leaf<'b> {
             }
         };
         let [first, second] = node.buffers;
+        // Other kinds keep both buffers as they are, for `Node::array`.
         let (values, offsets) = match kind {
             Kind::Utf8 | Kind::LargeUtf8 => (second, first),
-            _ => (first, &[][..]),
+            _ => (first, second),
         };
         Leaf {
             kind,
@@ -277,6 +278,8 @@ pub(crate) enum ListOffsets {
 pub(crate) struct Node<'b> {
     /// The array's index in the view.
     pub(crate) at: usize,
+    /// Its type, for the values the general `leaf` function writes.
+    kind: view::Kind<'b>,
     pub(crate) leaf: Leaf<'b>,
     pub(crate) shape: Shape,
     /// `,"name":`, when this node is a member with a short plain name (`key_len` > 0).
@@ -290,6 +293,7 @@ impl<'b> Node<'b> {
     fn new(at: usize, node: &view::Node<'b>, name: &'b str, zones: &Zones<'_>) -> Self {
         let mut plan = Node {
             at,
+            kind: node.kind,
             leaf: Leaf::new(node, zones),
             shape: Shape::Null,
             key: [0; KEY],
@@ -310,6 +314,16 @@ impl<'b> Node<'b> {
             plan.key_len = (bytes.len() + 4) as u8;
         }
         plan
+    }
+
+    /// The view node of a short value, binary or list view (not of string or binary views,
+    /// whose data buffers the plan does not hold), made from the plan's copy of its buffers.
+    #[inline(always)]
+    pub(crate) fn array(&self) -> Option<view::Node<'b>> {
+        let leaf = &self.leaf;
+        let buffers = [leaf.values, leaf.offsets];
+        (!matches!(self.kind, view::Kind::BinaryView | view::Kind::Utf8View))
+            .then(|| view::Node::of_buffers(self.kind, leaf.offset, buffers))
     }
 
     /// The pre-built key (`,"name":`, or `"name":` for the `first` member) and its length, when

@@ -23,7 +23,7 @@ use super::sink::{Body, SPILL, Sink};
 use super::temporal;
 use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
-use crate::view::{Offset, Table};
+use crate::view::{self, Offset, Table};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -444,10 +444,13 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         short_piece(sink, &self.close, self.close_len)
     }
 
-    /// The view node of plan node `node`.
+    /// The view node of plan node `node`: made from the plan, or read from the view for string
+    /// and binary views.
     #[inline(always)]
-    fn view(&self, node: &Node<'b>) -> Option<T::Ref<'p>> {
-        let found = self.nodes.node(node.at);
+    fn view(&self, node: &Node<'b>) -> Option<view::Node<'b>> {
+        let found = node
+            .array()
+            .or_else(|| self.nodes.node(node.at).map(|n| *n));
         debug_assert!(found.is_some(), "plan nodes are nodes of the view");
         found
     }
