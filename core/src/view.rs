@@ -2,18 +2,18 @@
 //!
 //! Every path reads a batch through this one form. A [`Node`] per array holds its type
 //! (its `Kind`, checked), length, slot offset, validity and buffers as slices, and where its
-//! children end; a dictionary-encoded array's values follow it in the same table. The table
-//! lives in a [`Storage`]: a `heapless::Vec` of `N` nodes without an allocator (the
-//! [`no_alloc`](crate::no_alloc) readers' `Batch`), a `Vec` with one (so the alloc path has no
-//! limit on arrays).
+//! children end; a dictionary-encoded array's values are the node after it. Walks read nodes by
+//! index through a `Table`.
 //!
 //! Nodes enter in two ways. `View::decode` walks a `RecordBatch` message (its flatbuffer
 //! header and body, borrowed) depth-first through the schema's fields, as the message lays them
-//! out, and checks every node against the columnar format's rules (the crate's `columnar`
-//! module) before the view is handed out. With `alloc`, [`View::of_batch`] and
-//! [`View::of_array`] flatten a [`RecordBatch`](crate::array::RecordBatch) or
-//! [`ArrayView`](crate::array::ArrayView), validated already, borrowing their buffers (a dictionary shared by many batches is borrowed, not copied). The
-//! JSON encoder reads values from a view without further checks.
+//! out, checks every node against the columnar format's rules (the crate's `columnar` module)
+//! and keeps them in a `heapless::Vec` of `N` (the [`no_alloc`](crate::no_alloc) readers'
+//! `Batch`). With `alloc`, a [`RecordBatch`](crate::array::RecordBatch) carries the links of the
+//! same layout (made once, when the batch is), and its `Arrays` table makes each node from its
+//! validated [`ArrayView`](crate::array::ArrayView) when read, borrowing the buffers: an encoder
+//! of a batch allocates nothing, has no limit on arrays, and a dictionary shared by many batches
+//! is borrowed, not copied. The JSON encoder reads values from either without further checks.
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
@@ -555,50 +555,15 @@ impl Offset for i64 {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Where a [`View`] keeps its nodes: a `heapless::Vec` (capacity `N`) or, with `alloc`, a
-/// `Vec`.
-pub trait Storage<'a>: sealed::Sealed + core::ops::Deref<Target = [Node<'a>]> {
-    /// The most nodes it holds (`usize::MAX`: no limit).
-    const CAPACITY: usize;
-    /// Empty storage.
-    fn empty() -> Self;
-    /// Appends `node`; `false` when full.
-    fn push_node(&mut self, node: Node<'a>) -> bool;
-    /// Node `at`, to be completed.
-    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>>;
-}
-
-impl<const N: usize> sealed::Sealed for heapless::Vec<Node<'_>, N> {}
-
-impl<'a, const N: usize> Storage<'a> for heapless::Vec<Node<'a>, N> {
-    const CAPACITY: usize = N;
-    fn empty() -> Self {
-        heapless::Vec::new()
-    }
-    fn push_node(&mut self, node: Node<'a>) -> bool {
-        self.push(node).is_ok()
-    }
-    fn node_mut(&mut self, at: usize) -> Option<&mut Node<'a>> {
-        self.get_mut(at)
-    }
-}
-
-/// A record batch (or one array) as a flat table of borrowed, validated arrays.
+/// A record batch as a flat table of borrowed, validated arrays: `N` at most.
 ///
 /// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
-/// next. A view of one array has one column, named `""`.
+/// next.
 #[derive(Debug, Clone)]
-pub struct View<'a, S> {
-    nodes: S,
+pub struct View<'a, const N: usize> {
+    nodes: heapless::Vec<Node<'a>, N>,
     rows: usize,
     columns_end: usize,
-    /// Whether the rows are the values of one array (not objects of columns).
-    array: bool,
-    _borrow: core::marker::PhantomData<&'a ()>,
 }
 
 /// Where a batch finds the dictionary batch of an id: its header and its body.
@@ -608,16 +573,15 @@ pub(crate) trait Dictionaries<'a> {
 }
 
 /// The walk of one message and its dictionaries into a view's nodes.
-struct Decoder<'a, 'd, D, S> {
-    nodes: S,
+struct Decoder<'a, 'd, D, const N: usize> {
+    nodes: heapless::Vec<Node<'a>, N>,
     dictionaries: &'d D,
     version: MetadataVersion,
     /// Field nodes the message declares, for the capacity error.
     declared: usize,
-    _borrow: core::marker::PhantomData<&'a ()>,
 }
 
-impl<'a, S: Storage<'a>> View<'a, S> {
+impl<'a, const N: usize> View<'a, N> {
     /// Decodes `batch` (with its `body`) against the schema's `fields`, checking every array.
     pub(crate) fn decode(
         fields: format::Fields<'a>,
@@ -636,11 +600,10 @@ impl<'a, S: Storage<'a>> View<'a, S> {
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch, version)?;
         let mut decoder = Decoder {
-            nodes: S::empty(),
+            nodes: heapless::Vec::new(),
             dictionaries,
             version,
             declared: cursor.nodes.len(),
-            _borrow: core::marker::PhantomData,
         };
         for (i, field) in fields.iter().enumerate() {
             let field = field?;
@@ -657,8 +620,6 @@ impl<'a, S: Storage<'a>> View<'a, S> {
             nodes: decoder.nodes,
             rows,
             columns_end,
-            array: false,
-            _borrow: core::marker::PhantomData,
         })
     }
 
@@ -682,14 +643,9 @@ impl<'a, S: Storage<'a>> View<'a, S> {
     pub(crate) fn columns_end(&self) -> usize {
         self.columns_end
     }
-
-    /// Whether the rows are the values of one array.
-    pub(crate) fn is_array(&self) -> bool {
-        self.array
-    }
 }
 
-impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
+impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
     fn array(
@@ -749,20 +705,20 @@ impl<'a, D: Dictionaries<'a>, S: Storage<'a>> Decoder<'a, '_, D, S> {
         }
         node.end = self.nodes.len();
         self.check(&node, at, null_count)?;
-        if let Some(slot) = self.nodes.node_mut(at) {
+        if let Some(slot) = self.nodes.get_mut(at) {
             *slot = node;
         }
         Ok(at)
     }
 
     fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
-        if self.nodes.push_node(node) {
+        if self.nodes.push(node).is_ok() {
             return Ok(());
         }
         Err(FormatErrorKind::CapacityExceeded {
             what: Capacity::Arrays,
-            needed: self.declared.max(S::CAPACITY.saturating_add(1)) as u64,
-            capacity: S::CAPACITY as u64,
+            needed: self.declared.max(N + 1) as u64,
+            capacity: N as u64,
         }
         .into())
     }

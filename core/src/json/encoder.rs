@@ -1,15 +1,16 @@
-//! The JSON encoder: a state machine that writes a [`View`] of a record batch (or of one array)
-//! into buffers the caller lends it, resuming at any byte.
+//! The JSON encoder: a state machine that writes the rows of a record batch (or the values of one
+//! array) into buffers the caller lends it, resuming at any byte.
 //!
-//! A view enters through [`Encoder::new`] (a no-alloc `Batch`), or, with `alloc`, through
-//! [`Encoder::batch`] and [`Encoder::array`], which take the view of a `RecordBatch` or an
-//! `ArrayView`; JSON leaves through [`Encoder::encode`], one caller buffer at a time.
+//! A batch enters through [`Encoder::new`] (a no-alloc `Batch`, a [`View`]), or, with `alloc`,
+//! through [`Encoder::batch`] and [`Encoder::array`], which read a `RecordBatch` or an
+//! `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
+//! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
 //! a `plan`) while they fit in the buffer. A row that does not fit, or a schema the plan cannot
-//! hold, goes through the general walk here: it walks the view's nodes by index, keeping open
-//! objects, lists and maps in a fixed stack of `DEPTH` frames (so the encoder never allocates;
-//! its depth is checked when the encoder is built). Each step writes one member or element,
+//! hold (or an encoder without one, as the no-alloc path's), goes through the general walk here:
+//! it walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack of
+//! `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each step writes one member or element,
 //! whole values straight into the buffer while it has room; near its end a short value is split
 //! through the spill and a long one becomes a stream (see the `sink` module), and the step
 //! returns.
@@ -29,7 +30,7 @@ use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 use crate::datatype::IntType;
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
-use crate::view::{Kind, Node, Storage, Table, View, child_at, resolve, siblings};
+use crate::view::{Kind, Node, Table, View, child_at, resolve, siblings};
 
 /// Room the buffer must have left for the fast path to try a row.
 const FAST_ROOM: usize = 512;
@@ -158,10 +159,9 @@ struct Rows<const DEPTH: usize> {
 }
 
 impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
-    /// An encoder for a whole document of `view`'s rows: one JSON object per row of a batch,
-    /// one value per slot of an array.
-    pub fn new<S: Storage<'b>>(
-        view: &'b View<'b, S>,
+    /// An encoder for a whole document of `view`'s rows, one JSON object per row.
+    pub fn new<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -172,8 +172,8 @@ impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
     /// false the rows open it (in the array format, `[` before the first row), and later batches
     /// pass `true`. The caller ends the document: `]` in the array format, or `[]` if no batch
     /// had rows ([`JsonWriter`](crate::json::JsonWriter) does all this with `alloc`).
-    pub fn continuing<S: Storage<'b>>(
-        view: &'b View<'b, S>,
+    pub fn continuing<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
         started: bool,
@@ -184,8 +184,8 @@ impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
 
 impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     /// [`Encoder::new`] with a nesting limit of `DEPTH`.
-    pub fn new_with_depth<S: Storage<'b>>(
-        view: &'b View<'b, S>,
+    pub fn new_with_depth<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
@@ -193,8 +193,8 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     }
 
     /// [`Encoder::continuing`] with a nesting limit of `DEPTH`.
-    pub fn continuing_with_depth<S: Storage<'b>>(
-        view: &'b View<'b, S>,
+    pub fn continuing_with_depth<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
         started: bool,
@@ -203,13 +203,13 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
         Self::with_framing(view, framing, options)
     }
 
-    fn with_framing<S: Storage<'b>>(
-        view: &'b View<'b, S>,
+    fn with_framing<const N: usize>(
+        view: &'b View<'b, N>,
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
         let nodes = view.nodes();
-        let (columns_end, array) = (view.columns_end(), view.is_array());
+        let (columns_end, array) = (view.columns_end(), false);
         let (cx, zones, plan) = Self::compile(nodes, columns_end, array, options)?;
         Ok(Self::over(
             Nodes::View(nodes),

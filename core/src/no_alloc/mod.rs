@@ -52,8 +52,7 @@ pub use crate::view::DEFAULT_ARRAYS;
 
 /// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
 /// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
-pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> =
-    crate::view::View<'a, heapless::Vec<crate::view::Node<'a>, N>>;
+pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> = crate::view::View<'a, N>;
 /// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder) without the fast
 /// path's inline plan, so that it stays small on a device's stack.
 pub type Encoder<'b, const DEPTH: usize = { crate::json::DEFAULT_DEPTH }> =
