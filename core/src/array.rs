@@ -122,9 +122,9 @@ impl<'a> ArrayView<'a> {
             }
         }
         let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
-        let mut node = view::node_of(self);
+        let mut node = view::node_of(self, "", 0);
         node.validity = self.validity();
-        let children = |k| self.children.get(k).map(view::node_of);
+        let children = |k| self.children.get(k).map(|c| view::node_of(c, "", 0));
         self.null_count = view::check(&node, self.null_count, children, dictionary_len)?;
         Ok(())
     }

@@ -931,38 +931,54 @@ impl<'a> Table<'a> for [Node<'a>] {
 }
 
 /// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node and
-/// slot that hold the value (node index, slot); `None` when the value is null.
+/// slot that hold the value (node index, node, slot); `None` when the value is null.
 #[inline]
-pub(crate) fn resolve<'a, T: Table<'a> + ?Sized>(
-    nodes: &T,
+pub(crate) fn resolve<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    at: usize,
+    i: usize,
+) -> Option<(usize, T::Ref<'n>, usize)> {
+    let first = nodes.node(at)?;
+    let (at, moved, i) = resolve_from(nodes, &first, at, i)?;
+    Some((at, moved.unwrap_or(first), i))
+}
+
+/// [`resolve`] from `first`, node `at` read already: the node is `None` when it is `first` (so
+/// that a node made when read is not copied).
+#[inline]
+pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    first: &Node<'a>,
     mut at: usize,
     mut i: usize,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, Option<T::Ref<'n>>, usize)> {
+    let mut moved: Option<T::Ref<'n>> = None;
     loop {
-        let node = nodes.node(at)?;
+        let node: &Node<'a> = moved.as_deref().unwrap_or(first);
         if node.dictionary.is_some() {
             if !node.is_valid(i) {
                 return None;
             }
             i = node.key(i);
             at += 1;
-            continue;
-        }
-        match node.kind {
-            Kind::RunEndEncoded => {
-                let run_ends = nodes.node(at + 1)?;
-                let logical = node.offset.wrapping_add(i);
-                i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
-                at = run_ends.end;
+        } else {
+            match node.kind {
+                Kind::RunEndEncoded => {
+                    let run_ends = nodes.node(at + 1)?;
+                    let logical = node.offset.wrapping_add(i);
+                    i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
+                    at = run_ends.end;
+                }
+                Kind::Union { .. } => {
+                    let (child, slot) = node.union_value(i);
+                    at = child_at(nodes, at, child)?;
+                    i = slot;
+                }
+                Kind::Null => return None,
+                _ => return node.is_valid(i).then_some((at, moved, i)),
             }
-            Kind::Union { .. } => {
-                let (child, slot) = node.union_value(i);
-                at = child_at(nodes, at, child)?;
-                i = slot;
-            }
-            Kind::Null => return None,
-            _ => return node.is_valid(i).then_some((at, i)),
         }
+        moved = Some(nodes.node(at)?);
     }
 }
 
@@ -1198,13 +1214,11 @@ mod owned {
         where
             Self: 's;
 
+        #[inline]
         fn node(&self, at: usize) -> Option<Made<'b>> {
-            let link = self.links.get(at)?;
+            let end = self.links.get(at)?.end;
             let (array, name) = self.array(at)?;
-            let mut node = node_of(array);
-            node.name = name;
-            node.end = link.end;
-            Some(Made(node))
+            Some(Made(node_of(array, name, end)))
         }
     }
 
@@ -1217,23 +1231,33 @@ mod owned {
         1 + below
     }
 
-    /// The node of `array` alone: its slots, validity (when some slot is null) and buffers,
-    /// the number of its children, and its dictionary's index type.
-    pub(crate) fn node_of<'a>(array: &'a ArrayView<'_>) -> Node<'a> {
+    /// The node of `array` (named `name`, its subtree ending at `end`): its slots, validity
+    /// (when some slot is null) and buffers, the number of its children, and its dictionary's
+    /// index type.
+    #[inline]
+    pub(crate) fn node_of<'a>(array: &'a ArrayView<'_>, name: &'a str, end: usize) -> Node<'a> {
         let kind = Kind::of_data_type(array.data_type());
-        let mut node = Node::new("", kind, array.len());
-        node.offset = array.offset();
-        node.validity = array.validity().filter(|_| array.null_count() > 0);
-        for (slot, buffer) in node.buffers.iter_mut().zip(array.buffers()) {
-            *slot = buffer;
+        let buffers = array.buffers();
+        let dictionary = array.dictionary().map(|d| d.index_type);
+        let views = dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View);
+        Node {
+            name,
+            kind,
+            len: array.len(),
+            offset: array.offset(),
+            validity: array.validity().filter(|_| array.null_count() > 0),
+            buffers: [
+                buffers.first().map_or(&[], |b| b),
+                buffers.get(1).map_or(&[], |b| b),
+            ],
+            variadic: match buffers.get(1..) {
+                Some(data) if views => Variadic::Buffers(data),
+                _ => Variadic::None,
+            },
+            end,
+            children: array.children().len() as u32,
+            dictionary,
         }
-        let dictionary = array.dictionary();
-        if dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View) {
-            node.variadic = Variadic::Buffers(array.buffers().get(1..).unwrap_or_default());
-        }
-        node.children = array.children().len() as u32;
-        node.dictionary = dictionary.map(|d| d.index_type);
-        node
     }
 }
 
@@ -1242,7 +1266,7 @@ mod tests {
     //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
     //! through dictionaries, run ends, unions and slice offsets.
 
-    use super::{Arrays, Kind, Table, child_at, resolve, siblings};
+    use super::{Arrays, Kind, Table, child_at, siblings};
     use crate::array::{ArrayView, RecordBatch};
     use crate::builder::{
         AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
@@ -1335,6 +1359,11 @@ mod tests {
         assert_eq!(child_at(nodes, 5, 1), Some(7));
         assert_eq!(node(7).name, "b");
         assert_eq!(child_at(nodes, 11, 1), Some(13));
+    }
+
+    /// `resolve` as (node index, slot).
+    fn resolve(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, usize)> {
+        super::resolve(nodes, at, i).map(|(at, _, i)| (at, i))
     }
 
     #[test]

@@ -30,7 +30,7 @@ use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 use crate::datatype::IntType;
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
-use crate::view::{Kind, Node, Table, View, child_at, resolve, siblings};
+use crate::view::{Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
 
 /// Room the buffer must have left for the fast path to try a row.
 const FAST_ROOM: usize = 512;
@@ -641,9 +641,14 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         self.nodes.node(at)
     }
 
-    /// Writes the (valid, resolved) value in slot `i` of node `at`, or opens it.
-    fn value(&self, at: usize, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Option<Frame> {
-        let node = self.node(at)?;
+    /// Writes the (valid, resolved) value in slot `i` of `node` (node `at`), or opens it.
+    fn value(
+        &self,
+        at: usize,
+        node: &Node<'b>,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
         match node.kind {
             Kind::Struct => {
                 sink.put(b"{");
@@ -698,20 +703,40 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 }
             }
             _ => {
-                leaf(&node, i, sink, self.cx, self.zones);
+                leaf(node, i, sink, self.cx, self.zones);
                 None
             }
         }
     }
 
     /// Writes `null` or the value of slot `i` of node `at` (or opens it).
-    fn slot(&self, slot: Option<(usize, usize)>, sink: &mut Sink<'_, '_, 'b>) -> Option<Frame> {
+    fn slot(
+        &self,
+        slot: Option<(usize, T::Ref<'n>, usize)>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
         match slot {
             None => {
                 sink.put(b"null");
                 None
             }
-            Some((at, i)) => self.value(at, i, sink),
+            Some((at, node, i)) => self.value(at, &node, i, sink),
+        }
+    }
+
+    /// [`Walk::slot`] of a value resolved from `member` (see [`resolve_from`]).
+    fn slot_from(
+        &self,
+        member: &Node<'b>,
+        slot: Option<(usize, Option<T::Ref<'n>>, usize)>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        match slot {
+            None => {
+                sink.put(b"null");
+                None
+            }
+            Some((at, node, i)) => self.value(at, node.as_deref().unwrap_or(member), i, sink),
         }
     }
 
@@ -734,7 +759,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     };
                     let at = *next;
                     *next = member.end;
-                    if let Some(frame) = self.slot(resolve(self.nodes, at, *slot), sink) {
+                    let value = resolve_from(self.nodes, &member, at, *slot);
+                    if let Some(frame) = self.slot_from(&member, value, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -746,7 +772,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     let Some(member) = self.node(at) else {
                         break;
                     };
-                    let value = resolve(self.nodes, at, *slot);
+                    let value = resolve_from(self.nodes, &member, at, *slot);
                     if value.is_none() && !cx.options.explicit_nulls {
                         *next = member.end;
                         continue;
@@ -766,7 +792,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                     *next = member.end;
-                    if let Some(frame) = self.slot(value, sink) {
+                    if let Some(frame) = self.slot_from(&member, value, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -791,7 +817,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     }
                     *first = false;
                     match resolve(self.nodes, *child, e) {
-                        Some((at, i)) if *entries => {
+                        Some((at, _, i)) if *entries => {
                             sink.put(b"{");
                             return Step::Push(Frame::Object {
                                 next: at + 1,
@@ -851,7 +877,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     }
                     *first = false;
                     let name = resolve(self.nodes, keys, *base + e)
-                        .and_then(|(k, i)| Some(self.node(k)?.bytes_value(i)))
+                        .map(|(_, k, i)| k.bytes_value(i))
                         .unwrap_or_default();
                     sink.quoted(name, Body::Text, b"\":");
                     if sink.blocked() {
