@@ -939,20 +939,21 @@ pub(crate) fn resolve<'n, 'a, T: Table<'a> + ?Sized>(
     i: usize,
 ) -> Option<(usize, T::Ref<'n>, usize)> {
     let first = nodes.node(at)?;
-    let (at, moved, i) = resolve_from(nodes, &first, at, i)?;
+    let mut moved = None;
+    let (at, i) = resolve_from(nodes, &first, at, i, &mut moved)?;
     Some((at, moved.unwrap_or(first), i))
 }
 
-/// [`resolve`] from `first`, node `at` read already: the node is `None` when it is `first` (so
-/// that a node made when read is not copied).
+/// [`resolve`] from `first`, node `at` read already: the node that holds the value is left in
+/// `moved` unless it is `first` (so that a node made when read is not copied).
 #[inline]
 pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
     nodes: &'n T,
     first: &Node<'a>,
     mut at: usize,
     mut i: usize,
-) -> Option<(usize, Option<T::Ref<'n>>, usize)> {
-    let mut moved: Option<T::Ref<'n>> = None;
+    moved: &mut Option<T::Ref<'n>>,
+) -> Option<(usize, usize)> {
     loop {
         let node: &Node<'a> = moved.as_deref().unwrap_or(first);
         if node.dictionary.is_some() {
@@ -975,10 +976,10 @@ pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
                     i = slot;
                 }
                 Kind::Null => return None,
-                _ => return node.is_valid(i).then_some((at, moved, i)),
+                _ => return node.is_valid(i).then_some((at, i)),
             }
         }
-        moved = Some(nodes.node(at)?);
+        *moved = Some(nodes.node(at)?);
     }
 }
 

@@ -724,19 +724,32 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         }
     }
 
-    /// [`Walk::slot`] of a value resolved from `member` (see [`resolve_from`]).
+    /// [`Walk::slot`] of slot `i` of `member` (node `at`), resolved.
     fn slot_from(
         &self,
         member: &Node<'b>,
-        slot: Option<(usize, Option<T::Ref<'n>>, usize)>,
+        at: usize,
+        i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Option<Frame> {
-        match slot {
+        let mut moved = None;
+        let value = resolve_from(self.nodes, member, at, i, &mut moved);
+        self.resolved(value, moved.as_deref().unwrap_or(member), sink)
+    }
+
+    /// Writes `null` or the `value` (node index, slot) in `node`, or opens it.
+    fn resolved(
+        &self,
+        value: Option<(usize, usize)>,
+        node: &Node<'b>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        match value {
             None => {
                 sink.put(b"null");
                 None
             }
-            Some((at, node, i)) => self.value(at, node.as_deref().unwrap_or(member), i, sink),
+            Some((at, i)) => self.value(at, node, i, sink),
         }
     }
 
@@ -754,13 +767,14 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
             } => {
                 if *value_due {
                     *value_due = false;
-                    let Some(member) = self.node(*next) else {
+                    // Borrowed where it lies: a node made when read is not copied.
+                    let found = self.node(*next);
+                    let Some(member) = found.as_deref() else {
                         return Step::Pop;
                     };
                     let at = *next;
                     *next = member.end;
-                    let value = resolve_from(self.nodes, &member, at, *slot);
-                    if let Some(frame) = self.slot_from(&member, value, sink) {
+                    if let Some(frame) = self.slot_from(member, at, *slot, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -769,10 +783,12 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 }
                 while *next < *end {
                     let at = *next;
-                    let Some(member) = self.node(at) else {
+                    let found = self.node(at);
+                    let Some(member) = found.as_deref() else {
                         break;
                     };
-                    let value = resolve_from(self.nodes, &member, at, *slot);
+                    let mut moved = None;
+                    let value = resolve_from(self.nodes, member, at, *slot, &mut moved);
                     if value.is_none() && !cx.options.explicit_nulls {
                         *next = member.end;
                         continue;
@@ -792,7 +808,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                     *next = member.end;
-                    if let Some(frame) = self.slot_from(&member, value, sink) {
+                    let node = moved.as_deref().unwrap_or(member);
+                    if let Some(frame) = self.resolved(value, node, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -809,6 +826,10 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 first,
                 entries,
             } => {
+                let found = self.node(*child);
+                let Some(element) = found.as_deref() else {
+                    return Step::Pop;
+                };
                 while *next < *end {
                     let e = *next;
                     *next += 1;
@@ -816,21 +837,24 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         sink.put(b",");
                     }
                     *first = false;
-                    match resolve(self.nodes, *child, e) {
-                        Some((at, _, i)) if *entries => {
+                    let mut moved = None;
+                    let value = resolve_from(self.nodes, element, *child, e, &mut moved);
+                    let node = moved.as_deref().unwrap_or(element);
+                    match value {
+                        Some((at, i)) if *entries => {
                             sink.put(b"{");
                             return Step::Push(Frame::Object {
                                 next: at + 1,
-                                end: self.node(at).map_or(0, |n| n.end),
+                                end: node.end,
                                 first_member: at + 1,
-                                slot: self.node(at).map_or(0, |n| n.offset) + i,
+                                slot: node.offset + i,
                                 first: true,
                                 value_due: false,
                                 entry: true,
                             });
                         }
                         value => {
-                            if let Some(frame) = self.slot(value, sink) {
+                            if let Some(frame) = self.resolved(value, node, sink) {
                                 return Step::Push(frame);
                             }
                         }
@@ -850,25 +874,34 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 first,
                 value_due,
             } => {
+                // The entries, keys and values nodes, read once a step and borrowed where they lie.
                 let keys = *entries + 1;
-                let values = self.node(keys).map_or(0, |k| k.end);
+                let (found_entries, found_keys) = (self.node(*entries), self.node(keys));
+                let (Some(entries_node), Some(key_node)) =
+                    (found_entries.as_deref(), found_keys.as_deref())
+                else {
+                    return Step::Pop;
+                };
+                let values = key_node.end;
+                let found_values = self.node(values);
+                let Some(value_node) = found_values.as_deref() else {
+                    return Step::Pop;
+                };
                 if *value_due {
                     *value_due = false;
                     let e = *next;
                     *next += 1;
-                    if let Some(frame) = self.slot(resolve(self.nodes, values, *base + e), sink) {
+                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
                         return Step::Stay;
                     }
                 }
-                let entries_valid = |e| self.node(*entries).is_some_and(|n| n.is_valid(e));
                 while *next < *end {
                     let e = *next;
-                    let value = resolve(self.nodes, values, *base + e);
                     // A map's keys are data: `"key":null` whatever `explicit_nulls` says.
-                    if !entries_valid(e) {
+                    if !entries_node.is_valid(e) {
                         *next += 1;
                         continue;
                     }
@@ -876,8 +909,9 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         sink.put(b",");
                     }
                     *first = false;
-                    let name = resolve(self.nodes, keys, *base + e)
-                        .map(|(_, k, i)| k.bytes_value(i))
+                    let mut moved = None;
+                    let name = resolve_from(self.nodes, key_node, keys, *base + e, &mut moved)
+                        .map(|(_, i)| moved.as_deref().unwrap_or(key_node).bytes_value(i))
                         .unwrap_or_default();
                     sink.quoted(name, Body::Text, b"\":");
                     if sink.blocked() {
@@ -885,7 +919,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                     *next += 1;
-                    if let Some(frame) = self.slot(value, sink) {
+                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
