@@ -416,7 +416,8 @@ impl<'b> Encoder<'b> {
     }
 
     /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
-    /// `null`).
+    /// `null`). Unlike a batch's, building it allocates once: the links of the array's nodes,
+    /// which a `RecordBatch` carries already.
     pub fn array(
         array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
@@ -442,8 +443,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
         )
     }
 
-    /// [`Encoder::array`] with a nesting limit of `DEPTH` (the one encoder that allocates: the
-    /// links of the array's children, once).
+    /// [`Encoder::array`] with a nesting limit of `DEPTH`.
     pub fn array_with_depth(
         array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
