@@ -232,6 +232,12 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
     pub fn inner(&self) -> &'s S {
         self.source
     }
+
+    /// The source and the decoder, for a driver that fetches another way (reads in flight
+    /// are dropped; the selection, projection and batches already returned stay).
+    pub fn into_parts(self) -> (&'s S, FileDecoder) {
+        (self.source, self.decoder)
+    }
 }
 
 impl<S: AsyncRandomAccess + ?Sized> futures_core::Stream for AsyncFileReader<'_, S> {

@@ -210,6 +210,7 @@ fn convert_remote(
         reader.set_projection(projection);
     }
     reader.select(batches, remote.source.scan_options());
+    let mut reader = remote.file_batches(reader);
     remote.runtime.block_on(async {
         let mut index = first;
         while sink.wants_more() {

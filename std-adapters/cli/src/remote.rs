@@ -4,20 +4,26 @@
 //! Opening is one suffix GET of the object's last 64 KiB: its size and, in those bytes, the
 //! footer of a file (which ends with `ARROW1`). When every column of every batch is read (no
 //! `--columns`, `--batches` or `--limit`), it asks for up to 8 MiB instead
-//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request. A file is then read by [`AsyncFileReader`] with
-//! the planner's limits from the network ([`ObjectSource::scan_options`]): every window's
-//! ranges go out as concurrent ranged GETs on the runtime's threads, and the next window is in
-//! flight while this thread encodes the current one. Anything else is read as a stream, front
+//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request,
+//! and a larger one is read front to back through one more GET whose body keeps arriving while
+//! this thread encodes ([`SequentialFileReader`]). A selection of a file is read by
+//! [`AsyncFileReader`] with the planner's limits from the network
+//! ([`ObjectSource::scan_options`]): every window's ranges go out as concurrent ranged GETs on
+//! the runtime's threads, and the next window is in flight while this thread encodes the
+//! current one. Anything else is read as a stream, front
 //! to back, by [`AsyncStreamReader`] over one more GET whose body is read as it arrives, into a
 //! bounded buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for
 //! again, so a stream it brought whole costs no more request.
 
 use crate::Failure;
 use crate::input::ReadStats;
+use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
+use quiver_object_store::{
+    ObjectError, ObjectReader, ObjectSource, SequentialFileReader, SourceOptions, UrlError,
+};
 use std::fmt::Display;
 use std::path::Path;
 use tokio::runtime::Runtime;
@@ -39,6 +45,8 @@ pub struct Remote {
     pub url: String,
     /// Where the store is, for messages.
     pub endpoint: String,
+    /// Every column of every batch is read.
+    pub whole: bool,
 }
 
 /// Whether the input names a URL rather than a local path.
@@ -72,6 +80,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         source,
         url: url.to_owned(),
         endpoint,
+        whole,
     })
 }
 
@@ -121,6 +130,16 @@ impl Remote {
             .map_err(|e| self.failed(e, None))
     }
 
+    /// The batches `reader` selects: in file order through one streaming GET for a whole read
+    /// ([`SequentialFileReader`]), by planned ranges otherwise.
+    pub fn file_batches<'a>(&self, reader: AsyncFileReader<'a, ObjectSource>) -> FileBatches<'a> {
+        if self.whole {
+            FileBatches::InOrder(SequentialFileReader::new(reader))
+        } else {
+            FileBatches::Ranges(reader)
+        }
+    }
+
     /// The stream reader of an object in the stream format, its schema read: one streaming GET
     /// of the object (none when the opening brought it whole). An object that starts with
     /// `ARROW1` is a file without its end: an error saying it was cut short.
@@ -151,6 +170,26 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
+        }
+    }
+}
+
+/// A file's batches, read by planned ranges or in file order.
+pub enum FileBatches<'a> {
+    /// [`AsyncFileReader`]: windows of concurrent ranged GETs.
+    Ranges(AsyncFileReader<'a, ObjectSource>),
+    /// [`SequentialFileReader`]: one streaming GET.
+    InOrder(SequentialFileReader<'a>),
+}
+
+impl FileBatches<'_> {
+    /// The next batch, or `None` after the last one.
+    pub async fn next_batch(
+        &mut self,
+    ) -> Option<Result<RecordBatch<'static>, quiver::error::Error<ObjectError>>> {
+        match self {
+            FileBatches::Ranges(reader) => reader.next_batch().await,
+            FileBatches::InOrder(reader) => reader.next_batch().await,
         }
     }
 }

@@ -124,6 +124,57 @@ impl ObjectReader {
         Ok(&self.current[..n.min(self.current.len())])
     }
 
+    /// The next `n` bytes (fewer only at the end): the current chunk's when it holds them
+    /// (no copy), otherwise the chunks joined into one buffer of `n` bytes.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn read_bytes(&mut self, n: usize) -> Result<bytes::Bytes, ObjectError> {
+        if self.current.len() >= n {
+            return Ok(self.current.split_to(n));
+        }
+        let mut joined = Vec::with_capacity(n);
+        joined.extend_from_slice(&std::mem::take(&mut self.current));
+        while joined.len() < n {
+            let received = self.receive().await;
+            let Some(mut next) = self.next_from(received)? else {
+                break;
+            };
+            let wanted = n - joined.len();
+            if next.len() > wanted {
+                self.current = next.split_off(wanted);
+            }
+            joined.extend_from_slice(&next);
+        }
+        Ok(joined.into())
+    }
+
+    /// Reads past the next `n` bytes (fewer only at the end); returns how many it passed.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn skip(&mut self, n: u64) -> Result<u64, ObjectError> {
+        let mut skipped = 0u64;
+        while skipped < n {
+            if self.current.is_empty() {
+                let received = self.receive().await;
+                match self.next_from(received)? {
+                    Some(chunk) => self.current = chunk,
+                    None => break,
+                }
+            }
+            let step = self
+                .current
+                .len()
+                .min(usize::try_from(n - skipped).unwrap_or(usize::MAX));
+            let _ = self.current.split_to(step);
+            skipped += step as u64;
+        }
+        Ok(skipped)
+    }
+
     /// The body's next chunk, awaited.
     async fn receive(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
         match &mut self.chunks {
