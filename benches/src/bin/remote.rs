@@ -5,7 +5,8 @@
 //! from the first request to the last byte.
 //!
 //! Readers, each on the whole file and on one column:
-//! - quiver: `ObjectSource` under `AsyncFileReader`;
+//! - quiver: `ObjectSource` under `AsyncFileReader`, read by `FileBatches` as `quiver json` does
+//!   (in file order through one streaming GET for the whole file, by ranges for one column);
 //! - one GET per block with arrow-rs (DataFusion's approach): the footer, then each record
 //!   batch block in turn, decoded with `arrow_ipc::reader::FileDecoder`;
 //! - polars `scan_ipc(...).collect()` and pyarrow's `S3FileSystem` + `ipc.open_file`, when
@@ -35,7 +36,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver_object_store::{ObjectSource, RequestLog, SequentialFileReader, SourceOptions};
+use quiver_object_store::{FileBatches, ObjectSource, RequestLog, SourceOptions};
 use quiver_tests::moto::{BUCKET, Moto};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -225,6 +226,7 @@ async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str
         options = options.with_range_size_limit(range);
     }
     reader.select(0..usize::MAX, options);
+    let mut reader = FileBatches::new(reader, column.is_none());
     let mut rows = 0;
     while let Some(batch) = reader.next_batch().await {
         rows += batch.unwrap().num_rows();
@@ -459,16 +461,10 @@ fn big_child(endpoint: &str, key: &str, in_order: bool) {
         let opened_rss = status_kib("VmRSS");
         reader.select(0..usize::MAX, options.clone());
         let mut rows = 0;
-        if in_order {
-            let mut reader = SequentialFileReader::new(reader);
-            assert!(reader.is_in_order());
-            while let Some(batch) = reader.next_batch().await {
-                rows += batch.unwrap().num_rows();
-            }
-        } else {
-            while let Some(batch) = reader.next_batch().await {
-                rows += batch.unwrap().num_rows();
-            }
+        let mut reader = FileBatches::new(reader, in_order);
+        assert_eq!(matches!(reader, FileBatches::InOrder(_)), in_order);
+        while let Some(batch) = reader.next_batch().await {
+            rows += batch.unwrap().num_rows();
         }
         let stats = source.requests();
         println!(

@@ -6,7 +6,7 @@
 //! `--columns`, `--batches` or `--limit`), it asks for up to 8 MiB instead
 //! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request,
 //! and a larger one is read front to back through one more GET whose body keeps arriving while
-//! this thread encodes ([`SequentialFileReader`]). A selection of a file is read by
+//! this thread encodes ([`quiver_object_store::FileBatches`]). A selection of a file is read by
 //! [`AsyncFileReader`] with the planner's limits from the network
 //! ([`ObjectSource::scan_options`]): every window's ranges go out as concurrent ranged GETs on
 //! the runtime's threads, and the next window is in flight while this thread encodes the
@@ -17,13 +17,10 @@
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver_object_store::{
-    ObjectError, ObjectReader, ObjectSource, SequentialFileReader, SourceOptions, UrlError,
-};
+use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
 use std::fmt::Display;
 use std::path::Path;
 use tokio::runtime::Runtime;
@@ -130,16 +127,6 @@ impl Remote {
             .map_err(|e| self.failed(e, None))
     }
 
-    /// The batches `reader` selects: in file order through one streaming GET for a whole read
-    /// ([`SequentialFileReader`]), by planned ranges otherwise.
-    pub fn file_batches<'a>(&self, reader: AsyncFileReader<'a, ObjectSource>) -> FileBatches<'a> {
-        if self.whole {
-            FileBatches::InOrder(SequentialFileReader::new(reader))
-        } else {
-            FileBatches::Ranges(reader)
-        }
-    }
-
     /// The stream reader of an object in the stream format, its schema read: one streaming GET
     /// of the object (none when the opening brought it whole). An object that starts with
     /// `ARROW1` is a file without its end: an error saying it was cut short.
@@ -170,26 +157,6 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
-        }
-    }
-}
-
-/// A file's batches, read by planned ranges or in file order.
-pub enum FileBatches<'a> {
-    /// [`AsyncFileReader`]: windows of concurrent ranged GETs.
-    Ranges(AsyncFileReader<'a, ObjectSource>),
-    /// [`SequentialFileReader`]: one streaming GET.
-    InOrder(SequentialFileReader<'a>),
-}
-
-impl FileBatches<'_> {
-    /// The next batch, or `None` after the last one.
-    pub async fn next_batch(
-        &mut self,
-    ) -> Option<Result<RecordBatch<'static>, quiver::error::Error<ObjectError>>> {
-        match self {
-            FileBatches::Ranges(reader) => reader.next_batch().await,
-            FileBatches::InOrder(reader) => reader.next_batch().await,
         }
     }
 }

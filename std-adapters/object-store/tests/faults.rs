@@ -8,7 +8,7 @@ use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
-use quiver_object_store::{ObjectSource, SequentialFileReader, SourceOptions};
+use quiver_object_store::{FileBatches, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -185,15 +185,10 @@ async fn read(
             .map_err(|e| e.to_string())?;
         reader.select(0..usize::MAX, source.scan_options());
         let mut batches = Vec::new();
-        if in_order {
-            let mut reader = SequentialFileReader::new(reader);
-            while let Some(batch) = reader.next_batch().await {
-                batches.push(batch.map_err(|e| e.to_string())?);
-            }
-        } else {
-            while let Some(batch) = reader.next_batch().await {
-                batches.push(batch.map_err(|e| e.to_string())?);
-            }
+        let mut reader = FileBatches::new(reader, in_order);
+        assert_eq!(matches!(reader, FileBatches::InOrder(_)), in_order);
+        while let Some(batch) = reader.next_batch().await {
+            batches.push(batch.map_err(|e| e.to_string())?);
         }
         Ok(batches)
     }

@@ -14,7 +14,7 @@ use quiver::array::RecordBatch;
 use quiver::ipc::{
     AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
 };
-use quiver_object_store::{DEFAULT_TAIL, ObjectSource, SequentialFileReader, SourceOptions};
+use quiver_object_store::{DEFAULT_TAIL, FileBatches, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,19 +49,19 @@ async fn remote(
     Ok(batches)
 }
 
-/// Every batch of the file `source` holds through `SequentialFileReader`, and whether its
-/// footer lists the blocks in file order (one streaming GET).
+/// Every batch of the file `source` holds through `FileBatches` reading it whole, and whether
+/// that was in file order (one streaming GET).
 async fn sequential(
     source: &ObjectSource,
 ) -> Result<(Vec<RecordBatch<'static>>, bool), quiver::error::Error<quiver_object_store::ObjectError>>
 {
     let reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
-    let mut reader = SequentialFileReader::new(reader);
+    let mut reader = FileBatches::new(reader, true);
     let mut batches = Vec::new();
     while let Some(batch) = reader.next_batch().await {
         batches.push(batch?);
     }
-    Ok((batches, reader.is_in_order()))
+    Ok((batches, matches!(reader, FileBatches::InOrder(_))))
 }
 
 /// Every batch of the stream `source` holds, through `AsyncStreamReader` over its reader.
