@@ -41,7 +41,7 @@ mod url;
 
 pub use error::ObjectError;
 pub use file::{FileBatches, SequentialFileReader};
-pub use read::{CHUNKS_BUFFERED, ObjectReader};
+pub use read::{ObjectReader, READ_AHEAD};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, MAX_WHOLE_READ_TAIL, NetworkMetrics, ObjectSource,
     RequestLog, RequestStats, SourceOptions,

@@ -537,14 +537,14 @@ fn on_moto_the_server_sees_what_the_source_counts() {
             whole.requests + one.requests + column.requests
         );
         // A stream: one streaming GET after the opening one, into a bounded buffer (a reader
-        // that reads nothing holds the GET at its channel's chunks; the body is not read
-        // ahead whole).
+        // that reads nothing holds the GET at its read-ahead of 64 KiB, plus what the
+        // sockets hold; the body of 7.8 MB is not read ahead whole).
         let stream = hundred_batch_stream();
         moto.put("100.stream", &stream);
         let source = ObjectSource::open(
             Arc::clone(&store),
             Path::from("100.stream"),
-            Default::default(),
+            SourceOptions::default().with_read_ahead(64 * 1024),
         )
         .await
         .unwrap();
