@@ -58,6 +58,9 @@ mod encoder;
 mod file;
 mod message;
 mod schema;
+
+#[cfg(test)]
+pub(super) use dictionary::slot_eq;
 mod stream;
 
 pub use encoder::{EncodedMessage, IpcFormat, MessageEncoder, MessageKind};
