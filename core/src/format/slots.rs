@@ -106,6 +106,3 @@ pub(crate) const VERSION_V5: i16 = 4;
 /// `BodyCompressionMethod.BUFFER`.
 #[cfg(feature = "alloc")]
 pub(crate) const METHOD_BUFFER: i8 = 0;
-/// `Endianness.Little`.
-#[cfg(feature = "alloc")]
-pub(crate) const LITTLE_ENDIAN: i16 = 0;

@@ -34,13 +34,6 @@ pub(super) struct BatchLayout {
     pub compression: Option<CompressionCodec>,
 }
 
-fn codec_value(codec: CompressionCodec) -> i8 {
-    match codec {
-        CompressionCodec::Lz4Frame => 0,
-        CompressionCodec::Zstd => 1,
-    }
-}
-
 /// Writes a `RecordBatch` table.
 fn record_batch_table(b: &mut Builder, layout: &BatchLayout) -> Offset<kind::Table> {
     let nodes = b.create_vector(&layout.nodes);
@@ -49,7 +42,7 @@ fn record_batch_table(b: &mut Builder, layout: &BatchLayout) -> Offset<kind::Tab
         .then(|| b.create_vector(&layout.variadic_buffer_counts));
     let compression = layout.compression.map(|codec| {
         b.start_table();
-        b.add_scalar(BODY_COMPRESSION_CODEC, codec_value(codec));
+        b.add_scalar(BODY_COMPRESSION_CODEC, codec as i8);
         b.add_scalar(BODY_COMPRESSION_METHOD, METHOD_BUFFER);
         b.end_table()
     });

@@ -7,7 +7,7 @@
 //! always written little-endian: the writers encode native little-endian buffers, whatever byte
 //! order the schema was read with.
 
-use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
+use crate::datatype::{DataType, DateUnit, Endianness, IntType, Precision, TimeUnit};
 use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
 use crate::flatbuffer_builder::{Builder, Offset, kind};
@@ -29,7 +29,7 @@ pub(super) fn schema_table(b: &mut Builder, schema: &Schema) -> FormatResult<Off
     let fields = b.create_vector_of_offsets(&fields);
     let metadata = metadata_vector(b, schema.metadata());
     b.start_table();
-    b.add_scalar(SCHEMA_ENDIANNESS, LITTLE_ENDIAN);
+    b.add_scalar(SCHEMA_ENDIANNESS, Endianness::Little as i16);
     b.add_offset(SCHEMA_FIELDS, fields);
     if let Some(metadata) = metadata {
         b.add_offset(SCHEMA_CUSTOM_METADATA, metadata);
@@ -120,15 +120,6 @@ fn enum_table(b: &mut Builder, value: i16) -> Offset<kind::Table> {
     b.end_table()
 }
 
-fn time_unit(unit: TimeUnit) -> i16 {
-    match unit {
-        TimeUnit::Second => 0,
-        TimeUnit::Millisecond => 1,
-        TimeUnit::Microsecond => 2,
-        TimeUnit::Nanosecond => 3,
-    }
-}
-
 fn decimal(b: &mut Builder, precision: u8, scale: i8, bit_width: i32) -> Offset<kind::Table> {
     b.start_table();
     b.add_scalar(0, i32::from(precision));
@@ -139,7 +130,7 @@ fn decimal(b: &mut Builder, precision: u8, scale: i8, bit_width: i32) -> Offset<
 
 fn time(b: &mut Builder, unit: TimeUnit, bit_width: i32) -> Offset<kind::Table> {
     b.start_table();
-    b.add_scalar(0, time_unit(unit));
+    b.add_scalar(0, unit as i16);
     b.add_scalar(1, bit_width);
     b.end_table()
 }
@@ -166,44 +157,28 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
         UInt16 => (TYPE_INT, int(b, 16, false)),
         UInt32 => (TYPE_INT, int(b, 32, false)),
         UInt64 => (TYPE_INT, int(b, 64, false)),
-        Float16 => (
-            TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Half)),
-        ),
-        Float32 => (
-            TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Single)),
-        ),
-        Float64 => (
-            TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Double)),
-        ),
+        Float16 => (TYPE_FLOATING_POINT, enum_table(b, Precision::Half as i16)),
+        Float32 => (TYPE_FLOATING_POINT, enum_table(b, Precision::Single as i16)),
+        Float64 => (TYPE_FLOATING_POINT, enum_table(b, Precision::Double as i16)),
         Decimal32(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 32)),
         Decimal64(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 64)),
         Decimal128(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 128)),
         Decimal256(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 256)),
-        Date32 => (TYPE_DATE, enum_table(b, 0)),
-        Date64 => (TYPE_DATE, enum_table(b, 1)),
+        Date32 => (TYPE_DATE, enum_table(b, DateUnit::Day as i16)),
+        Date64 => (TYPE_DATE, enum_table(b, DateUnit::Millisecond as i16)),
         Time32(unit) => (TYPE_TIME, time(b, *unit, 32)),
         Time64(unit) => (TYPE_TIME, time(b, *unit, 64)),
         Timestamp(unit, timezone) => {
             let timezone = timezone.as_deref().map(|tz| b.create_string(tz));
             b.start_table();
-            b.add_scalar(0, time_unit(*unit));
+            b.add_scalar(0, *unit as i16);
             if let Some(timezone) = timezone {
                 b.add_offset(1, timezone);
             }
             (TYPE_TIMESTAMP, b.end_table())
         }
-        Duration(unit) => (TYPE_DURATION, enum_table(b, time_unit(*unit))),
-        Interval(unit) => {
-            let unit = match unit {
-                IntervalUnit::YearMonth => 0,
-                IntervalUnit::DayTime => 1,
-                IntervalUnit::MonthDayNano => 2,
-            };
-            (TYPE_INTERVAL, enum_table(b, unit))
-        }
+        Duration(unit) => (TYPE_DURATION, enum_table(b, *unit as i16)),
+        Interval(unit) => (TYPE_INTERVAL, enum_table(b, *unit as i16)),
         Binary => (TYPE_BINARY, empty_table(b)),
         LargeBinary => (TYPE_LARGE_BINARY, empty_table(b)),
         FixedSizeBinary(width) => (TYPE_FIXED_SIZE_BINARY, i32_table(b, *width)),
@@ -232,13 +207,7 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
             let ids: Vec<i32> = type_ids.iter().map(|id| i32::from(*id)).collect();
             let ids = b.create_vector(&ids);
             b.start_table();
-            b.add_scalar(
-                0,
-                match mode {
-                    UnionMode::Sparse => 0i16,
-                    UnionMode::Dense => 1,
-                },
-            );
+            b.add_scalar(0, *mode as i16);
             b.add_offset(1, ids);
             (TYPE_UNION, b.end_table())
         }
@@ -253,18 +222,11 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
     })
 }
 
-fn precision(precision: Precision) -> i16 {
-    match precision {
-        Precision::Half => 0,
-        Precision::Single => 1,
-        Precision::Double => 2,
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub(crate) mod tests {
     use super::*;
+    use crate::datatype::{IntervalUnit, UnionMode};
     use crate::format;
     use crate::schema::DictionaryEncoding;
     use alloc::string::ToString;
