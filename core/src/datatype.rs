@@ -29,6 +29,7 @@ macro_rules! fb_enum {
         }
     };
 }
+pub(crate) use fb_enum;
 
 fb_enum! {
     /// Unit of a `Time`, `Timestamp` or `Duration` value.
@@ -470,6 +471,11 @@ mod tests {
         for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
             assert_eq!(CompressionCodec::from_fb(codec as i8), Some(codec));
         }
+        use crate::format::MetadataVersion::{self, *};
+        for v in [V1, V2, V3, V4, V5] {
+            assert_eq!(MetadataVersion::from_fb(v as i16), Some(v));
+        }
+        assert_eq!((V5 as i16, MetadataVersion::from_fb(5)), (4, None));
         assert_eq!(TimeUnit::from_fb(4), None);
         assert_eq!(IntervalUnit::from_fb(-1), None);
         assert_eq!(CompressionCodec::from_fb(2), None);
