@@ -18,6 +18,7 @@ use core::task::{Context, Poll};
 
 /// The reads of an [`AsyncStreamReader`]: awaited calls to an [`embedded_io_async::Read`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum AsyncIo {}
 
 /// Reads an Arrow IPC stream from an [`embedded_io_async::Read`]; see the module docs.

@@ -33,6 +33,7 @@ pub struct GenericStreamReader<R, Io> {
 
 /// The reads of a [`StreamReader`]: blocking calls to an [`embedded_io::Read`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BlockingIo {}
 
 /// Reads an Arrow IPC stream from an [`embedded_io::Read`].
