@@ -4,136 +4,105 @@
 //! shared with the flatbuffer accessors in [`crate::format`]. [`DataType`] itself holds child
 //! fields, so it lives behind the `alloc` feature.
 
-/// Unit of a `Time`, `Timestamp` or `Duration` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TimeUnit {
-    /// Seconds.
-    Second,
-    /// Milliseconds.
-    Millisecond,
-    /// Microseconds.
-    Microsecond,
-    /// Nanoseconds.
-    Nanosecond,
-}
+/// Defines a fieldless enum of a `.fbs` file whose discriminants are the flatbuffer values, with
+/// `from_fb` to read one: the one table of values, which the writer writes with `as`.
+macro_rules! fb_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident: $repr:ty {
+            $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$variant_meta])* $variant = $value,)*
+        }
 
-impl TimeUnit {
-    /// The unit as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => TimeUnit::Second,
-            1 => TimeUnit::Millisecond,
-            2 => TimeUnit::Microsecond,
-            3 => TimeUnit::Nanosecond,
-            _ => return None,
-        })
+        impl $name {
+            /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+            pub fn from_fb(value: $repr) -> Option<Self> {
+                match value {
+                    $($value => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use fb_enum;
+
+fb_enum! {
+    /// Unit of a `Time`, `Timestamp` or `Duration` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum TimeUnit: i16 {
+        /// Seconds.
+        Second = 0,
+        /// Milliseconds.
+        Millisecond = 1,
+        /// Microseconds.
+        Microsecond = 2,
+        /// Nanoseconds.
+        Nanosecond = 3,
     }
 }
 
-/// Unit of a `Date` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DateUnit {
-    /// Days since the epoch, 32 bits.
-    Day,
-    /// Milliseconds since the epoch, 64 bits.
-    Millisecond,
-}
-
-impl DateUnit {
-    /// The unit as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => DateUnit::Day,
-            1 => DateUnit::Millisecond,
-            _ => return None,
-        })
+fb_enum! {
+    /// Unit of a `Date` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum DateUnit: i16 {
+        /// Days since the epoch, 32 bits.
+        Day = 0,
+        /// Milliseconds since the epoch, 64 bits.
+        Millisecond = 1,
     }
 }
 
-/// Unit of an `Interval` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum IntervalUnit {
-    /// Months, as one i32.
-    YearMonth,
-    /// Days and milliseconds, as two i32.
-    DayTime,
-    /// Months (i32), days (i32) and nanoseconds (i64).
-    MonthDayNano,
-}
-
-impl IntervalUnit {
-    /// The unit as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => IntervalUnit::YearMonth,
-            1 => IntervalUnit::DayTime,
-            2 => IntervalUnit::MonthDayNano,
-            _ => return None,
-        })
+fb_enum! {
+    /// Unit of an `Interval` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum IntervalUnit: i16 {
+        /// Months, as one i32.
+        YearMonth = 0,
+        /// Days and milliseconds, as two i32.
+        DayTime = 1,
+        /// Months (i32), days (i32) and nanoseconds (i64).
+        MonthDayNano = 2,
     }
 }
 
-/// Precision of a floating-point value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Precision {
-    /// 16-bit IEEE 754.
-    Half,
-    /// 32-bit IEEE 754.
-    Single,
-    /// 64-bit IEEE 754.
-    Double,
-}
-
-impl Precision {
-    /// The precision as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => Precision::Half,
-            1 => Precision::Single,
-            2 => Precision::Double,
-            _ => return None,
-        })
+fb_enum! {
+    /// Precision of a floating-point value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Precision: i16 {
+        /// 16-bit IEEE 754.
+        Half = 0,
+        /// 32-bit IEEE 754.
+        Single = 1,
+        /// 64-bit IEEE 754.
+        Double = 2,
     }
 }
 
-/// Layout of a union's children.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnionMode {
-    /// Every child has the union's length; no offsets buffer.
-    Sparse,
-    /// Children are packed; an offsets buffer indexes into the selected child.
-    Dense,
-}
-
-impl UnionMode {
-    /// The mode as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => UnionMode::Sparse,
-            1 => UnionMode::Dense,
-            _ => return None,
-        })
+fb_enum! {
+    /// Layout of a union's children.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum UnionMode: i16 {
+        /// Every child has the union's length; no offsets buffer.
+        Sparse = 0,
+        /// Children are packed; an offsets buffer indexes into the selected child.
+        Dense = 1,
     }
 }
 
-/// Byte order of a file's buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Endianness {
-    /// Little-endian (the usual case, and what quiver's hosts are).
-    #[default]
-    Little,
-    /// Big-endian: the reader byte-swaps buffers into owned memory.
-    Big,
-}
-
-impl Endianness {
-    /// The byte order as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => Endianness::Little,
-            1 => Endianness::Big,
-            _ => return None,
-        })
+fb_enum! {
+    /// Byte order of a file's buffers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub enum Endianness: i16 {
+        /// Little-endian (the usual case, and what quiver's hosts are).
+        #[default]
+        Little = 0,
+        /// Big-endian: the reader byte-swaps buffers into owned memory.
+        Big = 1,
     }
 }
 
@@ -153,25 +122,18 @@ impl IntType {
     }
 }
 
-/// Compression codec of a record batch body (`BodyCompression.codec`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompressionCodec {
-    /// LZ4 frame format.
-    Lz4Frame,
-    /// Zstandard.
-    Zstd,
+fb_enum! {
+    /// Compression codec of a record batch body (`BodyCompression.codec`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CompressionCodec: i8 {
+        /// LZ4 frame format.
+        Lz4Frame = 0,
+        /// Zstandard.
+        Zstd = 1,
+    }
 }
 
 impl CompressionCodec {
-    /// The codec as its `Message.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i8) -> Option<Self> {
-        Some(match value {
-            0 => CompressionCodec::Lz4Frame,
-            1 => CompressionCodec::Zstd,
-            _ => return None,
-        })
-    }
-
     /// The codec's name as the format spells it.
     pub fn name(self) -> &'static str {
         match self {
@@ -483,6 +445,49 @@ mod tests {
     use alloc::string::ToString;
     use alloc::sync::Arc;
     use alloc::vec;
+
+    #[test]
+    fn fb_enums_read_back_what_the_writer_writes() {
+        use TimeUnit::*;
+        for unit in [Second, Millisecond, Microsecond, Nanosecond] {
+            assert_eq!(TimeUnit::from_fb(unit as i16), Some(unit));
+        }
+        for unit in [DateUnit::Day, DateUnit::Millisecond] {
+            assert_eq!(DateUnit::from_fb(unit as i16), Some(unit));
+        }
+        use IntervalUnit::*;
+        for unit in [YearMonth, DayTime, MonthDayNano] {
+            assert_eq!(IntervalUnit::from_fb(unit as i16), Some(unit));
+        }
+        for p in [Precision::Half, Precision::Single, Precision::Double] {
+            assert_eq!(Precision::from_fb(p as i16), Some(p));
+        }
+        for mode in [UnionMode::Sparse, UnionMode::Dense] {
+            assert_eq!(UnionMode::from_fb(mode as i16), Some(mode));
+        }
+        for e in [Endianness::Little, Endianness::Big] {
+            assert_eq!(Endianness::from_fb(e as i16), Some(e));
+        }
+        for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
+            assert_eq!(CompressionCodec::from_fb(codec as i8), Some(codec));
+        }
+        use crate::format::MetadataVersion::{self, *};
+        for v in [V1, V2, V3, V4, V5] {
+            assert_eq!(MetadataVersion::from_fb(v as i16), Some(v));
+        }
+        assert_eq!((V5 as i16, MetadataVersion::from_fb(5)), (4, None));
+        assert_eq!(TimeUnit::from_fb(4), None);
+        assert_eq!(IntervalUnit::from_fb(-1), None);
+        assert_eq!(CompressionCodec::from_fb(2), None);
+        assert_eq!(
+            (
+                Nanosecond as i16,
+                MonthDayNano as i16,
+                Endianness::Big as i16
+            ),
+            (3, 2, 1)
+        );
+    }
 
     #[test]
     fn types_print_in_arrow_notation() {

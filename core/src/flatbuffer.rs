@@ -687,7 +687,7 @@ pub(crate) mod builder {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
+pub(crate) mod tests {
     use super::builder::{Obj, Value, finish, raw_str};
     use super::*;
     use std::vec;
@@ -746,33 +746,9 @@ mod tests {
         assert_eq!(t.u16(0, 0, "Root.a").unwrap(), 0x1234);
     }
 
-    #[test]
-    fn built_table_reads_every_kind_of_field() {
-        let child = |n: i64| Obj::new().with(0, Value::I64(n));
-        let root = Obj::new()
-            .with(0, Value::U8(200))
-            .with(1, Value::I8(-5))
-            .with(2, Value::Bool(true))
-            .with(3, Value::I16(-300))
-            .with(4, Value::U16(60000))
-            .with(5, Value::I32(-70000))
-            .with(6, Value::I64(-5_000_000_000))
-            .str(7, "héllo")
-            .table(8, child(11))
-            .i32s(9, &[1, -2, 3])
-            .i64s(10, &[i64::MIN, 0, i64::MAX])
-            .tables(11, vec![child(1), child(2), child(3)])
-            .with(12, Value::U8(2))
-            .table(13, child(99))
-            .with(
-                14,
-                Value::Vector {
-                    elem_size: 16,
-                    bytes: (0u8..32).collect(),
-                },
-            );
-        let buf = finish(&root);
-        let t = Table::root(&buf, "Root").unwrap();
+    /// Checks slots 0 to 13 of a root table written by both builders' tests: every scalar type,
+    /// a string, a table, `i32` and `i64` vectors, a vector of tables and a union.
+    pub(crate) fn assert_reads_every_kind_of_field(t: &Table<'_>) {
         assert_eq!(t.u8(0, 0, "a").unwrap(), 200);
         assert_eq!(t.i8(1, 0, "b").unwrap(), -5);
         assert!(t.bool(2, false, "c").unwrap());
@@ -816,6 +792,36 @@ mod tests {
         let (tag, value) = t.union(12, 13, "u").unwrap().unwrap();
         assert_eq!(tag, 2);
         assert_eq!(value.i64(0, 0, "u.x").unwrap(), 99);
+    }
+
+    #[test]
+    fn built_table_reads_every_kind_of_field() {
+        let child = |n: i64| Obj::new().with(0, Value::I64(n));
+        let root = Obj::new()
+            .with(0, Value::U8(200))
+            .with(1, Value::I8(-5))
+            .with(2, Value::Bool(true))
+            .with(3, Value::I16(-300))
+            .with(4, Value::U16(60000))
+            .with(5, Value::I32(-70000))
+            .with(6, Value::I64(-5_000_000_000))
+            .str(7, "héllo")
+            .table(8, child(11))
+            .i32s(9, &[1, -2, 3])
+            .i64s(10, &[i64::MIN, 0, i64::MAX])
+            .tables(11, vec![child(1), child(2), child(3)])
+            .with(12, Value::U8(2))
+            .table(13, child(99))
+            .with(
+                14,
+                Value::Vector {
+                    elem_size: 16,
+                    bytes: (0u8..32).collect(),
+                },
+            );
+        let buf = finish(&root);
+        let t = Table::root(&buf, "Root").unwrap();
+        assert_reads_every_kind_of_field(&t);
 
         // A struct vector: two 16-byte elements.
         struct Pair(u64, u64);

@@ -5,7 +5,8 @@
 //! from the first request to the last byte.
 //!
 //! Readers, each on the whole file and on one column:
-//! - quiver: `ObjectSource` under `AsyncFileReader`;
+//! - quiver: `ObjectSource` under `AsyncFileReader`, read by `FileBatches` as `quiver json` does
+//!   (in file order through one streaming GET for the whole file, by ranges for one column);
 //! - one GET per block with arrow-rs (DataFusion's approach): the footer, then each record
 //!   batch block in turn, decoded with `arrow_ipc::reader::FileDecoder`;
 //! - polars `scan_ipc(...).collect()` and pyarrow's `S3FileSystem` + `ipc.open_file`, when
@@ -19,7 +20,8 @@
 //! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
 //! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
 //! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
-//! planner's window. A third server is the Rust range server holding each request for the delay
+//! planner's window: in file order through one streaming GET (`SequentialFileReader`, what
+//! `quiver json` does for a whole read), and by planned ranges (`AsyncFileReader`). A third server is the Rust range server holding each request for the delay
 //! itself (no proxy). `QUIVER_SERVERS=moto,rust,inside` picks the servers; the child takes
 //! `QUIVER_RANGE` (bytes per range, window twice that), `QUIVER_WINDOW` (ranges per window) and
 //! `QUIVER_PREFETCH` (windows in flight). The time to decode every batch from memory, with no
@@ -34,7 +36,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver_object_store::{ObjectSource, RequestLog, SourceOptions};
+use quiver_object_store::{FileBatches, ObjectSource, RequestLog, SourceOptions};
 use quiver_tests::moto::{BUCKET, Moto};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -224,6 +226,7 @@ async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str
         options = options.with_range_size_limit(range);
     }
     reader.select(0..usize::MAX, options);
+    let mut reader = FileBatches::new(reader, column.is_none());
     let mut rows = 0;
     while let Some(batch) = reader.next_batch().await {
         rows += batch.unwrap().num_rows();
@@ -420,11 +423,12 @@ fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u
 /// The child process of the big-file run: quiver reads every batch of `key` through the proxy
 /// at `endpoint` (decoding only), then prints one line: rows, requests, round trips, bytes,
 /// range size and window of the planner, the resident set after opening and its peak.
-fn big_child(endpoint: &str, key: &str) {
+fn big_child(endpoint: &str, key: &str, in_order: bool) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = s3(endpoint);
     runtime.block_on(async {
-        let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+        let options = SourceOptions::default().with_whole_read(in_order);
+        let source = ObjectSource::open(store, Path::from(key), options)
             .await
             .unwrap();
         let reader = AsyncFileReader::open(&source, Default::default())
@@ -457,6 +461,8 @@ fn big_child(endpoint: &str, key: &str) {
         let opened_rss = status_kib("VmRSS");
         reader.select(0..usize::MAX, options.clone());
         let mut rows = 0;
+        let mut reader = FileBatches::new(reader, in_order);
+        assert_eq!(matches!(reader, FileBatches::InOrder(_)), in_order);
         while let Some(batch) = reader.next_batch().await {
             rows += batch.unwrap().num_rows();
         }
@@ -731,27 +737,31 @@ fn big(gigabytes: f64, delay: Duration) {
             .unwrap();
         assert_eq!(got.len() as u64, range, "the ranged GET's bytes");
         line(server, "one ranged GET of 64 MiB", Some(baseline));
-        recorder.reset();
-        parent_cpu.set(cpu());
-        let child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--big-child", &endpoint, key])
-            .output()
-            .expect("run the quiver child");
-        let out = String::from_utf8_lossy(&child.stdout).into_owned();
-        assert!(
-            child.status.success(),
-            "quiver child: {out} {}",
-            String::from_utf8_lossy(&child.stderr)
-        );
-        line(
-            server,
-            "quiver (`ObjectSource` + `AsyncFileReader`), every batch",
-            Some(baseline),
-        );
-        memory.push((server, out));
+        for (mode, reader) in [
+            (
+                "in-order",
+                "quiver in file order (`SequentialFileReader`, as `quiver json`)",
+            ),
+            ("ranges", "quiver by ranges (`AsyncFileReader`)"),
+        ] {
+            recorder.reset();
+            parent_cpu.set(cpu());
+            let child = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--big-child", &endpoint, key, mode])
+                .output()
+                .expect("run the quiver child");
+            let out = String::from_utf8_lossy(&child.stdout).into_owned();
+            assert!(
+                child.status.success(),
+                "quiver child: {out} {}",
+                String::from_utf8_lossy(&child.stderr)
+            );
+            line(server, &format!("{reader}, every batch"), Some(baseline));
+            memory.push((server, mode, out));
+        }
     }
     println!();
-    for (server, out) in memory {
+    for (server, mode, out) in memory {
         let numbers: Vec<u64> = out
             .split_whitespace()
             .filter_map(|n| n.parse().ok())
@@ -773,7 +783,7 @@ fn big(gigabytes: f64, delay: Duration) {
             assert_eq!(rows_read, (batches * rows) as u64, "rows read");
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             println!(
-                "quiver from {server}: range size {:.1} MiB, window {:.1} MiB; resident {:.1} MiB \
+                "quiver {mode} from {server}: range size {:.1} MiB, window {:.1} MiB; resident {:.1} MiB \
                  after opening, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
                  after opening)",
                 mib(range),
@@ -784,7 +794,7 @@ fn big(gigabytes: f64, delay: Duration) {
                 (peak - opened) as f64 * 1024.0 / window as f64,
             );
             println!(
-                "quiver from {server}: its process used {user} ms of user CPU, {system} ms of \
+                "quiver {mode} from {server}: its process used {user} ms of user CPU, {system} ms of \
                  system CPU, {faults} minor page faults"
             );
         }
@@ -867,7 +877,11 @@ fn connections(requests: usize, delay: Duration) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("--big-child") => big_child(&args[1], &args[2]),
+        Some("--big-child") => big_child(
+            &args[1],
+            &args[2],
+            args.get(3).is_none_or(|m| m == "in-order"),
+        ),
         Some("--connections") => {
             let requests = args
                 .get(1)

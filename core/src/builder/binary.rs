@@ -7,7 +7,7 @@
 
 use super::bitmap::Validity;
 use super::offsets::Offsets;
-use super::{AppendValue, ArrayBuilder, misuse, remember};
+use super::{ArrayBuilder, misuse, remember, remembered};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
@@ -15,7 +15,6 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::any::Any;
 
 /// Values longer than this go to a data buffer of a view array.
 const MAX_INLINE: usize = 12;
@@ -154,8 +153,7 @@ impl ByteBuilder {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let error = self.error.take();
         let buffers = match &mut self.layout {
             Layout::Offsets {
@@ -181,17 +179,8 @@ impl ByteBuilder {
                 buffers
             }
         };
-        if let Some(error) = error {
-            return Err(error);
-        }
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
-            buffers,
-            ..ArrayParts::default()
-        })
+        remembered(error)?;
+        ArrayView::try_new(ArrayParts { buffers, ..parts })
     }
 }
 
@@ -255,13 +244,7 @@ macro_rules! byte_builder {
                 self.0.finish()
             }
 
-            fn as_any(&self) -> &dyn Any {
-                self
-            }
-
-            fn as_any_mut(&mut self) -> &mut dyn Any {
-                self
-            }
+            as_any!();
         }
     };
 }
@@ -296,23 +279,8 @@ impl StringBuilder {
     }
 }
 
-append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>]);
+append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]);
 append_by_ref!(StringBuilder, append_str, [&str, String, &String]);
-
-impl<const N: usize> AppendValue<&[u8; N]> for BinaryBuilder {
-    fn append_value(&mut self, value: &[u8; N]) {
-        self.append_bytes(value);
-    }
-}
-
-impl<const N: usize> AppendValue<Option<&[u8; N]>> for BinaryBuilder {
-    fn append_value(&mut self, value: Option<&[u8; N]>) {
-        match value {
-            Some(value) => self.append_bytes(value),
-            None => self.append_null(),
-        }
-    }
-}
 
 /// Builds a `FixedSizeBinary(width)` array; a value of another width makes `finish` fail.
 #[derive(Debug, Clone)]
@@ -353,22 +321,11 @@ impl FixedSizeBinaryBuilder {
     }
 }
 
-append_by_ref!(FixedSizeBinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>]);
-
-impl<const N: usize> AppendValue<&[u8; N]> for FixedSizeBinaryBuilder {
-    fn append_value(&mut self, value: &[u8; N]) {
-        self.append_bytes(value);
-    }
-}
-
-impl<const N: usize> AppendValue<Option<&[u8; N]>> for FixedSizeBinaryBuilder {
-    fn append_value(&mut self, value: Option<&[u8; N]>) {
-        match value {
-            Some(value) => self.append_bytes(value),
-            None => self.append_null(),
-        }
-    }
-}
+append_by_ref!(
+    FixedSizeBinaryBuilder,
+    append_bytes,
+    [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]
+);
 
 impl FixedSizeBinaryBuilder {
     fn append_bytes(&mut self, value: &[u8]) {
@@ -403,34 +360,22 @@ impl ArrayBuilder for FixedSizeBinaryBuilder {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let values = core::mem::take(&mut self.values);
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
+        remembered(self.error.take())?;
         ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
             buffers: vec![Bytes::from_vec(values)],
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::AppendValue;
     use alloc::string::String;
 
     fn strings() -> Vec<Option<String>> {

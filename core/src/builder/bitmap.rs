@@ -1,7 +1,9 @@
 //! Bit-packed buffers: [`BitmapBuilder`] (LSB-first bits, for validity and boolean values) and
 //! the validity bitmap a builder allocates only once a null is appended.
 
+use crate::array::ArrayParts;
 use crate::bytes::Bytes;
+use crate::datatype::DataType;
 use alloc::vec::Vec;
 
 /// Builds an LSB-first bitmap one bit (or one run of equal bits) at a time.
@@ -109,6 +111,20 @@ impl Validity {
             null_count, bitmap, ..
         } = core::mem::take(self);
         (null_count, bitmap.map(|mut b| Bytes::from_vec(b.finish())))
+    }
+
+    /// The parts of an array of `data_type` with these slots (length, null count, bitmap), to
+    /// which the builder adds its buffers and children; leaves this empty.
+    pub fn finish_parts(&mut self, data_type: DataType) -> ArrayParts<'static> {
+        let len = self.len;
+        let (null_count, validity) = self.finish();
+        ArrayParts {
+            data_type: Some(data_type),
+            len,
+            null_count,
+            validity,
+            ..ArrayParts::default()
+        }
     }
 }
 

@@ -7,7 +7,6 @@ use crate::bytes::Bytes;
 use crate::datatype::DataType;
 use crate::error::FormatResult;
 use alloc::vec;
-use core::any::Any;
 
 /// Builds a `Boolean` array.
 #[derive(Debug, Clone)]
@@ -66,25 +65,13 @@ impl ArrayBuilder for BooleanBuilder {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
         ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Boolean),
-            len,
-            null_count,
-            validity,
             buffers: vec![Bytes::from_vec(self.values.finish())],
-            ..ArrayParts::default()
+            ..self.validity.finish_parts(DataType::Boolean)
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

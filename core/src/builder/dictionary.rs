@@ -5,7 +5,7 @@
 //! in the chosen integer type and shares the finished values as the array's [`Dictionary`].
 
 use super::bitmap::Validity;
-use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember};
+use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember, remembered};
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntType};
@@ -14,7 +14,6 @@ use crate::schema::DictionaryEncoding;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::any::Any;
 use hashbrown::HashMap;
 
 /// Builds a dictionary-encoded array: indices of any integer type into values built by `V`.
@@ -175,21 +174,7 @@ impl<V: ArrayBuilder> DictionaryBuilder<V> {
     }
 }
 
-impl<T: ValueKey, V: AppendValue<T>> AppendValue<T> for DictionaryBuilder<V> {
-    fn append_value(&mut self, value: T) {
-        let mut key = core::mem::take(&mut self.key);
-        key.clear();
-        value.write_key(&mut key);
-        self.append_with(&key, |values| values.append_value(value));
-        self.key = key;
-    }
-}
-
-impl<T: ValueKey, V: AppendValue<T>> AppendValue<Option<T>> for DictionaryBuilder<V> {
-    fn append_value(&mut self, value: Option<T>) {
-        <Self as AppendValue<T>>::append_option(self, value);
-    }
-}
+append_by_key!(DictionaryBuilder);
 
 impl<V: ArrayBuilder> ArrayBuilder for DictionaryBuilder<V> {
     fn data_type(&self) -> &DataType {
@@ -212,37 +197,25 @@ impl<V: ArrayBuilder> ArrayBuilder for DictionaryBuilder<V> {
 
     /// The array, with the values finished as its dictionary; the next batch starts a new one.
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.values.data_type().clone());
         let indices = core::mem::take(&mut self.indices);
         self.seen.clear();
         let error = self.error.take();
         let values = self.values.finish();
-        if let Some(error) = error {
-            return Err(error);
-        }
+        remembered(error)?;
         let values = values?;
         ArrayView::try_new(ArrayParts {
             data_type: Some(values.data_type().clone()),
-            len,
-            null_count,
-            validity,
             buffers: vec![Bytes::from_vec(indices)],
             dictionary: Some(Dictionary {
                 index_type: self.encoding.index_type,
                 values: Arc::new(values),
             }),
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

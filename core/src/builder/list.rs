@@ -7,14 +7,13 @@
 
 use super::bitmap::Validity;
 use super::offsets::Offsets;
-use super::{AppendValue, ArrayBuilder, child_field, misuse, remember};
+use super::{AppendValue, ArrayBuilder, child_field, misuse, remember, remembered};
 use crate::array::{ArrayParts, ArrayView};
 use crate::datatype::DataType;
 use crate::error::{FormatError, FormatResult};
 use crate::schema::Field;
 use alloc::sync::Arc;
 use alloc::vec;
-use core::any::Any;
 
 /// The four layouts of variable-size lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,26 +57,28 @@ impl<B: ArrayBuilder + Default> Default for ListBuilder<B> {
 impl<B: ArrayBuilder> ListBuilder<B> {
     /// A `List` builder whose child field is a nullable `item` of the values' type.
     pub fn new(values: B) -> Self {
-        let item = Arc::new(values.field("item"));
-        Self::with_data_type(DataType::List(item), values)
+        Self::with_item(DataType::List, values)
     }
 
     /// A `LargeList` builder (i64 offsets) with a nullable `item` child.
     pub fn new_large(values: B) -> Self {
-        let item = Arc::new(values.field("item"));
-        Self::with_data_type(DataType::LargeList(item), values)
+        Self::with_item(DataType::LargeList, values)
     }
 
     /// A `ListView` builder (i32 offsets and sizes) with a nullable `item` child.
     pub fn new_view(values: B) -> Self {
-        let item = Arc::new(values.field("item"));
-        Self::with_data_type(DataType::ListView(item), values)
+        Self::with_item(DataType::ListView, values)
     }
 
     /// A `LargeListView` builder (i64 offsets and sizes) with a nullable `item` child.
     pub fn new_large_view(values: B) -> Self {
+        Self::with_item(DataType::LargeListView, values)
+    }
+
+    /// A builder of `list(item)`, its `item` field nullable and of the values' type.
+    fn with_item(list: fn(Arc<Field>) -> DataType, values: B) -> Self {
         let item = Arc::new(values.field("item"));
-        Self::with_data_type(DataType::LargeListView(item), values)
+        Self::with_data_type(list(item), values)
     }
 
     /// A builder of `data_type`, one of the four list types, whose child field (name,
@@ -144,44 +145,26 @@ impl<B: ArrayBuilder> ArrayBuilder for ListBuilder<B> {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let error = self.error.take();
         let child = self.values.finish();
         let large = matches!(self.layout, Layout::LargeList | Layout::LargeListView);
         let buffers = match self.layout {
-            Layout::List | Layout::LargeList => {
-                vec![self.offsets.finish_offsets(large)]
-            }
-            Layout::ListView | Layout::LargeListView => {
-                let pair = self.offsets.finish_views(large);
-                match pair {
-                    Ok((offsets, sizes)) => vec![Ok(offsets), Ok(sizes)],
-                    Err(e) => vec![Err(e)],
-                }
-            }
+            Layout::List | Layout::LargeList => self.offsets.finish_offsets(large).map(|o| vec![o]),
+            Layout::ListView | Layout::LargeListView => self
+                .offsets
+                .finish_views(large)
+                .map(|(offsets, sizes)| vec![offsets, sizes]),
         };
-        if let Some(error) = error {
-            return Err(error);
-        }
+        remembered(error)?;
         ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
-            buffers: buffers.into_iter().collect::<FormatResult<_>>()?,
+            buffers: buffers?,
             children: vec![child?],
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 /// Builds a `FixedSizeList(item, size)` array: each slot holds exactly `size` child values.
@@ -278,30 +261,17 @@ impl<B: ArrayBuilder> ArrayBuilder for FixedSizeListBuilder<B> {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let error = self.error.take();
         let child = self.values.finish();
-        if let Some(error) = error {
-            return Err(error);
-        }
+        remembered(error)?;
         ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
             children: vec![child?],
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 /// Builds a `Map` array: lists of `entries: struct<key, value>`, keys from `K`, values from `V`.
@@ -417,15 +387,12 @@ impl<K: ArrayBuilder, V: ArrayBuilder> ArrayBuilder for MapBuilder<K, V> {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let error = self.error.take();
         let offsets = self.offsets.finish_offsets(false);
         let keys = self.keys.finish();
         let values = self.values.finish();
-        if let Some(error) = error {
-            return Err(error);
-        }
+        remembered(error)?;
         let (keys, values) = (keys?, values?);
         let entries_type = match &self.data_type {
             DataType::Map(entries, _) => entries.data_type().clone(),
@@ -441,23 +408,13 @@ impl<K: ArrayBuilder, V: ArrayBuilder> ArrayBuilder for MapBuilder<K, V> {
             ..ArrayParts::default()
         })?;
         ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
             buffers: vec![offsets?],
             children: vec![entries],
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

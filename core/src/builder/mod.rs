@@ -46,17 +46,18 @@
 //! # Ok::<(), quiver::error::FormatError>(())
 //! ```
 
-/// Implements `AppendValue<T>` and `AppendValue<Option<T>>` for each listed `T`, through the
-/// builder's inherent `$method(&Target)` (the values are passed by `as_ref`).
+/// Implements `AppendValue<T>` and `AppendValue<Option<T>>` for each listed `T` (generic over
+/// `const N: usize` where written `const N => T`), through the builder's inherent
+/// `$method(&Target)` (the values are passed by `as_ref`).
 macro_rules! append_by_ref {
-    ($builder:ty, $method:ident, [$($t:ty),* $(,)?]) => {$(
-        impl $crate::builder::AppendValue<$t> for $builder {
+    ($builder:ty, $method:ident, [$($(const $n:ident =>)? $t:ty),* $(,)?]) => {$(
+        impl<$(const $n: usize)?> $crate::builder::AppendValue<$t> for $builder {
             fn append_value(&mut self, value: $t) {
                 self.$method(value.as_ref());
             }
         }
 
-        impl $crate::builder::AppendValue<Option<$t>> for $builder {
+        impl<$(const $n: usize)?> $crate::builder::AppendValue<Option<$t>> for $builder {
             fn append_value(&mut self, value: Option<$t>) {
                 match value {
                     Some(value) => self.$method(value.as_ref()),
@@ -65,6 +66,41 @@ macro_rules! append_by_ref {
             }
         }
     )*};
+}
+
+/// Implements [`ArrayBuilder::as_any`] and [`ArrayBuilder::as_any_mut`] (inside the impl).
+macro_rules! as_any {
+    () => {
+        fn as_any(&self) -> &dyn core::any::Any {
+            self
+        }
+
+        fn as_any_mut(&mut self) -> &mut dyn core::any::Any {
+            self
+        }
+    };
+}
+
+/// Implements `AppendValue<T>` and `AppendValue<Option<T>>` for a builder of `V` values that
+/// deduplicates by [`ValueKey`] through its `append_with(key, append)`.
+macro_rules! append_by_key {
+    ($builder:ident) => {
+        impl<T: ValueKey, V: AppendValue<T>> AppendValue<T> for $builder<V> {
+            fn append_value(&mut self, value: T) {
+                let mut key = core::mem::take(&mut self.key);
+                key.clear();
+                value.write_key(&mut key);
+                self.append_with(&key, |values| values.append_value(value));
+                self.key = key;
+            }
+        }
+
+        impl<T: ValueKey, V: AppendValue<T>> AppendValue<Option<T>> for $builder<V> {
+            fn append_value(&mut self, value: Option<T>) {
+                <Self as AppendValue<T>>::append_option(self, value);
+            }
+        }
+    };
 }
 
 mod batch;
@@ -298,6 +334,29 @@ fn remember(slot: &mut Option<FormatError>, error: FormatError) {
     if slot.is_none() {
         *slot = Some(error);
     }
+}
+
+/// The error a builder remembered (see [`remember`]) as an `Err`, or `Ok` without one.
+fn remembered(error: Option<FormatError>) -> FormatResult<()> {
+    error.map_or(Ok(()), Err)
+}
+
+/// Finishes every child builder (each is left empty) and returns the arrays, unless `error` was
+/// remembered or a child's length differs from `len` (when given): then the first of those.
+fn finish_children(
+    children: &mut [Box<dyn ArrayBuilder>],
+    len: Option<usize>,
+    differs: &'static str,
+    mut error: Option<FormatError>,
+) -> FormatResult<Vec<ArrayView<'static>>> {
+    for (i, child) in children.iter().enumerate() {
+        if len.is_some_and(|len| child.len() != len) {
+            remember(&mut error, misuse(differs, i));
+        }
+    }
+    let finished: Vec<_> = children.iter_mut().map(|c| c.finish()).collect();
+    remembered(error)?;
+    finished.into_iter().collect()
 }
 
 /// The builder for arrays of `field`: a [`DictionaryBuilder`] when the field is

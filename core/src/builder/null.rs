@@ -4,7 +4,6 @@ use super::ArrayBuilder;
 use crate::array::{ArrayParts, ArrayView};
 use crate::datatype::DataType;
 use crate::error::FormatResult;
-use core::any::Any;
 
 /// Builds a `Null` array (every slot null, no buffers).
 #[derive(Debug, Clone)]
@@ -56,13 +55,7 @@ impl ArrayBuilder for NullBuilder {
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

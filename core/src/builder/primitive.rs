@@ -6,14 +6,13 @@
 //! when there are nulls). The same value types read back through [`ArrayView::value`].
 
 use super::bitmap::Validity;
-use super::{AppendValue, ArrayBuilder, ValueKey, misuse};
+use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remembered};
 use crate::array::{ArrayParts, ArrayView, Native};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntervalUnit};
 use crate::error::{FormatError, FormatResult};
 use alloc::vec;
 use alloc::vec::Vec;
-use core::any::Any;
 use core::fmt::Debug;
 use core::marker::PhantomData;
 
@@ -267,29 +266,16 @@ impl<T: Primitive> ArrayBuilder for PrimitiveBuilder<T> {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
+        let parts = self.validity.finish_parts(self.data_type.clone());
         let values = core::mem::take(&mut self.values);
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
+        remembered(self.error.take())?;
         ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
             buffers: vec![Bytes::from_vec(values)],
-            ..ArrayParts::default()
+            ..parts
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! last run, any other key appends the value to the values child and starts a run. `finish`
 //! writes the run ends as `Int16`, `Int32` or `Int64`.
 
-use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember};
+use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remember, remembered};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
@@ -14,7 +14,6 @@ use crate::schema::Field;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::any::Any;
 
 /// What the last run holds, for merging the next logical value into it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,21 +167,7 @@ impl<V: ArrayBuilder> RunEndBuilder<V> {
     }
 }
 
-impl<T: ValueKey, V: AppendValue<T>> AppendValue<T> for RunEndBuilder<V> {
-    fn append_value(&mut self, value: T) {
-        let mut key = core::mem::take(&mut self.key);
-        key.clear();
-        value.write_key(&mut key);
-        self.append_with(&key, |values| values.append_value(value));
-        self.key = key;
-    }
-}
-
-impl<T: ValueKey, V: AppendValue<T>> AppendValue<Option<T>> for RunEndBuilder<V> {
-    fn append_value(&mut self, value: Option<T>) {
-        <Self as AppendValue<T>>::append_option(self, value);
-    }
-}
+append_by_key!(RunEndBuilder);
 
 impl<V: ArrayBuilder> ArrayBuilder for RunEndBuilder<V> {
     fn data_type(&self) -> &DataType {
@@ -211,9 +196,7 @@ impl<V: ArrayBuilder> ArrayBuilder for RunEndBuilder<V> {
         self.last = Last::Nothing;
         let error = self.error.take();
         let values = self.values.finish();
-        if let Some(error) = error {
-            return Err(error);
-        }
+        remembered(error)?;
         let (run_end_type, max) = self
             .run_end_type()
             .ok_or_else(|| misuse("run-end builder given a non-run-end type", 0))?;
@@ -245,13 +228,7 @@ impl<V: ArrayBuilder> ArrayBuilder for RunEndBuilder<V> {
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

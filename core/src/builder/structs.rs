@@ -4,14 +4,13 @@
 //! ([`ArrayBuilder::append_null`]) appends a null to every child itself.
 
 use super::bitmap::Validity;
-use super::{ArrayBuilder, misuse, remember};
+use super::{ArrayBuilder, finish_children, misuse};
 use crate::array::{ArrayParts, ArrayView};
 use crate::datatype::DataType;
 use crate::error::{FormatError, FormatResult};
 use crate::schema::Field;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::any::Any;
 
 /// Builds a `Struct` array from one builder per field.
 ///
@@ -120,38 +119,17 @@ impl ArrayBuilder for StructBuilder {
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let len = self.validity.len();
-        let (null_count, validity) = self.validity.finish();
-        let mut error = self.error.take();
-        for (i, child) in self.children.iter().enumerate() {
-            if child.len() != len {
-                remember(
-                    &mut error,
-                    misuse("struct child length differs from the struct", i),
-                );
-            }
-        }
-        let children: Vec<_> = self.children.iter_mut().map(|c| c.finish()).collect();
-        if let Some(error) = error {
-            return Err(error);
-        }
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(self.data_type.clone()),
-            len,
-            null_count,
-            validity,
-            children: children.into_iter().collect::<FormatResult<_>>()?,
-            ..ArrayParts::default()
-        })
+        let parts = self.validity.finish_parts(self.data_type.clone());
+        let children = finish_children(
+            &mut self.children,
+            Some(parts.len),
+            "struct child length differs from the struct",
+            self.error.take(),
+        )?;
+        ArrayView::try_new(ArrayParts { children, ..parts })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! unions record the child's next index in the offsets buffer. Unions have no validity bitmap: a
 //! null slot is a null in a child.
 
-use super::{ArrayBuilder, misuse, remember};
+use super::{ArrayBuilder, finish_children, misuse, remember};
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, UnionMode};
@@ -14,7 +14,6 @@ use crate::schema::Field;
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::any::Any;
 
 /// Builds a sparse or dense `Union` array.
 ///
@@ -195,21 +194,12 @@ impl ArrayBuilder for UnionBuilder {
         let len = self.type_ids.len();
         let type_ids = core::mem::take(&mut self.type_ids);
         let offsets = core::mem::take(&mut self.offsets);
-        let mut error = self.error.take();
-        if self.mode == UnionMode::Sparse {
-            for (i, child) in self.children.iter().enumerate() {
-                if child.len() != len {
-                    remember(
-                        &mut error,
-                        misuse("sparse union child length differs from the union", i),
-                    );
-                }
-            }
-        }
-        let children: Vec<_> = self.children.iter_mut().map(|c| c.finish()).collect();
-        if let Some(error) = error {
-            return Err(error);
-        }
+        let children = finish_children(
+            &mut self.children,
+            Some(len).filter(|_| self.mode == UnionMode::Sparse),
+            "sparse union child length differs from the union",
+            self.error.take(),
+        )?;
         let mut buffers = vec![Bytes::from_vec(type_ids)];
         if self.mode == UnionMode::Dense {
             buffers.push(Bytes::from_vec(offsets));
@@ -218,18 +208,12 @@ impl ArrayBuilder for UnionBuilder {
             data_type: Some(self.data_type.clone()),
             len,
             buffers,
-            children: children.into_iter().collect::<FormatResult<_>>()?,
+            children,
             ..ArrayParts::default()
         })
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    as_any!();
 }
 
 #[cfg(test)]

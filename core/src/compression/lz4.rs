@@ -19,34 +19,34 @@ use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
 /// Magic number opening an LZ4 frame.
-const FRAME_MAGIC: u32 = 0x184D_2204;
+pub(super) const FRAME_MAGIC: u32 = 0x184D_2204;
 /// Magic numbers opening a skippable frame.
 const SKIPPABLE_MAGIC: core::ops::RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
 
 /// FLG bits 7-6: format version, which must be `01`.
 const FLG_VERSION_MASK: u8 = 0b1100_0000;
 /// The only version this decoder (and the specification) knows.
-const FLG_VERSION_01: u8 = 0b0100_0000;
+pub(super) const FLG_VERSION_01: u8 = 0b0100_0000;
 /// FLG bit 5: blocks are independent (no matches into earlier blocks).
-const FLG_BLOCK_INDEPENDENCE: u8 = 1 << 5;
+pub(super) const FLG_BLOCK_INDEPENDENCE: u8 = 1 << 5;
 /// FLG bit 4: each block is followed by its xxHash32.
 const FLG_BLOCK_CHECKSUM: u8 = 1 << 4;
 /// FLG bit 3: the header holds the 8-byte content size.
-const FLG_CONTENT_SIZE: u8 = 1 << 3;
+pub(super) const FLG_CONTENT_SIZE: u8 = 1 << 3;
 /// FLG bit 2: the frame ends with the xxHash32 of its content.
-const FLG_CONTENT_CHECKSUM: u8 = 1 << 2;
+pub(super) const FLG_CONTENT_CHECKSUM: u8 = 1 << 2;
 /// FLG bit 1: reserved, must be zero.
 const FLG_RESERVED: u8 = 1 << 1;
 /// FLG bit 0: the header holds a 4-byte dictionary id.
 const FLG_DICT_ID: u8 = 1;
 
 /// BD bits 6-4: block maximum size code.
-const BD_BLOCK_MAX_SHIFT: u8 = 4;
+pub(super) const BD_BLOCK_MAX_SHIFT: u8 = 4;
 /// BD bits 7 and 3-0: reserved, must be zero.
 const BD_RESERVED: u8 = 0b1000_1111;
 
 /// High bit of a block size: the block is stored uncompressed.
-const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
+pub(super) const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
 
 /// How far back an LZ4 match can reach, so how much earlier output a linked block can use.
 const WINDOW: usize = 64 * 1024;
@@ -273,15 +273,11 @@ impl<'a> Cursor<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{noise, phrases, text};
-    use crate::compression::{Decompressed, decompress_buffer};
-    use crate::datatype::CompressionCodec;
+    use crate::compression::test_data::{self, noise, phrases, text};
     use alloc::vec;
     use alloc::vec::Vec;
     use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
     use std::io::Write;
-
-    const LIMIT: u64 = 1 << 30;
 
     fn encode(info: &FrameInfo, data: &[u8]) -> Vec<u8> {
         let mut encoder = FrameEncoder::with_frame_info(info.clone(), Vec::new());
@@ -289,19 +285,8 @@ mod tests {
         encoder.finish().unwrap()
     }
 
-    /// The frame as an IPC body buffer declaring `declared` bytes.
-    fn body(declared: usize, frame: &[u8]) -> Vec<u8> {
-        let mut buf = (declared as i64).to_le_bytes().to_vec();
-        buf.extend_from_slice(frame);
-        buf
-    }
-
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
-        let buf = body(declared, frame);
-        match decompress_buffer(CompressionCodec::Lz4Frame, &buf, LIMIT)? {
-            Decompressed::Owned(v) => Ok(v),
-            Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
-        }
+        test_data::decode(CODEC, declared, frame)
     }
 
     fn infos() -> Vec<FrameInfo> {
@@ -436,13 +421,7 @@ mod tests {
     }
 
     fn assert_corrupt(err: &FormatError, what: &str) {
-        match &err.kind {
-            FormatErrorKind::Decompression { codec, what: w } => {
-                assert_eq!(*codec, CODEC);
-                assert_eq!(*w, what, "{err}");
-            }
-            other => panic!("expected Decompression({what}), got {other:?}"),
-        }
+        test_data::assert_corrupt(CODEC, err, what)
     }
 
     fn checked_frame(input: &[u8]) -> Vec<u8> {
@@ -547,14 +526,7 @@ mod tests {
                 .content_size(Some(5000)),
             FrameInfo::new().block_mode(BlockMode::Linked),
         ] {
-            let frame = encode(&info, &input);
-            for len in 0..frame.len() {
-                let err = decode_err(input.len(), &frame[..len]);
-                assert!(
-                    matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                    "cut at {len}: {err:?}"
-                );
-            }
+            test_data::every_cut_is_an_error(CODEC, input.len(), &encode(&info, &input));
         }
     }
 
@@ -704,27 +676,10 @@ mod tests {
 
     #[test]
     fn concatenated_and_skippable_frames() {
-        let a = text(1000);
-        let b = noise(500, 5);
-        let mut frames = encode(&FrameInfo::new(), &a);
-        frames.extend_from_slice(&0x184D_2A53u32.to_le_bytes());
-        frames.extend_from_slice(&3u32.to_le_bytes());
-        frames.extend_from_slice(b"xyz");
-        frames.extend_from_slice(&encode(&FrameInfo::new().content_checksum(true), &b));
-        let mut both = a.clone();
-        both.extend_from_slice(&b);
-        assert_eq!(decode(both.len(), &frames).unwrap(), both);
-
-        // Trailing bytes that are not a frame are an error.
-        let mut trailing = frames.clone();
-        trailing.extend_from_slice(&[0, 0]);
-        assert!(decode(both.len(), &trailing).is_err());
-        // A truncated skippable frame too.
-        let mut skip = encode(&FrameInfo::new(), &a);
-        skip.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
-        skip.extend_from_slice(&100u32.to_le_bytes());
-        skip.extend_from_slice(b"short");
-        assert_corrupt(&decode_err(a.len(), &skip), "truncated skippable frame");
+        let (a, b) = (text(1000), noise(500, 5));
+        let frame_a = encode(&FrameInfo::new(), &a);
+        let frame_b = encode(&FrameInfo::new().content_checksum(true), &b);
+        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
     }
 
     #[test]

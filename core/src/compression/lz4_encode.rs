@@ -10,23 +10,12 @@
 //! with the reference `lz4` library that Arrow C++ uses, and with `lz4_flex`'s frame decoder that
 //! arrow-rs uses.
 
+use super::lz4::{
+    BD_BLOCK_MAX_SHIFT, BLOCK_UNCOMPRESSED, FLG_BLOCK_INDEPENDENCE, FLG_CONTENT_CHECKSUM,
+    FLG_CONTENT_SIZE, FLG_VERSION_01, FRAME_MAGIC,
+};
 use alloc::vec::Vec;
 use twox_hash::XxHash32;
-
-/// Magic number opening an LZ4 frame.
-const FRAME_MAGIC: u32 = 0x184D_2204;
-/// FLG: version `01`.
-const FLG_VERSION_01: u8 = 0b0100_0000;
-/// FLG bit 5: blocks are independent.
-const FLG_BLOCK_INDEPENDENCE: u8 = 1 << 5;
-/// FLG bit 3: the header holds the 8-byte content size.
-const FLG_CONTENT_SIZE: u8 = 1 << 3;
-/// FLG bit 2: the frame ends with the xxHash32 of its content.
-const FLG_CONTENT_CHECKSUM: u8 = 1 << 2;
-/// BD bits 6-4: block maximum size code.
-const BD_BLOCK_MAX_SHIFT: u8 = 4;
-/// High bit of a block size: the block is stored uncompressed.
-const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
 
 /// The largest uncompressed block of a frame (the frame descriptor's block maximum size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -525,10 +525,65 @@ mod tests {
     }
 }
 
-/// Inputs shared by the codecs' tests.
+/// Inputs and checks shared by the codecs' tests.
 #[cfg(test)]
+#[allow(clippy::panic)]
 pub(crate) mod test_data {
+    use super::{Decompressed, decompress_buffer};
+    use crate::datatype::CompressionCodec;
+    use crate::error::{FormatError, FormatErrorKind, FormatResult};
     use alloc::vec::Vec;
+
+    /// `frame` decoded by `codec` as an IPC body buffer declaring `declared` bytes.
+    pub fn decode(codec: CompressionCodec, declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
+        let mut buf = (declared as i64).to_le_bytes().to_vec();
+        buf.extend_from_slice(frame);
+        match decompress_buffer(codec, &buf, 1 << 30)? {
+            Decompressed::Owned(v) => Ok(v),
+            Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
+        }
+    }
+
+    /// Checks that `err` is `codec`'s corrupt-data error `what`.
+    pub fn assert_corrupt(codec: CompressionCodec, err: &FormatError, what: &str) {
+        match &err.kind {
+            FormatErrorKind::Decompression { codec: c, what: w } => {
+                assert_eq!(*c, codec);
+                assert_eq!(*w, what, "{err}");
+            }
+            other => panic!("expected Decompression({what}), got {other:?}"),
+        }
+    }
+
+    /// Checks that `frame` (of `len` bytes) cut at every position is a decompression error.
+    pub fn every_cut_is_an_error(codec: CompressionCodec, len: usize, frame: &[u8]) {
+        for cut in 0..frame.len() {
+            let err = decode(codec, len, &frame[..cut]).expect_err("a cut frame decoded");
+            assert!(
+                matches!(err.kind, FormatErrorKind::Decompression { .. }),
+                "cut at {cut}: {err:?}"
+            );
+        }
+    }
+
+    /// Checks that frame `a` (of bytes `a_data`), a skippable frame and frame `b` (of `b_data`)
+    /// decode to both, and that trailing bytes or a cut skippable frame are errors.
+    pub fn skippable_frames(
+        codec: CompressionCodec,
+        (a_data, a): (&[u8], &[u8]),
+        (b_data, b): (&[u8], &[u8]),
+    ) {
+        let both = [a_data, b_data].concat();
+        for magic in [0x184D_2A50u32, 0x184D_2A53, 0x184D_2A5F] {
+            let frames = [a, &magic.to_le_bytes(), &3u32.to_le_bytes(), b"xyz", b].concat();
+            assert_eq!(decode(codec, both.len(), &frames).unwrap(), both);
+            let trailing = [&frames[..], &[0, 0]].concat();
+            assert!(decode(codec, both.len(), &trailing).is_err());
+            let cut = [a, &magic.to_le_bytes(), &100u32.to_le_bytes(), b"short"].concat();
+            let err = decode(codec, a_data.len(), &cut).expect_err("a cut frame decoded");
+            assert_corrupt(codec, &err, "truncated skippable frame");
+        }
+    }
 
     /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
     pub fn phrases(len: usize, every: u32) -> Vec<u8> {

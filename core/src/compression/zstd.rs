@@ -438,8 +438,8 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{noise, phrases, text};
-    use crate::compression::{Decompressed, decompress_buffer};
+    use crate::compression::decompress_buffer;
+    use crate::compression::test_data::{self, noise, phrases, text};
     use crate::datatype::CompressionCodec;
     use alloc::vec::Vec;
     use ruzstd::encoding::{CompressionLevel, compress_to_vec};
@@ -447,12 +447,7 @@ mod tests {
     const LIMIT: u64 = 1 << 30;
 
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
-        let mut buf = (declared as i64).to_le_bytes().to_vec();
-        buf.extend_from_slice(frame);
-        match decompress_buffer(CompressionCodec::Zstd, &buf, LIMIT)? {
-            Decompressed::Owned(v) => Ok(v),
-            Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
-        }
+        test_data::decode(CODEC, declared, frame)
     }
 
     fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
@@ -460,13 +455,7 @@ mod tests {
     }
 
     fn assert_corrupt(err: &FormatError, what: &str) {
-        match &err.kind {
-            FormatErrorKind::Decompression { codec, what: w } => {
-                assert_eq!(*codec, CODEC);
-                assert_eq!(*w, what, "{err}");
-            }
-            other => panic!("expected Decompression({what}), got {other:?}"),
-        }
+        test_data::assert_corrupt(CODEC, err, what)
     }
 
     /// Frames written by the reference `zstd` command-line tool (v1.5.4).
@@ -562,9 +551,7 @@ mod tests {
                 &decode_err(n + 1, frame),
                 "decompressed data is shorter than the declared size",
             );
-            for len in 0..frame.len() {
-                assert!(decode(n, &frame[..len]).is_err(), "cut at {len}");
-            }
+            test_data::every_cut_is_an_error(CODEC, n, frame);
         }
         let err = decode_err(139_999, reference::REPEATS_140000);
         assert_corrupt(&err, "frame content size exceeds the declared buffer size");
@@ -576,13 +563,7 @@ mod tests {
     fn truncation_at_every_position_is_an_error() {
         for input in [text(5000), noise(3000, 1)] {
             let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            for len in 0..frame.len() {
-                let err = decode_err(input.len(), &frame[..len]);
-                assert!(
-                    matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                    "cut at {len}: {err:?}"
-                );
-            }
+            test_data::every_cut_is_an_error(CODEC, input.len(), &frame);
         }
     }
 
@@ -646,29 +627,10 @@ mod tests {
 
     #[test]
     fn concatenated_and_skippable_frames() {
-        let a = text(1000);
-        let b = noise(500, 5);
-        let mut frames = compress_to_vec(a.as_slice(), CompressionLevel::Fastest);
-        frames.extend_from_slice(&0x184D_2A5Fu32.to_le_bytes());
-        frames.extend_from_slice(&3u32.to_le_bytes());
-        frames.extend_from_slice(b"xyz");
-        frames.extend_from_slice(&compress_to_vec(
-            b.as_slice(),
-            CompressionLevel::Uncompressed,
-        ));
-        let mut both = a.clone();
-        both.extend_from_slice(&b);
-        assert_eq!(decode(both.len(), &frames).unwrap(), both);
-
-        let mut trailing = frames.clone();
-        trailing.extend_from_slice(&[0, 0]);
-        assert!(decode(both.len(), &trailing).is_err());
-
-        let mut skip = compress_to_vec(a.as_slice(), CompressionLevel::Fastest);
-        skip.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
-        skip.extend_from_slice(&100u32.to_le_bytes());
-        skip.extend_from_slice(b"short");
-        assert_corrupt(&decode_err(a.len(), &skip), "truncated skippable frame");
+        let (a, b) = (text(1000), noise(500, 5));
+        let frame_a = compress_to_vec(a.as_slice(), CompressionLevel::Fastest);
+        let frame_b = compress_to_vec(b.as_slice(), CompressionLevel::Uncompressed);
+        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
     }
 
     #[test]

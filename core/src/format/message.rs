@@ -8,37 +8,25 @@
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing};
-use crate::datatype::CompressionCodec;
+use crate::datatype::{CompressionCodec, fb_enum};
 use crate::error::FormatResult;
 use crate::flatbuffer::{Element, Table, Vector};
 
-/// Version of the metadata format a message or file was written with (`MetadataVersion`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum MetadataVersion {
-    /// 0.1.0 (October 2016).
-    V1,
-    /// 0.2.0 (February 2017).
-    V2,
-    /// 0.3.0 to 0.7.1 (May to December 2017).
-    V3,
-    /// 0.8.0 and later (December 2017).
-    V4,
-    /// 1.0.0 and later (July 2020); unions have no validity bitmap.
-    V5,
-}
-
-impl MetadataVersion {
-    /// The version as its `Schema.fbs` enum value, or `None` for an unknown value.
-    pub fn from_fb(value: i16) -> Option<Self> {
-        Some(match value {
-            0 => MetadataVersion::V1,
-            1 => MetadataVersion::V2,
-            2 => MetadataVersion::V3,
-            3 => MetadataVersion::V4,
-            4 => MetadataVersion::V5,
-            _ => return None,
-        })
+fb_enum! {
+    /// Version of the metadata format a message or file was written with (`MetadataVersion`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
+    pub enum MetadataVersion: i16 {
+        /// 0.1.0 (October 2016).
+        V1 = 0,
+        /// 0.2.0 (February 2017).
+        V2 = 1,
+        /// 0.3.0 to 0.7.1 (May to December 2017).
+        V3 = 2,
+        /// 0.8.0 and later (December 2017).
+        V4 = 3,
+        /// 1.0.0 and later (July 2020); unions have no validity bitmap.
+        V5 = 4,
     }
 }
 

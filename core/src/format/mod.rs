@@ -390,58 +390,25 @@ mod tests {
         let footer = Footer::parse(footer_bytes(&file)).unwrap();
         assert_eq!(footer.version().unwrap(), MetadataVersion::V4);
 
-        let (_, seen) = walk_file(&read(
-            &files,
-            "1.0.0-littleendian/generated_dictionary.arrow_file",
-        ))
-        .unwrap();
+        let walked = |name: &str| {
+            let path = std::format!("1.0.0-littleendian/generated_{name}.arrow_file");
+            walk_file(&read(&files, &path)).unwrap().1
+        };
+        let seen = walked("dictionary");
         assert!(!seen.dictionaries.is_empty());
         assert!(!seen.dictionary_batches.is_empty());
         for d in &seen.dictionaries {
             assert!(seen.dictionary_batches.iter().any(|(id, _)| *id == d.id));
         }
-
-        let (_, seen) = walk_file(&read(
-            &files,
-            "1.0.0-littleendian/generated_decimal256.arrow_file",
-        ))
-        .unwrap();
-        assert!(
-            seen.types.iter().any(|t| t.contains("bit_width: 256")),
-            "{:?}",
-            seen.types
-        );
-
-        let (_, seen) = walk_file(&read(
-            &files,
-            "1.0.0-littleendian/generated_custom_metadata.arrow_file",
-        ))
-        .unwrap();
-        assert!(!seen.metadata.is_empty());
-
-        let (_, seen) = walk_file(&read(
-            &files,
-            "1.0.0-littleendian/generated_datetime.arrow_file",
-        ))
-        .unwrap();
-        assert!(
-            seen.types.iter().any(|t| t.contains("timezone: Some(")),
-            "{:?}",
-            seen.types
-        );
-
-        let (_, seen) = walk_file(&read(
-            &files,
-            "1.0.0-littleendian/generated_union.arrow_file",
-        ))
-        .unwrap();
-        assert!(
-            seen.types
-                .iter()
-                .any(|t| t.contains("Union { mode: Dense, type_ids: Some([10, 20]) }")),
-            "{:?}",
-            seen.types
-        );
+        assert!(!walked("custom_metadata").metadata.is_empty());
+        for (name, printed) in [
+            ("decimal256", "bit_width: 256"),
+            ("datetime", "timezone: Some("),
+            ("union", "Union { mode: Dense, type_ids: Some([10, 20]) }"),
+        ] {
+            let types = walked(name).types;
+            assert!(types.iter().any(|t| t.contains(printed)), "{types:?}");
+        }
     }
 
     /// Asserts that every prefix of `buf` too short for `walk` to succeed gives an error with

@@ -264,16 +264,28 @@ impl<'a> Type<'a> {
             TYPE_DATE => Type::Date(enum_field(
                 t,
                 0,
-                DATE_UNIT_MILLISECOND,
+                DateUnit::Millisecond as i16,
                 "Date.unit",
                 DateUnit::from_fb,
             )?),
             TYPE_TIME => Type::Time {
-                unit: enum_field(t, 0, TIME_UNIT_MILLISECOND, "Time.unit", TimeUnit::from_fb)?,
+                unit: enum_field(
+                    t,
+                    0,
+                    TimeUnit::Millisecond as i16,
+                    "Time.unit",
+                    TimeUnit::from_fb,
+                )?,
                 bit_width: t.i32(1, 32, "Time.bitWidth")?,
             },
             TYPE_TIMESTAMP => Type::Timestamp {
-                unit: enum_field(t, 0, TIME_UNIT_SECOND, "Timestamp.unit", TimeUnit::from_fb)?,
+                unit: enum_field(
+                    t,
+                    0,
+                    TimeUnit::Second as i16,
+                    "Timestamp.unit",
+                    TimeUnit::from_fb,
+                )?,
                 timezone: t.str(1, "Timestamp.timezone")?,
             },
             TYPE_INTERVAL => {
@@ -297,7 +309,7 @@ impl<'a> Type<'a> {
             TYPE_DURATION => Type::Duration(enum_field(
                 t,
                 0,
-                TIME_UNIT_MILLISECOND,
+                TimeUnit::Millisecond as i16,
                 "Duration.unit",
                 TimeUnit::from_fb,
             )?),

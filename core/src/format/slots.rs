@@ -93,19 +93,7 @@ pub(crate) const TYPE_UTF8_VIEW: u8 = 24;
 pub(crate) const TYPE_LIST_VIEW: u8 = 25;
 pub(crate) const TYPE_LARGE_LIST_VIEW: u8 = 26;
 
-/// `TimeUnit` enum values used as defaults.
-pub(crate) const TIME_UNIT_SECOND: i16 = 0;
-pub(crate) const TIME_UNIT_MILLISECOND: i16 = 1;
-/// `DateUnit.MILLISECOND`, the default of `Date.unit`.
-pub(crate) const DATE_UNIT_MILLISECOND: i16 = 1;
-
 // Values only the IPC writer writes.
-/// `MetadataVersion.V5`, the version every message and footer is written with.
-#[cfg(feature = "alloc")]
-pub(crate) const VERSION_V5: i16 = 4;
 /// `BodyCompressionMethod.BUFFER`.
 #[cfg(feature = "alloc")]
 pub(crate) const METHOD_BUFFER: i8 = 0;
-/// `Endianness.Little`.
-#[cfg(feature = "alloc")]
-pub(crate) const LITTLE_ENDIAN: i16 = 0;

@@ -13,12 +13,9 @@ use super::decoder::{DecodeResult, FileDecoder};
 use super::{Projection, ReaderOptions, ScanOptions};
 use crate::array::RecordBatch;
 use crate::error::{Error, FormatErrorKind};
-use crate::format::Block;
-use crate::schema::{Metadata, Schema};
 use crate::source::AsyncRandomAccess;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::future::Future;
 use core::ops::Range;
@@ -198,39 +195,17 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
         self.in_flight.push_back(InFlight { ranges, read });
     }
 
-    /// The file's schema.
-    pub fn schema(&self) -> &Arc<Schema> {
-        self.decoder.schema()
-    }
-
-    /// The schema of the batches this reader returns: the file's, projected.
-    pub fn batch_schema(&self) -> &Arc<Schema> {
-        self.decoder.batch_schema()
-    }
-
-    /// The footer's custom metadata.
-    pub fn metadata(&self) -> &Metadata {
-        self.decoder.metadata()
-    }
-
-    /// Number of record batches in the file.
-    pub fn num_batches(&self) -> usize {
-        self.decoder.record_batch_blocks().len()
-    }
-
-    /// The record batch blocks listed in the footer.
-    pub fn record_batch_blocks(&self) -> &[Block] {
-        self.decoder.record_batch_blocks()
-    }
-
-    /// The dictionary blocks listed in the footer.
-    pub fn dictionary_blocks(&self) -> &[Block] {
-        self.decoder.dictionary_blocks()
-    }
+    footer_accessors!();
 
     /// The source.
     pub fn inner(&self) -> &'s S {
         self.source
+    }
+
+    /// The source and the decoder, for a driver that fetches another way (reads in flight
+    /// are dropped; the selection, projection and batches already returned stay).
+    pub fn into_parts(self) -> (&'s S, FileDecoder) {
+        (self.source, self.decoder)
     }
 }
 

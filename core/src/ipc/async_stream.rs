@@ -5,31 +5,27 @@
 //! and pushes them; a short read is the end of input. There is no executor here: the reader
 //! runs on whatever polls it, and its futures are `Send` when the reader's are.
 
+use super::ReaderOptions;
+use super::stream::{GenericStreamReader, next_of};
 use super::stream_decoder::{StreamDecodeResult, StreamDecoder};
-use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
-use crate::error::{Error, FormatErrorKind};
-use crate::schema::Schema;
+use crate::error::Error;
 use crate::source::fill_async;
 use alloc::boxed::Box;
-use alloc::sync::Arc;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+
+/// The reads of an [`AsyncStreamReader`]: awaited calls to an [`embedded_io_async::Read`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AsyncIo {}
 
 /// Reads an Arrow IPC stream from an [`embedded_io_async::Read`]; see the module docs.
 ///
 /// Batches come from [`Self::next_batch`] or, as a [`futures_core::Stream`], from
 /// [`Self::into_stream`].
-#[derive(Debug)]
-pub struct AsyncStreamReader<R> {
-    reader: R,
-    decoder: StreamDecoder,
-    /// Bytes read from `reader`.
-    position: u64,
-    schema: Arc<Schema>,
-    batch_schema: Arc<Schema>,
-}
+pub type AsyncStreamReader<R> = GenericStreamReader<R, AsyncIo>;
 
 impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
     /// Reads the schema message that opens the stream.
@@ -38,43 +34,16 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
         let mut position = 0;
         // The decoder's first result other than a request is the schema, or an error.
         let _schema = drive(&mut reader, &mut position, &mut decoder).await?;
-        let schema = Arc::clone(decoder.schema().ok_or(FormatErrorKind::EmptyInput)?);
-        Ok(AsyncStreamReader {
-            reader,
-            decoder,
-            position,
-            batch_schema: Arc::clone(&schema),
-            schema,
-        })
-    }
-
-    /// The stream's schema.
-    pub fn schema(&self) -> &Arc<Schema> {
-        &self.schema
-    }
-
-    /// Reads only the fields `projection` selects from now on: their buffers are the only
-    /// ones decoded, and batches have [`Self::batch_schema`].
-    pub fn set_projection(&mut self, projection: Projection) {
-        self.decoder.set_projection(projection);
-        if let Some(projected) = self.decoder.batch_schema() {
-            self.batch_schema = Arc::clone(projected);
-        }
-    }
-
-    /// The schema of the batches this reader returns: the stream's, projected.
-    pub fn batch_schema(&self) -> &Arc<Schema> {
-        &self.batch_schema
+        Ok(Self::opened(reader, decoder, position)?)
     }
 
     /// The next record batch, applying any dictionary batches before it; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
         loop {
-            return match drive(&mut self.reader, &mut self.position, &mut self.decoder).await? {
-                StreamDecodeResult::Data(batch) => Ok(Some(batch)),
-                StreamDecodeResult::Schema => continue,
-                _ => Ok(None),
-            };
+            let step = drive(&mut self.reader, &mut self.position, &mut self.decoder).await;
+            if let Some(next) = next_of(step?) {
+                return Ok(next);
+            }
         }
     }
 
@@ -89,23 +58,8 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
         Batches {
             idle: Some(Box::new(self)),
             running: None,
-            step: next_of::<R>,
+            step: next_of_reader::<R>,
         }
-    }
-
-    /// The decoder this reader drives.
-    pub fn decoder(&self) -> &StreamDecoder {
-        &self.decoder
-    }
-
-    /// The underlying reader.
-    pub fn inner(&self) -> &R {
-        &self.reader
-    }
-
-    /// Unwraps the underlying reader.
-    pub fn into_inner(self) -> R {
-        self.reader
     }
 }
 
@@ -134,7 +88,9 @@ type Next<R> = (
     Box<AsyncStreamReader<R>>,
 );
 
-async fn next_of<R: embedded_io_async::Read>(mut reader: Box<AsyncStreamReader<R>>) -> Next<R> {
+async fn next_of_reader<R: embedded_io_async::Read>(
+    mut reader: Box<AsyncStreamReader<R>>,
+) -> Next<R> {
     let item = reader.next_batch().await.transpose();
     (item, reader)
 }

@@ -27,15 +27,7 @@ mod tests {
     use alloc::vec::Vec;
 
     fn int32(values: &[i32]) -> ArrayView<'static> {
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Int32),
-            len: values.len(),
-            buffers: vec![Bytes::from_vec(
-                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )],
-            ..ArrayParts::default()
-        })
-        .unwrap()
+        ArrayView::from_values(values.iter().copied()).unwrap()
     }
 
     fn keys(keys: &[i8], values: &Arc<ArrayView<'static>>) -> ArrayView<'static> {

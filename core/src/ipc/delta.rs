@@ -614,58 +614,16 @@ mod tests {
         FixedSizeBinaryBuilder, FixedSizeListBuilder, ListBuilder, MapBuilder, NullBuilder,
         PrimitiveBuilder, RunEndBuilder, StringBuilder, StructBuilder, UnionBuilder,
     };
+    use crate::ipc::writer::slot_eq;
     use alloc::format;
     use alloc::string::String;
-
-    /// Whether slot `i` of `a` and slot `j` of `b` hold the same value.
-    fn same(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) -> bool {
-        if a.is_valid(i) != b.is_valid(j) {
-            return false;
-        }
-        if a.is_null(i) {
-            return true;
-        }
-        match (a.dictionary(), b.dictionary()) {
-            (Some(x), Some(y)) => {
-                let (i, j) = (a.dictionary_index(i), b.dictionary_index(j));
-                return same(&x.values, i, &y.values, j);
-            }
-            (None, None) => {}
-            _ => return false,
-        }
-        use DataType::*;
-        match a.data_type() {
-            Null => true,
-            Boolean => a.bool_value(i) == b.bool_value(j),
-            Binary | LargeBinary | Utf8 | LargeUtf8 | BinaryView | Utf8View
-            | FixedSizeBinary(_) => a.bytes_value(i) == b.bytes_value(j),
-            List(_) | LargeList(_) | ListView(_) | LargeListView(_) | FixedSizeList(..)
-            | Map(..) => {
-                let (x, y) = (a.list_range(i), b.list_range(j));
-                let (ca, cb) = (child(a, 0), child(b, 0));
-                x.len() == y.len() && x.zip(y).all(|(x, y)| same(ca, x, cb, y))
-            }
-            Struct(_) => (0..a.children().len())
-                .all(|c| same(child(a, c), a.offset() + i, child(b, c), b.offset() + j)),
-            Union(..) => {
-                let ((ca, x), (cb, y)) = (a.union_value(i), b.union_value(j));
-                ca == cb && same(child(a, ca), x, child(b, cb), y)
-            }
-            RunEndEncoded(_) => same(child(a, 1), a.run_index(i), child(b, 1), b.run_index(j)),
-            _ => a.fixed_bytes(i) == b.fixed_bytes(j),
-        }
-    }
-
-    fn child<'s, 'a>(array: &'s ArrayView<'a>, c: usize) -> &'s ArrayView<'a> {
-        array.child(c).unwrap()
-    }
 
     fn assert_same(got: &ArrayView<'_>, want: &ArrayView<'_>) {
         assert_eq!(got.data_type(), want.data_type());
         assert_eq!(got.len(), want.len(), "{}", want.data_type());
         assert_eq!(got.null_count(), want.null_count(), "{}", want.data_type());
         for i in 0..want.len() {
-            assert!(same(got, i, want, i), "{}: slot {i}", want.data_type());
+            assert!(slot_eq(got, i, want, i), "{}: slot {i}", want.data_type());
         }
     }
 
@@ -888,7 +846,11 @@ mod tests {
             assert_eq!(grown.len(), 3 * SLOTS - 1, "{}", whole.data_type());
             for i in 0..3 * SLOTS - 1 {
                 let j = if i < SLOTS { i } else { i + 1 };
-                assert!(same(&grown, i, whole, j), "{}: slot {i}", whole.data_type());
+                assert!(
+                    slot_eq(&grown, i, whole, j),
+                    "{}: slot {i}",
+                    whole.data_type()
+                );
             }
             assert_same(&first, &parts[0][t]);
         }
@@ -905,7 +867,7 @@ mod tests {
             assert_eq!(grown.len(), SLOTS + 20);
             for i in 0..20 {
                 assert!(
-                    same(&grown, SLOTS + i, &whole, 5 + i),
+                    slot_eq(&grown, SLOTS + i, &whole, 5 + i),
                     "{}",
                     whole.data_type()
                 );

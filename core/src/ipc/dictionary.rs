@@ -85,40 +85,10 @@ pub(crate) fn dictionary_fields(schema: &Schema) -> HashMap<i64, Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::ArrayParts;
-    use crate::bytes::Bytes;
-    use crate::datatype::DataType;
-    use alloc::vec;
     use alloc::vec::Vec;
 
-    /// Packs `len` booleans into an LSB-first bitmap.
-    fn bitmap(len: usize, bits: impl Iterator<Item = bool>) -> Bytes<'static> {
-        let mut bytes = vec![0u8; len.div_ceil(8)];
-        for (i, set) in bits.enumerate() {
-            if let (true, Some(byte)) = (set, bytes.get_mut(i / 8)) {
-                *byte |= 1 << (i % 8);
-            }
-        }
-        Bytes::from_vec(bytes)
-    }
-
     fn utf8(values: &[Option<&str>]) -> ArrayView<'static> {
-        let mut offsets = vec![0u8; 4];
-        let mut data = Vec::new();
-        for v in values {
-            data.extend_from_slice(v.unwrap_or_default().as_bytes());
-            offsets.extend_from_slice(&(data.len() as i32).to_le_bytes());
-        }
-        let nulls = values.iter().filter(|v| v.is_none()).count();
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Utf8),
-            len: values.len(),
-            null_count: nulls,
-            validity: (nulls > 0).then(|| bitmap(values.len(), values.iter().map(Option::is_some))),
-            buffers: vec![Bytes::from_vec(offsets), Bytes::from_vec(data)],
-            ..ArrayParts::default()
-        })
-        .unwrap()
+        ArrayView::from_values(values.iter().copied()).unwrap()
     }
 
     #[test]
@@ -141,29 +111,11 @@ mod tests {
 
     #[test]
     fn fixed_width_and_boolean_deltas_append() {
-        let ints = |v: &[i64]| {
-            ArrayView::try_new(ArrayParts {
-                data_type: Some(DataType::Int64),
-                len: v.len(),
-                buffers: vec![Bytes::from_vec(
-                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-                )],
-                ..ArrayParts::default()
-            })
-            .unwrap()
-        };
+        let ints = |v: &[i64]| ArrayView::from_values(v.iter().copied()).unwrap();
         let joined = super::super::concat::concat(&ints(&[1, 2]), &ints(&[3])).unwrap();
         assert_eq!((joined.value::<i64>(0), joined.value::<i64>(2)), (1, 3));
 
-        let bools = |v: &[bool]| {
-            ArrayView::try_new(ArrayParts {
-                data_type: Some(DataType::Boolean),
-                len: v.len(),
-                buffers: vec![bitmap(v.len(), v.iter().copied())],
-                ..ArrayParts::default()
-            })
-            .unwrap()
-        };
+        let bools = |v: &[bool]| ArrayView::from_values(v.iter().copied()).unwrap();
         let joined =
             super::super::concat::concat(&bools(&[true; 7]), &bools(&[false, true])).unwrap();
         let got: Vec<bool> = (0..9).map(|i| joined.bool_value(i)).collect();

@@ -12,10 +12,7 @@ use super::decoder::{DecodeResult, FileDecoder};
 use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
 use crate::error::{Error, FormatErrorKind};
-use crate::format::Block;
-use crate::schema::{Metadata, Schema};
 use crate::source::RandomAccess;
-use alloc::sync::Arc;
 
 /// Reads an Arrow IPC file from a [`RandomAccess`] source.
 #[derive(Debug)]
@@ -50,40 +47,12 @@ impl<R: RandomAccess> FileReader<R> {
         }
     }
 
-    /// The file's schema.
-    pub fn schema(&self) -> &Arc<Schema> {
-        self.decoder.schema()
-    }
+    footer_accessors!();
 
     /// Reads only the fields `projection` selects from now on: their buffers are the only
     /// ones decoded, and batches have [`Self::batch_schema`].
     pub fn set_projection(&mut self, projection: Projection) {
         self.decoder.set_projection(projection);
-    }
-
-    /// The schema of the batches this reader returns: the file's, projected.
-    pub fn batch_schema(&self) -> &Arc<Schema> {
-        self.decoder.batch_schema()
-    }
-
-    /// The footer's custom metadata.
-    pub fn metadata(&self) -> &Metadata {
-        self.decoder.metadata()
-    }
-
-    /// Number of record batches in the file.
-    pub fn num_batches(&self) -> usize {
-        self.decoder.record_batch_blocks().len()
-    }
-
-    /// The record batch blocks listed in the footer.
-    pub fn record_batch_blocks(&self) -> &[Block] {
-        self.decoder.record_batch_blocks()
-    }
-
-    /// The dictionary blocks listed in the footer.
-    pub fn dictionary_blocks(&self) -> &[Block] {
-        self.decoder.dictionary_blocks()
     }
 
     /// Reads and decodes record batch `index`: one read of its metadata and body (plus one read

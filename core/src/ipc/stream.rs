@@ -1,5 +1,5 @@
 //! [`StreamReader`]: the record batches of an Arrow IPC stream, in order, from any
-//! [`embedded_io::Read`].
+//! [`embedded_io::Read`]; [`GenericStreamReader`], what it shares with the async reader.
 //!
 //! A loop around the [`StreamDecoder`]: it says how many bytes it needs, the reader reads that
 //! many (64 KiB at most per step, so a length in the stream cannot make it allocate more than
@@ -8,39 +8,50 @@
 use super::stream_decoder::{StreamDecodeResult, StreamDecoder};
 use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
-use crate::error::{Error, FormatErrorKind};
+use crate::error::{Error, FormatErrorKind, FormatResult};
 use crate::schema::Schema;
 use crate::source::fill;
 use alloc::sync::Arc;
+use core::marker::PhantomData;
 
-/// Reads an Arrow IPC stream from an [`embedded_io::Read`].
+/// Reads an Arrow IPC stream from `R` with the reads of `Io`: [`StreamReader`] (blocking reads
+/// of an [`embedded_io::Read`]) or, with the `async` feature, `AsyncStreamReader` (awaited reads
+/// of an `embedded_io_async::Read`). Both drive one [`StreamDecoder`] the same way and differ
+/// only in how they read.
 #[derive(Debug)]
-pub struct StreamReader<R> {
-    reader: R,
-    decoder: StreamDecoder,
+pub struct GenericStreamReader<R, Io> {
+    pub(super) reader: R,
+    pub(super) decoder: StreamDecoder,
     /// Bytes read from `reader`.
-    position: u64,
+    pub(super) position: u64,
     schema: Arc<Schema>,
     batch_schema: Arc<Schema>,
     /// The iterator has returned an error.
     failed: bool,
+    io: PhantomData<Io>,
 }
 
-impl<R: embedded_io::Read> StreamReader<R> {
-    /// Reads the schema message that opens the stream.
-    pub fn new(mut reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
-        let mut decoder = StreamDecoder::new(options);
-        let mut position = 0;
-        // The decoder's first result other than a request is the schema, or an error.
-        let _schema = drive(&mut reader, &mut position, &mut decoder)?;
+/// The reads of a [`StreamReader`]: blocking calls to an [`embedded_io::Read`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BlockingIo {}
+
+/// Reads an Arrow IPC stream from an [`embedded_io::Read`].
+pub type StreamReader<R> = GenericStreamReader<R, BlockingIo>;
+
+impl<R, Io> GenericStreamReader<R, Io> {
+    /// The reader of a stream whose schema `decoder` has decoded from the first `position`
+    /// bytes of `reader` (the decoder's first result other than a request).
+    pub(super) fn opened(reader: R, decoder: StreamDecoder, position: u64) -> FormatResult<Self> {
         let schema = Arc::clone(decoder.schema().ok_or(FormatErrorKind::EmptyInput)?);
-        Ok(StreamReader {
+        Ok(GenericStreamReader {
             reader,
             decoder,
             position,
             batch_schema: Arc::clone(&schema),
             schema,
             failed: false,
+            io: PhantomData,
         })
     }
 
@@ -63,17 +74,6 @@ impl<R: embedded_io::Read> StreamReader<R> {
         &self.batch_schema
     }
 
-    /// The next record batch, applying any dictionary batches before it; `None` at the end.
-    pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-        loop {
-            return match drive(&mut self.reader, &mut self.position, &mut self.decoder)? {
-                StreamDecodeResult::Data(batch) => Ok(Some(batch)),
-                StreamDecodeResult::Schema => continue,
-                _ => Ok(None),
-            };
-        }
-    }
-
     /// The decoder this reader drives.
     pub fn decoder(&self) -> &StreamDecoder {
         &self.decoder
@@ -87,6 +87,37 @@ impl<R: embedded_io::Read> StreamReader<R> {
     /// Unwraps the underlying reader.
     pub fn into_inner(self) -> R {
         self.reader
+    }
+}
+
+/// What a decoder's result other than a request means for the next batch: the batch, `None`
+/// at the end, or, for a schema (a stream that starts again), another step.
+pub(super) fn next_of(result: StreamDecodeResult) -> Option<Option<RecordBatch<'static>>> {
+    match result {
+        StreamDecodeResult::Data(batch) => Some(Some(batch)),
+        StreamDecodeResult::Schema => None,
+        _ => Some(None),
+    }
+}
+
+impl<R: embedded_io::Read> StreamReader<R> {
+    /// Reads the schema message that opens the stream.
+    pub fn new(mut reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        let mut decoder = StreamDecoder::new(options);
+        let mut position = 0;
+        // The decoder's first result other than a request is the schema, or an error.
+        let _schema = drive(&mut reader, &mut position, &mut decoder)?;
+        Ok(Self::opened(reader, decoder, position)?)
+    }
+
+    /// The next record batch, applying any dictionary batches before it; `None` at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
+        loop {
+            let step = drive(&mut self.reader, &mut self.position, &mut self.decoder);
+            if let Some(next) = next_of(step?) {
+                return Ok(next);
+            }
+        }
     }
 }
 

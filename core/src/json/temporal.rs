@@ -628,57 +628,34 @@ pub(crate) fn interval_year_month(months: i32, text: &mut Text) {
 
 /// Interval(DAY_TIME): `<d> days <h> hours <m> mins <s>.<mmm> secs`, zero parts left out.
 pub(crate) fn interval_day_time(days: i32, millis: i32, text: &mut Text) {
-    if days == 0 && millis == 0 {
-        text.extend(b"0 secs");
-        return;
-    }
-    let mut separator = false;
-    if days != 0 {
-        text.signed(i64::from(days));
-        text.extend(b" days");
-        separator = true;
-    }
-    if millis != 0 {
-        clock_parts(i64::from(millis), 1_000, 3, separator, text);
-    }
+    interval(0, days, i64::from(millis), 1_000, 3, text);
 }
 
 /// Interval(MONTH_DAY_NANO): `<m> mons <d> days <h> hours <m> mins <s>.<nnnnnnnnn> secs`.
 pub(crate) fn interval_month_day_nano(months: i32, days: i32, nanos: i64, text: &mut Text) {
-    if months == 0 && days == 0 && nanos == 0 {
+    interval(months, days, nanos, 1_000_000_000, 9, text);
+}
+
+/// An interval as Arrow displays it, zero parts left out (`0 secs` when all are): months, days,
+/// then the hours, minutes and seconds of the sub-day count of `1 / per_second` seconds
+/// (truncating division, each part keeping the sign), the fraction in `digits` digits.
+fn interval(months: i32, days: i32, sub_day: i64, per_second: i64, digits: usize, text: &mut Text) {
+    if months == 0 && days == 0 && sub_day == 0 {
         text.extend(b"0 secs");
         return;
     }
-    let mut separator = false;
-    if months != 0 {
-        text.signed(i64::from(months));
-        text.extend(b" mons");
-        separator = true;
-    }
-    if days != 0 {
-        if separator {
-            text.push(b' ');
-        }
-        text.signed(i64::from(days));
-        text.extend(b" days");
-        separator = true;
-    }
-    if nanos != 0 {
-        clock_parts(nanos, 1_000_000_000, 9, separator, text);
-    }
-}
-
-/// The hours, minutes and seconds of a sub-day count (truncating division, each part keeping
-/// the sign, as Arrow's interval display does).
-fn clock_parts(value: i64, per_second: i64, digits: usize, separator: bool, text: &mut Text) {
-    let mut separator = separator;
-    let seconds = value / per_second;
+    let seconds = sub_day / per_second;
     let minutes = seconds / 60;
     let hours = minutes / 60;
-    let seconds = seconds - minutes * 60;
-    let minutes = minutes - hours * 60;
-    let sub = value % per_second;
-    for (part, unit) in [(hours, &b" hours"[..]), (minutes, b" mins")] {
+    let (seconds, minutes) = (seconds - minutes * 60, minutes - hours * 60);
+    let sub = sub_day % per_second;
+    let mut separator = false;
+    for (part, unit) in [
+        (i64::from(months), &b" mons"[..]),
+        (i64::from(days), b" days"),
+        (hours, b" hours"),
+        (minutes, b" mins"),
+    ] {
         if part != 0 {
             if separator {
                 text.push(b' ');

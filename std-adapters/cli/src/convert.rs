@@ -210,6 +210,7 @@ fn convert_remote(
         reader.set_projection(projection);
     }
     reader.select(batches, remote.source.scan_options());
+    let mut reader = quiver_object_store::FileBatches::new(reader, remote.whole);
     remote.runtime.block_on(async {
         let mut index = first;
         while sink.wants_more() {

@@ -4,10 +4,13 @@
 //! Opening is one suffix GET of the object's last 64 KiB: its size and, in those bytes, the
 //! footer of a file (which ends with `ARROW1`). When every column of every batch is read (no
 //! `--columns`, `--batches` or `--limit`), it asks for up to 8 MiB instead
-//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request. A file is then read by [`AsyncFileReader`] with
-//! the planner's limits from the network ([`ObjectSource::scan_options`]): every window's
-//! ranges go out as concurrent ranged GETs on the runtime's threads, and the next window is in
-//! flight while this thread encodes the current one. Anything else is read as a stream, front
+//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request,
+//! and a larger one is read front to back through one more GET whose body keeps arriving while
+//! this thread encodes ([`quiver_object_store::FileBatches`]). A selection of a file is read by
+//! [`AsyncFileReader`] with the planner's limits from the network
+//! ([`ObjectSource::scan_options`]): every window's ranges go out as concurrent ranged GETs on
+//! the runtime's threads, and the next window is in flight while this thread encodes the
+//! current one. Anything else is read as a stream, front
 //! to back, by [`AsyncStreamReader`] over one more GET whose body is read as it arrives, into a
 //! bounded buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for
 //! again, so a stream it brought whole costs no more request.
@@ -39,6 +42,8 @@ pub struct Remote {
     pub url: String,
     /// Where the store is, for messages.
     pub endpoint: String,
+    /// Every column of every batch is read.
+    pub whole: bool,
 }
 
 /// Whether the input names a URL rather than a local path.
@@ -72,6 +77,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         source,
         url: url.to_owned(),
         endpoint,
+        whole,
     })
 }
 

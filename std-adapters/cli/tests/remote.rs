@@ -142,6 +142,26 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
 }
 
 #[test]
+fn a_whole_file_beyond_the_opening_read_is_one_more_streaming_get() {
+    let Some(moto) = Moto::start() else { return };
+    let bytes = quiver_tests::ten_columns::file(100, 2000, Default::default());
+    assert!(bytes.len() > 8 * 1024 * 1024, "{}", bytes.len());
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("large.arrow");
+    std::fs::write(&file, &bytes).unwrap();
+    let url = moto.put("large.arrow", &bytes);
+
+    let output = quiver(&moto, &["json", "--stats", &url]);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json"], &file));
+    // The opening's 8 MiB, then the rest in file order: every byte once.
+    let expected = format!("reads=2 round_trips=2 bytes_read={} ", bytes.len());
+    assert!(stats.contains(&expected), "{stats}");
+    assert_eq!(moto.logged("GET", "large.arrow"), 2, "{stats}");
+    println!("remote: {} bytes in {stats}", bytes.len());
+}
+
+#[test]
 fn bad_urls_objects_and_endpoints_are_one_error_line() {
     let Some(moto) = Moto::start() else { return };
     let unknown = quiver(&moto, &["json", "ftp://host/file.arrow"]);

@@ -3,9 +3,10 @@
 //!
 //! It is an [`embedded_io_async::Read`], for [`quiver::ipc::AsyncStreamReader`], and a
 //! [`std::io::Read`] for a thread outside the runtime. The GET's body arrives on the runtime,
-//! a chunk at a time, into a channel of [`CHUNKS_BUFFERED`] chunks, and reading takes them
-//! off: at most that many chunks (of the HTTP client's size, some KiB each) wait in memory
-//! whatever the object's size, and the body keeps arriving while the reader decodes.
+//! a chunk at a time (of the HTTP client's size), and reading takes the chunks off: at most
+//! [`READ_AHEAD`] bytes of them (or [`crate::SourceOptions::read_ahead`]) wait in memory
+//! whatever the object's size, so the body keeps
+//! arriving while the reader decodes, and waits for the reader when it is that far ahead.
 //!
 //! Bytes the source's opening request already brought (its tail) are not asked for again: the
 //! GET stops where they start, and they follow its body. An object the opening brought whole
@@ -22,16 +23,48 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::runtime::Handle;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
-/// Body chunks waiting to be read, at most.
-pub const CHUNKS_BUFFERED: usize = 16;
+/// Bytes of the body received and not yet read, at most, by default
+/// ([`crate::SourceOptions::with_read_ahead`]).
+pub const READ_AHEAD: usize = 32 * 1024 * 1024;
+
+/// The room a chunk of `len` bytes takes in a read-ahead of `budget` bytes: all of it for a
+/// chunk larger than the budget, which then waits until every byte before it has been read.
+fn room_of(len: usize, budget: usize) -> u32 {
+    u32::try_from(len.min(budget)).unwrap_or(u32::MAX)
+}
+
+/// The body's chunks as they arrive, and the room left for more.
+#[derive(Debug)]
+struct Body {
+    chunks: mpsc::UnboundedReceiver<Result<bytes::Bytes, ObjectError>>,
+    room: Arc<Semaphore>,
+    budget: usize,
+}
+
+impl Body {
+    /// Gives the room of a chunk taken off back to the GET.
+    fn taken(&self, received: &Option<Result<bytes::Bytes, ObjectError>>) {
+        if let Some(Ok(chunk)) = received {
+            self.room
+                .add_permits(room_of(chunk.len(), self.budget) as usize);
+        }
+    }
+}
+
+impl Drop for Body {
+    /// Ends the GET's task, waiting for room or not.
+    fn drop(&mut self) {
+        self.room.close();
+    }
+}
 
 /// A streaming read of an object from an offset; see the module docs.
 #[derive(Debug)]
 pub struct ObjectReader {
     /// The GET's body, chunk by chunk; `None` once it has ended (or when none was sent).
-    chunks: Option<mpsc::Receiver<Result<bytes::Bytes, ObjectError>>>,
+    chunks: Option<Body>,
     /// The bytes of the chunk being read.
     current: bytes::Bytes,
     /// What follows the body: the opening request's bytes.
@@ -41,13 +74,14 @@ pub struct ObjectReader {
 
 impl ObjectReader {
     /// Starts one GET of `range` of the object `path` (of `size` bytes) on `runtime`, logged in
-    /// `log`, to be followed by `rest`; no request when `range` is empty.
+    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader;
+    /// no request when `range` is empty.
     pub(crate) fn new(
         runtime: &Handle,
         store: Arc<dyn ObjectStore>,
         path: Path,
         (range, size): (Range<u64>, u64),
-        rest: bytes::Bytes,
+        (rest, read_ahead): (bytes::Bytes, usize),
         log: Arc<RequestLog>,
     ) -> Self {
         if range.is_empty() {
@@ -58,8 +92,11 @@ impl ObjectReader {
                 log,
             };
         }
-        let (send, chunks) = mpsc::channel(CHUNKS_BUFFERED);
-        let task_log = Arc::clone(&log);
+        let (send, chunks) = mpsc::unbounded_channel();
+        // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
+        let budget = read_ahead.clamp(1, u32::MAX as usize);
+        let room = Arc::new(Semaphore::new(budget));
+        let (task_log, task_room) = (Arc::clone(&log), Arc::clone(&room));
         runtime.spawn(async move {
             let start = Instant::now();
             let options = GetOptions {
@@ -72,26 +109,33 @@ impl ObjectReader {
                     let mut body = result.into_stream();
                     while let Some(chunk) = body.next().await {
                         let chunk = chunk.map_err(ObjectError::Store);
-                        received += chunk.as_ref().map_or(0, |c| c.len() as u64);
-                        if send.send(chunk).await.is_err() {
+                        let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
+                        received += len as u64;
+                        let Ok(room) = task_room.acquire_many(room_of(len, budget)).await else {
                             break; // the reader was dropped
+                        };
+                        room.forget(); // given back as the reader takes the chunk
+                        if send.send(chunk).is_err() {
+                            break;
                         }
                     }
                     let wanted = range.end - range.start;
                     if received != wanted && !send.is_closed() {
-                        let _ = send
-                            .send(Err(ObjectError::Length { range, received }))
-                            .await;
+                        let _ = send.send(Err(ObjectError::Length { range, received }));
                     }
                 }
                 Err(e) => {
-                    let _ = send.send(Err(e.into())).await;
+                    let _ = send.send(Err(e.into()));
                 }
             }
             task_log.record(start, received);
         });
         ObjectReader {
-            chunks: Some(chunks),
+            chunks: Some(Body {
+                chunks,
+                room,
+                budget,
+            }),
             current: bytes::Bytes::new(),
             rest,
             log,
@@ -124,12 +168,63 @@ impl ObjectReader {
         Ok(&self.current[..n.min(self.current.len())])
     }
 
+    /// The next `n` bytes (fewer only at the end): the current chunk's when it holds them
+    /// (no copy), otherwise the chunks joined into one buffer of `n` bytes.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn read_bytes(&mut self, n: usize) -> Result<bytes::Bytes, ObjectError> {
+        if self.current.len() >= n {
+            return Ok(self.current.split_to(n));
+        }
+        let mut joined = Vec::with_capacity(n);
+        joined.extend_from_slice(&std::mem::take(&mut self.current));
+        while joined.len() < n {
+            let received = self.receive().await;
+            let Some(mut next) = self.next_from(received)? else {
+                break;
+            };
+            let wanted = n - joined.len();
+            if next.len() > wanted {
+                self.current = next.split_off(wanted);
+            }
+            joined.extend_from_slice(&next);
+        }
+        Ok(joined.into())
+    }
+
+    /// Reads past the next `n` bytes (fewer only at the end); returns how many it passed.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn skip(&mut self, n: u64) -> Result<u64, ObjectError> {
+        let mut skipped = 0u64;
+        while skipped < n {
+            if self.current.is_empty() {
+                let received = self.receive().await;
+                match self.next_from(received)? {
+                    Some(chunk) => self.current = chunk,
+                    None => break,
+                }
+            }
+            let step = self
+                .current
+                .len()
+                .min(usize::try_from(n - skipped).unwrap_or(usize::MAX));
+            let _ = self.current.split_to(step);
+            skipped += step as u64;
+        }
+        Ok(skipped)
+    }
+
     /// The body's next chunk, awaited.
     async fn receive(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
-        match &mut self.chunks {
-            Some(chunks) => chunks.recv().await,
-            None => None,
-        }
+        let body = self.chunks.as_mut()?;
+        let received = body.chunks.recv().await;
+        body.taken(&received);
+        received
     }
 
     /// What comes after `received` (the body's next chunk, or its end): the chunk, then the
@@ -183,7 +278,11 @@ impl io::Read for ObjectReader {
     /// Blocks the thread on the body's next chunk: call it from outside the runtime.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.current.is_empty() && !buf.is_empty() {
-            let received = self.chunks.as_mut().and_then(|c| c.blocking_recv());
+            let received = self.chunks.as_mut().and_then(|body| {
+                let received = body.chunks.blocking_recv();
+                body.taken(&received);
+                received
+            });
             match self.next_from(received).map_err(io::Error::other)? {
                 Some(chunk) => self.current = chunk,
                 None => return Ok(0),

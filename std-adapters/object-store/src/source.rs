@@ -69,6 +69,8 @@ pub struct SourceOptions {
     pub whole_read: bool,
     /// Most ranged GETs in flight at once.
     pub max_in_flight: usize,
+    /// Bytes a streaming GET ([`ObjectSource::reader`]) receives ahead of its reader, at most.
+    pub read_ahead: usize,
     /// The object's size, when the caller knows it: opening then sends no request.
     pub size: Option<u64>,
     /// What the network gives, for the planner's limits ([`ObjectSource::scan_options`]); the
@@ -82,6 +84,7 @@ impl Default for SourceOptions {
             tail: DEFAULT_TAIL,
             whole_read: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            read_ahead: crate::READ_AHEAD,
             size: None,
             network: NetworkMetrics::default(),
         }
@@ -117,6 +120,13 @@ impl SourceOptions {
     #[must_use]
     pub fn with_max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.max(1);
+        self
+    }
+
+    /// Sets the bytes a streaming GET receives ahead of its reader (at least 1).
+    #[must_use]
+    pub fn with_read_ahead(mut self, bytes: usize) -> Self {
+        self.read_ahead = bytes.max(1);
         self
     }
 
@@ -302,6 +312,7 @@ pub struct ObjectSource {
     /// The object's last bytes, from the opening suffix GET (empty when none was sent).
     tail: bytes::Bytes,
     max_in_flight: usize,
+    read_ahead: usize,
     network: NetworkMetrics,
     runtime: Handle,
     log: Arc<RequestLog>,
@@ -338,6 +349,7 @@ impl ObjectSource {
             size,
             tail,
             max_in_flight: options.max_in_flight.max(1),
+            read_ahead: options.read_ahead.max(1),
             network,
             runtime,
             log,
@@ -393,7 +405,7 @@ impl ObjectSource {
             Arc::clone(&self.store),
             self.path.clone(),
             (fetch, self.size),
-            rest,
+            (rest, self.read_ahead),
             Arc::clone(&self.log),
         )
     }

@@ -14,7 +14,7 @@
 //! seconds rather than after `object_store`'s default three minutes.
 
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreScheme, RetryConfig};
+use object_store::{ObjectStore, ObjectStoreScheme};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,16 +128,14 @@ pub fn from_url(url: &str) -> Result<StoreUrl, UrlError> {
     })
 }
 
-/// The retries of every store built here.
-#[cfg_attr(
-    not(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http")),
-    allow(dead_code)
-)]
-fn retry() -> RetryConfig {
-    RetryConfig {
+/// The retries of every store built here (the cloud back ends: `file://` and `memory://`
+/// have none).
+#[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+fn retry() -> object_store::RetryConfig {
+    object_store::RetryConfig {
         max_retries: MAX_RETRIES,
         retry_timeout: RETRY_TIMEOUT,
-        ..RetryConfig::default()
+        ..object_store::RetryConfig::default()
     }
 }
 

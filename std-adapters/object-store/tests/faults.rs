@@ -8,7 +8,7 @@ use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
-use quiver_object_store::{ObjectSource, SourceOptions};
+use quiver_object_store::{FileBatches, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -164,10 +164,12 @@ fn trips() -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// The batches read through `fault`, or the error, as text.
+/// The batches read through `fault` by ranges, or in file order through one streaming GET
+/// (`in_order`), or the error, as text.
 async fn read(
     object: &Arc<Vec<u8>>,
     fault: Fault,
+    in_order: bool,
 ) -> (Result<Vec<RecordBatch<'static>>, String>, usize) {
     let (endpoint, requests) = serve(Arc::clone(object), fault).await;
     let result = async {
@@ -183,6 +185,8 @@ async fn read(
             .map_err(|e| e.to_string())?;
         reader.select(0..usize::MAX, source.scan_options());
         let mut batches = Vec::new();
+        let mut reader = FileBatches::new(reader, in_order);
+        assert_eq!(matches!(reader, FileBatches::InOrder(_)), in_order);
         while let Some(batch) = reader.next_batch().await {
             batches.push(batch.map_err(|e| e.to_string())?);
         }
@@ -200,22 +204,27 @@ async fn transient_failures_are_retried_and_others_are_clear_errors() {
         .batches()
         .collect::<Result<_, _>>()
         .unwrap();
-    for fault in [Fault::Unavailable(2), Fault::Reset(2)] {
-        let (batches, requests) = read(&object, fault).await;
-        let batches = batches.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
-        assert_batches_equal(&expected, &batches);
-        assert!(requests > 2, "{fault:?}: {requests} requests, retried");
-        println!("faults: {fault:?} retried, {requests} requests, the same batches");
-    }
-    for (fault, says) in [
-        (Fault::Truncate, ""),
-        (Fault::IgnoreRange, "non-partial"),
-        (Fault::Stall, ""),
-    ] {
-        let (batches, requests) = read(&object, fault).await;
-        let error = batches.expect_err("a fault that cannot be retried away");
-        assert!(error.contains(says), "{fault:?}: {error}");
-        println!("faults: {fault:?} after {requests} requests: {error}");
+    for in_order in [false, true] {
+        for fault in [Fault::Unavailable(2), Fault::Reset(2)] {
+            let (batches, requests) = read(&object, fault, in_order).await;
+            let batches = batches.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+            assert_batches_equal(&expected, &batches);
+            assert!(requests > 2, "{fault:?}: {requests} requests, retried");
+            println!(
+                "faults: {fault:?} (in order: {in_order}) retried, {requests} requests, the same \
+                 batches"
+            );
+        }
+        for (fault, says) in [
+            (Fault::Truncate, ""),
+            (Fault::IgnoreRange, "non-partial"),
+            (Fault::Stall, ""),
+        ] {
+            let (batches, requests) = read(&object, fault, in_order).await;
+            let error = batches.expect_err("a fault that cannot be retried away");
+            assert!(error.contains(says), "{fault:?}: {error}");
+            println!("faults: {fault:?} (in order: {in_order}) after {requests} requests: {error}");
+        }
     }
 }
 

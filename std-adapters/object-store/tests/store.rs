@@ -14,7 +14,7 @@ use quiver::array::RecordBatch;
 use quiver::ipc::{
     AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
 };
-use quiver_object_store::{DEFAULT_TAIL, ObjectSource, SourceOptions};
+use quiver_object_store::{DEFAULT_TAIL, FileBatches, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,6 +47,21 @@ async fn remote(
         batches.push(batch?);
     }
     Ok(batches)
+}
+
+/// Every batch of the file `source` holds through `FileBatches` reading it whole, and whether
+/// that was in file order (one streaming GET).
+async fn sequential(
+    source: &ObjectSource,
+) -> Result<(Vec<RecordBatch<'static>>, bool), quiver::error::Error<quiver_object_store::ObjectError>>
+{
+    let reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
+    let mut reader = FileBatches::new(reader, true);
+    let mut batches = Vec::new();
+    while let Some(batch) = reader.next_batch().await {
+        batches.push(batch?);
+    }
+    Ok((batches, matches!(reader, FileBatches::InOrder(_))))
 }
 
 /// Every batch of the stream `source` holds, through `AsyncStreamReader` over its reader.
@@ -265,6 +280,18 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!((counted.gets(), counted.heads()), (2, 0));
     assert_eq!((stats.requests, stats.round_trips), (2, 2));
     assert_eq!(stats.bytes, large.len() as u64);
+    // In file order: the same two requests, the second one streamed.
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let source = ObjectSource::open(counted.clone(), large_path.clone(), whole.clone())
+        .await
+        .unwrap();
+    let (batches, in_order) = sequential(&source).await.unwrap();
+    assert!(in_order);
+    assert_batches_equal(&local(&large, None), &batches);
+    let stats = source.requests();
+    assert_eq!((counted.gets(), counted.heads()), (2, 0));
+    assert_eq!((stats.requests, stats.round_trips), (2, 2));
+    assert_eq!(stats.bytes, large.len() as u64);
     // Its schema alone: the opening request.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
     let source = ObjectSource::open(counted.clone(), large_path, whole)
@@ -311,23 +338,93 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(batches.len(), 100);
 }
 
+/// A file of three batches of one dictionary-encoded column whose dictionary grows: the delta
+/// batches lie between record batches, so its footer lists the blocks out of file order.
+fn file_with_deltas() -> Vec<u8> {
+    use quiver::builder::{AppendValue, ArrayBuilder, DictionaryBuilder, StringBuilder};
+    let batch = |words: &[&str]| {
+        let mut column = DictionaryBuilder::new(StringBuilder::new());
+        for word in words {
+            column.append_value(*word);
+        }
+        let array = column.finish().unwrap();
+        RecordBatch::from_fields(vec![(column.field("word"), array)]).unwrap()
+    };
+    let batches = [
+        batch(&["a", "b"]),
+        batch(&["a", "b", "c"]),
+        batch(&["a", "b", "c", "d"]),
+    ];
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
+            .unwrap();
+    for batch in &batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_footer_out_of_file_order_is_read_by_ranges() {
+    let file = file_with_deltas();
+    let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
+    assert_eq!(
+        reader.dictionary_blocks().len(),
+        3,
+        "the dictionary and two deltas"
+    );
+    assert!(reader.dictionary_blocks()[1].offset > reader.record_batch_blocks()[0].offset);
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "deltas.arrow", &file).await;
+    // A tail too short for the blocks: they are read by ranged GETs.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let options = SourceOptions::default().with_tail(64);
+    let source = ObjectSource::open(counted.clone(), path, options)
+        .await
+        .unwrap();
+    let (batches, in_order) = sequential(&source).await.unwrap();
+    assert!(!in_order);
+    assert_batches_equal(&local(&file, None), &batches);
+    let stats = source.requests();
+    assert!(stats.requests >= 2, "{stats:?}");
+    assert_eq!(stats.requests, counted.gets() + counted.heads());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_golden_file_and_stream_reads_as_it_does_locally() {
     let Some(data) = quiver_tests::arrow_testing_data() else {
         return;
     };
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-    let (mut files, mut streams_beyond_tail) = (0, 0);
+    let (mut files, mut streams_beyond_tail, mut in_file_order) = (0, 0, 0);
     for file in quiver_tests::integration_files(&data, "arrow_file") {
         let bytes = std::fs::read(&file).unwrap();
         let path = put(&*memory, "golden.arrow_file", &bytes).await;
-        let source = ObjectSource::open(Arc::clone(&memory), path, SourceOptions::default())
-            .await
-            .unwrap();
+        let source =
+            ObjectSource::open(Arc::clone(&memory), path.clone(), SourceOptions::default())
+                .await
+                .unwrap();
         let batches = remote(&source, None)
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert_batches_equal(&local(&bytes, None), &batches);
+        // In file order: the opening GET, then one streaming GET of the rest, every byte once.
+        let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+        let source = ObjectSource::open(counted.clone(), path, SourceOptions::default())
+            .await
+            .unwrap();
+        let (batches, in_order) = sequential(&source)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_batches_equal(&local(&bytes, None), &batches);
+        if in_order {
+            let beyond_tail = bytes.len() as u64 > DEFAULT_TAIL;
+            let stats = source.requests();
+            assert_eq!(stats.requests, 1 + u64::from(beyond_tail), "{stats:?}");
+            assert_eq!(stats.bytes, bytes.len() as u64, "{}", file.display());
+            in_file_order += 1;
+        }
 
         let stream = std::fs::read(file.with_extension("stream")).unwrap();
         let path = put(&*memory, "golden.stream", &stream).await;
@@ -353,7 +450,8 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
     assert!(streams_beyond_tail > 0);
     println!(
         "object store: {files} golden files and their streams read as locally \
-         ({streams_beyond_tail} streams longer than the opening read)"
+         ({streams_beyond_tail} streams longer than the opening read); {in_file_order} files \
+         in file order read through one streaming GET"
     );
 }
 
@@ -439,14 +537,14 @@ fn on_moto_the_server_sees_what_the_source_counts() {
             whole.requests + one.requests + column.requests
         );
         // A stream: one streaming GET after the opening one, into a bounded buffer (a reader
-        // that reads nothing holds the GET at its channel's chunks; the body is not read
-        // ahead whole).
+        // that reads nothing holds the GET at its read-ahead of 64 KiB, plus what the
+        // sockets hold; the body of 7.8 MB is not read ahead whole).
         let stream = hundred_batch_stream();
         moto.put("100.stream", &stream);
         let source = ObjectSource::open(
             Arc::clone(&store),
             Path::from("100.stream"),
-            Default::default(),
+            SourceOptions::default().with_read_ahead(64 * 1024),
         )
         .await
         .unwrap();

@@ -108,7 +108,7 @@ pub(super) fn merge_shared<'a>(
 }
 
 /// Whether slot `i` of `a` and slot `j` of `b` (arrays of the same type) hold the same value.
-pub(super) fn slot_eq(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) -> bool {
+pub(crate) fn slot_eq(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) -> bool {
     let valid = a.is_valid(i);
     if valid != b.is_valid(j) {
         return false;

@@ -12,7 +12,7 @@
 use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
-use crate::error::{Feature, FormatErrorKind, Limit};
+use crate::error::{FormatErrorKind, Limit};
 use crate::format::{Block, MAGIC};
 use crate::schema::{Metadata, Schema};
 use alloc::sync::Arc;
@@ -29,7 +29,6 @@ pub struct FileWriter<W: embedded_io::Write> {
     dictionary_blocks: Vec<Block>,
     record_batch_blocks: Vec<Block>,
     metadata: Metadata,
-    finished: bool,
 }
 
 impl<W: embedded_io::Write> FileWriter<W> {
@@ -53,7 +52,6 @@ impl<W: embedded_io::Write> FileWriter<W> {
             dictionary_blocks: Vec::new(),
             record_batch_blocks: Vec::new(),
             metadata: Metadata::new(),
-            finished: false,
         })
     }
 
@@ -62,12 +60,6 @@ impl<W: embedded_io::Write> FileWriter<W> {
     /// A batch that cannot be written ([`WriteError::Invalid`]) leaves nothing in the file and
     /// the writer usable; after a sink error the writer refuses to write more.
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterFinish,
-            }
-            .into());
-        }
         self.sink.check()?;
         for message in self.encoder.encode(batch)? {
             let block = message.block(self.sink.position);
@@ -83,7 +75,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     /// Writes the end-of-stream marker, the footer, its length and the trailing magic, and
     /// flushes the sink; later calls do nothing.
     pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
+        if self.sink.finished {
             return Ok(());
         }
         self.sink.check()?;
@@ -103,7 +95,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
         self.sink.write_all(&footer_len.to_le_bytes())?;
         self.sink.write_all(MAGIC)?;
         self.sink.flush()?;
-        self.finished = true;
+        self.sink.finished = true;
         Ok(())
     }
 

@@ -13,9 +13,9 @@ use super::schema::{metadata_vector, schema_table};
 use crate::datatype::CompressionCodec;
 use crate::error::{FormatErrorKind, FormatResult, Limit};
 use crate::flatbuffer_builder::{Builder, Offset, kind};
-use crate::format::CONTINUATION;
 use crate::format::slots::*;
 use crate::format::{Block, Buffer, FieldNode};
+use crate::format::{CONTINUATION, MetadataVersion};
 use crate::schema::{Metadata, Schema};
 use alloc::vec::Vec;
 
@@ -34,13 +34,6 @@ pub(super) struct BatchLayout {
     pub compression: Option<CompressionCodec>,
 }
 
-fn codec_value(codec: CompressionCodec) -> i8 {
-    match codec {
-        CompressionCodec::Lz4Frame => 0,
-        CompressionCodec::Zstd => 1,
-    }
-}
-
 /// Writes a `RecordBatch` table.
 fn record_batch_table(b: &mut Builder, layout: &BatchLayout) -> Offset<kind::Table> {
     let nodes = b.create_vector(&layout.nodes);
@@ -49,7 +42,7 @@ fn record_batch_table(b: &mut Builder, layout: &BatchLayout) -> Offset<kind::Tab
         .then(|| b.create_vector(&layout.variadic_buffer_counts));
     let compression = layout.compression.map(|codec| {
         b.start_table();
-        b.add_scalar(BODY_COMPRESSION_CODEC, codec_value(codec));
+        b.add_scalar(BODY_COMPRESSION_CODEC, codec as i8);
         b.add_scalar(BODY_COMPRESSION_METHOD, METHOD_BUFFER);
         b.end_table()
     });
@@ -79,7 +72,7 @@ fn message(
         limit: i64::MAX as u64,
     })?;
     b.start_table();
-    b.add_scalar(MESSAGE_VERSION, VERSION_V5);
+    b.add_scalar(MESSAGE_VERSION, MetadataVersion::V5 as i16);
     b.add_union(MESSAGE_HEADER_TYPE, MESSAGE_HEADER, tag, header);
     b.add_scalar(MESSAGE_BODY_LENGTH, body_length);
     let root = b.end_table();
@@ -133,7 +126,7 @@ pub(super) fn footer(
     let record_batches = b.create_vector(record_batches);
     let metadata = metadata_vector(&mut b, metadata);
     b.start_table();
-    b.add_scalar(FOOTER_VERSION, VERSION_V5);
+    b.add_scalar(FOOTER_VERSION, MetadataVersion::V5 as i16);
     b.add_offset(FOOTER_SCHEMA, schema);
     b.add_offset(FOOTER_DICTIONARIES, dictionaries);
     b.add_offset(FOOTER_RECORD_BATCHES, record_batches);

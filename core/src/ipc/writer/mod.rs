@@ -58,6 +58,9 @@ mod encoder;
 mod file;
 mod message;
 mod schema;
+
+#[cfg(test)]
+pub(super) use dictionary::slot_eq;
 mod stream;
 
 pub use encoder::{EncodedMessage, IpcFormat, MessageEncoder, MessageKind};
@@ -201,6 +204,8 @@ struct Sink<W> {
     position: u64,
     /// Set once a write failed: the output is cut short and later writes are refused.
     broken: bool,
+    /// Set once the writer finished: later batches are refused.
+    finished: bool,
 }
 
 impl<W: embedded_io::Write> Sink<W> {
@@ -209,11 +214,18 @@ impl<W: embedded_io::Write> Sink<W> {
             inner,
             position: 0,
             broken: false,
+            finished: false,
         }
     }
 
-    /// Refuses to go on after a failed write (the output would be corrupt).
+    /// Refuses to go on after `finish`, or after a failed write (the output would be corrupt).
     fn check(&self) -> Result<(), WriteError<W::Error>> {
+        if self.finished {
+            return Err(FormatErrorKind::Unsupported {
+                what: Feature::WriteAfterFinish,
+            }
+            .into());
+        }
         if self.broken {
             return Err(FormatErrorKind::Unsupported {
                 what: Feature::WriteAfterError,
@@ -426,6 +438,33 @@ mod tests {
         assert!(err.invalid().is_some(), "{err}");
         assert!(writer.finish().is_err());
         assert_eq!(writer.bytes_written(), written);
+    }
+
+    #[test]
+    fn batches_after_finish_are_refused_and_finish_is_once() {
+        let batch = batch();
+        let after_finish = |err: WriteError| {
+            let kind = err.invalid().map(|e| e.kind.clone());
+            assert_eq!(
+                kind,
+                Some(FormatErrorKind::Unsupported {
+                    what: Feature::WriteAfterFinish
+                })
+            );
+        };
+        let (schema, options) = (batch.schema(), WriterOptions::default);
+        let mut file = FileWriter::new(Vec::new(), Arc::clone(schema), options()).unwrap();
+        file.finish().unwrap();
+        let written = file.bytes_written();
+        after_finish(file.write(&batch).unwrap_err());
+        file.finish().unwrap();
+        assert_eq!(file.bytes_written(), written);
+        let mut stream = StreamWriter::new(Vec::new(), Arc::clone(schema), options()).unwrap();
+        stream.finish().unwrap();
+        let written = stream.bytes_written();
+        after_finish(stream.write(&batch).unwrap_err());
+        stream.finish().unwrap();
+        assert_eq!(stream.bytes_written(), written);
     }
 
     #[test]

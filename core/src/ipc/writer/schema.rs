@@ -7,10 +7,10 @@
 //! always written little-endian: the writers encode native little-endian buffers, whatever byte
 //! order the schema was read with.
 
-use crate::datatype::{DataType, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
+use crate::datatype::{DataType, DateUnit, Endianness, IntType, Precision, TimeUnit};
 use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::MAX_DEPTH;
-use crate::flatbuffer_builder::{Builder, Offset, kind};
+use crate::flatbuffer_builder::{Builder, Offset, Push, kind};
 use crate::format::slots::*;
 use crate::schema::{Field, Metadata, Schema};
 use alloc::vec::Vec;
@@ -29,7 +29,7 @@ pub(super) fn schema_table(b: &mut Builder, schema: &Schema) -> FormatResult<Off
     let fields = b.create_vector_of_offsets(&fields);
     let metadata = metadata_vector(b, schema.metadata());
     b.start_table();
-    b.add_scalar(SCHEMA_ENDIANNESS, LITTLE_ENDIAN);
+    b.add_scalar(SCHEMA_ENDIANNESS, Endianness::Little as i16);
     b.add_offset(SCHEMA_FIELDS, fields);
     if let Some(metadata) = metadata {
         b.add_offset(SCHEMA_CUSTOM_METADATA, metadata);
@@ -113,20 +113,12 @@ fn empty_table(b: &mut Builder) -> Offset<kind::Table> {
     b.end_table()
 }
 
-/// A table with one `i16` enum field in slot 0 (precision, unit, mode).
-fn enum_table(b: &mut Builder, value: i16) -> Offset<kind::Table> {
+/// A table with one scalar in slot 0: an `i16` enum value (precision, unit), an `i32` (byte
+/// width, list size) or a `bool` (a map's keys sorted).
+fn scalar_table<T: Push>(b: &mut Builder, value: T) -> Offset<kind::Table> {
     b.start_table();
     b.add_scalar(0, value);
     b.end_table()
-}
-
-fn time_unit(unit: TimeUnit) -> i16 {
-    match unit {
-        TimeUnit::Second => 0,
-        TimeUnit::Millisecond => 1,
-        TimeUnit::Microsecond => 2,
-        TimeUnit::Nanosecond => 3,
-    }
 }
 
 fn decimal(b: &mut Builder, precision: u8, scale: i8, bit_width: i32) -> Offset<kind::Table> {
@@ -139,15 +131,8 @@ fn decimal(b: &mut Builder, precision: u8, scale: i8, bit_width: i32) -> Offset<
 
 fn time(b: &mut Builder, unit: TimeUnit, bit_width: i32) -> Offset<kind::Table> {
     b.start_table();
-    b.add_scalar(0, time_unit(unit));
+    b.add_scalar(0, unit as i16);
     b.add_scalar(1, bit_width);
-    b.end_table()
-}
-
-/// A table with one `i32` in slot 0 (byte width, list size).
-fn i32_table(b: &mut Builder, value: i32) -> Offset<kind::Table> {
-    b.start_table();
-    b.add_scalar(0, value);
     b.end_table()
 }
 
@@ -166,47 +151,37 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
         UInt16 => (TYPE_INT, int(b, 16, false)),
         UInt32 => (TYPE_INT, int(b, 32, false)),
         UInt64 => (TYPE_INT, int(b, 64, false)),
-        Float16 => (
-            TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Half)),
-        ),
+        Float16 => (TYPE_FLOATING_POINT, scalar_table(b, Precision::Half as i16)),
         Float32 => (
             TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Single)),
+            scalar_table(b, Precision::Single as i16),
         ),
         Float64 => (
             TYPE_FLOATING_POINT,
-            enum_table(b, precision(Precision::Double)),
+            scalar_table(b, Precision::Double as i16),
         ),
         Decimal32(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 32)),
         Decimal64(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 64)),
         Decimal128(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 128)),
         Decimal256(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 256)),
-        Date32 => (TYPE_DATE, enum_table(b, 0)),
-        Date64 => (TYPE_DATE, enum_table(b, 1)),
+        Date32 => (TYPE_DATE, scalar_table(b, DateUnit::Day as i16)),
+        Date64 => (TYPE_DATE, scalar_table(b, DateUnit::Millisecond as i16)),
         Time32(unit) => (TYPE_TIME, time(b, *unit, 32)),
         Time64(unit) => (TYPE_TIME, time(b, *unit, 64)),
         Timestamp(unit, timezone) => {
             let timezone = timezone.as_deref().map(|tz| b.create_string(tz));
             b.start_table();
-            b.add_scalar(0, time_unit(*unit));
+            b.add_scalar(0, *unit as i16);
             if let Some(timezone) = timezone {
                 b.add_offset(1, timezone);
             }
             (TYPE_TIMESTAMP, b.end_table())
         }
-        Duration(unit) => (TYPE_DURATION, enum_table(b, time_unit(*unit))),
-        Interval(unit) => {
-            let unit = match unit {
-                IntervalUnit::YearMonth => 0,
-                IntervalUnit::DayTime => 1,
-                IntervalUnit::MonthDayNano => 2,
-            };
-            (TYPE_INTERVAL, enum_table(b, unit))
-        }
+        Duration(unit) => (TYPE_DURATION, scalar_table(b, *unit as i16)),
+        Interval(unit) => (TYPE_INTERVAL, scalar_table(b, *unit as i16)),
         Binary => (TYPE_BINARY, empty_table(b)),
         LargeBinary => (TYPE_LARGE_BINARY, empty_table(b)),
-        FixedSizeBinary(width) => (TYPE_FIXED_SIZE_BINARY, i32_table(b, *width)),
+        FixedSizeBinary(width) => (TYPE_FIXED_SIZE_BINARY, scalar_table(b, *width)),
         Utf8 => (TYPE_UTF8, empty_table(b)),
         LargeUtf8 => (TYPE_LARGE_UTF8, empty_table(b)),
         BinaryView => (TYPE_BINARY_VIEW, empty_table(b)),
@@ -215,13 +190,9 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
         LargeList(_) => (TYPE_LARGE_LIST, empty_table(b)),
         ListView(_) => (TYPE_LIST_VIEW, empty_table(b)),
         LargeListView(_) => (TYPE_LARGE_LIST_VIEW, empty_table(b)),
-        FixedSizeList(_, size) => (TYPE_FIXED_SIZE_LIST, i32_table(b, *size)),
+        FixedSizeList(_, size) => (TYPE_FIXED_SIZE_LIST, scalar_table(b, *size)),
         Struct(_) => (TYPE_STRUCT, empty_table(b)),
-        Map(_, keys_sorted) => {
-            b.start_table();
-            b.add_scalar(0, *keys_sorted);
-            (TYPE_MAP, b.end_table())
-        }
+        Map(_, keys_sorted) => (TYPE_MAP, scalar_table(b, *keys_sorted)),
         Union(fields, type_ids, mode) => {
             if fields.len() != type_ids.len() {
                 return Err(FormatError::from(FormatErrorKind::InvalidValue {
@@ -232,13 +203,7 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
             let ids: Vec<i32> = type_ids.iter().map(|id| i32::from(*id)).collect();
             let ids = b.create_vector(&ids);
             b.start_table();
-            b.add_scalar(
-                0,
-                match mode {
-                    UnionMode::Sparse => 0i16,
-                    UnionMode::Dense => 1,
-                },
-            );
+            b.add_scalar(0, *mode as i16);
             b.add_offset(1, ids);
             (TYPE_UNION, b.end_table())
         }
@@ -253,18 +218,11 @@ fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset
     })
 }
 
-fn precision(precision: Precision) -> i16 {
-    match precision {
-        Precision::Half => 0,
-        Precision::Single => 1,
-        Precision::Double => 2,
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub(crate) mod tests {
     use super::*;
+    use crate::datatype::{IntervalUnit, UnionMode};
     use crate::format;
     use crate::schema::DictionaryEncoding;
     use alloc::string::ToString;

@@ -8,7 +8,6 @@
 use super::encoder::{IpcFormat, MessageEncoder};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
-use crate::error::{Feature, FormatErrorKind};
 use crate::schema::Schema;
 use alloc::sync::Arc;
 
@@ -17,7 +16,6 @@ use alloc::sync::Arc;
 pub struct StreamWriter<W: embedded_io::Write> {
     sink: Sink<W>,
     encoder: MessageEncoder,
-    finished: bool,
 }
 
 impl<W: embedded_io::Write> StreamWriter<W> {
@@ -30,11 +28,7 @@ impl<W: embedded_io::Write> StreamWriter<W> {
         let encoder = MessageEncoder::new(schema, options, IpcFormat::Stream)?;
         let mut sink = Sink::new(sink);
         sink.write_message(&encoder.schema_message()?)?;
-        Ok(StreamWriter {
-            sink,
-            encoder,
-            finished: false,
-        })
+        Ok(StreamWriter { sink, encoder })
     }
 
     /// Writes one batch, after the dictionary batches it needs.
@@ -42,12 +36,6 @@ impl<W: embedded_io::Write> StreamWriter<W> {
     /// A batch that cannot be written ([`WriteError::Invalid`]) leaves nothing in the stream and
     /// the writer usable; after a sink error the writer refuses to write more.
     pub fn write(&mut self, batch: &RecordBatch<'_>) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterFinish,
-            }
-            .into());
-        }
         self.sink.check()?;
         for message in self.encoder.encode(batch)? {
             self.sink.write_message(&message)?;
@@ -57,13 +45,13 @@ impl<W: embedded_io::Write> StreamWriter<W> {
 
     /// Writes the end-of-stream marker and flushes the sink; later calls do nothing.
     pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
+        if self.sink.finished {
             return Ok(());
         }
         self.sink.check()?;
         self.sink.write_all(&END_OF_STREAM)?;
         self.sink.flush()?;
-        self.finished = true;
+        self.sink.finished = true;
         Ok(())
     }
 
