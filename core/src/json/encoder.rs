@@ -542,6 +542,18 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             self.in_row = false;
             self.row += 1;
         }
+        // A batch wider than its plan: the fast path writes the leading members of each row.
+        let leading = walk.plan.and_then(|plan| {
+            let compiled = rows::Compiled {
+                plan,
+                nodes: walk.nodes,
+                zones: walk.zones,
+            };
+            Some((
+                rows::Leading::new(&compiled, &self.framing, walk.cx)?,
+                plan.rest()?,
+            ))
+        });
         while self.row < self.rows {
             if sink.blocked() {
                 return;
@@ -549,7 +561,8 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             // With little room left, a row would likely not fit: the fast path would write
             // part of it, take it back and leave it to the walk anyway (with 256-byte buffers,
             // about one row in two).
-            if let Some(plan) = walk.plan.filter(|_| sink.room() >= FAST_ROOM) {
+            let room = sink.room() >= FAST_ROOM;
+            if let Some(plan) = walk.plan.filter(|plan| room && plan.rest().is_none()) {
                 let compiled = rows::Compiled {
                     plan,
                     nodes: walk.nodes,
@@ -567,7 +580,18 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     break;
                 }
             }
-            if self.framing.first_row {
+            // The row's leading members through the fast path, when it has them: the walk then
+            // starts at the first column the plan does not hold.
+            let opened = leading
+                .as_ref()
+                .filter(|_| room)
+                .and_then(|(leading, rest)| {
+                    let first = leading.row(self.row, sink, self.framing.first_row)?;
+                    Some((*rest, first))
+                });
+            if opened.is_some() {
+                self.framing.first_row = false;
+            } else if self.framing.first_row {
                 self.framing.first_row = false;
             } else {
                 sink.put_opt(self.framing.separator);
@@ -583,13 +607,16 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     return;
                 }
             } else {
-                sink.put(b"{");
+                let (next, first) = opened.unwrap_or_else(|| {
+                    sink.put(b"{");
+                    (0, true)
+                });
                 let mut row = Frame::Object {
-                    next: 0,
+                    next,
                     end: walk.columns_end,
                     first_member: 0,
                     slot: self.row,
-                    first: true,
+                    first,
                     value_due: false,
                     entry: false,
                 };
@@ -1130,9 +1157,16 @@ mod tests {
         let narrow = wide(24);
         let planned = Encoder::batch(&narrow, JsonFormat::LineDelimited, options).unwrap();
         assert!(planned.plan.is_some(), "24 arrays fit the inline plan");
+        assert!(planned.plan.as_ref().unwrap().rest().is_none());
         let batch = wide(25);
-        let walked = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
-        assert!(walked.plan.is_none());
+        let leading = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        let plan = leading.plan.as_ref().unwrap();
+        assert_eq!(
+            plan.columns(),
+            Some(0..24),
+            "the leading columns the plan holds"
+        );
+        assert_eq!(plan.rest(), Some(24));
         let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
             &narrow,
             JsonFormat::LineDelimited,
@@ -1145,17 +1179,28 @@ mod tests {
 
     #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
-        let batch = wide(24);
-        for format in [JsonFormat::LineDelimited, JsonFormat::JsonArray] {
-            let options = EncoderOptions::default();
+        for columns in [24, 25, 40] {
+            the_walk_alone_writes_what_the_fast_path_writes_of(columns);
+        }
+    }
+
+    fn the_walk_alone_writes_what_the_fast_path_writes_of(columns: usize) {
+        let batch = wide(columns);
+        let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
+        for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
+            let options = EncoderOptions::default().with_explicit_nulls(explicit);
             let walk = || {
                 Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(&batch, format, options).unwrap()
             };
-            let mut planned = Encoder::batch(&batch, format, options).unwrap();
-            let whole = drain(&mut planned, 1 << 16);
-            assert_eq!(drain(&mut walk(), 1 << 16), whole);
+            let planned = || Encoder::batch(&batch, format, options).unwrap();
+            let whole = drain(&mut walk(), 1 << 16);
+            assert_eq!(drain(&mut planned(), 1 << 16), whole, "{columns} columns");
             for size in [1, 7, 64] {
                 assert_eq!(drain(&mut walk(), size), whole, "{size}-byte buffers");
+            }
+            // Buffers that end within the rows the fast path writes, leading members or whole.
+            for size in [512, 600, 700, 1000] {
+                assert_eq!(drain(&mut planned(), size), whole, "{size}-byte buffers");
             }
         }
         let first = drain(

@@ -3,9 +3,11 @@
 //! by index.
 //!
 //! [`Plan::new`] walks the view's nodes once when the encoder is built; the `rows` module then
-//! writes whole rows by following plan indices, with no look-up by type per value. A schema the
-//! plan cannot hold (more than [`NODES`] arrays, or unions, run-end encoding or maps anywhere in
-//! it) gets no plan, and every row goes through the general walk.
+//! writes whole rows by following plan indices, with no look-up by type per value. A batch whose
+//! columns the plan cannot all hold (more than [`NODES`] arrays, or unions, run-end encoding or
+//! maps in a column) gets a plan of its leading columns that it holds: the fast path writes those
+//! members of each row and the general walk the rest. A schema with none such gets no plan, and
+//! every row goes through the general walk.
 
 use super::escape;
 use super::options::{BinaryFormat, EncoderOptions};
@@ -344,14 +346,18 @@ impl<'b> Node<'b> {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
     nodes: heapless::Vec<Node<'b>, N>,
-    /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
+    /// A batch: nodes `0..columns` are its leading columns. An array: node 0 is the array and
+    /// this is 0.
     columns: usize,
+    /// The view node of the first column the plan does not hold (the general walk writes that
+    /// one and those after it), or `None` when it holds them all.
+    rest: Option<usize>,
     options: EncoderOptions,
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
-    /// The plan of a view's columns (or of its one array, when `array`), if `N` nodes hold
-    /// them.
+    /// The plan of a view's columns (or of its one array, when `array`): of all of them if `N`
+    /// nodes hold them, else of the most leading columns that they hold (at least one).
     pub(crate) fn new<T: Table<'b> + ?Sized>(
         nodes: &T,
         columns_end: usize,
@@ -362,22 +368,58 @@ impl<'b, const N: usize> Plan<'b, N> {
         if N == 0 {
             return None;
         }
+        if array {
+            return Self::leading(nodes, columns_end, 1, true, options, zones).ok();
+        }
         let count = view::siblings(nodes, 0, columns_end).count();
+        // Fewer columns each time: those before the one that did not fit.
+        let mut columns = count.min(N);
+        while columns > 0 {
+            match Self::leading(nodes, columns_end, columns, false, options, zones) {
+                Ok(plan) => return Some(plan),
+                Err(fitted) => columns = fitted.min(columns - 1),
+            }
+        }
+        None
+    }
+
+    /// The plan of the first `columns` columns (`N` nodes hold their placeholders), or the
+    /// number of columns that fitted before one did not.
+    fn leading<T: Table<'b> + ?Sized>(
+        nodes: &T,
+        columns_end: usize,
+        columns: usize,
+        array: bool,
+        options: EncoderOptions,
+        zones: &Zones<'_>,
+    ) -> Result<Self, usize> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
-            columns: if array { 0 } else { count },
+            columns: if array { 0 } else { columns },
+            rest: None,
             options,
         };
-        let first = plan.reserve(count.max(1), &*nodes.node(0)?, zones)?;
+        let placeholder = nodes.node(0).ok_or(0usize)?;
+        let first = plan.reserve(columns, &placeholder, zones).ok_or(0usize)?;
         for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
-            plan.fill(first + k, nodes, at, node.name, zones)?;
+            if k == columns {
+                plan.rest = Some(at);
+                break;
+            }
+            plan.fill(first + k, nodes, at, node.name, zones).ok_or(k)?;
         }
-        Some(plan)
+        Ok(plan)
     }
 
     /// The columns of a batch (node indices), or `None` for an array plan.
     pub(crate) fn columns(&self) -> Option<core::ops::Range<usize>> {
         (self.columns > 0).then_some(0..self.columns)
+    }
+
+    /// The view node of the first column the plan does not hold, when it holds only the leading
+    /// columns of a batch.
+    pub(crate) fn rest(&self) -> Option<usize> {
+        self.rest
     }
 
     /// Node `n` (node 0 exists in every plan).

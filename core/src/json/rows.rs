@@ -70,6 +70,52 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
     }
 }
 
+/// The fast path of a batch wider than its plan: writes the opening of a row and its planned
+/// (leading) members, and leaves the rest of the row to the general walk.
+pub(crate) struct Leading<'p, 'b, T: ?Sized, const N: usize> {
+    writer: Writer<'p, 'b, T, N>,
+    columns: core::ops::Range<usize>,
+}
+
+impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Leading<'p, 'b, T, N> {
+    /// The writer of `compiled`'s leading members, if its plan holds only some columns.
+    pub(crate) fn new(
+        compiled: &Compiled<'p, 'b, T, N>,
+        framing: &Framing,
+        cx: Context,
+    ) -> Option<Self> {
+        let Compiled { plan, nodes, zones } = *compiled;
+        plan.rest()?;
+        Some(Leading {
+            writer: Writer::new(plan, nodes, zones, framing, cx)?,
+            columns: plan.columns()?,
+        })
+    }
+
+    /// Writes the separator (unless `first_row`), `{` and the planned members of row `r` if they
+    /// fit (else nothing), returning whether no member was written.
+    #[inline(never)]
+    pub(crate) fn row(
+        &self,
+        r: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+        first_row: bool,
+    ) -> Option<bool> {
+        let mark = sink.written();
+        let first = usize::from(first_row);
+        let writer = &self.writer;
+        let written = match (writer.open.get(first), writer.open_len.get(first)) {
+            (Some(open), Some(len)) => short_piece(sink, open, *len)
+                .and_then(|()| writer.row_members(self.columns.clone(), r, sink)),
+            _ => Err(Full),
+        };
+        if written.is_err() {
+            sink.rewind(mark);
+        }
+        written.ok()
+    }
+}
+
 /// Writes `bytes` if they fit.
 #[inline(always)]
 fn put(sink: &mut Sink<'_, '_, '_>, bytes: &[u8]) -> Fit {
@@ -435,7 +481,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             short_piece(sink, open, *len)?;
         }
         match self.plan.columns() {
-            Some(columns) => self.row_members(columns, r, sink)?,
+            Some(columns) => {
+                self.row_members(columns, r, sink)?;
+            }
             None => match self.resolve(0, r) {
                 None => put(sink, b"null")?,
                 Some((node, i)) => self.value(node, i, sink)?,
@@ -488,17 +536,17 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        self.row_members(nodes, i, sink)
+        self.row_members(nodes, i, sink).map(|_| ())
     }
 
-    /// [`Writer::members`], inlined.
+    /// [`Writer::members`], inlined; returns whether no member was written.
     #[inline(always)]
     fn row_members(
         &self,
         nodes: core::ops::Range<usize>,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
-    ) -> Fit {
+    ) -> Result<bool, Full> {
         let explicit = self.cx.options.explicit_nulls;
         let mut first = true;
         for member in self.plan.nodes(nodes) {
@@ -552,7 +600,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             }
             self.other_member(member, i, &mut first, sink)?;
         }
-        Ok(())
+        Ok(first)
     }
 
     /// Writes the common member, a valid flat value (its own or its dictionary's) under a
