@@ -589,13 +589,10 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     let first = leading.row(self.row, sink, self.framing.first_row)?;
                     Some((*rest, first))
                 });
-            if opened.is_some() {
-                self.framing.first_row = false;
-            } else if self.framing.first_row {
-                self.framing.first_row = false;
-            } else {
+            if opened.is_none() && !self.framing.first_row {
                 sink.put_opt(self.framing.separator);
             }
+            self.framing.first_row = false;
             if walk.array {
                 if let Some(frame) = walk.slot(resolve(walk.nodes, 0, self.row), sink) {
                     self.in_row = true;
