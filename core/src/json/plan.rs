@@ -348,10 +348,10 @@ pub(crate) struct Plan<'b, const N: usize> {
     nodes: heapless::Vec<Node<'b>, N>,
     /// A batch: nodes `0..columns` are its leading columns. An array: node 0 is the array and
     /// this is 0.
-    columns: usize,
+    columns: u32,
     /// The view node of the first column the plan does not hold (the general walk writes that
-    /// one and those after it), or `None` when it holds them all.
-    rest: Option<usize>,
+    /// one and those after it), or 0 when it holds them all (column 0 is always held).
+    rest: u32,
     options: EncoderOptions,
 }
 
@@ -395,15 +395,19 @@ impl<'b, const N: usize> Plan<'b, N> {
     ) -> Result<Self, usize> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
-            columns: if array { 0 } else { columns },
-            rest: None,
+            columns: if array {
+                0
+            } else {
+                u32::try_from(columns).map_err(|_| 0usize)?
+            },
+            rest: 0,
             options,
         };
         let placeholder = nodes.node(0).ok_or(0usize)?;
         let first = plan.reserve(columns, &placeholder, zones).ok_or(0usize)?;
         for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
             if k == columns {
-                plan.rest = Some(at);
+                plan.rest = u32::try_from(at).map_err(|_| k)?;
                 break;
             }
             plan.fill(first + k, nodes, at, node.name, zones).ok_or(k)?;
@@ -413,13 +417,13 @@ impl<'b, const N: usize> Plan<'b, N> {
 
     /// The columns of a batch (node indices), or `None` for an array plan.
     pub(crate) fn columns(&self) -> Option<core::ops::Range<usize>> {
-        (self.columns > 0).then_some(0..self.columns)
+        (self.columns > 0).then_some(0..self.columns as usize)
     }
 
     /// The view node of the first column the plan does not hold, when it holds only the leading
     /// columns of a batch.
     pub(crate) fn rest(&self) -> Option<usize> {
-        self.rest
+        (self.rest > 0).then_some(self.rest as usize)
     }
 
     /// Node `n` (node 0 exists in every plan).
