@@ -7,8 +7,10 @@
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer. A row that does not fit, or a schema the plan cannot
-//! hold (or an encoder without one, as the no-alloc path's), goes through the general walk here:
+//! a `plan`) while they fit in the buffer; of a batch wider than the plan, the fast path writes
+//! each row's leading members that the plan holds and the walk the rest. A row that does not fit,
+//! or a schema the plan cannot hold (or an encoder without one, as the no-alloc path's), goes
+//! through the general walk here:
 //! it walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack of
 //! `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each step writes one member or element,
 //! whole values straight into the buffer while it has room; near its end a short value is split
