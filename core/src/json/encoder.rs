@@ -1116,7 +1116,7 @@ mod tests {
     //! Which encoders get the fast path, and the general walk over a view on its own (the
     //! byte-for-byte checks of both paths are in `rows`).
 
-    use super::{Encoder, Frame};
+    use super::{Encoder, Frame, NODES};
     use crate::array::{ArrayView, RecordBatch};
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
     use core::mem::size_of_val;
@@ -1153,19 +1153,19 @@ mod tests {
     #[test]
     fn a_batch_is_planned_up_to_the_inline_limit_and_never_without_a_plan() {
         let options = EncoderOptions::default();
-        let narrow = wide(24);
+        let narrow = wide(NODES);
         let planned = Encoder::batch(&narrow, JsonFormat::LineDelimited, options).unwrap();
-        assert!(planned.plan.is_some(), "24 arrays fit the inline plan");
+        assert!(planned.plan.is_some(), "NODES arrays fit the inline plan");
         assert!(planned.plan.as_ref().unwrap().rest().is_none());
-        let batch = wide(25);
+        let batch = wide(NODES + 1);
         let leading = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
         let plan = leading.plan.as_ref().unwrap();
         assert_eq!(
             plan.columns(),
-            Some(0..24),
+            Some(0..NODES),
             "the leading columns the plan holds"
         );
-        assert_eq!(plan.rest(), Some(24));
+        assert_eq!(plan.rest(), Some(NODES));
         let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
             &narrow,
             JsonFormat::LineDelimited,
@@ -1178,7 +1178,7 @@ mod tests {
 
     #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
-        for columns in [24, 25, 40] {
+        for columns in [NODES, NODES + 1, 40, 70] {
             the_walk_alone_writes_what_the_fast_path_writes_of(columns);
         }
     }

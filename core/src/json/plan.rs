@@ -238,7 +238,7 @@ impl<'b> Leaf<'b> {
 }
 
 /// Arrays the plan of an alloc path's encoder holds at most (it carries its plan inline).
-pub(crate) const NODES: usize = 24;
+pub(crate) const NODES: usize = 32;
 
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
 /// copied as `KEY - 1` bytes: 24, one 16-byte and one 8-byte store (23 took four stores; 1.5%
