@@ -215,6 +215,27 @@ fn extra_cases(rows: usize) -> Vec<Case> {
         plain: None,
     };
 
+    // Forty columns, the six above in turn, as NDJSON: wider than the encoder's fast-path plan
+    // (24 arrays), like a wide table's export.
+    let names: Vec<String> = (0..40).map(|i| format!("c{i}")).collect();
+    let names = || names.iter().map(String::as_str);
+    let wide = Case {
+        name: "wide40".into(),
+        rows,
+        format: JsonFormat::LineDelimited,
+        quiver: arrays::batch(
+            names()
+                .zip(mixed.quiver.columns().iter().cycle().cloned())
+                .collect(),
+        ),
+        arrow: arrow_batch(
+            names()
+                .zip(mixed.arrow.columns().iter().cycle().cloned())
+                .collect(),
+        ),
+        plain: None,
+    };
+
     let valid: Vec<bool> = (0..rows).map(|_| rng.valid()).collect();
     let structs = Case {
         name: "struct".into(),
@@ -310,7 +331,7 @@ fn extra_cases(rows: usize) -> Vec<Case> {
     ndjson.name = "i32 ndjson".into();
     ndjson.format = JsonFormat::LineDelimited;
     ndjson.plain = None;
-    vec![mixed, structs, lists, dictionary, ndjson]
+    vec![mixed, wide, structs, lists, dictionary, ndjson]
 }
 
 fn quiver_json(batch: &quiver::array::RecordBatch<'_>, format: JsonFormat) -> Vec<u8> {

@@ -219,7 +219,7 @@ fn convert_remote(
             };
             sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
             if let Some(bar) = &sink.progress {
-                let fetched = remote.stats().bytes_read;
+                let fetched = remote.source.bytes_received();
                 bar.set_message(format!(
                     "{} rows, {:.1} MiB fetched",
                     sink.writer.rows(),

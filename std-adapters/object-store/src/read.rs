@@ -111,6 +111,7 @@ impl ObjectReader {
                         let chunk = chunk.map_err(ObjectError::Store);
                         let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
                         received += len as u64;
+                        task_log.arrived(len as u64);
                         let Ok(room) = task_room.acquire_many(room_of(len, budget)).await else {
                             break; // the reader was dropped
                         };
@@ -128,7 +129,7 @@ impl ObjectReader {
                     let _ = send.send(Err(e.into()));
                 }
             }
-            task_log.record(start, received);
+            task_log.record_streamed(start, received);
         });
         ObjectReader {
             chunks: Some(Body {

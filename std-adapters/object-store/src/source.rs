@@ -33,6 +33,7 @@ use quiver::source::{AsyncRandomAccess, SharedRanges};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
@@ -236,6 +237,8 @@ struct Request {
 #[derive(Debug, Default)]
 pub struct RequestLog {
     requests: Mutex<Vec<Request>>,
+    /// Bytes of streaming GETs that have not ended yet, counted as their chunks arrive.
+    arriving: AtomicU64,
 }
 
 /// What a [`RequestLog`] adds up to.
@@ -263,6 +266,23 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
+    }
+
+    /// Counts `bytes` of a streaming GET's body as they arrive, before the GET is logged.
+    pub fn arrived(&self, bytes: u64) {
+        self.arriving.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Logs a streaming GET whose `bytes` were counted by [`Self::arrived`] as they came.
+    pub fn record_streamed(&self, start: Instant, bytes: u64) {
+        self.arriving.fetch_sub(bytes, Ordering::Relaxed);
+        self.record(start, bytes);
+    }
+
+    /// Bytes received so far: those of the requests logged, and those of streaming GETs still
+    /// arriving (for a progress display; [`Self::stats`] counts requests once they end).
+    pub fn bytes_received(&self) -> u64 {
+        self.stats().bytes + self.arriving.load(Ordering::Relaxed)
     }
 
     /// The requests so far, added up.
@@ -374,6 +394,11 @@ impl ObjectSource {
     /// The requests sent so far, this source's clones included.
     pub fn requests(&self) -> RequestStats {
         self.log.stats()
+    }
+
+    /// Bytes received so far, a streaming GET's included while it is still arriving.
+    pub fn bytes_received(&self) -> u64 {
+        self.log.bytes_received()
     }
 
     /// The network metrics in force: as given, with the time to first byte measured when

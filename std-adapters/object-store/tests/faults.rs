@@ -25,6 +25,8 @@ enum Fault {
     Reset(usize),
     /// Every body stops halfway.
     Truncate,
+    /// Bodies longer than this many bytes stop halfway.
+    TruncateOver(usize),
     /// Ranged GETs are answered 200 with the whole object.
     IgnoreRange,
     /// Requests after the first are never answered.
@@ -69,7 +71,7 @@ async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>)
                     let answer = respond(&object, head, range.as_deref(), fault, n);
                     match answer {
                         None => return, // reset
-                        Some((header, body)) => {
+                        Some((header, body, cut)) => {
                             if matches!(fault, Fault::Stall) && n > 0 {
                                 tokio::time::sleep(Duration::from_secs(3600)).await;
                             }
@@ -78,7 +80,7 @@ async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>)
                             {
                                 return;
                             }
-                            if matches!(fault, Fault::Truncate) && !head {
+                            if cut {
                                 return; // the body was cut: close
                             }
                         }
@@ -90,14 +92,15 @@ async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>)
     (endpoint, requests)
 }
 
-/// The answer to request `n`: status line and headers, and body (`None`: close instead).
+/// The answer to request `n`: status line and headers, body, and whether the body was cut
+/// (`None`: close instead).
 fn respond(
     object: &[u8],
     head: bool,
     range: Option<&str>,
     fault: Fault,
     n: usize,
-) -> Option<(String, Vec<u8>)> {
+) -> Option<(String, Vec<u8>, bool)> {
     let len = object.len();
     let meta = "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nETag: \"quiver\"\r\n";
     match fault {
@@ -105,6 +108,7 @@ fn respond(
             return Some((
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".into(),
                 Vec::new(),
+                false,
             ));
         }
         Fault::Reset(k) if n < k => return None,
@@ -112,11 +116,8 @@ fn respond(
     }
     if head || range.is_none() || matches!(fault, Fault::IgnoreRange) {
         let header = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n{meta}\r\n");
-        let mut body = if head { Vec::new() } else { object.to_vec() };
-        if matches!(fault, Fault::Truncate) {
-            body.truncate(body.len() / 2);
-        }
-        return Some((header, body));
+        let body = if head { Vec::new() } else { object.to_vec() };
+        return Some(cut(fault, header, body));
     }
     let (start, end) = range?.split_once('-')?;
     let (start, end) = match (start.parse::<usize>().ok(), end.parse::<usize>().ok()) {
@@ -125,15 +126,25 @@ fn respond(
         (Some(start), None) => (start, len - 1),
         (None, None) => return None,
     };
-    let mut body = object.get(start..=end)?.to_vec();
+    let body = object.get(start..=end)?.to_vec();
     let header = format!(
         "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {start}-{end}/{len}\r\n{meta}\r\n",
         body.len()
     );
-    if matches!(fault, Fault::Truncate) {
+    Some(cut(fault, header, body))
+}
+
+/// The answer with its body cut halfway if `fault` cuts it.
+fn cut(fault: Fault, header: String, mut body: Vec<u8>) -> (String, Vec<u8>, bool) {
+    let cut = match fault {
+        Fault::Truncate => !body.is_empty(),
+        Fault::TruncateOver(limit) => body.len() > limit,
+        _ => false,
+    };
+    if cut {
         body.truncate(body.len() / 2);
     }
-    Some((header, body))
+    (header, body, cut)
 }
 
 fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
@@ -226,6 +237,14 @@ async fn transient_failures_are_retried_and_others_are_clear_errors() {
             println!("faults: {fault:?} (in order: {in_order}) after {requests} requests: {error}");
         }
     }
+    // The opening GET (64 KiB) arrives whole and the streaming GET of the rest (171 KB) is
+    // cut halfway: object_store asks again for the bytes it lacks (not cut: under 100 KiB),
+    // and the batches are the same.
+    let (batches, requests) = read(&object, Fault::TruncateOver(100 * 1024), true).await;
+    let batches = batches.unwrap_or_else(|e| panic!("a cut streaming GET resumed: {e}"));
+    assert_batches_equal(&expected, &batches);
+    assert_eq!(requests, 3, "the opening, the cut GET, the rest");
+    println!("faults: the streaming GET cut and resumed, {requests} requests, the same batches");
 }
 
 /// The batches of the stream `object` read through `fault` (its size given, so the one request

@@ -556,6 +556,10 @@ fn on_moto_the_server_sees_what_the_source_counts() {
             1,
             "the streaming GET has not ended"
         );
+        // Its bytes so far count for a progress display, not yet in the log's totals.
+        let opening = source.requests().bytes;
+        assert!(source.bytes_received() > opening, "{opening}");
+        assert!(source.bytes_received() < stream.len() as u64);
         drop(reader);
         let source = ObjectSource::open(
             Arc::clone(&store),
