@@ -7,15 +7,16 @@
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer; of a batch wider than the plan, the fast path writes
-//! each row's leading members that the plan holds and the walk the rest. A row that does not fit,
-//! or a schema the plan cannot hold (or an encoder without one, as the no-alloc path's), goes
-//! through the general walk here:
-//! it walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack of
-//! `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each step writes one member or element,
-//! whole values straight into the buffer while it has room; near its end a short value is split
-//! through the spill and a long one becomes a stream (see the `sink` module), and the step
-//! returns.
+//! a `plan`) while they fit in the buffer. A row that does not fit, the rows of a batch wider than
+//! the plan, and every row of a schema the plan cannot hold (or of an encoder without one, as the
+//! no-alloc path's) go through the general walk here, which hands a row's members that the plan
+//! holds back to the fast path one at a time while each fits: it writes only the member that
+//! crosses the end of the buffer and the columns the plan does not hold.
+//! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
+//! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
+//! step writes one member or element, whole values straight into the buffer while it has room;
+//! near its end a short value is split through the spill and a long one becomes a stream (see the
+//! `sink` module), and the step returns.
 
 use super::framing::Framing;
 use super::number;
@@ -33,9 +34,6 @@ use crate::datatype::IntType;
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
 use crate::view::{Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
-
-/// Room the buffer must have left for the fast path to try a row.
-const FAST_ROOM: usize = 512;
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
 /// `ArrayView`'s arrays, each node made when read.
@@ -157,6 +155,9 @@ struct Rows<const DEPTH: usize> {
     rows: usize,
     /// A row is open (its value or object is on the stack, or its end is due).
     in_row: bool,
+    /// Bytes a row took through the fast path, on average, the last time it wrote rows (0
+    /// before): with less room left the fast path does not try one.
+    row_bytes: usize,
     stack: heapless::Vec<Frame, DEPTH>,
 }
 
@@ -273,6 +274,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
                 row: 0,
                 rows,
                 in_row: false,
+                row_bytes: 0,
                 stack: heapless::Vec::new(),
             },
             spill: Spill::new(),
@@ -367,6 +369,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             row: state.row,
             rows: end,
             in_row: false,
+            row_bytes: state.row_bytes,
             stack: heapless::Vec::new(),
         };
         state.framing.open = b"";
@@ -544,32 +547,22 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             self.in_row = false;
             self.row += 1;
         }
-        // A batch wider than its plan: the fast path writes the leading members of each row.
-        let leading = walk.plan.and_then(|plan| {
-            let compiled = rows::Compiled {
-                plan,
-                nodes: walk.nodes,
-                zones: walk.zones,
-            };
-            Some((
-                rows::Leading::new(&compiled, &self.framing, walk.cx)?,
-                plan.rest()?,
-            ))
-        });
         while self.row < self.rows {
             if sink.blocked() {
                 return;
             }
-            // With little room left, a row would likely not fit: the fast path would write
-            // part of it, take it back and leave it to the walk anyway (with 256-byte buffers,
-            // about one row in two).
-            let room = sink.room() >= FAST_ROOM;
+            // With less room left than a row took, the next would likely not fit: the fast path
+            // would write part of it, take it back and leave it to the walk anyway. A buffer
+            // that a row of the walk ended in still has the fast path for the rows after it
+            // (with 512-byte buffers, the row crossing each end is the walk's, not every row).
+            let room = sink.room() >= self.row_bytes;
             if let Some(plan) = walk.plan.filter(|plan| room && plan.rest().is_none()) {
                 let compiled = rows::Compiled {
                     plan,
                     nodes: walk.nodes,
                     zones: walk.zones,
                 };
+                let (mark, from) = (sink.written(), self.row);
                 rows::write(
                     &compiled,
                     sink,
@@ -578,20 +571,16 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     self.rows,
                     walk.cx,
                 );
+                if let Some(bytes) = (sink.written() - mark).checked_div(self.row - from) {
+                    self.row_bytes = bytes;
+                }
                 if self.row >= self.rows {
                     break;
                 }
             }
-            // The row's leading members through the fast path, when it has them: the walk then
-            // starts at the first column the plan does not hold.
-            let opened = leading
-                .as_ref()
-                .filter(|_| room)
-                .and_then(|(leading, rest)| {
-                    let first = leading.row(self.row, sink, self.framing.first_row)?;
-                    Some((*rest, first))
-                });
-            if opened.is_none() && !self.framing.first_row {
+            // The row through the walk, which hands each member the plan holds to the fast
+            // path (see `Walk::planned`).
+            if !self.framing.first_row {
                 sink.put_opt(self.framing.separator);
             }
             self.framing.first_row = false;
@@ -606,16 +595,13 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     return;
                 }
             } else {
-                let (next, first) = opened.unwrap_or_else(|| {
-                    sink.put(b"{");
-                    (0, true)
-                });
+                sink.put(b"{");
                 let mut row = Frame::Object {
-                    next,
+                    next: 0,
                     end: walk.columns_end,
                     first_member: 0,
                     slot: self.row,
-                    first,
+                    first: true,
                     value_due: false,
                     entry: false,
                 };
@@ -665,6 +651,33 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
     #[inline(always)]
     fn node(&self, at: usize) -> Option<T::Ref<'n>> {
         self.nodes.node(at)
+    }
+
+    /// Writes the members of row `slot` from column `*next` (a view node) on through the fast
+    /// path, while the plan holds them and each fits whole, and moves `*next` past them (to `end`
+    /// past the last column).
+    #[inline(always)]
+    fn planned(
+        &self,
+        next: &mut usize,
+        end: usize,
+        slot: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) {
+        let Some(plan) = self.plan else { return };
+        let Some(from) = plan.column(*next) else {
+            return;
+        };
+        let compiled = rows::Compiled {
+            plan,
+            nodes: self.nodes,
+            zones: self.zones,
+        };
+        let to = rows::members(&compiled, from, slot, first, sink, self.cx);
+        if to > from {
+            *next = plan.column_at(to).unwrap_or(end);
+        }
     }
 
     /// Writes the (valid, resolved) value in slot `i` of `node` (node `at`), or opens it.
@@ -808,6 +821,14 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     }
                 }
                 while *next < *end {
+                    // A batch's row (its first member is column 0): the members the plan holds
+                    // through the fast path while they fit.
+                    if *first_member == 0 && !*entry {
+                        self.planned(next, *end, *slot, first, sink);
+                        if *next >= *end {
+                            break;
+                        }
+                    }
                     let at = *next;
                     let found = self.node(at);
                     let Some(member) = found.as_deref() else {

@@ -426,6 +426,25 @@ impl<'b, const N: usize> Plan<'b, N> {
         (self.rest > 0).then_some(self.rest as usize)
     }
 
+    /// The plan column of a batch that is view node `at`, if the plan holds it.
+    pub(crate) fn column(&self, at: usize) -> Option<usize> {
+        let columns = self.columns()?;
+        if self.rest().is_some_and(|rest| at >= rest) {
+            return None;
+        }
+        self.nodes(columns).binary_search_by_key(&at, |n| n.at).ok()
+    }
+
+    /// The view node of plan column `k` of a batch, or past the plan's columns the first it does
+    /// not hold (`None` when it holds them all).
+    pub(crate) fn column_at(&self, k: usize) -> Option<usize> {
+        if k < self.columns as usize {
+            self.nodes.get(k).map(|n| n.at)
+        } else {
+            self.rest()
+        }
+    }
+
     /// Node `n` (node 0 exists in every plan).
     #[inline(always)]
     pub(crate) fn node(&self, n: usize) -> Option<&Node<'b>> {

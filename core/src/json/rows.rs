@@ -3,9 +3,11 @@
 //! [`write`] takes the rows from the encoder's current one on, following the encoder's
 //! [`Plan`]. Before each piece of a row it checks that the piece's worst case fits; when one does
 //! not, the row is taken back whole (the sink rewinds to where the row began) and left to the
-//! general walk, which can stop at any byte. So nothing here leaves output waiting in the spill or
-//! a stream, and since both paths write the same bytes for a row, where one hands over to the
-//! other never shows in the output.
+//! general walk, which can stop at any byte; the walk in turn hands the row's members back to
+//! [`members`] one at a time, so that it writes only the member crossing the end of the buffer
+//! (and the columns the plan does not hold). So nothing here leaves output waiting in the spill
+//! or a stream, and since both paths write the same bytes for a member, where one hands over to
+//! the other never shows in the output.
 //!
 //! A batch of one column (or one array) has its row's pieces pre-built (`,{"a":`, `}`, `,{}`).
 //! A flat column also has a loop of its own per type: each row is written into a fixed
@@ -70,50 +72,35 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
     }
 }
 
-/// The fast path of a batch wider than its plan: writes the opening of a row and its planned
-/// (leading) members, and leaves the rest of the row to the general walk.
-pub(crate) struct Leading<'p, 'b, T: ?Sized, const N: usize> {
-    writer: Writer<'p, 'b, T, N>,
-    columns: core::ops::Range<usize>,
-}
-
-impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Leading<'p, 'b, T, N> {
-    /// The writer of `compiled`'s leading members, if its plan holds only some columns.
-    pub(crate) fn new(
-        compiled: &Compiled<'p, 'b, T, N>,
-        framing: &Framing,
-        cx: Context,
-    ) -> Option<Self> {
-        let Compiled { plan, nodes, zones } = *compiled;
-        plan.rest()?;
-        Some(Leading {
-            writer: Writer::new(plan, nodes, zones, framing, cx)?,
-            columns: plan.columns()?,
-        })
-    }
-
-    /// Writes the separator (unless `first_row`), `{` and the planned members of row `r` if they
-    /// fit (else nothing), returning whether no member was written.
-    #[inline(never)]
-    pub(crate) fn row(
-        &self,
-        r: usize,
-        sink: &mut Sink<'_, '_, 'b>,
-        first_row: bool,
-    ) -> Option<bool> {
-        let mark = sink.written();
-        let first = usize::from(first_row);
-        let writer = &self.writer;
-        let written = match (writer.open.get(first), writer.open_len.get(first)) {
-            (Some(open), Some(len)) => short_piece(sink, open, *len)
-                .and_then(|()| writer.row_members(self.columns.clone(), r, sink)),
-            _ => Err(Full),
+/// Writes the members of row `r` from plan column `from` on, each only if it fits whole, up to
+/// the first that does not or the end of the plan's columns (`*first`: no member written yet);
+/// returns the plan column of the first not written. The general walk writes that one (or,
+/// past the plan's columns, the rest of the row) and hands back here after it: of a row that
+/// crosses the end of the buffer, only the member crossing it goes through the walk, and of a
+/// batch wider than the plan, the columns the plan does not hold.
+pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
+    compiled: &Compiled<'_, 'b, T, N>,
+    from: usize,
+    r: usize,
+    first: &mut bool,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+) -> usize {
+    let Compiled { plan, nodes, zones } = *compiled;
+    let writer = Writer::bare(plan, nodes, zones, cx);
+    let end = plan.columns().map_or(from, |columns| columns.end);
+    for column in from..end {
+        let Some(member) = plan.node(column) else {
+            return column;
         };
-        if written.is_err() {
+        let (mark, was_first) = (sink.written(), *first);
+        if writer.member(member, r, first, sink).is_err() {
             sink.rewind(mark);
+            *first = was_first;
+            return column;
         }
-        written.ok()
     }
+    end
 }
 
 /// Writes `bytes` if they fit.
@@ -436,15 +423,26 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         let open_first = Piece::new(&[brace])?;
         let close = Piece::new(&[close_brace, row_end])?;
         Some(Writer {
-            plan,
-            nodes,
-            zones,
-            cx,
             open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
             open_len: [open.len, open_first.len],
             close: *close.bytes.first_chunk()?,
             close_len: close.len,
+            ..Self::bare(plan, nodes, zones, cx)
         })
+    }
+
+    /// A writer of values and members only (its row pieces empty).
+    fn bare(plan: &'p Plan<'b, N>, nodes: &'p T, zones: &'p Zones<'b>, cx: Context) -> Self {
+        Writer {
+            plan,
+            nodes,
+            zones,
+            cx,
+            open: [[0; 8]; 2],
+            open_len: [0; 2],
+            close: [0; 8],
+            close_len: 0,
+        }
     }
 
     /// Writes rows `*row..rows` with their framing while they fit, advancing `*row` past each
@@ -481,9 +479,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             short_piece(sink, open, *len)?;
         }
         match self.plan.columns() {
-            Some(columns) => {
-                self.row_members(columns, r, sink)?;
-            }
+            Some(columns) => self.row_members(columns, r, sink)?,
             None => match self.resolve(0, r) {
                 None => put(sink, b"null")?,
                 Some((node, i)) => self.value(node, i, sink)?,
@@ -536,71 +532,83 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        self.row_members(nodes, i, sink).map(|_| ())
+        self.row_members(nodes, i, sink)
     }
 
-    /// [`Writer::members`], inlined; returns whether no member was written.
+    /// [`Writer::members`], inlined.
     #[inline(always)]
     fn row_members(
         &self,
         nodes: core::ops::Range<usize>,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
-    ) -> Result<bool, Full> {
-        let explicit = self.cx.options.explicit_nulls;
+    ) -> Fit {
         let mut first = true;
         for member in self.plan.nodes(nodes) {
-            if self.flat_member(member, i, &mut first, sink)? {
-                continue;
-            }
-            // A null member is left out (unless nulls are explicit).
-            let valid = member.leaf.is_valid(i);
-            if !valid && !explicit {
-                continue;
-            }
-            // A valid struct or list under a pre-built key: the key and the bracket as one copy,
-            // then its members (flat ones written here rather than by a call per struct) or
-            // elements.
-            let open = match member.shape {
-                Shape::Struct { .. } => b'{',
-                Shape::List { .. } => b'[',
-                _ => 0,
-            };
-            if open != 0
-                && valid
-                && let Some((key, key_len)) = member.key(first)
-            {
-                let window = sink.tail::<KEY>().ok_or(Full)?;
-                if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
-                    *head = *key;
-                }
-                if let Some(bracket) = window.get_mut(key_len) {
-                    *bracket = open;
-                }
-                sink.advance(key_len + 1);
-                match member.shape {
-                    Shape::Struct { first: child, len } => {
-                        let (child, j) = (usize::from(child), member.leaf.offset() + i);
-                        let mut inner_first = true;
-                        for inner in self.plan.nodes(child..child + usize::from(len)) {
-                            if !self.flat_member(inner, j, &mut inner_first, sink)? {
-                                self.other_member(inner, j, &mut inner_first, sink)?;
-                            }
-                        }
-                        put(sink, b"}")?;
-                    }
-                    Shape::List { child, offsets } => {
-                        self.elements(member, child, offsets, i, sink)?;
-                        put(sink, b"]")?;
-                    }
-                    _ => {}
-                }
-                first = false;
-                continue;
-            }
-            self.other_member(member, i, &mut first, sink)?;
+            self.member(member, i, &mut first, sink)?;
         }
-        Ok(first)
+        Ok(())
+    }
+
+    /// Writes `member` of the object at slot `i`: its key and value, or nothing for a null one
+    /// unless nulls are explicit (`*first`: no member written yet).
+    #[inline(always)]
+    fn member(
+        &self,
+        member: &'p Node<'b>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        if self.flat_member(member, i, first, sink)? {
+            return Ok(());
+        }
+        // A null member is left out (unless nulls are explicit).
+        let valid = member.leaf.is_valid(i);
+        if !valid && !self.cx.options.explicit_nulls {
+            return Ok(());
+        }
+        // A valid struct or list under a pre-built key: the key and the bracket as one copy,
+        // then its members (flat ones written here rather than by a call per struct) or
+        // elements.
+        let open = match member.shape {
+            Shape::Struct { .. } => b'{',
+            Shape::List { .. } => b'[',
+            _ => 0,
+        };
+        if open != 0
+            && valid
+            && let Some((key, key_len)) = member.key(*first)
+        {
+            let window = sink.tail::<KEY>().ok_or(Full)?;
+            if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
+                *head = *key;
+            }
+            if let Some(bracket) = window.get_mut(key_len) {
+                *bracket = open;
+            }
+            sink.advance(key_len + 1);
+            match member.shape {
+                Shape::Struct { first: child, len } => {
+                    let (child, j) = (usize::from(child), member.leaf.offset() + i);
+                    let mut inner_first = true;
+                    for inner in self.plan.nodes(child..child + usize::from(len)) {
+                        if !self.flat_member(inner, j, &mut inner_first, sink)? {
+                            self.other_member(inner, j, &mut inner_first, sink)?;
+                        }
+                    }
+                    put(sink, b"}")?;
+                }
+                Shape::List { child, offsets } => {
+                    self.elements(member, child, offsets, i, sink)?;
+                    put(sink, b"]")?;
+                }
+                _ => {}
+            }
+            *first = false;
+            return Ok(());
+        }
+        self.other_member(member, i, first, sink)
     }
 
     /// Writes the common member, a valid flat value (its own or its dictionary's) under a
