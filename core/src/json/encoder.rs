@@ -825,6 +825,9 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     // through the fast path while they fit.
                     if *first_member == 0 && !*entry {
                         self.planned(next, *end, *slot, first, sink);
+                        if sink.blocked() {
+                            return Step::Stay;
+                        }
                         if *next >= *end {
                             break;
                         }

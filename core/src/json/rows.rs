@@ -74,10 +74,11 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
 
 /// Writes the members of row `r` from plan column `from` on, each only if it fits whole, up to
 /// the first that does not or the end of the plan's columns (`*first`: no member written yet);
-/// returns the plan column of the first not written. The general walk writes that one (or,
-/// past the plan's columns, the rest of the row) and hands back here after it: of a row that
-/// crosses the end of the buffer, only the member crossing it goes through the walk, and of a
-/// batch wider than the plan, the columns the plan does not hold.
+/// returns the plan column of the first not written. A flat member that does not fit is
+/// written all the same, split between the buffer and the sink's spill or stream (the sink is
+/// then blocked and the row goes on in the next buffer). The general walk writes the first
+/// member not written (a nested one crossing the end of the buffer, or past the plan's
+/// columns the rest of the row) and hands back here after it.
 pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
     from: usize,
@@ -97,6 +98,10 @@ pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
         if writer.member(member, r, first, sink).is_err() {
             sink.rewind(mark);
             *first = was_first;
+            // The member crossing the end of the buffer, when it is flat; else the walk's.
+            if writer.crossing_member(member, r, first, sink) {
+                return column + 1;
+            }
             return column;
         }
     }
@@ -622,21 +627,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Result<bool, Full> {
-        // The value's node and slot: the member's own, or its dictionary's.
-        let (node, i) = match member.shape {
-            Shape::Flat => (member, i),
-            Shape::Dictionary { values } if member.leaf.is_valid(i) => {
-                match self.plan.node(usize::from(values)) {
-                    Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
-                    _ => return Ok(false),
-                }
-            }
-            _ => return Ok(false),
-        };
-        if !node.leaf.is_valid(i) {
-            return Ok(false);
-        }
-        let Some((key, key_len)) = member.key(*first) else {
+        let Some((node, i, (key, key_len))) = self.flat_value(member, i, *first) else {
             return Ok(false);
         };
         let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
@@ -658,6 +649,79 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         }
         *first = false;
         Ok(true)
+    }
+
+    /// The valid flat value of `member` at slot `i` (its node and slot: the member's own, or its
+    /// dictionary's) and the member's pre-built key, when it has them.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn flat_value(
+        &self,
+        member: &'p Node<'b>,
+        i: usize,
+        first: bool,
+    ) -> Option<(&'p Node<'b>, usize, (&'p [u8; KEY - 1], usize))> {
+        let (node, i) = match member.shape {
+            Shape::Flat => (member, i),
+            Shape::Dictionary { values } if member.leaf.is_valid(i) => {
+                match self.plan.node(usize::from(values)) {
+                    Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        if !node.leaf.is_valid(i) {
+            return None;
+        }
+        Some((node, i, member.key(first)?))
+    }
+
+    /// Writes [`Writer::flat_member`]'s member where it crosses the end of the buffer: the key
+    /// and a fixed-width value formatted in a window on the stack, or the key and quoted text,
+    /// split between the buffer and the sink's spill or stream as the general walk splits them;
+    /// returns whether `member` was one (else nothing is written).
+    #[inline(never)]
+    fn crossing_member(
+        &self,
+        member: &'p Node<'b>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> bool {
+        let Some((node, i, (key, key_len))) = self.flat_value(member, i, *first) else {
+            return false;
+        };
+        let leaf = &node.leaf;
+        let range = match leaf.kind {
+            Kind::Utf8 => Some(leaf.text_range::<i32>(i)),
+            Kind::LargeUtf8 => Some(leaf.text_range::<i64>(i)),
+            _ => None,
+        };
+        if let Some((start, end)) = range {
+            // The text may become a stream, which must follow whole output: the key fits.
+            if sink.room() < key_len {
+                return false;
+            }
+            sink.put(key.get(..key_len).unwrap_or_default());
+            let text = leaf.values().get(start..end).unwrap_or_default();
+            sink.quoted(text, Body::Text, b"\"");
+        } else {
+            let mut window = [0; KEY - 1 + VALUE_TEXT];
+            if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
+                *head = *key;
+            }
+            let n = match window
+                .get_mut(key_len..)
+                .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
+            {
+                Some(value) => fixed_text(leaf, i, value, self.cx),
+                None => 0,
+            };
+            sink.put(window.get(..key_len + n).unwrap_or_default());
+        }
+        *first = false;
+        true
     }
 
     /// Writes any member at slot `i`: its key and value, or nothing for a null one unless
