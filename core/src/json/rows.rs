@@ -4,10 +4,11 @@
 //! [`Plan`]. Before each piece of a row it checks that the piece's worst case fits; when one does
 //! not, the row is taken back whole (the sink rewinds to where the row began) and left to the
 //! general walk, which can stop at any byte; the walk in turn hands the row's members back to
-//! [`members`] one at a time, so that it writes only the member crossing the end of the buffer
-//! (and the columns the plan does not hold). So nothing here leaves output waiting in the spill
-//! or a stream, and since both paths write the same bytes for a member, where one hands over to
-//! the other never shows in the output.
+//! [`members`], which writes them while they fit and one more, crossing the end of the buffer,
+//! through a window on the stack and the sink's spill. So the walk writes only members longer
+//! than the spill and the columns the plan does not hold; nothing else here leaves output
+//! waiting in the spill or a stream, and since both paths write the same bytes for a member,
+//! where one hands over to the other never shows in the output.
 //!
 //! A batch of one column (or one array) has its row's pieces pre-built (`,{"a":`, `}`, `,{}`).
 //! A flat column also has a loop of its own per type: each row is written into a fixed
@@ -21,7 +22,7 @@ use super::framing::Framing;
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
-use super::sink::{Body, SPILL, Sink};
+use super::sink::{Body, SPILL, Sink, Spill};
 use super::temporal;
 use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
@@ -72,13 +73,13 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
     }
 }
 
-/// Writes the members of row `r` from plan column `from` on, each only if it fits whole, up to
-/// the first that does not or the end of the plan's columns (`*first`: no member written yet);
-/// returns the plan column of the first not written. A flat member that does not fit is
-/// written all the same, split between the buffer and the sink's spill or stream (the sink is
-/// then blocked and the row goes on in the next buffer). The general walk writes the first
-/// member not written (a nested one crossing the end of the buffer, or past the plan's
-/// columns the rest of the row) and hands back here after it.
+/// Writes the members of row `r` from plan column `from` on (`*first`: no member written yet),
+/// up to the end of the plan's columns or the end of the buffer, and returns the plan column of
+/// the first not written. Near the end of the buffer, where the fast path's windows want more
+/// room than is left, a member goes through a window on the stack and may cross the end (the
+/// sink's spill holds the rest, and the row goes on in the next buffer). The general walk
+/// writes the first member not written (one longer than the spill, or past the plan's columns
+/// the rest of the row) and hands back here after it.
 pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
     from: usize,
@@ -98,11 +99,12 @@ pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
         if writer.member(member, r, first, sink).is_err() {
             sink.rewind(mark);
             *first = was_first;
-            // The member crossing the end of the buffer, when it is flat; else the walk's.
-            if writer.crossing_member(member, r, first, sink) {
+            if !writer.spilled_member(member, r, first, sink) {
+                return column;
+            }
+            if sink.blocked() {
                 return column + 1;
             }
-            return column;
         }
     }
     end
@@ -627,7 +629,21 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Result<bool, Full> {
-        let Some((node, i, (key, key_len))) = self.flat_value(member, i, *first) else {
+        // The value's node and slot: the member's own, or its dictionary's.
+        let (node, i) = match member.shape {
+            Shape::Flat => (member, i),
+            Shape::Dictionary { values } if member.leaf.is_valid(i) => {
+                match self.plan.node(usize::from(values)) {
+                    Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
+                    _ => return Ok(false),
+                }
+            }
+            _ => return Ok(false),
+        };
+        if !node.leaf.is_valid(i) {
+            return Ok(false);
+        }
+        let Some((key, key_len)) = member.key(*first) else {
             return Ok(false);
         };
         let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
@@ -651,76 +667,29 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         Ok(true)
     }
 
-    /// The valid flat value of `member` at slot `i` (its node and slot: the member's own, or its
-    /// dictionary's) and the member's pre-built key, when it has them.
-    #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn flat_value(
-        &self,
-        member: &'p Node<'b>,
-        i: usize,
-        first: bool,
-    ) -> Option<(&'p Node<'b>, usize, (&'p [u8; KEY - 1], usize))> {
-        let (node, i) = match member.shape {
-            Shape::Flat => (member, i),
-            Shape::Dictionary { values } if member.leaf.is_valid(i) => {
-                match self.plan.node(usize::from(values)) {
-                    Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
-        if !node.leaf.is_valid(i) {
-            return None;
-        }
-        Some((node, i, member.key(first)?))
-    }
-
-    /// Writes [`Writer::flat_member`]'s member where it crosses the end of the buffer: the key
-    /// and a fixed-width value formatted in a window on the stack, or the key and quoted text,
-    /// split between the buffer and the sink's spill or stream as the general walk splits them;
-    /// returns whether `member` was one (else nothing is written).
+    /// Writes `member` of the object at slot `i` where the buffer has too little room left for
+    /// [`Writer::member`]: into a window of [`SPILL`] bytes on the stack, then into the sink,
+    /// split between the buffer and its spill as the general walk splits a short value; returns
+    /// whether it was written (not if the window could not hold it).
     #[inline(never)]
-    fn crossing_member(
+    fn spilled_member(
         &self,
         member: &'p Node<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> bool {
-        let Some((node, i, (key, key_len))) = self.flat_value(member, i, *first) else {
+        let mut window = [0; SPILL];
+        let (mut spill, mut stream) = (Spill::new(), None);
+        let mut scratch = Sink::new(&mut window, &mut spill, &mut stream);
+        let was_first = *first;
+        let fitted = self.member(member, i, first, &mut scratch).is_ok() && !scratch.blocked();
+        let written = scratch.written();
+        if !fitted {
+            *first = was_first;
             return false;
-        };
-        let leaf = &node.leaf;
-        let range = match leaf.kind {
-            Kind::Utf8 => Some(leaf.text_range::<i32>(i)),
-            Kind::LargeUtf8 => Some(leaf.text_range::<i64>(i)),
-            _ => None,
-        };
-        if let Some((start, end)) = range {
-            // The text may become a stream, which must follow whole output: the key fits.
-            if sink.room() < key_len {
-                return false;
-            }
-            sink.put(key.get(..key_len).unwrap_or_default());
-            let text = leaf.values().get(start..end).unwrap_or_default();
-            sink.quoted(text, Body::Text, b"\"");
-        } else {
-            let mut window = [0; KEY - 1 + VALUE_TEXT];
-            if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
-                *head = *key;
-            }
-            let n = match window
-                .get_mut(key_len..)
-                .and_then(|value| value.first_chunk_mut::<VALUE_TEXT>())
-            {
-                Some(value) => fixed_text(leaf, i, value, self.cx),
-                None => 0,
-            };
-            sink.put(window.get(..key_len + n).unwrap_or_default());
         }
-        *first = false;
+        sink.put(window.get(..written).unwrap_or_default());
         true
     }
 
