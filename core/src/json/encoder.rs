@@ -637,6 +637,18 @@ impl<const DEPTH: usize> Rows<DEPTH> {
     }
 }
 
+#[cfg(test)]
+std::thread_local! {
+    /// Values the walk has written or opened on this thread, for tests to count.
+    static WALK_VALUES: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Values the walk has written or opened on this thread so far.
+#[cfg(test)]
+pub(crate) fn walk_values() -> usize {
+    WALK_VALUES.with(core::cell::Cell::get)
+}
+
 /// The view and settings a step reads.
 struct Walk<'n, 'b, T: ?Sized, const PLAN: usize> {
     nodes: &'n T,
@@ -688,6 +700,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Option<Frame> {
+        #[cfg(test)]
+        WALK_VALUES.with(|n| n.set(n.get() + 1));
         match node.kind {
             Kind::Struct => {
                 sink.put(b"{");

@@ -668,9 +668,10 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     }
 
     /// Writes `member` of the object at slot `i` where the buffer has too little room left for
-    /// [`Writer::member`]: into a window of [`SPILL`] bytes on the stack, then into the sink,
-    /// split between the buffer and its spill as the general walk splits a short value; returns
-    /// whether it was written (not if the window could not hold it).
+    /// [`Writer::member`]: into a window on the stack (room for a short value's [`SPILL`]
+    /// bytes after a key), then into the sink, split between the buffer and its spill as the
+    /// general walk splits a short value; returns whether it was written (not if the window or
+    /// the spill could not hold it).
     #[inline(never)]
     fn spilled_member(
         &self,
@@ -679,13 +680,13 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> bool {
-        let mut window = [0; SPILL];
+        let mut window = [0; 2 * SPILL];
         let (mut spill, mut stream) = (Spill::new(), None);
         let mut scratch = Sink::new(&mut window, &mut spill, &mut stream);
         let was_first = *first;
         let fitted = self.member(member, i, first, &mut scratch).is_ok() && !scratch.blocked();
         let written = scratch.written();
-        if !fitted {
+        if !fitted || written.saturating_sub(sink.room()) > SPILL {
             *first = was_first;
             return false;
         }
@@ -1520,6 +1521,47 @@ mod tests {
                     check_every_split(|| Encoder::batch(batch, format, options).unwrap(), &what);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_walk_writes_no_member_of_a_planned_batch_shorter_than_the_spill() {
+        // The shape of the ten-column file (flat columns, temporal, text, a list, a dictionary,
+        // a short value): with buffers from 97 bytes to `write_to`'s 512, every row that does
+        // not fit whole goes through the walk, and the walk hands each member back to the fast
+        // path, those crossing the end of a buffer through the spill.
+        let names = [
+            "b", "i64", "f64", "ts", "date64", "dec", "s", "list", "dict", "fixed",
+        ];
+        let columns: Vec<_> = columns()
+            .into_iter()
+            .filter(|(name, _)| names.contains(name))
+            .collect();
+        assert_eq!(columns.len(), names.len());
+        let batch = RecordBatch::from_columns(columns).unwrap();
+        for options in options() {
+            let make = || Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+            let whole = encode(&mut make(), 1 << 20, 1 << 20);
+            for size in [97, 128, 200, 256, 300, 512] {
+                let before = crate::json::encoder::walk_values();
+                assert_eq!(
+                    encode(&mut make(), size, size),
+                    whole,
+                    "{size}-byte buffers"
+                );
+                assert_eq!(crate::json::encoder::walk_values(), before, "{size}");
+            }
+            // The count is of the walk's values: an encoder without a plan walks them all.
+            let before = crate::json::encoder::walk_values();
+            let mut walk = Encoder::<'_, { crate::json::DEFAULT_DEPTH }, 0>::batch_with_depth(
+                &batch,
+                JsonFormat::LineDelimited,
+                options,
+            )
+            .unwrap();
+            let mut out = vec![0; 512];
+            while !walk.encode(&mut out).done {}
+            assert!(crate::json::encoder::walk_values() > before + 8 * 5);
         }
     }
 
