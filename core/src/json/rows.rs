@@ -80,6 +80,7 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
 /// sink's spill holds the rest, and the row goes on in the next buffer). The general walk
 /// writes the first member not written (one longer than the spill, or past the plan's columns
 /// the rest of the row) and hands back here after it.
+#[inline(never)]
 pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
     from: usize,
