@@ -340,34 +340,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
 
 /// A file of three batches of one dictionary-encoded column whose dictionary grows: the delta
 /// batches lie between record batches, so its footer lists the blocks out of file order.
-fn file_with_deltas() -> Vec<u8> {
-    use quiver::builder::{AppendValue, ArrayBuilder, DictionaryBuilder, StringBuilder};
-    let batch = |words: &[&str]| {
-        let mut column = DictionaryBuilder::new(StringBuilder::new());
-        for word in words {
-            column.append_value(*word);
-        }
-        let array = column.finish().unwrap();
-        RecordBatch::from_fields(vec![(column.field("word"), array)]).unwrap()
-    };
-    let batches = [
-        batch(&["a", "b"]),
-        batch(&["a", "b", "c"]),
-        batch(&["a", "b", "c", "d"]),
-    ];
-    let mut writer =
-        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
-            .unwrap();
-    for batch in &batches {
-        writer.write(batch).unwrap();
-    }
-    writer.finish().unwrap();
-    writer.into_inner()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_footer_out_of_file_order_is_read_by_ranges() {
-    let file = file_with_deltas();
+    let file = quiver_tests::file_with_deltas();
     let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
     assert_eq!(
         reader.dictionary_blocks().len(),
