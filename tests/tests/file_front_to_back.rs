@@ -288,3 +288,27 @@ fn a_footer_length_that_reaches_into_the_stream_or_a_trailer_beyond_the_limit_is
     );
     assert_eq!(e.offset(), Some(footer_start as u64));
 }
+
+#[test]
+fn zeros_that_pad_the_magic_further_are_skipped() {
+    // As arrow-rs writes a file at its default alignment (64), and as quiver did before.
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch as ArrowBatch};
+    let column: ArrayRef = std::sync::Arc::new(Int32Array::from(vec![1, 2, 3]));
+    let batch = ArrowBatch::try_from_iter([("x", column)]).unwrap();
+    let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    let arrow_rs = writer.into_inner().unwrap();
+    let trips = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/trips.arrow"),
+    )
+    .unwrap();
+    for file in [arrow_rs, trips] {
+        assert_eq!(&file[..6], b"ARROW1");
+        assert!(file[6..64].iter().all(|b| *b == 0));
+        let read = front_to_back(&file).unwrap();
+        assert!(!read.is_empty());
+        assert_batches_equal(&local(&file), &read);
+    }
+}

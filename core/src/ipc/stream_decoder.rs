@@ -254,7 +254,8 @@ impl StreamDecoder {
     /// holds, in the order it holds them. Otherwise [`Self::try_decode`] returns an error
     /// after the batches ([`FormatErrorKind::FooterMismatch`]); a caller that must not act on
     /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. A file whose
-    /// stream has no end-of-stream marker before its footer is an error.
+    /// stream has no end-of-stream marker before its footer is an error. Zeros between the
+    /// magic and the schema message are padding.
     pub fn for_file(options: ReaderOptions) -> Self {
         StreamDecoder {
             step: Step::Magic,
@@ -543,6 +544,11 @@ impl StreamDecoder {
         };
         let len = i32::from_le_bytes(word);
         self.input.skip(prefix_len);
+        if len == 0 && self.file.is_some() && self.state.is_none() {
+            // Zeros between a file's magic and its schema message pad the magic further (to
+            // 64 bytes, as arrow-rs writes it), which file readers never read.
+            return Ok(None);
+        }
         if len == 0 {
             self.step = match self.file {
                 Some(_) => Step::Trailer {

@@ -210,7 +210,6 @@ fn convert_remote(
         reader.set_projection(projection);
     }
     reader.select(batches, remote.source.scan_options());
-    let mut reader = quiver_object_store::FileBatches::new(reader, remote.whole);
     remote.runtime.block_on(async {
         let mut index = first;
         while sink.wants_more() {
@@ -218,14 +217,7 @@ fn convert_remote(
                 break;
             };
             sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
-            if let Some(bar) = &sink.progress {
-                let fetched = remote.source.bytes_received();
-                bar.set_message(format!(
-                    "{} rows, {:.1} MiB fetched",
-                    sink.writer.rows(),
-                    fetched as f64 / (1024.0 * 1024.0)
-                ));
-            }
+            fetched(sink, remote);
             index += 1;
         }
         Ok::<_, Failure>(())
@@ -259,11 +251,24 @@ fn convert_remote_stream(
             if !take_from_stream(args, &batches, sink, index, batch)? {
                 break;
             }
+            fetched(sink, remote);
             index += 1;
         }
         Ok(())
     })?;
     Ok(remote.stats())
+}
+
+/// Shows the rows written and the bytes of `remote` fetched so far on the progress bar.
+fn fetched(sink: &Sink<'_>, remote: &Remote) {
+    if let Some(bar) = &sink.progress {
+        let fetched = remote.source.bytes_received();
+        bar.set_message(format!(
+            "{} rows, {:.1} MiB fetched",
+            sink.writer.rows(),
+            fetched as f64 / (1024.0 * 1024.0)
+        ));
+    }
 }
 
 /// Converts an IPC stream.

@@ -33,8 +33,7 @@ pub enum Input {
 }
 
 /// Opens `path` (`-` is stdin) and tells the file format from the stream format. `whole`: the
-/// caller reads every column of every batch (an object's opening request then brings up to
-/// 8 MiB, [`remote::open`]).
+/// caller reads every column of every batch (an object is then one GET, [`remote::open`]).
 pub fn open(path: &Path, mmap: bool, whole: bool) -> Result<Input, Failure> {
     let failed = |e: io::Error| Failure::about(path, e);
     if let Some(url) = path.to_str().filter(|_| remote::is_url(path)) {
