@@ -6,7 +6,7 @@
 //!
 //! Readers, each on the whole file and on one column:
 //! - quiver as `quiver json` reads: the whole file front to back through one GET
-//!   (`ObjectSource::open_whole`, `front_to_back`), one column by ranges (`ObjectSource` under
+//!   (`ObjectSource::open_whole`, `ObjectBatches`), one column by ranges (`ObjectSource` under
 //!   `AsyncFileReader`);
 //! - one GET per block with arrow-rs (DataFusion's approach): the footer, then each record
 //!   batch block in turn, decoded with `arrow_ipc::reader::FileDecoder`;
@@ -21,7 +21,7 @@
 //! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
 //! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
 //! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
-//! planner's window: front to back through one GET (`front_to_back`, what `quiver json` does
+//! planner's window: front to back through one GET (`ObjectBatches`, what `quiver json` does
 //! for a whole read), and by planned ranges (`AsyncFileReader`). A third server is the Rust range server holding each request for the delay
 //! itself (no proxy). `QUIVER_SERVERS=moto,rust,inside` picks the servers; the child takes
 //! `QUIVER_RANGE` (bytes per range, window twice that), `QUIVER_WINDOW` (ranges per window) and
@@ -37,7 +37,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver_object_store::{ObjectSource, RequestLog, SourceOptions, front_to_back};
+use quiver_object_store::{ObjectBatches, ObjectSource, RequestLog, SourceOptions};
 use quiver_tests::moto::{BUCKET, Moto};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -214,7 +214,9 @@ async fn whole_read(store: Arc<dyn ObjectStore>, key: &str) -> (usize, ObjectSou
         ObjectSource::open_whole(store, Path::from(key), SourceOptions::default())
             .await
             .unwrap();
-    let mut reader = front_to_back(reader, Default::default()).await.unwrap();
+    let mut reader = ObjectBatches::new(reader, Default::default())
+        .await
+        .unwrap();
     let mut rows = 0;
     while let Some(batch) = reader.next_batch().await.unwrap() {
         rows += batch.num_rows();
@@ -769,7 +771,7 @@ fn big(gigabytes: f64, delay: Duration) {
         for (mode, reader) in [
             (
                 "in-order",
-                "quiver front to back (one GET, `front_to_back`, as `quiver json`)",
+                "quiver front to back (one GET, `ObjectBatches`, as `quiver json`)",
             ),
             ("ranges", "quiver by ranges (`AsyncFileReader`)"),
         ] {

@@ -225,7 +225,7 @@ fn convert_remote(
     Ok(remote.stats())
 }
 
-/// Converts an IPC stream named by URL: [`AsyncStreamReader`](quiver::ipc::AsyncStreamReader)
+/// Converts an object named by URL front to back: [`quiver_object_store::ObjectBatches`]
 /// over one streaming GET, whose body keeps arriving on the runtime's threads while this thread
 /// encodes.
 fn convert_remote_stream(

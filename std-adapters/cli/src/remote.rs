@@ -3,23 +3,25 @@
 //!
 //! When every column of every batch is read (no `--columns`, `--batches` or `--limit`), the
 //! whole object is ONE GET ([`ObjectSource::open_whole`]), decoded as its body arrives while
-//! this thread encodes ([`quiver_object_store::front_to_back`]): a file as the stream it holds,
+//! this thread encodes ([`ObjectBatches`]): a file as the stream it holds,
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
 //! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's limits
 //! from the network ([`ObjectSource::scan_options`]): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
 //! this thread encodes the current one. A stream is read front to back by
-//! [`AsyncStreamReader`] over one more GET whose body is read as it arrives, into a bounded
+//! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
 //! buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for again,
 //! so a stream it brought whole costs no more request.
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
+use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
+use quiver_object_store::{
+    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+};
 use std::fmt::Display;
 use std::path::Path;
 use std::sync::Mutex;
@@ -138,17 +140,17 @@ impl Remote {
     }
 
     /// The stream reader of the object, its schema read. Opened whole, the object's GET, a
-    /// file read front to back ([`quiver_object_store::front_to_back`]) or a stream. Otherwise
+    /// file read front to back ([`ObjectBatches`]) or a stream. Otherwise
     /// an object in the stream format: one streaming GET of it (none when the opening brought
     /// it whole); one that starts with `ARROW1` is a file without its end, an error saying it
     /// was cut short.
-    pub fn stream_reader(&self) -> Result<AsyncStreamReader<ObjectReader>, Failure> {
+    pub fn stream_reader(&self) -> Result<ObjectBatches, Failure> {
         let whole = self.whole.lock().map(|mut w| w.take());
         if let Ok(Some(mut reader)) = whole {
             return self.runtime.block_on(async {
                 let leading = reader.peek(LEADING).await;
                 let file = leading.is_ok_and(|l| l.starts_with(quiver::format::MAGIC));
-                let opened = quiver_object_store::front_to_back(reader, ReaderOptions::default());
+                let opened = ObjectBatches::new(reader, ReaderOptions::default());
                 opened.await.map_err(|e| match e {
                     quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
                     other if file => self.failed(other, None),
@@ -166,7 +168,7 @@ impl Remote {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
                 return Err(Failure::Error(format!("{}: {error}", self.url)));
             }
-            AsyncStreamReader::new(reader, ReaderOptions::default())
+            ObjectBatches::new(reader, ReaderOptions::default())
                 .await
                 .map_err(|e| match e {
                     quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),

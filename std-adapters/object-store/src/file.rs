@@ -1,39 +1,123 @@
-//! [`front_to_back`]: every batch of an object, file or stream, from one streaming GET.
+//! [`ObjectBatches`]: every batch of an object, file or stream, from one streaming GET.
 //!
 //! Read by ranges, a file costs its opening request (the footer), then a request per planned
 //! range, and a window's ranges wait in memory until it is decoded. A caller that reads every
 //! byte of the batches needs none of that: one GET of the whole object
 //! ([`ObjectSource::open_whole`](crate::ObjectSource::open_whole)) brings the bytes in the
-//! order they are decoded, at that request's bandwidth, and the first batch is decoded as soon
-//! as its message has arrived. A file is read as the stream it holds, its footer checked last
-//! against the messages ([`StreamDecoder::for_file`]); memory is one message, the batches the
-//! caller holds and the [`ObjectReader`]'s bounded read-ahead, whatever the object's size.
+//! order they are decoded, at that request's bandwidth, and each batch is decoded as soon as
+//! its message has arrived. A file is read as the stream it holds, its footer checked last
+//! against the messages ([`StreamDecoder::for_file`]).
+//!
+//! The body's chunks go to the [`StreamDecoder`] as they arrived, without a copy; a message
+//! that spans chunks is joined once, when all of it is in. Memory is one message, the batches
+//! the caller holds and the [`ObjectReader`]'s bounded read-ahead, whatever the object's size.
 
 use crate::{ObjectError, ObjectReader};
+use quiver::array::RecordBatch;
+use quiver::bytes::Bytes;
 use quiver::error::Error;
-use quiver::ipc::{AsyncStreamReader, ReaderOptions, StreamDecoder};
+use quiver::ipc::{Projection, ReaderOptions, StreamDecodeResult, StreamDecoder};
+use quiver::schema::Schema;
+use std::sync::Arc;
 
-/// The batches of the object `reader` reads from its first byte, its schema read: a file
-/// (it starts with `ARROW1`) front to back, its footer checked once the body has ended (an
-/// error after the batches if the footer does not describe them), or a stream.
-///
-/// # Errors
-///
-/// The store's error, or the object's first messages' (a file's or a stream's).
-pub async fn front_to_back(
-    mut reader: ObjectReader,
-    options: ReaderOptions,
-) -> Result<AsyncStreamReader<ObjectReader>, Error<ObjectError>> {
-    let leading = reader.peek(quiver::format::MAGIC.len()).await;
-    let leading = leading.map_err(|error| Error::Source {
-        error,
-        offset: 0,
-        len: quiver::format::MAGIC.len() as u64,
-    })?;
-    let decoder = if leading == quiver::format::MAGIC {
-        StreamDecoder::for_file(options)
-    } else {
-        StreamDecoder::new(options)
-    };
-    AsyncStreamReader::with_decoder(reader, decoder).await
+/// The batches of an object read front to back from one streaming GET; see the module docs.
+#[derive(Debug)]
+pub struct ObjectBatches {
+    reader: ObjectReader,
+    decoder: StreamDecoder,
+    /// Bytes of the body handed to the decoder.
+    position: u64,
+    schema: Arc<Schema>,
+}
+
+impl ObjectBatches {
+    /// The batches of the object `reader` reads from its first byte, its schema read: a file
+    /// (it starts with `ARROW1`) front to back, its footer checked once the body has ended
+    /// (an error after the batches if the footer does not describe them), or a stream.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or the error of the object's first messages.
+    pub async fn new(
+        mut reader: ObjectReader,
+        options: ReaderOptions,
+    ) -> Result<Self, Error<ObjectError>> {
+        let magic = quiver::format::MAGIC;
+        let leading = reader.peek(magic.len()).await;
+        let leading = leading.map_err(|error| Error::Source {
+            error,
+            offset: 0,
+            len: magic.len() as u64,
+        })?;
+        let decoder = if leading == magic {
+            StreamDecoder::for_file(options)
+        } else {
+            StreamDecoder::new(options)
+        };
+        let mut batches = ObjectBatches {
+            reader,
+            decoder,
+            position: 0,
+            schema: Arc::new(Schema::new(Vec::new())),
+        };
+        // The decoder's first result other than a request is the schema, or an error.
+        let _schema = batches.drive().await?;
+        if let Some(schema) = batches.decoder.schema() {
+            batches.schema = Arc::clone(schema);
+        }
+        Ok(batches)
+    }
+
+    /// The object's schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    /// Reads only the fields `projection` selects from the next batch on.
+    pub fn set_projection(&mut self, projection: Projection) {
+        self.decoder.set_projection(projection);
+    }
+
+    /// The next record batch, with every dictionary batch before it applied; `None` at the
+    /// end (for a file, once its footer has been checked).
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or the object's, located as a local reader's.
+    pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<ObjectError>> {
+        loop {
+            match self.drive().await? {
+                StreamDecodeResult::Data(batch) => return Ok(Some(batch)),
+                StreamDecodeResult::Schema => {}
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// Runs the decoder until it has a result other than a request for bytes, handing it the
+    /// body's chunks as they arrive.
+    async fn drive(&mut self) -> Result<StreamDecodeResult, Error<ObjectError>> {
+        loop {
+            match self.decoder.try_decode()? {
+                StreamDecodeResult::NeedsData { .. } => {
+                    let chunk = self.reader.next_chunk().await;
+                    let chunk = chunk.map_err(|error| Error::Source {
+                        error,
+                        offset: self.position,
+                        len: 0,
+                    })?;
+                    match chunk {
+                        Some(chunk) => {
+                            let len = chunk.len();
+                            self.position += len as u64;
+                            self.decoder
+                                .push(Bytes::from_owner(Arc::new(chunk), 0..len));
+                        }
+                        None => self.decoder.finish(),
+                    }
+                }
+                other => return Ok(other),
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
 //!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
 //!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's limits.
-//! - [`front_to_back`] (`file.rs`): every batch of an object, file or stream, from ONE GET
+//! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, from ONE GET
 //!   of the whole object ([`ObjectSource::open_whole`]), decoded as it arrives; what
 //!   `quiver json s3://…` does when it reads every column of every batch.
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
@@ -40,7 +40,7 @@ mod source;
 mod url;
 
 pub use error::ObjectError;
-pub use file::front_to_back;
+pub use file::ObjectBatches;
 pub use read::{ObjectReader, READ_AHEAD};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,

@@ -234,6 +234,19 @@ impl ObjectReader {
         Ok(joined.into())
     }
 
+    /// The body's next bytes as they arrived (no copy), `None` at the end.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, ObjectError> {
+        if !self.current.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.current)));
+        }
+        let received = self.receive().await;
+        self.next_from(received)
+    }
+
     /// Reads past the next `n` bytes (fewer only at the end); returns how many it passed.
     ///
     /// # Errors

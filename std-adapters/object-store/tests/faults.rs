@@ -8,7 +8,7 @@ use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
-use quiver_object_store::{ObjectSource, SourceOptions, front_to_back};
+use quiver_object_store::{ObjectBatches, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -190,7 +190,7 @@ async fn read(
             let (_, reader) = ObjectSource::open_whole(store, path, SourceOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
-            let mut reader = front_to_back(reader, ReaderOptions::default())
+            let mut reader = ObjectBatches::new(reader, ReaderOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
             while let Some(batch) = reader.next_batch().await.map_err(|e| e.to_string())? {

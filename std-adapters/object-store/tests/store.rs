@@ -14,7 +14,7 @@ use quiver::array::RecordBatch;
 use quiver::ipc::{
     AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
 };
-use quiver_object_store::{DEFAULT_TAIL, ObjectError, ObjectSource, SourceOptions, front_to_back};
+use quiver_object_store::{DEFAULT_TAIL, ObjectBatches, ObjectError, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,7 +61,7 @@ async fn whole(
         offset: 0,
         len: 0,
     })?;
-    let mut reader = front_to_back(reader, ReaderOptions::default()).await?;
+    let mut reader = ObjectBatches::new(reader, ReaderOptions::default()).await?;
     let mut batches = Vec::new();
     while let Some(batch) = reader.next_batch().await? {
         batches.push(batch);
