@@ -815,8 +815,8 @@ fn big(gigabytes: f64, delay: Duration) {
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             println!(
                 "quiver {mode} from {server}: range size {:.1} MiB, window {:.1} MiB; resident {:.1} MiB \
-                 after opening, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
-                 after opening)",
+                 before reading, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
+                 before reading)",
                 mib(range),
                 mib(window),
                 mib(opened * 1024),

@@ -175,6 +175,13 @@ fn a_whole_file_is_one_get() {
         message.trim_start_matches(&format!("error: {url}: ")),
         local.trim_start_matches(&format!("error: {}: ", file.display()))
     );
+    // The batches came before the end was found missing: `-o` still writes nothing.
+    let out = folder.path().join("out.json");
+    let output = quiver(&moto, &["json", "-o", out.to_str().unwrap(), &url]);
+    fails(output, &url);
+    assert!(!out.exists());
+    let leftovers = std::fs::read_dir(folder.path()).unwrap().count();
+    assert_eq!(leftovers, 1, "only the local copy: no temporary file left");
     println!("remote: {} bytes in {stats}", bytes.len());
 }
 
