@@ -65,10 +65,10 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
         Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,
         Input::Stream(reader) => convert_stream(args, reader, batches, &mut sink)?,
-        Input::Remote(remote) if remote.is_file() => {
-            convert_remote(args, &remote, batches, &mut sink)?
-        }
-        Input::Remote(remote) => convert_remote_stream(args, &remote, batches, &mut sink)?,
+        Input::Remote(remote) => match remote.front_to_back()? {
+            Some(stream) => convert_remote_stream(args, &remote, stream, batches, &mut sink)?,
+            None => convert_remote(args, &remote, batches, &mut sink)?,
+        },
     };
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
@@ -231,10 +231,10 @@ fn convert_remote(
 fn convert_remote_stream(
     args: &JsonArgs,
     remote: &Remote,
+    mut stream: quiver_object_store::ObjectBatches,
     batches: Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
-    let mut stream = remote.stream_reader()?;
     let schema = stream.schema().clone();
     if let Some(projection) = projection(args, stream.schema())? {
         stream.set_projection(projection);

@@ -28,7 +28,7 @@ pub enum Input {
     InMemory(Vec<u8>),
     /// The stream format, with its leading bytes put back in front.
     Stream(CountingRead<Box<dyn Read>>),
-    /// An object named by URL, in either format ([`Remote::is_file`]).
+    /// An object named by URL, in either format ([`Remote::front_to_back`]).
     Remote(Box<Remote>),
 }
 

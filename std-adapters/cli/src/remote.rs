@@ -48,6 +48,8 @@ pub struct Remote {
     whole: Mutex<Option<ObjectReader>>,
     /// The object is in the file format, to be read by ranges.
     file: bool,
+    /// The object was opened with one GET of all of it.
+    opened_whole: bool,
 }
 
 /// Whether the input names a URL rather than a local path.
@@ -88,6 +90,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         source,
         url: url.to_owned(),
         endpoint,
+        opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
         file,
     })
@@ -105,12 +108,6 @@ fn failure(url: &str, endpoint: &str, error: impl Display) -> Failure {
 }
 
 impl Remote {
-    /// Whether the object is a file to read by ranges: not opened whole, and it ends with
-    /// `ARROW1` (a cut file that does not is read as a stream, and says what it is).
-    pub fn is_file(&self) -> bool {
-        self.file
-    }
-
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
     pub fn failed(
@@ -139,41 +136,41 @@ impl Remote {
             .map_err(|e| self.failed(e, None))
     }
 
-    /// The stream reader of the object, its schema read. Opened whole, the object's GET, a
-    /// file read front to back ([`ObjectBatches`]) or a stream. Otherwise
-    /// an object in the stream format: one streaming GET of it (none when the opening brought
-    /// it whole); one that starts with `ARROW1` is a file without its end, an error saying it
-    /// was cut short.
-    pub fn stream_reader(&self) -> Result<ObjectBatches, Failure> {
+    /// The object's batches front to back, its schema read, or `None` for a file to read by
+    /// ranges ([`Self::file_reader`]).
+    ///
+    /// Opened whole, the object's one GET: a file read as the stream it holds, its footer
+    /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
+    /// writes its schema message without the length prefix; file readers never read it) is
+    /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.
+    /// Otherwise, a file is read by ranges, and a stream through one streaming GET (none when
+    /// the opening brought it whole); an object that starts with `ARROW1` and does not end
+    /// with it is a file without its end, an error saying it was cut short.
+    pub fn front_to_back(&self) -> Result<Option<ObjectBatches>, Failure> {
         let whole = self.whole.lock().map(|mut w| w.take());
-        if let Ok(Some(mut reader)) = whole {
-            return self.runtime.block_on(async {
-                let leading = reader.peek(LEADING).await;
-                let file = leading.is_ok_and(|l| l.starts_with(quiver::format::MAGIC));
-                let opened = ObjectBatches::new(reader, ReaderOptions::default());
-                opened.await.map_err(|e| match e {
-                    quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
-                    other if file => self.failed(other, None),
-                    other => crate::input::not_a_stream(Path::new(&self.url), other),
-                })
-            });
-        }
+        let mut reader = match whole {
+            Ok(Some(reader)) => reader,
+            _ if self.file => return Ok(None),
+            _ => self.source.reader(0),
+        };
         self.runtime.block_on(async {
-            let mut reader = self.source.reader(0);
             let leading = reader
                 .peek(LEADING)
                 .await
                 .map_err(|e| failure(&self.url, &self.endpoint, e))?;
-            if leading.starts_with(quiver::format::MAGIC) {
+            let file = leading.starts_with(quiver::format::MAGIC);
+            if file && !self.opened_whole {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
                 return Err(Failure::Error(format!("{}: {error}", self.url)));
             }
-            ObjectBatches::new(reader, ReaderOptions::default())
-                .await
-                .map_err(|e| match e {
-                    quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
-                    other => crate::input::not_a_stream(Path::new(&self.url), other),
-                })
+            match ObjectBatches::new(reader, ReaderOptions::default()).await {
+                Ok(batches) => Ok(Some(batches)),
+                Err(e @ quiver::error::Error::Source { .. }) => {
+                    Err(failure(&self.url, &self.endpoint, e))
+                }
+                Err(_) if file => Ok(None),
+                Err(e) => Err(crate::input::not_a_stream(Path::new(&self.url), e)),
+            }
         })
     }
 

@@ -186,6 +186,36 @@ fn a_whole_file_is_one_get() {
 }
 
 #[test]
+fn a_file_whose_stream_does_not_start_as_a_stream_is_read_by_ranges() {
+    let Some(moto) = Moto::start() else { return };
+    // As polars writes a file: no length prefix before the schema message, which file
+    // readers never read (they take the schema from the footer).
+    let mut bytes = std::fs::read(trips()).unwrap();
+    let schema = bytes.windows(4).position(|w| w == [0xFF; 4]).unwrap();
+    bytes[schema..schema + 8].copy_from_slice(&[4, 0, 0, 0, 0xF2, 0xFF, 0xFF, 0xFF]);
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("polars-like.arrow");
+    std::fs::write(&file, &bytes).unwrap();
+    let url = moto.put("polars-like.arrow", &bytes);
+    let output = quiver(&moto, &["json", "--stats", &url]);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json"], &file));
+    // The whole GET, dropped at the schema, then the footer and the blocks by ranges.
+    let reads: u64 = stats
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("reads="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert!(reads >= 3, "{stats}");
+    assert_eq!(
+        moto.logged("GET", "polars-like.arrow") as u64,
+        reads,
+        "{stats}"
+    );
+    println!("remote: a file read by ranges after its stream failed: {stats}");
+}
+
+#[test]
 fn bad_urls_objects_and_endpoints_are_one_error_line() {
     let Some(moto) = Moto::start() else { return };
     let unknown = quiver(&moto, &["json", "ftp://host/file.arrow"]);

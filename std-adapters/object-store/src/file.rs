@@ -37,7 +37,11 @@ impl ObjectBatches {
     ///
     /// # Errors
     ///
-    /// The store's error, or the error of the object's first messages.
+    /// The store's error, or the error of the object's first messages. Some writers leave the
+    /// stream in a file unreadable from its start (polars writes the schema message without
+    /// its length prefix; file readers take the schema from the footer): such a file is an
+    /// error here before any batch, and reads by ranges ([`quiver::ipc::AsyncFileReader`]),
+    /// as `quiver json` then does.
     pub async fn new(
         mut reader: ObjectReader,
         options: ReaderOptions,
