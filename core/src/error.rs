@@ -607,6 +607,13 @@ pub enum FormatErrorKind {
         /// The capacity.
         capacity: u64,
     },
+    /// A file's footer does not describe the messages the file holds, as found reading it
+    /// front to back ([`StreamDecoder::for_file`](crate::ipc::StreamDecoder::for_file)).
+    FooterMismatch {
+        /// What differs: the schema, or the blocks of the dictionary or record batches (the
+        /// error's batch is the first that differs).
+        what: &'static str,
+    },
     /// Compressed data is corrupt.
     Decompression {
         /// Which codec.
@@ -693,6 +700,10 @@ impl fmt::Display for FormatErrorKind {
                 f,
                 "{what}: at least {needed} needed, the capacity is {capacity}"
             ),
+            FooterMismatch { what } => write!(
+                f,
+                "the footer's {what} is not the one the file holds before it"
+            ),
             Decompression { codec, what } => write!(f, "corrupt {} data: {what}", codec.name()),
         }
     }
@@ -737,7 +748,7 @@ pub enum Limit {
     MessageMetadata,
     /// A message's body, written.
     MessageBody,
-    /// A file's footer, written.
+    /// A file's footer, written, or read front to back.
     FileFooter,
     /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
     DecompressedBuffer,

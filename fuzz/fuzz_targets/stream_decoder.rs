@@ -1,6 +1,6 @@
 //! The stream decoder fed by hand in fuzzer-chosen chunks. Byte 0 picks the options (metadata
-//! limit, projection of the first field, largest chunk), bytes 1–2 seed the chunk sizes (now
-//! and then an empty push). The rest is the stream. The decoder must keep its contract (it asks
+//! limit, projection of the first field, largest chunk, a stream or a file read front to back),
+//! bytes 1–2 seed the chunk sizes (now and then an empty push). The rest is the input. The decoder must keep its contract (it asks
 //! for at least one byte, makes no progress on fewer than it asked for, repeats its first
 //! error) and give the sync `StreamReader`'s batches and error.
 #![no_main]
@@ -37,9 +37,13 @@ fuzz_target!(|data: &[u8]| {
         .with_max_metadata_size([1 << 20, 64, 300, 4096][(choice & 3) as usize]);
     let project = choice & 4 != 0;
     let largest = [1u64, 8, 64, 1000, 4096, 1 << 16, 7, 3][(choice >> 3 & 7) as usize];
+    let decoder = || match choice & 64 {
+        0 => StreamDecoder::new(options.clone()),
+        _ => StreamDecoder::for_file(options.clone()),
+    };
 
     // What the sync reader says: the rows of each batch, and the error.
-    let expected = match StreamReader::new(stream, options.clone()) {
+    let expected = match StreamReader::with_decoder(stream, decoder()) {
         Err(e) => (Vec::new(), Some(e.to_string())),
         Ok(mut reader) => {
             if project && let Some(p) = first_field(reader.schema()) {
@@ -59,7 +63,7 @@ fuzz_target!(|data: &[u8]| {
 
     let owner: Owner = Arc::new(stream.to_vec());
     let mut rng = Rng(u64::from(*seed0) << 8 | u64::from(*seed1) | 1 << 40);
-    let mut decoder = StreamDecoder::new(options);
+    let mut decoder = decoder();
     let mut at = 0;
     let mut rows = Vec::new();
     let mut short = false;

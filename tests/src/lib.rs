@@ -56,6 +56,35 @@ pub fn integration_files(data: &std::path::Path, extension: &str) -> Vec<PathBuf
     out
 }
 
+/// A file of three batches of one dictionary-encoded column whose dictionary grows: the
+/// dictionary, then a delta before each later batch, so the footer lists two dictionary
+/// blocks that lie between record batches.
+pub fn file_with_deltas() -> Vec<u8> {
+    use quiver::array::RecordBatch;
+    use quiver::builder::{AppendValue, ArrayBuilder, DictionaryBuilder, StringBuilder};
+    let batch = |words: &[&str]| {
+        let mut column = DictionaryBuilder::new(StringBuilder::new());
+        for word in words {
+            column.append_value(*word);
+        }
+        let array = column.finish().unwrap();
+        RecordBatch::from_fields(vec![(column.field("word"), array)]).unwrap()
+    };
+    let batches = [
+        batch(&["a", "b"]),
+        batch(&["a", "b", "c"]),
+        batch(&["a", "b", "c", "d"]),
+    ];
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
+            .unwrap();
+    for batch in &batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner()
+}
+
 /// Runs a future to completion on this thread: the smallest executor, for the async reader's
 /// tests (it parks the thread until a waker unparks it).
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {

@@ -433,8 +433,15 @@ fn file_layout_is_aligned_and_framed() {
     for (config, options) in configurations() {
         let alignment = options.alignment;
         let file = write_file(schema, batches, &options).unwrap();
-        assert_eq!(&file[..6], b"ARROW1");
-        assert!(file[6..alignment].iter().all(|b| *b == 0), "{config}");
+        // The magic, padded to 8 bytes, then the stream: the schema message right away.
+        assert_eq!(&file[..8], b"ARROW1\0\0");
+        assert_eq!(&file[8..12], &[0xFF; 4], "{config}");
+        let schema_len = i32::from_le_bytes(file[12..16].try_into().unwrap()) as usize;
+        assert_eq!(
+            (16 + schema_len) % alignment,
+            0,
+            "{config}: the next message is aligned"
+        );
         assert_eq!(&file[file.len() - 6..], b"ARROW1");
         let footer_len =
             i32::from_le_bytes(file[file.len() - 10..file.len() - 6].try_into().unwrap()) as usize;

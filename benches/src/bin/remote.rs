@@ -5,8 +5,9 @@
 //! from the first request to the last byte.
 //!
 //! Readers, each on the whole file and on one column:
-//! - quiver: `ObjectSource` under `AsyncFileReader`, read by `FileBatches` as `quiver json` does
-//!   (in file order through one streaming GET for the whole file, by ranges for one column);
+//! - quiver as `quiver json` reads: the whole file front to back through one GET
+//!   (`ObjectSource::open_whole`, `ObjectBatches`), one column by ranges (`ObjectSource` under
+//!   `AsyncFileReader`);
 //! - one GET per block with arrow-rs (DataFusion's approach): the footer, then each record
 //!   batch block in turn, decoded with `arrow_ipc::reader::FileDecoder`;
 //! - polars `scan_ipc(...).collect()` and pyarrow's `S3FileSystem` + `ipc.open_file`, when
@@ -20,8 +21,8 @@
 //! PUT; then, through the proxy, against `moto_server` and against a Rust range server here:
 //! one plain GET of the whole object (the bandwidth baseline), one 64 MiB ranged GET, and quiver
 //! reading every batch in a child process whose peak resident set (`VmHWM`) is compared with the
-//! planner's window: in file order through one streaming GET (`SequentialFileReader`, what
-//! `quiver json` does for a whole read), and by planned ranges (`AsyncFileReader`). A third server is the Rust range server holding each request for the delay
+//! planner's window: front to back through one GET (`ObjectBatches`, what `quiver json` does
+//! for a whole read), and by planned ranges (`AsyncFileReader`). A third server is the Rust range server holding each request for the delay
 //! itself (no proxy). `QUIVER_SERVERS=moto,rust,inside` picks the servers; the child takes
 //! `QUIVER_RANGE` (bytes per range, window twice that), `QUIVER_WINDOW` (ranges per window) and
 //! `QUIVER_PREFETCH` (windows in flight). The time to decode every batch from memory, with no
@@ -36,7 +37,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver_object_store::{FileBatches, ObjectSource, RequestLog, SourceOptions};
+use quiver_object_store::{ObjectBatches, ObjectSource, RequestLog, SourceOptions};
 use quiver_tests::moto::{BUCKET, Moto};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -206,18 +207,35 @@ fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
     )
 }
 
+/// quiver reading every batch of `key` front to back through one GET; returns the rows read and
+/// the source that counted the request.
+async fn whole_read(store: Arc<dyn ObjectStore>, key: &str) -> (usize, ObjectSource) {
+    let (source, reader) =
+        ObjectSource::open_whole(store, Path::from(key), SourceOptions::default())
+            .await
+            .unwrap();
+    let mut reader = ObjectBatches::new(reader, Default::default())
+        .await
+        .unwrap();
+    let mut rows = 0;
+    while let Some(batch) = reader.next_batch().await.unwrap() {
+        rows += batch.num_rows();
+    }
+    (rows, source)
+}
+
 /// quiver: the whole file, or one column; returns the rows read.
 async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str>) -> usize {
-    let options = SourceOptions::default().with_whole_read(column.is_none());
-    let source = ObjectSource::open(store, Path::from(key), options)
+    let Some(column) = column else {
+        return whole_read(store, key).await.0;
+    };
+    let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
         .await
         .unwrap();
     let mut reader = AsyncFileReader::open(&source, Default::default())
         .await
         .unwrap();
-    if let Some(column) = column {
-        reader.set_projection(Projection::from_paths(reader.schema(), &[column]).unwrap());
-    }
+    reader.set_projection(Projection::from_paths(reader.schema(), &[column]).unwrap());
     let mut options = source.scan_options();
     if let Some(range) = std::env::var("QUIVER_RANGE")
         .ok()
@@ -226,7 +244,6 @@ async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str
         options = options.with_range_size_limit(range);
     }
     reader.select(0..usize::MAX, options);
-    let mut reader = FileBatches::new(reader, column.is_none());
     let mut rows = 0;
     while let Some(batch) = reader.next_batch().await {
         rows += batch.unwrap().num_rows();
@@ -420,52 +437,66 @@ fn write_big_file(path: &std::path::Path, target: u64, rows: usize) -> (usize, u
     (batches, len)
 }
 
+/// quiver reading every batch of `key` by planned ranges (`QUIVER_PREFETCH`, `QUIVER_RANGE`
+/// and `QUIVER_WINDOW` set the reader's limits); returns the rows, the source and the limits.
+async fn ranged_read(
+    store: Arc<dyn ObjectStore>,
+    key: &str,
+) -> (usize, ObjectSource, quiver::ipc::ScanOptions) {
+    let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+        .await
+        .unwrap();
+    let reader = AsyncFileReader::open(&source, Default::default())
+        .await
+        .unwrap();
+    let mut reader = match std::env::var("QUIVER_PREFETCH")
+        .ok()
+        .and_then(|p| p.parse().ok())
+    {
+        Some(p) => reader.with_prefetch(p),
+        None => reader,
+    };
+    let mut options = source.scan_options();
+    if let Some(range) = std::env::var("QUIVER_RANGE")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
+        options = options
+            .with_range_size_limit(range)
+            .with_readahead(2 * range);
+    }
+    // QUIVER_WINDOW: ranges per window (2 by default).
+    if let Some(ranges) = std::env::var("QUIVER_WINDOW")
+        .ok()
+        .and_then(|r| r.parse::<u64>().ok())
+    {
+        let range = options.range_size_limit;
+        options = options.with_readahead(ranges * range);
+    }
+    reader.select(0..usize::MAX, options.clone());
+    let mut rows = 0;
+    while let Some(batch) = reader.next_batch().await {
+        rows += batch.unwrap().num_rows();
+    }
+    drop(reader);
+    (rows, source, options)
+}
+
 /// The child process of the big-file run: quiver reads every batch of `key` through the proxy
 /// at `endpoint` (decoding only), then prints one line: rows, requests, round trips, bytes,
-/// range size and window of the planner, the resident set after opening and its peak.
+/// range size and window of the planner, the resident set before reading and its peak.
 fn big_child(endpoint: &str, key: &str, in_order: bool) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = s3(endpoint);
     runtime.block_on(async {
-        let options = SourceOptions::default().with_whole_read(in_order);
-        let source = ObjectSource::open(store, Path::from(key), options)
-            .await
-            .unwrap();
-        let reader = AsyncFileReader::open(&source, Default::default())
-            .await
-            .unwrap();
-        let mut reader = match std::env::var("QUIVER_PREFETCH")
-            .ok()
-            .and_then(|p| p.parse().ok())
-        {
-            Some(p) => reader.with_prefetch(p),
-            None => reader,
-        };
-        let mut options = source.scan_options();
-        if let Some(range) = std::env::var("QUIVER_RANGE")
-            .ok()
-            .and_then(|r| r.parse().ok())
-        {
-            options = options
-                .with_range_size_limit(range)
-                .with_readahead(2 * range);
-        }
-        // QUIVER_WINDOW: ranges per window (2 by default).
-        if let Some(ranges) = std::env::var("QUIVER_WINDOW")
-            .ok()
-            .and_then(|r| r.parse::<u64>().ok())
-        {
-            let range = options.range_size_limit;
-            options = options.with_readahead(ranges * range);
-        }
         let opened_rss = status_kib("VmRSS");
-        reader.select(0..usize::MAX, options.clone());
-        let mut rows = 0;
-        let mut reader = FileBatches::new(reader, in_order);
-        assert_eq!(matches!(reader, FileBatches::InOrder(_)), in_order);
-        while let Some(batch) = reader.next_batch().await {
-            rows += batch.unwrap().num_rows();
-        }
+        let (rows, source, options) = if in_order {
+            let (rows, source) = whole_read(store, key).await;
+            let options = source.scan_options();
+            (rows, source, options)
+        } else {
+            ranged_read(store, key).await
+        };
         let stats = source.requests();
         println!(
             "{rows} {} {} {} {} {} {opened_rss} {} {} {} {}",
@@ -740,7 +771,7 @@ fn big(gigabytes: f64, delay: Duration) {
         for (mode, reader) in [
             (
                 "in-order",
-                "quiver in file order (`SequentialFileReader`, as `quiver json`)",
+                "quiver front to back (one GET, `ObjectBatches`, as `quiver json`)",
             ),
             ("ranges", "quiver by ranges (`AsyncFileReader`)"),
         ] {
@@ -784,8 +815,8 @@ fn big(gigabytes: f64, delay: Duration) {
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             println!(
                 "quiver {mode} from {server}: range size {:.1} MiB, window {:.1} MiB; resident {:.1} MiB \
-                 after opening, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
-                 after opening)",
+                 before reading, peak {:.1} MiB = {:.2} windows ({:.2} above the resident set \
+                 before reading)",
                 mib(range),
                 mib(window),
                 mib(opened * 1024),

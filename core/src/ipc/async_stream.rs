@@ -29,8 +29,16 @@ pub type AsyncStreamReader<R> = GenericStreamReader<R, AsyncIo>;
 
 impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
     /// Reads the schema message that opens the stream.
-    pub async fn new(mut reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
-        let mut decoder = StreamDecoder::new(options);
+    pub async fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        Self::with_decoder(reader, StreamDecoder::new(options)).await
+    }
+
+    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
+    /// [`StreamDecoder::for_file`] reads a file front to back.
+    pub async fn with_decoder(
+        mut reader: R,
+        mut decoder: StreamDecoder,
+    ) -> Result<Self, Error<R::Error>> {
         let mut position = 0;
         // The decoder's first result other than a request is the schema, or an error.
         let _schema = drive(&mut reader, &mut position, &mut decoder).await?;

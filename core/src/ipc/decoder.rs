@@ -402,35 +402,11 @@ impl FileDecoder {
         let Some(footer_bytes) = self.pushed.get(footer.clone()) else {
             return Ok(DecodeResult::NeedsData(self.pushed.missing(&footer)));
         };
-        let located = |e: FormatError| e.rebase(footer_start);
-        let footer = format::Footer::parse(&footer_bytes).map_err(located)?;
-        let schema = Schema::from_fb(
-            footer.schema().map_err(located)?,
-            field_budget(footer_bytes.len()),
-        )
-        .map_err(located)?;
-        let metadata = footer
-            .custom_metadata()
-            .and_then(|kvs| {
-                kvs.iter()
-                    .map(|kv| kv.map(|kv| (kv.key.to_string(), kv.value.to_string())))
-                    .collect::<FormatResult<Metadata>>()
-            })
-            .map_err(located)?;
-        let blocks = |list: FormatResult<format::Blocks<'_>>| -> FormatResult<Vec<Block>> {
-            let list = list?;
-            let mut out = Vec::with_capacity(list.len());
-            for (i, block) in list.iter().enumerate() {
-                block
-                    .check(footer_start)
-                    .map_err(|e| e.in_batch(i as u64))?;
-                out.push(block);
-            }
-            Ok(out)
-        };
-        self.dictionary_blocks = blocks(footer.dictionaries()).map_err(located)?;
-        self.record_batch_blocks = blocks(footer.record_batches()).map_err(located)?;
-        self.metadata = metadata;
+        let footer = read_footer(&footer_bytes, footer_start)?;
+        self.dictionary_blocks = footer.dictionaries;
+        self.record_batch_blocks = footer.record_batches;
+        self.metadata = footer.metadata;
+        let schema = footer.schema;
         let projection = core::mem::take(&mut self.state.projection);
         self.state = ReadState::new(schema, self.state.options.clone());
         if !projection.is_all() {
@@ -630,6 +606,48 @@ impl FileDecoder {
                 .any(|n| n.start < piece.end && piece.start < n.end)
         });
     }
+}
+
+/// A file's footer, read: its schema, custom metadata and blocks.
+pub(super) struct FooterIndex {
+    pub(super) schema: Schema,
+    pub(super) metadata: Metadata,
+    pub(super) dictionaries: Vec<Block>,
+    pub(super) record_batches: Vec<Block>,
+}
+
+/// Reads the footer flatbuffer `bytes`, which start at `footer_start` in the file: every block
+/// must lie between the leading magic and the footer. Errors are located in the file.
+pub(super) fn read_footer(bytes: &[u8], footer_start: u64) -> FormatResult<FooterIndex> {
+    let located = |e: FormatError| e.rebase(footer_start);
+    let footer = format::Footer::parse(bytes).map_err(located)?;
+    let schema = Schema::from_fb(footer.schema().map_err(located)?, field_budget(bytes.len()))
+        .map_err(located)?;
+    let metadata = footer
+        .custom_metadata()
+        .and_then(|kvs| {
+            kvs.iter()
+                .map(|kv| kv.map(|kv| (kv.key.to_string(), kv.value.to_string())))
+                .collect::<FormatResult<Metadata>>()
+        })
+        .map_err(located)?;
+    let blocks = |list: FormatResult<format::Blocks<'_>>| -> FormatResult<Vec<Block>> {
+        let list = list?;
+        let mut out = Vec::with_capacity(list.len());
+        for (i, block) in list.iter().enumerate() {
+            block
+                .check(footer_start)
+                .map_err(|e| e.in_batch(i as u64))?;
+            out.push(block);
+        }
+        Ok(out)
+    };
+    Ok(FooterIndex {
+        schema,
+        metadata,
+        dictionaries: blocks(footer.dictionaries()).map_err(located)?,
+        record_batches: blocks(footer.record_batches()).map_err(located)?,
+    })
 }
 
 /// The parts of `reads` not pushed yet.

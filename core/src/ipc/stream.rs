@@ -102,8 +102,16 @@ pub(super) fn next_of(result: StreamDecodeResult) -> Option<Option<RecordBatch<'
 
 impl<R: embedded_io::Read> StreamReader<R> {
     /// Reads the schema message that opens the stream.
-    pub fn new(mut reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
-        let mut decoder = StreamDecoder::new(options);
+    pub fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        Self::with_decoder(reader, StreamDecoder::new(options))
+    }
+
+    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
+    /// [`StreamDecoder::for_file`] reads a file front to back.
+    pub fn with_decoder(
+        mut reader: R,
+        mut decoder: StreamDecoder,
+    ) -> Result<Self, Error<R::Error>> {
         let mut position = 0;
         // The decoder's first result other than a request is the schema, or an error.
         let _schema = drive(&mut reader, &mut position, &mut decoder)?;

@@ -21,11 +21,12 @@
 //! feature, the `AsyncStreamReader` are loops around it: ask, read, push.
 
 use super::decode::Body;
-use super::{CONTINUATION, Projection, ReadState, ReaderOptions, field_budget, unexpected};
+use super::decoder::read_footer;
+use super::{CONTINUATION, MAGIC, Projection, ReadState, ReaderOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
-use crate::format::{self, Foreign, MessageHeader};
+use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -57,6 +58,8 @@ pub enum StreamDecodeResult {
 /// Where the decoder is within a message.
 #[derive(Debug)]
 enum Step {
+    /// A file read front to back: its leading magic and padding come first.
+    Magic,
     /// Between messages: the next bytes are an encapsulation prefix.
     Prefix,
     /// The prefix has been read; the metadata of `len` bytes comes next.
@@ -68,8 +71,19 @@ enum Step {
         metadata: Bytes<'static>,
         len: usize,
     },
+    /// A file's stream has ended at `at`; the footer and the trailer follow, to the end of
+    /// input.
+    Trailer { at: u64 },
     /// The end-of-stream marker, or the end of input, has been read.
     End,
+}
+
+/// The blocks of a file's messages as read front to back, for its footer to be checked
+/// against.
+#[derive(Debug, Default)]
+struct FileBlocks {
+    dictionaries: Vec<Block>,
+    record_batches: Vec<Block>,
 }
 
 /// One whole message: its flatbuffer, its body, and where it and its metadata begin.
@@ -207,6 +221,8 @@ pub struct StreamDecoder {
     projection: Option<Projection>,
     batches: u64,
     dictionary_batches: u64,
+    /// Reading a file front to back ([`Self::for_file`]).
+    file: Option<FileBlocks>,
     /// The first error, returned again by every later call.
     failed: Option<FormatError>,
 }
@@ -222,13 +238,36 @@ impl StreamDecoder {
             projection: None,
             batches: 0,
             dictionary_batches: 0,
+            file: None,
             failed: None,
+        }
+    }
+
+    /// A decoder at the start of an Arrow IPC *file*, read front to back as the stream it
+    /// holds: the leading magic, then the schema, dictionary and record batch messages, each
+    /// batch returned as it arrives, then, after the end-of-stream marker, the footer. Offsets
+    /// in errors are the file's.
+    ///
+    /// The footer comes last, so it is checked last: once the input has ended
+    /// ([`Self::finish`]), the trailer is read as a file reader reads it, and the footer must
+    /// hold the stream's schema and list exactly the dictionary and record batches the file
+    /// holds, in the order it holds them. Otherwise [`Self::try_decode`] returns an error
+    /// after the batches ([`FormatErrorKind::FooterMismatch`]); a caller that must not act on
+    /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. A file whose
+    /// stream has no end-of-stream marker before its footer is an error. Zeros between the
+    /// magic and the schema message are padding.
+    pub fn for_file(options: ReaderOptions) -> Self {
+        StreamDecoder {
+            step: Step::Magic,
+            file: Some(FileBlocks::default()),
+            ..Self::new(options)
         }
     }
 
     /// Hands the decoder the next bytes of the stream. They are kept without copying; a
     /// message that lies within one chunk is decoded from a window of it. Bytes pushed after
-    /// [`Self::finish`] or after the end-of-stream marker are ignored.
+    /// [`Self::finish`] or after the end-of-stream marker are ignored (a file's footer, after
+    /// the marker, is read).
     pub fn push(&mut self, chunk: Bytes<'static>) {
         if chunk.is_empty() || self.input.ended || matches!(self.step, Step::End) {
             return;
@@ -322,10 +361,18 @@ impl StreamDecoder {
                 return Ok(StreamDecodeResult::Schema);
             };
             let body_at = raw.metadata_offset + raw.metadata.len() as u64;
+            let block = Block {
+                offset: i64::try_from(raw.offset).unwrap_or(i64::MAX),
+                meta_data_length: i32::try_from(body_at - raw.offset).unwrap_or(i32::MAX),
+                body_length: i64::try_from(raw.body.len()).unwrap_or(i64::MAX),
+            };
             match header {
                 MessageHeader::RecordBatch(_) => {
                     let batch = self.batches;
                     self.batches += 1;
+                    if let Some(file) = &mut self.file {
+                        file.record_batches.push(block);
+                    }
                     return state
                         .record_batch(message, &Body::Whole(raw.body))
                         .map(StreamDecodeResult::Data)
@@ -334,6 +381,9 @@ impl StreamDecoder {
                 MessageHeader::DictionaryBatch(_) => {
                     let batch = self.dictionary_batches;
                     self.dictionary_batches += 1;
+                    if let Some(file) = &mut self.file {
+                        file.dictionaries.push(block);
+                    }
                     state
                         .dictionary_batch(message, &raw.body)
                         .map_err(|e| e.rebase(body_at).in_batch(batch))?;
@@ -352,6 +402,39 @@ impl StreamDecoder {
         loop {
             match &self.step {
                 Step::End => return Ok(Framed::End),
+                Step::Magic => {
+                    let Some(leading) = self.input.peek::<{ LEADING_LEN as usize }>() else {
+                        if !self.input.ended {
+                            return Ok(Framed::NeedsData(LEADING_LEN as usize - self.input.len));
+                        }
+                        let mut leading = [0u8; LEADING_LEN as usize];
+                        let got = self.input.copy_front(&mut leading);
+                        return Err(not_a_file(leading.get(..got).unwrap_or_default()));
+                    };
+                    if !leading.starts_with(MAGIC) {
+                        return Err(not_a_file(&leading));
+                    }
+                    self.input.skip(leading.len());
+                    self.step = Step::Prefix;
+                }
+                &Step::Trailer { at } => {
+                    if !self.input.ended {
+                        let limit = self.options.max_metadata_size;
+                        let len = self.input.len as u64;
+                        if len > limit.saturating_add(TRAILER_LEN as u64) {
+                            return Err(FormatError::from(FormatErrorKind::LimitExceeded {
+                                what: Limit::FileFooter,
+                                requested: len,
+                                limit,
+                            })
+                            .at(at));
+                        }
+                        return Ok(Framed::NeedsData(CHUNK));
+                    }
+                    let trailer = self.input.take(self.input.len).unwrap_or_default();
+                    self.check_trailer(&trailer, at)?;
+                    self.step = Step::End;
+                }
                 Step::Prefix => {
                     if let Some(framed) = self.prefix()? {
                         return Ok(framed);
@@ -430,6 +513,9 @@ impl StreamDecoder {
         };
         let Some(word) = self.input.peek::<4>() else {
             if self.input.ended && self.input.len == 0 {
+                if self.file.is_some() {
+                    return Err(FormatErrorKind::TruncatedFile { len: offset }.into());
+                }
                 self.step = Step::End; // end of input between messages
                 return Ok(Some(Framed::End));
             }
@@ -458,9 +544,19 @@ impl StreamDecoder {
         };
         let len = i32::from_le_bytes(word);
         self.input.skip(prefix_len);
+        if len == 0 && self.file.is_some() && self.state.is_none() {
+            // Zeros between a file's magic and its schema message pad the magic further (to
+            // 64 bytes, as arrow-rs writes it), which file readers never read.
+            return Ok(None);
+        }
         if len == 0 {
-            self.step = Step::End;
-            return Ok(Some(Framed::End));
+            self.step = match self.file {
+                Some(_) => Step::Trailer {
+                    at: self.input.position,
+                },
+                None => Step::End,
+            };
+            return Ok(None);
         }
         let invalid = FormatErrorKind::InvalidValue {
             what: "message metadata length",
@@ -485,6 +581,52 @@ impl StreamDecoder {
         Ok(None)
     }
 
+    /// Checks a file's end read front to back: `trailer`, every byte after the end-of-stream
+    /// marker (at `at`), is the footer, its length and the magic, as a file reader reads them;
+    /// the footer holds the stream's schema and lists the blocks the file holds, in order.
+    fn check_trailer(&self, trailer: &[u8], at: u64) -> FormatResult<()> {
+        let file_len = at + trailer.len() as u64;
+        let footer = format::footer_range(trailer, at, file_len).map_err(|e| match e.kind {
+            // No footer length and magic after the stream: the file was cut.
+            FormatErrorKind::BadMagic | FormatErrorKind::Truncated { .. } => {
+                FormatErrorKind::TruncatedFile { len: file_len }.into()
+            }
+            _ => e,
+        })?;
+        let start = footer
+            .start
+            .checked_sub(at)
+            .and_then(|s| usize::try_from(s).ok());
+        let Some(bytes) = start.and_then(|s| trailer.get(s..trailer.len() - TRAILER_LEN)) else {
+            // The footer length reaches back into the stream.
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "footer length",
+                value: i64::try_from(footer.end - footer.start).unwrap_or(i64::MAX),
+            })
+            .at(footer.end));
+        };
+        let index = read_footer(bytes, footer.start)?;
+        let mismatch = |what| FormatError::from(FormatErrorKind::FooterMismatch { what });
+        let held = self.file.as_ref().zip(self.state.as_ref());
+        let Some((file, state)) = held else {
+            return Err(mismatch("schema").at(footer.start));
+        };
+        if *state.schema != index.schema {
+            return Err(mismatch("schema").at(footer.start));
+        }
+        for (what, listed, held) in [
+            ("dictionary batch", &index.dictionaries, &file.dictionaries),
+            ("record batch", &index.record_batches, &file.record_batches),
+        ] {
+            let same = listed.iter().zip(held.iter()).take_while(|(l, h)| l == h);
+            let equal = same.count();
+            if equal < listed.len().max(held.len()) {
+                return Err(mismatch(what).at(footer.start).in_batch(equal as u64));
+            }
+        }
+        Ok(())
+    }
+
     /// A buffer for a driver's next read when the decoder needs `at_least` bytes: no more than
     /// 64 KiB, so a length in the stream never makes a driver allocate ahead of its input.
     pub(super) fn read_buffer(at_least: usize) -> Vec<u8> {
@@ -500,6 +642,23 @@ impl StreamDecoder {
         if short {
             self.finish();
         }
+    }
+}
+
+/// The error for a file read front to back that does not start with the magic: its
+/// `leading` bytes, all of it when fewer than the magic and padding.
+fn not_a_file(leading: &[u8]) -> FormatError {
+    if leading.is_empty() {
+        FormatErrorKind::EmptyInput.into()
+    } else if MAGIC.starts_with(leading) || leading.starts_with(MAGIC) {
+        FormatErrorKind::TruncatedFile {
+            len: leading.len() as u64,
+        }
+        .into()
+    } else if let Some(looks_like) = Foreign::sniff(leading) {
+        FormatErrorKind::NotArrow { looks_like }.into()
+    } else {
+        FormatError::from(FormatErrorKind::BadMagic).at(0)
     }
 }
 

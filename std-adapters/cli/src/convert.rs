@@ -65,10 +65,10 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
         Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
         Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,
         Input::Stream(reader) => convert_stream(args, reader, batches, &mut sink)?,
-        Input::Remote(remote) if remote.is_file() => {
-            convert_remote(args, &remote, batches, &mut sink)?
-        }
-        Input::Remote(remote) => convert_remote_stream(args, &remote, batches, &mut sink)?,
+        Input::Remote(remote) => match remote.front_to_back()? {
+            Some(stream) => convert_remote_stream(args, &remote, stream, batches, &mut sink)?,
+            None => convert_remote(args, &remote, batches, &mut sink)?,
+        },
     };
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
@@ -210,7 +210,6 @@ fn convert_remote(
         reader.set_projection(projection);
     }
     reader.select(batches, remote.source.scan_options());
-    let mut reader = quiver_object_store::FileBatches::new(reader, remote.whole);
     remote.runtime.block_on(async {
         let mut index = first;
         while sink.wants_more() {
@@ -218,14 +217,7 @@ fn convert_remote(
                 break;
             };
             sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
-            if let Some(bar) = &sink.progress {
-                let fetched = remote.source.bytes_received();
-                bar.set_message(format!(
-                    "{} rows, {:.1} MiB fetched",
-                    sink.writer.rows(),
-                    fetched as f64 / (1024.0 * 1024.0)
-                ));
-            }
+            fetched(sink, remote);
             index += 1;
         }
         Ok::<_, Failure>(())
@@ -233,16 +225,16 @@ fn convert_remote(
     Ok(remote.stats())
 }
 
-/// Converts an IPC stream named by URL: [`AsyncStreamReader`](quiver::ipc::AsyncStreamReader)
+/// Converts an object named by URL front to back: [`quiver_object_store::ObjectBatches`]
 /// over one streaming GET, whose body keeps arriving on the runtime's threads while this thread
 /// encodes.
 fn convert_remote_stream(
     args: &JsonArgs,
     remote: &Remote,
+    mut stream: quiver_object_store::ObjectBatches,
     batches: Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<ReadStats, Failure> {
-    let mut stream = remote.stream_reader()?;
     let schema = stream.schema().clone();
     if let Some(projection) = projection(args, stream.schema())? {
         stream.set_projection(projection);
@@ -259,11 +251,24 @@ fn convert_remote_stream(
             if !take_from_stream(args, &batches, sink, index, batch)? {
                 break;
             }
+            fetched(sink, remote);
             index += 1;
         }
         Ok(())
     })?;
     Ok(remote.stats())
+}
+
+/// Shows the rows written and the bytes of `remote` fetched so far on the progress bar.
+fn fetched(sink: &Sink<'_>, remote: &Remote) {
+    if let Some(bar) = &sink.progress {
+        let fetched = remote.source.bytes_received();
+        bar.set_message(format!(
+            "{} rows, {:.1} MiB fetched",
+            sink.writer.rows(),
+            fetched as f64 / (1024.0 * 1024.0)
+        ));
+    }
 }
 
 /// Converts an IPC stream.

@@ -28,13 +28,12 @@ pub enum Input {
     InMemory(Vec<u8>),
     /// The stream format, with its leading bytes put back in front.
     Stream(CountingRead<Box<dyn Read>>),
-    /// An object named by URL, in either format ([`Remote::is_file`]).
+    /// An object named by URL, in either format ([`Remote::front_to_back`]).
     Remote(Box<Remote>),
 }
 
 /// Opens `path` (`-` is stdin) and tells the file format from the stream format. `whole`: the
-/// caller reads every column of every batch (an object's opening request then brings up to
-/// 8 MiB, [`remote::open`]).
+/// caller reads every column of every batch (an object is then one GET, [`remote::open`]).
 pub fn open(path: &Path, mmap: bool, whole: bool) -> Result<Input, Failure> {
     let failed = |e: io::Error| Failure::about(path, e);
     if let Some(url) = path.to_str().filter(|_| remote::is_url(path)) {

@@ -1,28 +1,30 @@
 //! Inputs named by URL (`s3://…`, `gs://…`, `az://…`, `http(s)://…`, `file://…`), read through
 //! [`quiver_object_store`] on a tokio runtime of this module's own.
 //!
-//! Opening is one suffix GET of the object's last 64 KiB: its size and, in those bytes, the
-//! footer of a file (which ends with `ARROW1`). When every column of every batch is read (no
-//! `--columns`, `--batches` or `--limit`), it asks for up to 8 MiB instead
-//! ([`SourceOptions::with_whole_read`]): a file that small arrives whole in that one request,
-//! and a larger one is read front to back through one more GET whose body keeps arriving while
-//! this thread encodes ([`quiver_object_store::FileBatches`]). A selection of a file is read by
-//! [`AsyncFileReader`] with the planner's limits from the network
-//! ([`ObjectSource::scan_options`]): every window's ranges go out as concurrent ranged GETs on
-//! the runtime's threads, and the next window is in flight while this thread encodes the
-//! current one. Anything else is read as a stream, front
-//! to back, by [`AsyncStreamReader`] over one more GET whose body is read as it arrives, into a
-//! bounded buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for
-//! again, so a stream it brought whole costs no more request.
+//! When every column of every batch is read (no `--columns`, `--batches` or `--limit`), the
+//! whole object is ONE GET ([`ObjectSource::open_whole`]), decoded as its body arrives while
+//! this thread encodes ([`ObjectBatches`]): a file as the stream it holds,
+//! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
+//! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
+//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's limits
+//! from the network ([`ObjectSource::scan_options`]): every window's ranges go out as
+//! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
+//! this thread encodes the current one. A stream is read front to back by
+//! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
+//! buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for again,
+//! so a stream it brought whole costs no more request.
 
 use crate::Failure;
 use crate::input::ReadStats;
-use quiver::ipc::{AsyncFileReader, AsyncStreamReader, ReaderOptions};
+use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
-use quiver_object_store::{ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError};
+use quiver_object_store::{
+    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+};
 use std::fmt::Display;
 use std::path::Path;
+use std::sync::Mutex;
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
@@ -42,8 +44,12 @@ pub struct Remote {
     pub url: String,
     /// Where the store is, for messages.
     pub endpoint: String,
-    /// Every column of every batch is read.
-    pub whole: bool,
+    /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
+    whole: Mutex<Option<ObjectReader>>,
+    /// The object is in the file format, to be read by ranges.
+    file: bool,
+    /// The object was opened with one GET of all of it.
+    opened_whole: bool,
 }
 
 /// Whether the input names a URL rather than a local path.
@@ -51,8 +57,8 @@ pub fn is_url(input: &Path) -> bool {
     input.to_str().is_some_and(quiver_object_store::is_url)
 }
 
-/// Opens the object `url` names: one suffix GET, of up to 8 MiB when the caller reads the
-/// `whole` object. A URL of no known scheme is a usage error.
+/// Opens the object `url` names: one GET of all of it when the caller reads the `whole`
+/// object, else one suffix GET of its end. A URL of no known scheme is a usage error.
 pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
         UrlError::Unsupported { .. } => Failure::Usage(e.to_string()),
@@ -65,19 +71,28 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .build()
         .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
     let endpoint = store.endpoint;
-    let source = runtime
-        .block_on(ObjectSource::open(
-            store.store,
-            store.path,
-            SourceOptions::default().with_whole_read(whole),
-        ))
-        .map_err(|e| failure(url, &endpoint, e))?;
+    let options = SourceOptions::default();
+    let (source, reader) = runtime
+        .block_on(async {
+            if whole {
+                let (source, reader) =
+                    ObjectSource::open_whole(store.store, store.path, options).await?;
+                Ok((source, Some(reader)))
+            } else {
+                let source = ObjectSource::open(store.store, store.path, options).await?;
+                Ok((source, None))
+            }
+        })
+        .map_err(|e: ObjectError| failure(url, &endpoint, e))?;
+    let file = reader.is_none() && source.tail().ends_with(quiver::format::MAGIC);
     Ok(Remote {
         runtime,
         source,
         url: url.to_owned(),
         endpoint,
-        whole,
+        opened_whole: reader.is_some(),
+        whole: Mutex::new(reader),
+        file,
     })
 }
 
@@ -93,12 +108,6 @@ fn failure(url: &str, endpoint: &str, error: impl Display) -> Failure {
 }
 
 impl Remote {
-    /// Whether the object is in the file format: it ends with `ARROW1` (a cut file that does
-    /// not is read as a stream, and says what it is).
-    pub fn is_file(&self) -> bool {
-        self.source.tail().ends_with(quiver::format::MAGIC)
-    }
-
     /// The failure for a reader's error: located as a local file's are, with the endpoint
     /// when the store failed.
     pub fn failed(
@@ -127,26 +136,41 @@ impl Remote {
             .map_err(|e| self.failed(e, None))
     }
 
-    /// The stream reader of an object in the stream format, its schema read: one streaming GET
-    /// of the object (none when the opening brought it whole). An object that starts with
-    /// `ARROW1` is a file without its end: an error saying it was cut short.
-    pub fn stream_reader(&self) -> Result<AsyncStreamReader<ObjectReader>, Failure> {
+    /// The object's batches front to back, its schema read, or `None` for a file to read by
+    /// ranges ([`Self::file_reader`]).
+    ///
+    /// Opened whole, the object's one GET: a file read as the stream it holds, its footer
+    /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
+    /// writes its schema message without the length prefix; file readers never read it) is
+    /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.
+    /// Otherwise, a file is read by ranges, and a stream through one streaming GET (none when
+    /// the opening brought it whole); an object that starts with `ARROW1` and does not end
+    /// with it is a file without its end, an error saying it was cut short.
+    pub fn front_to_back(&self) -> Result<Option<ObjectBatches>, Failure> {
+        let whole = self.whole.lock().map(|mut w| w.take());
+        let mut reader = match whole {
+            Ok(Some(reader)) => reader,
+            _ if self.file => return Ok(None),
+            _ => self.source.reader(0),
+        };
         self.runtime.block_on(async {
-            let mut reader = self.source.reader(0);
             let leading = reader
                 .peek(LEADING)
                 .await
                 .map_err(|e| failure(&self.url, &self.endpoint, e))?;
-            if leading.starts_with(quiver::format::MAGIC) {
+            let file = leading.starts_with(quiver::format::MAGIC);
+            if file && !self.opened_whole {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
                 return Err(Failure::Error(format!("{}: {error}", self.url)));
             }
-            AsyncStreamReader::new(reader, ReaderOptions::default())
-                .await
-                .map_err(|e| match e {
-                    quiver::error::Error::Source { .. } => failure(&self.url, &self.endpoint, e),
-                    other => crate::input::not_a_stream(Path::new(&self.url), other),
-                })
+            match ObjectBatches::new(reader, ReaderOptions::default()).await {
+                Ok(batches) => Ok(Some(batches)),
+                Err(e @ quiver::error::Error::Source { .. }) => {
+                    Err(failure(&self.url, &self.endpoint, e))
+                }
+                Err(_) if file => Ok(None),
+                Err(e) => Err(crate::input::not_a_stream(Path::new(&self.url), e)),
+            }
         })
     }
 

@@ -75,7 +75,7 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
 /// The description of an object named by URL, from as few requests as its schema needs: a
 /// file's footer came with the opening request; a stream's schema is its first message.
 fn remote_schema(args: &SchemaArgs, remote: &Remote) -> Result<String, Failure> {
-    if remote.is_file() {
+    let Some(stream) = remote.front_to_back()? else {
         let reader = remote.file_reader()?;
         let description = Description {
             format: "file",
@@ -85,8 +85,7 @@ fn remote_schema(args: &SchemaArgs, remote: &Remote) -> Result<String, Failure> 
             rows: None,
         };
         return Ok(render(args.format, &description));
-    }
-    let stream = remote.stream_reader()?;
+    };
     let description = Description {
         format: "stream",
         schema: stream.schema(),

@@ -5,9 +5,9 @@
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
 //!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
 //!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's limits.
-//! - [`FileBatches`] (`file.rs`): a file's batches through one streaming GET in file order
-//!   ([`SequentialFileReader`]) for a caller that reads all of them (what `quiver json s3://…`
-//!   does), by ranges otherwise.
+//! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, from ONE GET
+//!   of the whole object ([`ObjectSource::open_whole`]), decoded as it arrives; what
+//!   `quiver json s3://…` does when it reads every column of every batch.
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
@@ -40,10 +40,10 @@ mod source;
 mod url;
 
 pub use error::ObjectError;
-pub use file::{FileBatches, SequentialFileReader};
+pub use file::ObjectBatches;
 pub use read::{ObjectReader, READ_AHEAD};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, MAX_WHOLE_READ_TAIL, NetworkMetrics, ObjectSource,
-    RequestLog, RequestStats, SourceOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
+    SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

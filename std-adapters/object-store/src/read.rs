@@ -17,7 +17,7 @@ use crate::ObjectError;
 use crate::source::RequestLog;
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
@@ -92,19 +92,58 @@ impl ObjectReader {
                 log,
             };
         }
+        let options = GetOptions {
+            range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
+            ..GetOptions::default()
+        };
+        let request = async move { store.get_opts(&path, options).await };
+        Self::streaming(
+            runtime,
+            (request, Instant::now()),
+            range,
+            (rest, read_ahead),
+            log,
+        )
+    }
+
+    /// Reads the body of `answered`, a GET of the whole object sent at `start`, on `runtime`.
+    pub(crate) fn answered(
+        runtime: &Handle,
+        (answered, start): (GetResult, Instant),
+        read_ahead: usize,
+        log: Arc<RequestLog>,
+    ) -> Self {
+        let range = 0..answered.meta.size;
+        let request = std::future::ready(Ok(answered));
+        Self::streaming(
+            runtime,
+            (request, start),
+            range,
+            (bytes::Bytes::new(), read_ahead),
+            log,
+        )
+    }
+
+    /// Spawns `request` (sent at `start`) on `runtime` and hands its body, which must hold
+    /// `range`, to the reader as it arrives.
+    fn streaming(
+        runtime: &Handle,
+        (request, start): (
+            impl Future<Output = object_store::Result<GetResult>> + Send + 'static,
+            Instant,
+        ),
+        range: Range<u64>,
+        (rest, read_ahead): (bytes::Bytes, usize),
+        log: Arc<RequestLog>,
+    ) -> Self {
         let (send, chunks) = mpsc::unbounded_channel();
         // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
         let budget = read_ahead.clamp(1, u32::MAX as usize);
         let room = Arc::new(Semaphore::new(budget));
         let (task_log, task_room) = (Arc::clone(&log), Arc::clone(&room));
         runtime.spawn(async move {
-            let start = Instant::now();
-            let options = GetOptions {
-                range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
-                ..GetOptions::default()
-            };
             let mut received = 0u64;
-            match store.get_opts(&path, options).await {
+            match request.await {
                 Ok(result) => {
                     let mut body = result.into_stream();
                     while let Some(chunk) = body.next().await {
@@ -193,6 +232,19 @@ impl ObjectReader {
             joined.extend_from_slice(&next);
         }
         Ok(joined.into())
+    }
+
+    /// The body's next bytes as they arrived (no copy), `None` at the end.
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body shorter than asked for.
+    pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, ObjectError> {
+        if !self.current.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.current)));
+        }
+        let received = self.receive().await;
+        self.next_from(received)
     }
 
     /// Reads past the next `n` bytes (fewer only at the end); returns how many it passed.

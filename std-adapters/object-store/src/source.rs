@@ -6,13 +6,9 @@
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing.
-//! - **A whole read can be one request.** A caller that will read every column of every batch
-//!   says so ([`SourceOptions::with_whole_read`]): the opening GET then asks for as many bytes
-//!   as one of the planner's requests would carry ([`NetworkMetrics::whole_read_tail`], at most
-//!   [`MAX_WHOLE_READ_TAIL`]), so an object that small arrives whole in that one request. Every
-//!   range the reader plans inside the bytes the opening brought is served from them, with no
-//!   request; a larger object costs its remainder as planned (at most the straddling range
-//!   is read again). A projection keeps the 64 KiB tail: it reads a fraction of the body.
+//! - **A whole read is one request.** A caller that reads every byte of the object front to
+//!   back opens it with [`ObjectSource::open_whole`]: one GET of the whole object, its body
+//!   read as it arrives.
 //! - **Every planned range is one ranged GET**, up to [`SourceOptions::max_in_flight`] at once.
 //!   The reader's planner has already merged neighbours within its hole and size limits, so the
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
@@ -42,9 +38,6 @@ use tokio::task::JoinHandle;
 /// Bytes read from the end of an object when it is opened: quiver's default footer read.
 pub const DEFAULT_TAIL: u64 = 64 * 1024;
 
-/// The most bytes [`SourceOptions::with_whole_read`] asks for when opening.
-pub const MAX_WHOLE_READ_TAIL: u64 = 8 * 1024 * 1024;
-
 /// Ranged GETs in flight at once by default: the block metadata of a file of up to 128 batches
 /// goes out in one wave.
 ///
@@ -60,14 +53,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SourceOptions {
-    /// Bytes of the opening suffix GET (at least the reader's `footer_read_size`); raised to
-    /// [`NetworkMetrics::whole_read_tail`] when [`Self::whole_read`] is set.
+    /// Bytes of the opening suffix GET (at least the reader's `footer_read_size`).
     pub tail: u64,
-    /// The caller reads every column of every batch: the opening GET asks for up to
-    /// [`NetworkMetrics::whole_read_tail`] bytes, so that a small object arrives whole in one
-    /// request (see the module docs). Off by default, the right choice for a projection, a
-    /// schema or a few batches.
-    pub whole_read: bool,
     /// Most ranged GETs in flight at once.
     pub max_in_flight: usize,
     /// Bytes a streaming GET ([`ObjectSource::reader`]) receives ahead of its reader, at most.
@@ -83,7 +70,6 @@ impl Default for SourceOptions {
     fn default() -> Self {
         SourceOptions {
             tail: DEFAULT_TAIL,
-            whole_read: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             read_ahead: crate::READ_AHEAD,
             size: None,
@@ -98,23 +84,6 @@ impl SourceOptions {
     pub fn with_tail(mut self, bytes: u64) -> Self {
         self.tail = bytes;
         self
-    }
-
-    /// Says whether the caller reads every column of every batch ([`Self::whole_read`]).
-    #[must_use]
-    pub fn with_whole_read(mut self, whole: bool) -> Self {
-        self.whole_read = whole;
-        self
-    }
-
-    /// The bytes the opening suffix GET asks for: [`Self::tail`], or for a whole read at
-    /// least [`NetworkMetrics::whole_read_tail`].
-    pub fn opening_read(&self) -> u64 {
-        if self.whole_read {
-            self.tail.max(self.network.whole_read_tail())
-        } else {
-            self.tail
-        }
     }
 
     /// Sets the most ranged GETs in flight at once (at least 1).
@@ -184,19 +153,6 @@ impl NetworkMetrics {
     pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
         self.bandwidth = bytes_per_second.max(1);
         self
-    }
-
-    /// The bytes of the opening GET of a whole read ([`SourceOptions::with_whole_read`]): one
-    /// planned request's worth (the range size of [`Self::scan_options`]), at most
-    /// [`MAX_WHOLE_READ_TAIL`]. Bytes of the file that arrive with the opening request need
-    /// no request of their own; a request spends 90% of its time transferring at that size,
-    /// so a larger object pays at most that one transfer before its remainder is planned. The
-    /// time to first byte is not measured yet when opening: the given one is used, or 50 ms,
-    /// which makes the default 8 MiB.
-    pub fn whole_read_tail(&self) -> u64 {
-        self.scan_options()
-            .range_size_limit
-            .min(MAX_WHOLE_READ_TAIL)
     }
 
     /// The planner's limits for this network:
@@ -358,7 +314,7 @@ impl ObjectSource {
             Some(size) => (size, bytes::Bytes::new()),
             None => {
                 let started = Instant::now();
-                let opened = open_tail(&store, &path, options.opening_read(), &log).await?;
+                let opened = open_tail(&store, &path, options.tail, &log).await?;
                 network.time_to_first_byte.get_or_insert(started.elapsed());
                 opened
             }
@@ -374,6 +330,50 @@ impl ObjectSource {
             runtime,
             log,
         })
+    }
+
+    /// Opens `path` in `store` for a read of every byte, front to back, in ONE request: a GET
+    /// of the whole object, whose answer gives its size and whose body the returned reader
+    /// reads as it arrives, up to [`SourceOptions::read_ahead`] bytes ahead of it (see
+    /// [`crate::ObjectReader`]). Ranges read from the source later are requests of their own.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::open`].
+    pub async fn open_whole(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        options: SourceOptions,
+    ) -> Result<(Self, crate::ObjectReader), ObjectError> {
+        let runtime = Handle::try_current().map_err(|_| ObjectError::NoRuntime)?;
+        let log = Arc::new(RequestLog::default());
+        let start = Instant::now();
+        let answered = store
+            .get_opts(&path, GetOptions::default())
+            .await
+            .inspect_err(|_| log.record(start, 0))?;
+        let mut network = options.network;
+        network.time_to_first_byte.get_or_insert(start.elapsed());
+        let size = answered.meta.size;
+        let read_ahead = options.read_ahead.max(1);
+        let reader = crate::ObjectReader::answered(
+            &runtime,
+            (answered, start),
+            read_ahead,
+            Arc::clone(&log),
+        );
+        let source = ObjectSource {
+            store,
+            path,
+            size,
+            tail: bytes::Bytes::new(),
+            max_in_flight: options.max_in_flight.max(1),
+            read_ahead,
+            network,
+            runtime,
+            log,
+        };
+        Ok((source, reader))
     }
 
     /// The object's path in its store.

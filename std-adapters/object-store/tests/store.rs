@@ -14,7 +14,7 @@ use quiver::array::RecordBatch;
 use quiver::ipc::{
     AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
 };
-use quiver_object_store::{DEFAULT_TAIL, FileBatches, ObjectSource, SourceOptions};
+use quiver_object_store::{DEFAULT_TAIL, ObjectBatches, ObjectError, ObjectSource, SourceOptions};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,19 +49,24 @@ async fn remote(
     Ok(batches)
 }
 
-/// Every batch of the file `source` holds through `FileBatches` reading it whole, and whether
-/// that was in file order (one streaming GET).
-async fn sequential(
-    source: &ObjectSource,
-) -> Result<(Vec<RecordBatch<'static>>, bool), quiver::error::Error<quiver_object_store::ObjectError>>
-{
-    let reader = AsyncFileReader::open(source, ReaderOptions::default()).await?;
-    let mut reader = FileBatches::new(reader, true);
+/// Every batch of the object `path` (file or stream), read front to back through one GET of
+/// all of it, and the source that counted the request.
+async fn whole(
+    store: Arc<dyn ObjectStore>,
+    path: &Path,
+) -> Result<(Vec<RecordBatch<'static>>, ObjectSource), quiver::error::Error<ObjectError>> {
+    let opened = ObjectSource::open_whole(store, path.clone(), SourceOptions::default()).await;
+    let (source, reader) = opened.map_err(|error| quiver::error::Error::Source {
+        error,
+        offset: 0,
+        len: 0,
+    })?;
+    let mut reader = ObjectBatches::new(reader, ReaderOptions::default()).await?;
     let mut batches = Vec::new();
-    while let Some(batch) = reader.next_batch().await {
-        batches.push(batch?);
+    while let Some(batch) = reader.next_batch().await? {
+        batches.push(batch);
     }
-    Ok((batches, matches!(reader, FileBatches::InOrder(_))))
+    Ok((batches, source))
 }
 
 /// Every batch of the stream `source` holds, through `AsyncStreamReader` over its reader.
@@ -129,14 +134,12 @@ async fn a_stream_is_one_streaming_get_with_a_bounded_buffer() {
     );
     assert_eq!(source.requests().bytes, stream.len() as u64);
 
-    // A whole read brings it in the opening request: no GET more.
+    // A whole read: one GET of all of it.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let options = SourceOptions::default().with_whole_read(true);
-    let source = ObjectSource::open(counted.clone(), path.clone(), options)
-        .await
-        .unwrap();
-    assert_batches_equal(&expected, &stream_batches(&source).await);
-    assert_eq!(counted.gets(), 1);
+    let (batches, source) = whole(counted.clone(), &path).await.unwrap();
+    assert_batches_equal(&expected, &batches);
+    assert_eq!(counted.ranges.lock().unwrap().as_slice(), &[None]);
+    assert_eq!(source.requests().bytes, stream.len() as u64);
 
     // The same through `std::io::Read` on a thread outside the runtime.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
@@ -165,32 +168,29 @@ async fn a_store_refusing_suffix_ranges_costs_a_head_and_a_bounded_get() {
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let path = put(&*memory, "data/100.arrow", &file).await;
     let size = file.len() as u64;
-    for (options, read) in [
-        (SourceOptions::default(), DEFAULT_TAIL),
-        (SourceOptions::default().with_whole_read(true), size),
-    ] {
-        // What reaches the store below the refusing one: nothing for the suffix GET.
-        let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(5));
-        let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
-        let source = ObjectSource::open(azure_like, path.clone(), options.clone())
-            .await
-            .unwrap();
-        assert_eq!((counted.heads(), counted.gets()), (1, 1));
-        assert_eq!(
-            counted.ranges.lock().unwrap().as_slice(),
-            &[Some(GetRange::Bounded(size - read..size))]
-        );
-        let opened = source.requests();
-        assert_eq!((opened.requests, opened.round_trips), (2, 2), "{opened:?}");
-        assert_eq!(opened.bytes, read);
-        let batches = remote(&source, None).await.unwrap();
-        assert_batches_equal(&local(&file, None), &batches);
-        let gets = counted.gets();
-        assert_eq!(source.requests().requests, 1 + gets);
-        if options.whole_read {
-            assert_eq!(gets, 1, "the whole file came with the bounded GET");
-        }
-    }
+    // What reaches the store below the refusing one: nothing for the suffix GET.
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(5));
+    let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
+    let source = ObjectSource::open(azure_like, path.clone(), SourceOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((counted.heads(), counted.gets()), (1, 1));
+    assert_eq!(
+        counted.ranges.lock().unwrap().as_slice(),
+        &[Some(GetRange::Bounded(size - DEFAULT_TAIL..size))]
+    );
+    let opened = source.requests();
+    assert_eq!((opened.requests, opened.round_trips), (2, 2), "{opened:?}");
+    assert_eq!(opened.bytes, DEFAULT_TAIL);
+    let batches = remote(&source, None).await.unwrap();
+    assert_batches_equal(&local(&file, None), &batches);
+    assert_eq!(source.requests().requests, 1 + counted.gets());
+    // A whole read asks for no range at all.
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
+    let (batches, _) = whole(azure_like, &path).await.unwrap();
+    assert_batches_equal(&local(&file, None), &batches);
+    assert_eq!((counted.heads(), counted.gets()), (0, 1));
 }
 
 /// The bytes a read of one column needs at least: the tail read, every block's metadata and
@@ -250,51 +250,24 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(stats.requests, counted.gets());
     assert!(stats.round_trips <= 2, "{stats:?}");
 
-    // The whole file, said so when opening: it arrives whole in the opening request.
-    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
-    let whole = SourceOptions::default().with_whole_read(true);
-    assert_eq!(whole.opening_read(), 8 * 1024 * 1024);
-    assert!((file.len() as u64) < whole.opening_read());
-    let source = ObjectSource::open(counted.clone(), path.clone(), whole.clone())
-        .await
-        .unwrap();
-    let batches = remote(&source, None).await.unwrap();
-    assert_batches_equal(&local(&file, None), &batches);
-    let stats = source.requests();
-    assert_eq!((counted.gets(), counted.heads()), (1, 0));
-    assert_eq!((stats.requests, stats.round_trips), (1, 1));
-    assert_eq!(stats.bytes, file.len() as u64);
-
-    // A whole file larger than the opening read: its remainder in one more request, and no
-    // byte read twice (the range that runs into the opening's bytes stops where they start).
+    // The whole file read front to back: one GET of all of it, every byte once. The same
+    // for a file larger than any planned request.
     let large = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
-    assert!(large.len() as u64 > whole.opening_read());
+    assert!(large.len() > 8 * 1024 * 1024);
     let large_path = put(&*memory, "data/large.arrow", &large).await;
-    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
-    let source = ObjectSource::open(counted.clone(), large_path.clone(), whole.clone())
-        .await
-        .unwrap();
-    let batches = remote(&source, None).await.unwrap();
-    assert_batches_equal(&local(&large, None), &batches);
-    let stats = source.requests();
-    assert_eq!((counted.gets(), counted.heads()), (2, 0));
-    assert_eq!((stats.requests, stats.round_trips), (2, 2));
-    assert_eq!(stats.bytes, large.len() as u64);
-    // In file order: the same two requests, the second one streamed.
-    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
-    let source = ObjectSource::open(counted.clone(), large_path.clone(), whole.clone())
-        .await
-        .unwrap();
-    let (batches, in_order) = sequential(&source).await.unwrap();
-    assert!(in_order);
-    assert_batches_equal(&local(&large, None), &batches);
-    let stats = source.requests();
-    assert_eq!((counted.gets(), counted.heads()), (2, 0));
-    assert_eq!((stats.requests, stats.round_trips), (2, 2));
-    assert_eq!(stats.bytes, large.len() as u64);
+    for (bytes, path) in [(&file, &path), (&large, &large_path)] {
+        let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+        let (batches, source) = whole(counted.clone(), path).await.unwrap();
+        assert_batches_equal(&local(bytes, None), &batches);
+        let stats = source.requests();
+        assert_eq!((counted.gets(), counted.heads()), (1, 0));
+        assert_eq!(counted.ranges.lock().unwrap().as_slice(), &[None]);
+        assert_eq!((stats.requests, stats.round_trips), (1, 1));
+        assert_eq!(stats.bytes, bytes.len() as u64);
+    }
     // Its schema alone: the opening request.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let source = ObjectSource::open(counted.clone(), large_path, whole)
+    let source = ObjectSource::open(counted.clone(), large_path, SourceOptions::default())
         .await
         .unwrap();
     let reader = AsyncFileReader::open(&source, ReaderOptions::default())
@@ -339,35 +312,10 @@ async fn open_whole_file_and_one_column_in_few_requests() {
 }
 
 /// A file of three batches of one dictionary-encoded column whose dictionary grows: the delta
-/// batches lie between record batches, so its footer lists the blocks out of file order.
-fn file_with_deltas() -> Vec<u8> {
-    use quiver::builder::{AppendValue, ArrayBuilder, DictionaryBuilder, StringBuilder};
-    let batch = |words: &[&str]| {
-        let mut column = DictionaryBuilder::new(StringBuilder::new());
-        for word in words {
-            column.append_value(*word);
-        }
-        let array = column.finish().unwrap();
-        RecordBatch::from_fields(vec![(column.field("word"), array)]).unwrap()
-    };
-    let batches = [
-        batch(&["a", "b"]),
-        batch(&["a", "b", "c"]),
-        batch(&["a", "b", "c", "d"]),
-    ];
-    let mut writer =
-        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
-            .unwrap();
-    for batch in &batches {
-        writer.write(batch).unwrap();
-    }
-    writer.finish().unwrap();
-    writer.into_inner()
-}
-
+/// batches lie between record batches, where a read front to back meets them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_footer_out_of_file_order_is_read_by_ranges() {
-    let file = file_with_deltas();
+async fn dictionary_deltas_between_batches_read_front_to_back() {
+    let file = quiver_tests::file_with_deltas();
     let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
     assert_eq!(
         reader.dictionary_blocks().len(),
@@ -377,18 +325,10 @@ async fn a_footer_out_of_file_order_is_read_by_ranges() {
     assert!(reader.dictionary_blocks()[1].offset > reader.record_batch_blocks()[0].offset);
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let path = put(&*memory, "deltas.arrow", &file).await;
-    // A tail too short for the blocks: they are read by ranged GETs.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let options = SourceOptions::default().with_tail(64);
-    let source = ObjectSource::open(counted.clone(), path, options)
-        .await
-        .unwrap();
-    let (batches, in_order) = sequential(&source).await.unwrap();
-    assert!(!in_order);
+    let (batches, source) = whole(counted.clone(), &path).await.unwrap();
     assert_batches_equal(&local(&file, None), &batches);
-    let stats = source.requests();
-    assert!(stats.requests >= 2, "{stats:?}");
-    assert_eq!(stats.requests, counted.gets() + counted.heads());
+    assert_eq!((source.requests().requests, counted.gets()), (1, 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -397,7 +337,7 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
         return;
     };
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-    let (mut files, mut streams_beyond_tail, mut in_file_order) = (0, 0, 0);
+    let (mut files, mut streams_beyond_tail) = (0, 0);
     for file in quiver_tests::integration_files(&data, "arrow_file") {
         let bytes = std::fs::read(&file).unwrap();
         let path = put(&*memory, "golden.arrow_file", &bytes).await;
@@ -409,27 +349,19 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert_batches_equal(&local(&bytes, None), &batches);
-        // In file order: the opening GET, then one streaming GET of the rest, every byte once.
-        let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-        let source = ObjectSource::open(counted.clone(), path, SourceOptions::default())
-            .await
-            .unwrap();
-        let (batches, in_order) = sequential(&source)
+        // Front to back: one GET, every byte once.
+        let (batches, source) = whole(Arc::clone(&memory), &path)
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert_batches_equal(&local(&bytes, None), &batches);
-        if in_order {
-            let beyond_tail = bytes.len() as u64 > DEFAULT_TAIL;
-            let stats = source.requests();
-            assert_eq!(stats.requests, 1 + u64::from(beyond_tail), "{stats:?}");
-            assert_eq!(stats.bytes, bytes.len() as u64, "{}", file.display());
-            in_file_order += 1;
-        }
+        let stats = source.requests();
+        assert_eq!(stats.requests, 1, "{stats:?}");
+        assert_eq!(stats.bytes, bytes.len() as u64, "{}", file.display());
 
         let stream = std::fs::read(file.with_extension("stream")).unwrap();
         let path = put(&*memory, "golden.stream", &stream).await;
         let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-        let source = ObjectSource::open(counted.clone(), path, SourceOptions::default())
+        let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
             .await
             .unwrap();
         let from_store = stream_batches(&source).await;
@@ -438,6 +370,8 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_batches_equal(&expected, &from_store);
+        let (batches, _) = whole(Arc::clone(&memory), &path).await.unwrap();
+        assert_batches_equal(&expected, &batches);
         // The opening GET, then one streaming GET of what it did not bring: every byte once.
         let beyond_tail = stream.len() as u64 > DEFAULT_TAIL;
         let stats = source.requests();
@@ -450,8 +384,8 @@ async fn every_golden_file_and_stream_reads_as_it_does_locally() {
     assert!(streams_beyond_tail > 0);
     println!(
         "object store: {files} golden files and their streams read as locally \
-         ({streams_beyond_tail} streams longer than the opening read); {in_file_order} files \
-         in file order read through one streaming GET"
+         ({streams_beyond_tail} streams longer than the opening read), and front to back \
+         through one GET each"
     );
 }
 
@@ -511,13 +445,11 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         assert!(whole.round_trips <= 2, "{whole:?}");
         assert_eq!(moto.logged("GET", key) as u64, whole.requests);
 
-        // Said to be a whole read: one request (a suffix longer than the object is all of it).
+        // Read front to back: one request.
         let before = moto.logged("GET", key) as u64;
-        let options = SourceOptions::default().with_whole_read(true);
-        let source = ObjectSource::open(Arc::clone(&store), Path::from(key), options)
+        let (batches, source) = self::whole(Arc::clone(&store), &Path::from(key))
             .await
             .unwrap();
-        let batches = remote(&source, None).await.unwrap();
         assert_batches_equal(&local(&file, None), &batches);
         let one = source.requests();
         assert_eq!((one.requests, one.round_trips), (1, 1), "{one:?}");

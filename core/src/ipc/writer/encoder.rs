@@ -138,12 +138,18 @@ impl MessageEncoder {
         self.batches
     }
 
-    /// The schema message that opens a stream or file.
+    /// The schema message that opens a stream or file. In a file it follows the leading magic
+    /// and its padding to 8 bytes, and is padded so that the next message starts at a multiple
+    /// of the alignment.
     pub fn schema_message(&self) -> FormatResult<EncodedMessage<'static>> {
         let flatbuffer = message::schema_message(&self.schema)?;
+        let at = match self.format {
+            IpcFormat::File => crate::format::LEADING_LEN as usize,
+            _ => 0,
+        };
         Ok(EncodedMessage {
             kind: MessageKind::Schema,
-            metadata: message::frame(&flatbuffer, self.options.alignment)?,
+            metadata: message::frame(&flatbuffer, self.options.alignment, at)?,
             body: Vec::new(),
             body_len: 0,
         })
@@ -245,7 +251,7 @@ impl MessageEncoder {
         let flatbuffer = header(&layout, body.len)?;
         Ok(EncodedMessage {
             kind,
-            metadata: message::frame(&flatbuffer, options.alignment)?,
+            metadata: message::frame(&flatbuffer, options.alignment, 0)?,
             body: body.pieces,
             body_len: body.len,
         })

@@ -1,7 +1,8 @@
 //! [`FileWriter`]: the Arrow IPC file format, to any [`embedded_io::Write`].
 //!
-//! The layout, front to back: the `ARROW1` magic padded with zeros to the alignment; the schema
-//! message; each batch's dictionary and record batch messages, whose places the writer records
+//! The layout, front to back, as the format has it: the `ARROW1` magic padded with zeros to 8
+//! bytes; the schema message, its metadata padded to end at a multiple of the alignment; each
+//! batch's dictionary and record batch messages, whose places the writer records
 //! as `Block`s; the end-of-stream marker; the footer (the schema again and the blocks); the
 //! footer's `i32` length; the magic again. Every message starts at a multiple of the alignment,
 //! so a reader that maps the file finds every buffer aligned.
@@ -13,13 +14,10 @@ use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
 use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::error::{FormatErrorKind, Limit};
-use crate::format::{Block, MAGIC};
+use crate::format::{Block, LEADING_LEN, MAGIC};
 use crate::schema::{Metadata, Schema};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-
-/// Zeros that pad the leading magic to the alignment.
-static ZEROS: [u8; 64] = [0; 64];
 
 /// Writes an Arrow IPC file to an [`embedded_io::Write`].
 #[derive(Debug)]
@@ -38,13 +36,11 @@ impl<W: embedded_io::Write> FileWriter<W> {
         schema: impl Into<Arc<Schema>>,
         options: WriterOptions,
     ) -> Result<Self, WriteError<W::Error>> {
-        let alignment = options.alignment;
         let encoder = MessageEncoder::new(schema, options, IpcFormat::File)?;
         let schema_message = encoder.schema_message()?;
         let mut sink = Sink::new(sink);
         sink.write_all(MAGIC)?;
-        let padding = alignment.saturating_sub(MAGIC.len());
-        sink.write_all(ZEROS.get(..padding).unwrap_or_default())?;
+        sink.write_all(&[0; LEADING_LEN as usize - MAGIC.len()])?;
         sink.write_message(&schema_message)?;
         Ok(FileWriter {
             sink,

@@ -137,12 +137,13 @@ pub(super) fn footer(
     b.finish(root)
 }
 
-/// Frames a message flatbuffer: the continuation marker, the `i32` length of the flatbuffer plus
-/// its padding, the flatbuffer, and zeros up to a multiple of `alignment`.
-pub(super) fn frame(flatbuffer: &[u8], alignment: usize) -> FormatResult<Vec<u8>> {
+/// Frames a message flatbuffer that starts at offset `at`: the continuation marker, the `i32`
+/// length of the flatbuffer plus its padding, the flatbuffer, and zeros up to the next multiple
+/// of `alignment` from the start (at least 8, so `at` must be a multiple of 8).
+pub(super) fn frame(flatbuffer: &[u8], alignment: usize, at: usize) -> FormatResult<Vec<u8>> {
     let prefix = CONTINUATION.len() + 4;
     let unpadded = prefix + flatbuffer.len();
-    let padded = unpadded.next_multiple_of(alignment.max(8));
+    let padded = (at + unpadded).next_multiple_of(alignment.max(8)) - at;
     // A file `Block` records the whole framed length as an `i32`.
     if i32::try_from(padded).is_err() {
         return Err(FormatErrorKind::LimitExceeded {
@@ -295,7 +296,7 @@ mod tests {
         for alignment in [8, 16, 32, 64] {
             for len in [0, 1, 7, 8, 55, 56, 57, 200] {
                 let fb = alloc::vec![0xAB; len];
-                let framed = frame(&fb, alignment).unwrap();
+                let framed = frame(&fb, alignment, 0).unwrap();
                 assert_eq!(framed.len() % alignment, 0);
                 assert!(framed.len() < 8 + len + alignment);
                 assert_eq!(&framed[..4], &CONTINUATION);
