@@ -31,7 +31,7 @@ fn run(file: &[u8], scratch: &mut [u8], out: &mut Stdout) -> Result<(), Box<dyn 
         let options = EncoderOptions::default();
         let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
         encoder
-            .write_to::<256, _>(out) // 256-byte chunks
+            .write_through(out, &mut [0u8; 256]) // 256-byte chunks
             .map_err(|e| format!("{e:?}"))?;
     }
     Ok(())

@@ -6,11 +6,13 @@
 //! borrowed or shared [`Bytes`].
 
 use crate::bytes::Bytes;
-use crate::columnar::{self, bad, bytes_for_bits, index_at, need, read};
+use crate::columnar::{self, bad, index_at, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::MetadataVersion;
 use crate::schema::{Field, Schema};
+use crate::view::{self, Kind};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -95,43 +97,36 @@ impl<'a> ArrayView<'a> {
         Ok(array)
     }
 
-    fn end(&self) -> FormatResult<usize> {
-        self.offset
-            .checked_add(self.len)
-            .ok_or_else(|| bad("offset + length overflows", self.offset))
-    }
-
+    /// Checks the parts against the type: the children's types and the number of buffers
+    /// here, everything else by the one validator of the columnar format
+    /// ([`view::check`](crate::view)), through the array's view node.
     fn validate(&mut self) -> FormatResult<()> {
-        let end = self.end()?;
-        self.validate_nulls(end)?;
         self.validate_children_types()?;
-        if let Some(dict) = &self.dictionary {
-            return self.validate_dictionary_indices(dict.index_type, dict.values.len(), end);
+        let index = self.dictionary.as_ref().map(|d| d.index_type);
+        let layout = Kind::of_data_type(&self.data_type).layout(index, MetadataVersion::V5);
+        let fixed = layout.buffers().len();
+        need(
+            self.buffers.len() == fixed || (layout.variadic && self.buffers.len() > fixed),
+            "wrong number of buffers",
+            self.buffers.len(),
+        )?;
+        if index.is_none() {
+            match self.data_type {
+                DataType::FixedSizeList(_, size) if size < 0 => {
+                    return Err(bad("negative list size", 0));
+                }
+                DataType::FixedSizeBinary(width) if width < 0 => {
+                    return Err(bad("type has no layout", 0));
+                }
+                _ => {}
+            }
         }
-        self.validate_layout(end)
-    }
-
-    fn validate_nulls(&mut self, end: usize) -> FormatResult<()> {
-        let logical_nulls_only = self.dictionary.is_none()
-            && matches!(
-                self.data_type,
-                DataType::Null | DataType::Union(..) | DataType::RunEndEncoded(..)
-            );
-        if logical_nulls_only {
-            // These types have no validity bitmap; nulls come from their children.
-            need(
-                self.validity.is_none(),
-                "validity bitmap on a type without one",
-                0,
-            )?;
-            self.null_count = if self.data_type == DataType::Null {
-                self.len
-            } else {
-                0
-            };
-            return Ok(());
-        }
-        columnar::check_nulls(self.validity(), self.offset, end, self.null_count)
+        let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
+        let mut node = view::node_of(self, "", 0);
+        node.validity = self.validity();
+        let children = |k| self.children.get(k).map(|c| view::node_of(c, "", 0));
+        self.null_count = view::check(&node, self.null_count, children, dictionary_len)?;
+        Ok(())
     }
 
     fn validate_children_types(&self) -> FormatResult<()> {
@@ -158,149 +153,6 @@ impl<'a> ArrayView<'a> {
             )?;
         }
         Ok(())
-    }
-
-    fn buffer_count(&self, n: usize) -> FormatResult<()> {
-        need(
-            self.buffers.len() == n,
-            "wrong number of buffers",
-            self.buffers.len(),
-        )
-    }
-
-    /// Checks that buffer `b` holds at least `end` values of `width` bytes.
-    fn fixed_buffer(&self, b: usize, width: usize, end: usize) -> FormatResult<()> {
-        columnar::check_fixed(self.buffer(b), width, end)
-    }
-
-    fn validate_dictionary_indices(
-        &self,
-        index_type: IntType,
-        dict_len: usize,
-        end: usize,
-    ) -> FormatResult<()> {
-        self.buffer_count(1)?;
-        let validity = self.validity().filter(|_| self.null_count > 0);
-        columnar::check_dictionary_keys(
-            self.buffer(0),
-            validity,
-            self.offset,
-            end,
-            index_type,
-            dict_len,
-        )
-    }
-
-    fn validate_layout(&self, end: usize) -> FormatResult<()> {
-        use DataType::*;
-        match &self.data_type {
-            Null => self.buffer_count(0),
-            Boolean => {
-                self.buffer_count(1)?;
-                self.fixed_buffer(0, 1, bytes_for_bits(end))
-            }
-            Binary | Utf8 => self.validate_var_binary::<i32>(end),
-            LargeBinary | LargeUtf8 => self.validate_var_binary::<i64>(end),
-            BinaryView | Utf8View => self.validate_views(end),
-            List(_) | Map(..) => self.validate_list_offsets::<i32>(end),
-            LargeList(_) => self.validate_list_offsets::<i64>(end),
-            ListView(_) => self.validate_list_views::<i32>(end),
-            LargeListView(_) => self.validate_list_views::<i64>(end),
-            FixedSizeList(_, size) => {
-                self.buffer_count(0)?;
-                let size = usize::try_from(*size).map_err(|_| bad("negative list size", 0))?;
-                let needed = end
-                    .checked_mul(size)
-                    .ok_or_else(|| bad("list size overflows", end))?;
-                need(
-                    self.child(0).is_some_and(|c| c.len >= needed),
-                    "child too short for fixed-size lists",
-                    end,
-                )
-            }
-            Struct(_) => {
-                self.buffer_count(0)?;
-                for (i, child) in self.children.iter().enumerate() {
-                    need(child.len >= end, "struct child shorter than the struct", i)?;
-                }
-                Ok(())
-            }
-            Union(_, type_ids, mode) => self.validate_union(type_ids, *mode, end),
-            RunEndEncoded(_) => self.validate_run_ends(end),
-            other => {
-                self.buffer_count(1)?;
-                let width = other
-                    .byte_width()
-                    .ok_or_else(|| bad("type has no layout", 0))?;
-                self.fixed_buffer(0, width, end)
-            }
-        }
-    }
-
-    fn validate_var_binary<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
-        self.buffer_count(2)?;
-        let (offsets, data) = (self.buffer(0), self.buffer(1));
-        columnar::check_offsets::<O>(offsets, self.offset, end, data.len())?;
-        if matches!(self.data_type, DataType::Utf8 | DataType::LargeUtf8) {
-            columnar::check_utf8::<O>(offsets, data, self.offset, end)?;
-        }
-        Ok(())
-    }
-
-    fn validate_views(&self, end: usize) -> FormatResult<()> {
-        need(!self.buffers.is_empty(), "wrong number of buffers", 0)?;
-        let utf8 = self.data_type == DataType::Utf8View;
-        columnar::check_views(self.buffer(0), self.offset, end, utf8, |k| {
-            self.buffers.get(k + 1).map(|b| &**b)
-        })
-    }
-
-    fn validate_list_offsets<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
-        self.buffer_count(1)?;
-        let child_len = self.child(0).map_or(0, |c| c.len);
-        columnar::check_offsets::<O>(self.buffer(0), self.offset, end, child_len)
-    }
-
-    fn validate_list_views<O: Native + Into<i64>>(&self, end: usize) -> FormatResult<()> {
-        self.buffer_count(2)?;
-        let child_len = self.child(0).map_or(0, |c| c.len);
-        columnar::check_list_views::<O>(self.buffer(0), self.buffer(1), self.offset, end, child_len)
-    }
-
-    fn validate_union(&self, type_ids: &[i8], mode: UnionMode, end: usize) -> FormatResult<()> {
-        let dense = mode == UnionMode::Dense;
-        self.buffer_count(if dense { 2 } else { 1 })?;
-        if !dense {
-            for (i, child) in self.children.iter().enumerate() {
-                need(
-                    child.len >= end,
-                    "sparse union child shorter than the union",
-                    i,
-                )?;
-            }
-        }
-        columnar::check_union(
-            self.buffer(0),
-            dense.then(|| self.buffer(1)),
-            self.offset,
-            end,
-            |id| type_ids.iter().position(|t| *t == id),
-            |child| self.children.get(child).map_or(0, |c| c.len),
-        )
-    }
-
-    fn validate_run_ends(&self, end: usize) -> FormatResult<()> {
-        self.buffer_count(0)?;
-        let (Some(run_ends), Some(values)) = (self.child(0), self.child(1)) else {
-            return Err(bad("run-end encoded array needs two children", 0));
-        };
-        need(run_ends.null_count == 0, "run ends contain nulls", 0)?;
-        need(
-            values.len >= run_ends.len,
-            "fewer values than runs",
-            values.len,
-        )?;
-        columnar::check_run_ends(|i| run_ends.integer(i), run_ends.len, self.len, end)
     }
 }
 
@@ -516,6 +368,8 @@ pub struct RecordBatch<'a> {
     schema: Arc<Schema>,
     columns: Vec<ArrayView<'a>>,
     num_rows: usize,
+    /// How the columns' arrays lie in the batch's view (see `view::Arrays`), laid out once.
+    links: Arc<[view::Link]>,
 }
 
 impl<'a> RecordBatch<'a> {
@@ -547,6 +401,7 @@ impl<'a> RecordBatch<'a> {
             .map_err(field_err)?;
         }
         Ok(RecordBatch {
+            links: view::links(&columns),
             schema,
             columns,
             num_rows,
@@ -573,6 +428,11 @@ impl<'a> RecordBatch<'a> {
         self.num_rows
     }
 
+    /// The links of the batch's view.
+    pub(crate) fn links(&self) -> &Arc<[view::Link]> {
+        &self.links
+    }
+
     /// The field for column `i`.
     pub fn field(&self, i: usize) -> Option<&Field> {
         self.schema.fields().get(i)
@@ -594,6 +454,7 @@ impl<'a> RecordBatch<'a> {
             schema: Arc::clone(&self.schema),
             columns,
             num_rows: len,
+            links: Arc::clone(&self.links),
         })
     }
 }

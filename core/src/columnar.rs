@@ -127,6 +127,7 @@ pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
 
 /// The range `offsets[j]..offsets[j + 1]` of an offsets buffer of `O`s.
 #[inline(always)]
+#[cfg(feature = "alloc")]
 pub(crate) fn offset_range<O: Native + Into<i64>>(offsets: &[u8], j: usize) -> Range<usize> {
     let (start, end): (i64, i64) = (
         read::<O>(offsets, j).into(),

@@ -92,3 +92,4 @@ pub mod plan;
 #[cfg(feature = "alloc")]
 pub mod schema;
 pub mod source;
+pub mod view;

@@ -103,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// `encoder` alone, or (`split`) cut into encoders of `rows[0]`, `rows[1]`… rows and the rest.
-fn pieces<'b, 'a>(mut encoder: Encoder<'b, 'a>, split: bool, rows: &[u8]) -> Vec<Encoder<'b, 'a>> {
+fn pieces<'b>(mut encoder: Encoder<'b>, split: bool, rows: &[u8]) -> Vec<Encoder<'b>> {
     let mut pieces = Vec::new();
     if split {
         for &n in rows {

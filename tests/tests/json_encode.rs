@@ -361,7 +361,7 @@ fn named_zones_are_local_time_with_a_resolver() {
     let mut split = drain(&mut front, &[7]);
     split.extend(drain(&mut rest, &[5]));
     assert_eq!(String::from_utf8(split).unwrap(), rows(local, "t"));
-    let no_alloc = std::mem::size_of::<quiver::no_alloc::Encoder<'_, '_>>();
+    let no_alloc = std::mem::size_of::<quiver::no_alloc::Encoder<'_>>();
     println!("no_alloc encoder: {no_alloc} bytes");
 }
 
@@ -851,7 +851,7 @@ fn depth_is_checked_at_construction() {
     );
     assert!(err.to_string().contains("column 1"));
     // A bigger stack takes it.
-    let mut bigger = Encoder::<'_, '_, 64>::batch_with_depth(
+    let mut bigger = Encoder::<'_, 64>::batch_with_depth(
         &too_deep,
         JsonFormat::JsonArray,
         EncoderOptions::default(),
@@ -935,8 +935,8 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
 #[test]
 fn the_encoder_is_small_enough_for_a_stack() {
-    let size = std::mem::size_of::<Encoder<'_, '_>>();
-    let shallow = std::mem::size_of::<Encoder<'_, '_, 4>>();
+    let size = std::mem::size_of::<Encoder<'_>>();
+    let shallow = std::mem::size_of::<Encoder<'_, 4>>();
     println!("json encoder: {size} bytes with the default depth, {shallow} with depth 4");
     assert!(size <= 8 * 1024 && shallow < size);
 }

@@ -26,7 +26,7 @@ fn read(path: &Path, bytes: &[u8]) -> Result<Vec<RecordBatch<'static>>, String> 
     }
 }
 
-fn run(encoder: &mut Encoder<'_, '_>, size: usize) -> Vec<u8> {
+fn run(encoder: &mut Encoder<'_>, size: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buffer = vec![0u8; size];
     loop {

@@ -109,11 +109,11 @@ fn alloc_json_stream(bytes: &[u8]) -> Result<Vec<u8>, String> {
 
 /// Encodes `batch` as NDJSON into `out` through a 256-byte buffer.
 fn encode(batch: &Batch<'_, ARRAYS>, out: &mut &mut [u8]) -> Result<(), Error<String>> {
-    let mut encoder: Encoder<'_, '_, ARRAYS> =
-        Encoder::new(batch, JsonFormat::LineDelimited, options())
-            .map_err(|e| harness(format!("json: {e:?}")))?;
+    let mut encoder: Encoder<'_> = Encoder::new(batch, JsonFormat::LineDelimited, options())
+        .map_err(|e| harness(format!("json: {e:?}")))?;
     encoder
-        .write_to::<256, _>(out)
+        .write_through(out, &mut [0u8; 256])
+        .map(drop)
         .map_err(|_| harness("output full".into()))
 }
 

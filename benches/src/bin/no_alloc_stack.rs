@@ -42,7 +42,9 @@ fn run(file: &[u8], scratch: &mut [u8]) -> usize {
         let options = EncoderOptions::default();
         let mut encoder: Encoder =
             Encoder::new(&batch, JsonFormat::LineDelimited, options).expect("encoder");
-        encoder.write_to::<256, _>(&mut out).expect("write");
+        encoder
+            .write_through(&mut out, &mut [0u8; 256])
+            .expect("write");
     }
     out.0
 }
@@ -104,7 +106,7 @@ fn main() {
     println!(
         "sizes: Batch (64 arrays) {} bytes, Encoder (depth 32) {} bytes, FileReader {} bytes, chunk 256 bytes",
         std::mem::size_of::<Batch<'static>>(),
-        std::mem::size_of::<Encoder<'static, 'static>>(),
+        std::mem::size_of::<Encoder<'static>>(),
         std::mem::size_of::<FileReader<'static, &[u8]>>(),
     );
 }

@@ -12,11 +12,12 @@ use super::projection::Projection;
 use crate::array::{ArrayParts, ArrayView, Dictionary};
 use crate::bytes::Bytes;
 use crate::compression::{Decompressed, Decompressor};
-use crate::datatype::{CompressionCodec, DataType, IntervalUnit, UnionMode};
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::datatype::CompressionCodec;
+use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, MetadataVersion};
 use crate::schema::Field;
+use crate::view::{Kind, Layout, Swap};
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -31,90 +32,18 @@ pub(crate) struct DecodeContext {
     pub max_decompressed: u64,
 }
 
-/// How a buffer's bytes are swapped when the file is big-endian.
-#[derive(Clone, Copy, Debug)]
-enum Swap {
-    /// Bytes or bits: nothing to swap.
-    None,
-    /// Values of this many bytes, each reversed.
-    Each(usize),
-    /// Interval month-day-nano: i32, i32, i64.
-    MonthDayNano,
-    /// 16-byte binary views: i32 length, then inline bytes or prefix, i32 buffer, i32 offset.
-    Views,
+/// The buffer layout of `field`'s arrays in a message (the table is [`Kind::layout`]).
+fn layout(field: &Field, version: MetadataVersion) -> Layout {
+    let index = field.dictionary().map(|encoding| encoding.index_type);
+    Kind::of_data_type(field.data_type()).layout(index, version)
 }
 
-/// The buffers an array has in a message, in order.
-struct Layout {
-    /// A validity bitmap comes first.
-    validity: bool,
-    /// The bitmap is part of the array's nulls (pre-V5 unions carry one that is not).
-    keep_validity: bool,
-    /// The other fixed buffers, with how each is byte-swapped.
-    buffers: heapless::Vec<Swap, 2>,
-    /// Variadic data buffers follow (views), counted by `variadicBufferCounts`.
-    variadic: bool,
-}
-
-impl Layout {
-    fn of(field: &Field, version: MetadataVersion) -> FormatResult<Layout> {
-        use DataType::*;
-        let mut layout = Layout {
-            validity: true,
-            keep_validity: true,
-            buffers: heapless::Vec::new(),
-            variadic: false,
-        };
-        let swaps: &[Swap] = if let Some(encoding) = field.dictionary() {
-            &[Swap::Each(encoding.index_type.byte_width())]
-        } else {
-            match field.data_type() {
-                Null | RunEndEncoded(_) => {
-                    layout.validity = false;
-                    &[]
-                }
-                Union(_, _, mode) => {
-                    layout.validity = version < MetadataVersion::V5;
-                    layout.keep_validity = false;
-                    match mode {
-                        UnionMode::Sparse => &[Swap::None],
-                        UnionMode::Dense => &[Swap::None, Swap::Each(4)],
-                    }
-                }
-                Struct(_) | FixedSizeList(..) => &[],
-                Boolean | FixedSizeBinary(_) | Int8 | UInt8 => &[Swap::None],
-                Interval(IntervalUnit::DayTime) => &[Swap::Each(4)],
-                Interval(IntervalUnit::MonthDayNano) => &[Swap::MonthDayNano],
-                Binary | Utf8 => &[Swap::Each(4), Swap::None],
-                LargeBinary | LargeUtf8 => &[Swap::Each(8), Swap::None],
-                BinaryView | Utf8View => {
-                    layout.variadic = true;
-                    &[Swap::Views]
-                }
-                List(_) | Map(..) => &[Swap::Each(4)],
-                LargeList(_) => &[Swap::Each(8)],
-                ListView(_) => &[Swap::Each(4), Swap::Each(4)],
-                LargeListView(_) => &[Swap::Each(8), Swap::Each(8)],
-                other => {
-                    let width = other.byte_width().ok_or(FormatErrorKind::Unsupported {
-                        what: Feature::DataTypeLayout,
-                    })?;
-                    layout.buffers.extend(core::iter::once(Swap::Each(width)));
-                    &[]
-                }
-            }
-        };
-        layout.buffers.extend(swaps.iter().copied());
-        Ok(layout)
-    }
-
-    /// The child fields whose arrays follow in the message (none for dictionary indices).
-    fn children(field: &Field) -> &[Field] {
-        if field.dictionary().is_some() {
-            &[]
-        } else {
-            field.data_type().children()
-        }
+/// The child fields whose arrays follow `field`'s in the message (none for dictionary indices).
+fn child_fields(field: &Field) -> &[Field] {
+    if field.dictionary().is_some() {
+        &[]
+    } else {
+        field.data_type().children()
     }
 }
 
@@ -128,8 +57,8 @@ impl Cursor<'_> {
         out: &mut Vec<Range<u64>>,
     ) -> FormatResult<()> {
         self.node()?;
-        let layout = Layout::of(field, self.version)?;
-        let mut count = usize::from(layout.validity) + layout.buffers.len();
+        let layout = layout(field, self.version);
+        let mut count = usize::from(layout.validity) + layout.buffers().len();
         if layout.variadic {
             count += self.variadic_count()?;
         }
@@ -139,7 +68,7 @@ impl Cursor<'_> {
                 out.push(range);
             }
         }
-        for (i, child) in Layout::children(field).iter().enumerate() {
+        for (i, child) in child_fields(field).iter().enumerate() {
             let child_selection = selection.and_then(|s| s.child(i));
             self.visit(child, child_selection, body_len, out)
                 .map_err(|e| e.in_field(i))?;
@@ -317,7 +246,7 @@ impl<'a> Decoder<'_, '_, 'a> {
 
     fn array(&mut self, field: &Field, selection: &Projection) -> FormatResult<ArrayView<'a>> {
         let (len, null_count) = self.cursor.node()?;
-        let layout = Layout::of(field, self.context.version)?;
+        let layout = layout(field, self.context.version);
         let projected = selection.project_field(field);
         let mut parts = ArrayParts {
             data_type: Some(projected.data_type().clone()),
@@ -334,7 +263,7 @@ impl<'a> Decoder<'_, '_, 'a> {
         if !layout.keep_validity {
             parts.null_count = 0;
         }
-        for swap in &layout.buffers {
+        for swap in layout.buffers() {
             let buffer = self.buffer(*swap)?;
             parts.buffers.push(buffer);
         }
@@ -354,7 +283,7 @@ impl<'a> Decoder<'_, '_, 'a> {
                 values,
             });
         }
-        for (i, child) in Layout::children(field).iter().enumerate() {
+        for (i, child) in child_fields(field).iter().enumerate() {
             let in_child = |e: FormatError| e.in_field(i);
             match selection.child(i) {
                 Some(child_selection) => {

@@ -1,23 +1,27 @@
-//! The JSON encoder: a state machine that writes a record batch (or one array) into buffers the
-//! caller lends it, resuming at any byte.
+//! The JSON encoder: a state machine that writes the rows of a record batch (or the values of one
+//! array) into buffers the caller lends it, resuming at any byte.
 //!
-//! Validated [`ArrayView`]s enter through [`Encoder::batch`] or [`Encoder::array`]; JSON leaves
-//! through [`Encoder::encode`], one caller buffer at a time. The walk over nested values keeps
-//! its place in a fixed-capacity stack of frames (one per open object, list or map), so the
-//! encoder never allocates; its depth is checked when the encoder is built.
+//! A batch enters through [`Encoder::new`] (a no-alloc `Batch`, a [`View`]), or, with `alloc`,
+//! through [`Encoder::batch`] and [`Encoder::array`], which read a `RecordBatch` or an
+//! `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
+//! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
-//! Rows are written whole by the fast path (the `rows` module, following the schema compiled into a
-//! `plan`) while they fit in the buffer. A row that does not fit, or a schema the plan cannot
-//! hold, goes through the general walk here: each step writes one member or element, whole
-//! values straight into the buffer while it has room; near its end a short value is split through
-//! the spill and a long one becomes a stream (see the `sink` module), and the step returns. Flat
-//! arrays in the walk are read through prepared slices (the `leaf` module).
+//! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
+//! a `plan`) while they fit in the buffer. A row that does not fit, the rows of a batch wider than
+//! the plan, and every row of a schema the plan cannot hold (or of an encoder without one, as the
+//! no-alloc path's) go through the general walk here, which hands a row's members that the plan
+//! holds back to the fast path one at a time while each fits: it writes only the member that
+//! crosses the end of the buffer and the columns the plan does not hold.
+//! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
+//! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
+//! step writes one member or element, whole values straight into the buffer while it has room;
+//! near its end a short value is split through the spill and a long one becomes a stream (see the
+//! `sink` module), and the step returns.
 
 use super::framing::Framing;
-use super::leaf::{Kind, Leaf, Leaves};
 use super::number;
 use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
-use super::plan::Plan;
+use super::plan::{NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
@@ -25,74 +29,48 @@ use super::value::{
     self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
     windowed,
 };
-use super::{DEFAULT_DEPTH, JsonError, Progress};
-use crate::array::{ArrayView, RecordBatch};
-use crate::datatype::DataType;
-use crate::schema::Field;
+use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
+use crate::datatype::IntType;
+#[cfg(feature = "alloc")]
+use crate::view::Arrays;
+use crate::view::{Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
 
-/// What is being encoded: a batch (rows are objects of its columns) or one array (rows are its
-/// values).
+/// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
+/// `ArrayView`'s arrays, each node made when read.
+#[derive(Debug, Clone)]
+enum Nodes<'b> {
+    View(&'b [Node<'b>]),
+    #[cfg(feature = "alloc")]
+    Arrays(Arrays<'b>),
+}
+
+/// One open value of the walk; arrays are node indices of the batch.
 #[derive(Debug, Clone, Copy)]
-enum Source<'b, 'a> {
-    Batch {
-        columns: &'b [ArrayView<'a>],
-        fields: &'b [Field],
+enum Frame {
+    /// An object: a struct slot, a batch row, or a map entry (`entry`: keys `key` and `value`).
+    Object {
+        next: usize,
+        end: usize,
+        first_member: usize,
+        slot: usize,
+        first: bool,
+        value_due: bool,
+        entry: bool,
     },
-    Array(&'b ArrayView<'a>),
-}
-
-/// The member names of an object.
-#[derive(Debug, Clone, Copy)]
-enum Names<'b> {
-    /// Struct fields or batch columns.
-    Fields(&'b [Field]),
-    /// `key` and `value`, for the entries of a map with non-string keys.
-    Entry,
-}
-
-impl<'b> Names<'b> {
-    #[inline(always)]
-    fn get(self, i: usize) -> &'b str {
-        match self {
-            Names::Fields(fields) => fields.get(i).map_or("", Field::name),
-            Names::Entry => ["key", "value"].get(i).copied().unwrap_or(""),
-        }
-    }
-}
-
-/// An object being written: its member arrays, their names and the slot they share.
-#[derive(Debug)]
-struct Members<'b, 'a> {
-    arrays: &'b [ArrayView<'a>],
-    names: Names<'b>,
-    /// The slot in each member array.
-    index: usize,
-    /// The next member to consider.
-    next: usize,
-    /// No member written yet (no comma before the next one).
-    first: bool,
-    /// The key of member `next` is written; its value is not.
-    value_due: bool,
-}
-
-/// One open value of the walk.
-#[derive(Debug)]
-enum Frame<'b, 'a> {
-    /// An object: a struct slot or a batch row.
-    Object(Members<'b, 'a>),
-    /// A list (of any kind) or the entries of a map with non-string keys (`entries`).
+    /// A list of any kind, or a map's entries written as `[{"key":…,"value":…}]`.
     List {
-        child: &'b ArrayView<'a>,
+        child: usize,
         next: usize,
         end: usize,
         first: bool,
         entries: bool,
     },
-    /// A map with string keys, written as an object.
+    /// A map with text keys, written as an object.
     Map {
-        entries: &'b ArrayView<'a>,
-        keys: &'b ArrayView<'a>,
-        values: &'b ArrayView<'a>,
+        /// The entries' node (its keys are the next; its values follow them).
+        entries: usize,
+        /// The entries' slot offset (keys and values are read at `base + e`).
+        base: usize,
         next: usize,
         end: usize,
         first: bool,
@@ -101,469 +79,12 @@ enum Frame<'b, 'a> {
 }
 
 /// What a frame's step asks of the stack.
-enum Step<'b, 'a> {
-    /// Output is waiting: return to flush it, then step the same frame again.
+enum Step {
     Stay,
-    /// A nested value was opened: push its frame.
-    Push(Frame<'b, 'a>),
-    /// The frame's value is closed: pop it.
+    Push(Frame),
     Pop,
 }
 
-/// Follows dictionaries, run-end encoding and unions from slot `i` of `array` to the array and
-/// slot that hold the value; `None` when the value is null.
-#[inline(always)]
-fn resolve<'b, 'a>(
-    mut array: &'b ArrayView<'a>,
-    mut i: usize,
-) -> Option<(&'b ArrayView<'a>, usize)> {
-    loop {
-        if let Some(dictionary) = array.dictionary() {
-            if !array.is_valid(i) {
-                return None;
-            }
-            i = array.dictionary_index(i);
-            array = &dictionary.values;
-            continue;
-        }
-        match array.data_type() {
-            DataType::RunEndEncoded(_) => {
-                i = array.run_index(i);
-                array = array.child(1)?;
-            }
-            DataType::Union(..) => {
-                let (child, slot) = array.union_value(i);
-                array = array.child(child)?;
-                i = slot;
-            }
-            DataType::Null => return None,
-            _ => {
-                return if array.is_valid(i) {
-                    Some((array, i))
-                } else {
-                    None
-                };
-            }
-        }
-    }
-}
-
-/// Writes the value in slot `i` of `array` (not null, already resolved), or opens it and returns
-/// the frame that continues it.
-#[inline(always)]
-fn value<'b, 'a>(
-    array: &'b ArrayView<'a>,
-    i: usize,
-    sink: &mut Sink<'_, '_, 'b>,
-    cx: Context,
-    leaves: &mut Leaves<'b, 'a>,
-) -> Option<Frame<'b, 'a>> {
-    match array.data_type() {
-        DataType::Struct(fields) => {
-            sink.put(b"{");
-            Some(Frame::Object(Members::new(
-                array.children(),
-                Names::Fields(fields),
-                array.offset() + i,
-            )))
-        }
-        DataType::List(_)
-        | DataType::LargeList(_)
-        | DataType::ListView(_)
-        | DataType::LargeListView(_)
-        | DataType::FixedSizeList(..) => {
-            let Some(child) = array.child(0) else {
-                sink.put(b"null");
-                return None;
-            };
-            let range = array.list_range(i);
-            sink.put(b"[");
-            Some(Frame::List {
-                child,
-                next: range.start,
-                end: range.end,
-                first: true,
-                entries: false,
-            })
-        }
-        DataType::Map(..) => {
-            let entries = array.child(0);
-            let (Some(entries), Some(keys), Some(values)) = (
-                entries,
-                entries.and_then(|e| e.child(0)),
-                entries.and_then(|e| e.child(1)),
-            ) else {
-                sink.put(b"null");
-                return None;
-            };
-            let range = array.list_range(i);
-            if has_string_keys(keys) {
-                sink.put(b"{");
-                Some(Frame::Map {
-                    entries,
-                    keys,
-                    values,
-                    next: range.start,
-                    end: range.end,
-                    first: true,
-                    value_due: false,
-                })
-            } else {
-                sink.put(b"[");
-                Some(Frame::List {
-                    child: entries,
-                    next: range.start,
-                    end: range.end,
-                    first: true,
-                    entries: true,
-                })
-            }
-        }
-        // In the zone resolved when the encoder was built.
-        DataType::Timestamp(..) => {
-            fast(leaves.get(array), i, sink, cx);
-            None
-        }
-        _ => {
-            leaf(array, i, sink, cx);
-            None
-        }
-    }
-}
-
-/// Whether a map's keys are text, so the map is written as an object.
-fn has_string_keys(keys: &ArrayView<'_>) -> bool {
-    matches!(
-        keys.data_type(),
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    )
-}
-
-/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream).
-#[inline(always)]
-pub(crate) fn leaf<'b>(
-    array: &'b ArrayView<'_>,
-    i: usize,
-    sink: &mut Sink<'_, '_, 'b>,
-    cx: Context,
-) {
-    match array.data_type() {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            sink.quoted(array.bytes_value(i), Body::Text, b"\"");
-        }
-        DataType::Int32 => int(sink, array.value::<i32>(i).into()),
-        DataType::Int64 => int64(sink, array.value::<i64>(i), cx),
-        DataType::Float64 => float64(sink, array.value::<f64>(i), cx),
-        DataType::Boolean => sink.put(if array.bool_value(i) {
-            b"true"
-        } else {
-            b"false"
-        }),
-        DataType::Int8 => int(sink, array.value::<i8>(i).into()),
-        DataType::Int16 => int(sink, array.value::<i16>(i).into()),
-        DataType::UInt8 => uint(sink, array.value::<u8>(i).into()),
-        DataType::UInt16 => uint(sink, array.value::<u16>(i).into()),
-        DataType::UInt32 => uint(sink, array.value::<u32>(i).into()),
-        DataType::UInt64 => uint64(sink, array.value::<u64>(i), cx),
-        DataType::Float16 => float32(sink, number::f16_to_f32(array.value::<u16>(i)), cx),
-        DataType::Float32 => float32(sink, array.value::<f32>(i), cx),
-        DataType::Decimal32(_, scale)
-        | DataType::Decimal64(_, scale)
-        | DataType::Decimal128(_, scale)
-        | DataType::Decimal256(_, scale) => decimal(sink, array.fixed_bytes(i), *scale, cx),
-        DataType::Date32 => windowed(sink, |w| temporal::date32(array.value::<i32>(i), w)),
-        DataType::Date64 => windowed(sink, |w| temporal::date64(array.value::<i64>(i), w)),
-        DataType::Time32(unit) => quoted_text(sink, |t| {
-            temporal::time(array.value::<i32>(i).into(), *unit, t);
-        }),
-        DataType::Time64(unit) => {
-            quoted_text(sink, |t| temporal::time(array.value::<i64>(i), *unit, t));
-        }
-        // Only through `value`, which writes timestamps from their prepared leaf (in the zone
-        // resolved when the encoder was built); named zones here would be UTC.
-        DataType::Timestamp(unit, timezone) => {
-            let zone = Zones::new(&cx.options).zone(timezone.as_deref());
-            value::timestamp(sink, array.value::<i64>(i), *unit, zone, cx);
-        }
-        DataType::Duration(unit) => {
-            quoted_text(sink, |t| {
-                temporal::duration(array.value::<i64>(i), *unit, t)
-            });
-        }
-        DataType::Interval(unit) => interval(sink, *unit, array.fixed_bytes(i)),
-        DataType::Binary
-        | DataType::LargeBinary
-        | DataType::BinaryView
-        | DataType::FixedSizeBinary(_) => {
-            let body = match cx.options.binary {
-                BinaryFormat::Base64 => Body::Base64,
-                _ => Body::Hex,
-            };
-            sink.quoted(array.bytes_value(i), body, b"\"");
-        }
-        _ => sink.put(b"null"),
-    }
-}
-
-/// Writes a valid slot of a prepared flat array (any kind but [`Kind::Other`]).
-#[inline(always)]
-fn fast<'b>(leaf: Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) {
-    match leaf.kind {
-        Kind::Utf8 | Kind::LargeUtf8 => sink.quoted(leaf.text(i), Body::Text, b"\""),
-        Kind::Int32 => int(sink, leaf.value::<i32>(i).into()),
-        Kind::Int64 => int64(sink, leaf.value::<i64>(i), cx),
-        Kind::Float64 => float64(sink, leaf.value::<f64>(i), cx),
-        Kind::Int8 => int(sink, leaf.value::<i8>(i).into()),
-        Kind::Int16 => int(sink, leaf.value::<i16>(i).into()),
-        Kind::UInt8 => uint(sink, leaf.value::<u8>(i).into()),
-        Kind::UInt16 => uint(sink, leaf.value::<u16>(i).into()),
-        Kind::UInt32 => uint(sink, leaf.value::<u32>(i).into()),
-        Kind::UInt64 => uint64(sink, leaf.value::<u64>(i), cx),
-        Kind::Float32 => float32(sink, leaf.value::<f32>(i), cx),
-        Kind::Boolean => sink.put(if leaf.bool_value(i) {
-            b"true"
-        } else {
-            b"false"
-        }),
-        Kind::Date32 => windowed(sink, |w| temporal::date32(leaf.value::<i32>(i), w)),
-        Kind::Date64 => windowed(sink, |w| temporal::date64(leaf.value::<i64>(i), w)),
-        Kind::Timestamp(unit, zone) => {
-            value::timestamp(sink, leaf.value::<i64>(i), unit, zone, cx);
-        }
-        Kind::Other => sink.put(b"null"),
-    }
-}
-
-impl<'b, 'a> Members<'b, 'a> {
-    fn new(arrays: &'b [ArrayView<'a>], names: Names<'b>, index: usize) -> Self {
-        Members {
-            arrays,
-            names,
-            index,
-            next: 0,
-            first: true,
-            value_due: false,
-        }
-    }
-
-    /// Writes members until the object closes, a nested value opens, or output must wait.
-    #[inline(always)]
-    fn step(
-        &mut self,
-        sink: &mut Sink<'_, '_, 'b>,
-        cx: Context,
-        leaves: &mut Leaves<'b, 'a>,
-    ) -> Step<'b, 'a> {
-        if self.value_due {
-            self.value_due = false;
-            let Some(array) = self.arrays.get(self.next) else {
-                return Step::Pop;
-            };
-            self.next += 1;
-            match resolve(array, self.index) {
-                None => sink.put(b"null"),
-                Some((array, i)) => {
-                    if let Some(frame) = value(array, i, sink, cx, leaves) {
-                        return Step::Push(frame);
-                    }
-                }
-            }
-            if sink.blocked() {
-                return Step::Stay;
-            }
-        }
-        while let Some(array) = self.arrays.get(self.next) {
-            let leaf = leaves.get(array);
-            if leaf.kind != Kind::Other {
-                // The fast path: a prepared flat array.
-                let valid = leaf.is_valid(self.index);
-                if !valid && !cx.options.explicit_nulls {
-                    self.next += 1;
-                    continue;
-                }
-                if !self.first {
-                    sink.put(b",");
-                }
-                self.first = false;
-                key(sink, self.names.get(self.next), cx);
-                if sink.blocked() {
-                    self.value_due = true;
-                    return Step::Stay;
-                }
-                self.next += 1;
-                if valid {
-                    fast(leaf, self.index, sink, cx);
-                } else {
-                    sink.put(b"null");
-                }
-                if sink.blocked() {
-                    return Step::Stay;
-                }
-                continue;
-            }
-            let slot = resolve(array, self.index);
-            if slot.is_none() && !cx.options.explicit_nulls {
-                self.next += 1;
-                continue;
-            }
-            if !self.first {
-                sink.put(b",");
-            }
-            self.first = false;
-            key(sink, self.names.get(self.next), cx);
-            if sink.blocked() {
-                self.value_due = true;
-                return Step::Stay;
-            }
-            self.next += 1;
-            match slot {
-                None => sink.put(b"null"),
-                Some((array, i)) => {
-                    if let Some(frame) = value(array, i, sink, cx, leaves) {
-                        return Step::Push(frame);
-                    }
-                }
-            }
-            if sink.blocked() {
-                return Step::Stay;
-            }
-        }
-        sink.put(b"}");
-        Step::Pop
-    }
-}
-
-impl<'b, 'a> Frame<'b, 'a> {
-    fn step(
-        &mut self,
-        sink: &mut Sink<'_, '_, 'b>,
-        cx: Context,
-        leaves: &mut Leaves<'b, 'a>,
-    ) -> Step<'b, 'a> {
-        match self {
-            Frame::Object(members) => members.step(sink, cx, leaves),
-            Frame::List {
-                child,
-                next,
-                end,
-                first,
-                entries,
-            } => {
-                let leaf = leaves.get(child);
-                if leaf.kind != Kind::Other {
-                    while *next < *end {
-                        let e = *next;
-                        *next += 1;
-                        if !*first {
-                            sink.put(b",");
-                        }
-                        *first = false;
-                        if leaf.is_valid(e) {
-                            fast(leaf, e, sink, cx);
-                        } else {
-                            sink.put(b"null");
-                        }
-                        if sink.blocked() {
-                            return Step::Stay;
-                        }
-                    }
-                }
-                while *next < *end {
-                    let e = *next;
-                    *next += 1;
-                    if !*first {
-                        sink.put(b",");
-                    }
-                    *first = false;
-                    match resolve(child, e) {
-                        None => sink.put(b"null"),
-                        Some((array, i)) if *entries => {
-                            sink.put(b"{");
-                            return Step::Push(Frame::Object(Members::new(
-                                array.children(),
-                                Names::Entry,
-                                array.offset() + i,
-                            )));
-                        }
-                        Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx, leaves) {
-                                return Step::Push(frame);
-                            }
-                        }
-                    }
-                    if sink.blocked() {
-                        return Step::Stay;
-                    }
-                }
-                sink.put(b"]");
-                Step::Pop
-            }
-            Frame::Map {
-                entries,
-                keys,
-                values,
-                next,
-                end,
-                first,
-                value_due,
-            } => {
-                let base = entries.offset();
-                if *value_due {
-                    *value_due = false;
-                    let e = *next;
-                    *next += 1;
-                    match resolve(values, base + e) {
-                        None => sink.put(b"null"),
-                        Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx, leaves) {
-                                return Step::Push(frame);
-                            }
-                        }
-                    }
-                    if sink.blocked() {
-                        return Step::Stay;
-                    }
-                }
-                while *next < *end {
-                    let e = *next;
-                    let slot = resolve(values, base + e);
-                    // A map's keys are data: an entry with a null value is written
-                    // `"key":null` whatever `explicit_nulls` says.
-                    if !entries.is_valid(e) {
-                        *next += 1;
-                        continue;
-                    }
-                    if !*first {
-                        sink.put(b",");
-                    }
-                    *first = false;
-                    let name = resolve(keys, base + e).map_or(&[][..], |(k, i)| k.bytes_value(i));
-                    sink.quoted(name, Body::Text, b"\":");
-                    if sink.blocked() {
-                        *value_due = true;
-                        return Step::Stay;
-                    }
-                    *next += 1;
-                    match slot {
-                        None => sink.put(b"null"),
-                        Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, cx, leaves) {
-                                return Step::Push(frame);
-                            }
-                        }
-                    }
-                    if sink.blocked() {
-                        return Step::Stay;
-                    }
-                }
-                sink.put(b"}");
-                Step::Pop
-            }
-        }
-    }
-}
-
-/// Where the walk over rows stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Open,
@@ -572,152 +93,7 @@ enum Phase {
     Done,
 }
 
-/// Everything of the encoder but its pending output.
-struct Walk<'b, 'a, const DEPTH: usize> {
-    source: Source<'b, 'a>,
-    cx: Context,
-    framing: Framing,
-    phase: Phase,
-    /// The encoder's rows are `first..rows`; `row` is the next.
-    first: usize,
-    row: usize,
-    rows: usize,
-    /// A row is open (its value or object is on the stack, or its end is due).
-    in_row: bool,
-    stack: heapless::Vec<Frame<'b, 'a>, DEPTH>,
-    leaves: Leaves<'b, 'a>,
-    /// The compiled schema for the fast path, when it can hold the schema.
-    plan: Option<Plan<'b, 'a>>,
-}
-
-impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
-    /// Takes one step; `false` once everything is written.
-    #[inline]
-    fn step(&mut self, sink: &mut Sink<'_, '_, 'b>) -> bool {
-        if let Some(frame) = self.stack.last_mut() {
-            match frame.step(sink, self.cx, &mut self.leaves) {
-                Step::Stay => {}
-                Step::Push(frame) => self.push(frame),
-                Step::Pop => {
-                    self.stack.pop();
-                }
-            }
-            return true;
-        }
-        match self.phase {
-            Phase::Open => {
-                sink.put(self.framing.open);
-                self.phase = Phase::Rows;
-            }
-            Phase::Rows => self.rows(sink),
-            Phase::Close => {
-                sink.put(self.framing.close);
-                self.phase = Phase::Done;
-            }
-            Phase::Done => return false,
-        }
-        true
-    }
-
-    /// Pushes a frame. The depth was checked against the schema when the encoder was built, so
-    /// the stack always has room; were it ever full, the encoder stops rather than write wrong
-    /// JSON silently.
-    fn push(&mut self, frame: Frame<'b, 'a>) {
-        if self.stack.push(frame).is_err() {
-            self.stack.clear();
-            self.phase = Phase::Done;
-        }
-    }
-
-    /// Writes whole rows through the fast path while they fit, and a row that does not through
-    /// the stack (returning once it is opened).
-    fn rows(&mut self, sink: &mut Sink<'_, '_, 'b>) {
-        if self.in_row {
-            sink.put_opt(self.framing.row_end);
-            self.in_row = false;
-            self.row += 1;
-        }
-        while self.row < self.rows {
-            if sink.blocked() {
-                return;
-            }
-            if let Some(plan) = &self.plan {
-                rows::write(
-                    plan,
-                    sink,
-                    &mut self.framing,
-                    &mut self.row,
-                    self.rows,
-                    self.cx,
-                );
-                if self.row >= self.rows {
-                    break;
-                }
-            }
-            if self.framing.first_row {
-                self.framing.first_row = false;
-            } else {
-                sink.put_opt(self.framing.separator);
-            }
-            match self.source {
-                Source::Batch { columns, fields } => {
-                    sink.put(b"{");
-                    let mut members = Members::new(columns, Names::Fields(fields), self.row);
-                    match members.step(sink, self.cx, &mut self.leaves) {
-                        Step::Pop => {}
-                        Step::Stay => {
-                            self.in_row = true;
-                            self.push(Frame::Object(members));
-                            return;
-                        }
-                        Step::Push(frame) => {
-                            self.in_row = true;
-                            self.push(Frame::Object(members));
-                            self.push(frame);
-                            return;
-                        }
-                    }
-                }
-                Source::Array(array) => {
-                    let leaf = self.leaves.get(array);
-                    if leaf.kind != Kind::Other {
-                        if leaf.is_valid(self.row) {
-                            fast(leaf, self.row, sink, self.cx);
-                        } else {
-                            sink.put(b"null");
-                        }
-                        if sink.blocked() {
-                            self.in_row = true;
-                            return;
-                        }
-                        sink.put_opt(self.framing.row_end);
-                        self.row += 1;
-                        continue;
-                    }
-                    match resolve(array, self.row) {
-                        None => sink.put(b"null"),
-                        Some((array, i)) => {
-                            if let Some(frame) = value(array, i, sink, self.cx, &mut self.leaves) {
-                                self.in_row = true;
-                                self.push(frame);
-                                return;
-                            }
-                        }
-                    }
-                    if sink.blocked() {
-                        self.in_row = true;
-                        return;
-                    }
-                }
-            }
-            sink.put_opt(self.framing.row_end);
-            self.row += 1;
-        }
-        self.phase = Phase::Close;
-    }
-}
-
-/// Encodes a record batch or an array as JSON into caller-provided buffers.
+/// Encodes a [`View`] (a record batch or one array) as JSON into caller-provided buffers.
 ///
 /// Call [`Encoder::encode`] with a buffer until it reports `done`; each call writes as many bytes
 /// as fit and resumes exactly where the last stopped, inside a string, key or number if need
@@ -725,9 +101,7 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
 /// Encoding never allocates and never fails: every check happens in the constructors.
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
-/// about 56 bytes a level. At the default depth an encoder is about 7.5 KiB: half of it the
-/// schema compiled for the fast path, most of the rest the frames, a cache of prepared columns
-/// for the general walk and the schema's named timezones, resolved once.
+/// about 64 bytes a level.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -755,133 +129,157 @@ impl<'b, 'a, const DEPTH: usize> Walk<'b, 'a, DEPTH> {
 /// assert_eq!(out, b"[1,-2,3]");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Encoder<'b, 'a, const DEPTH: usize = DEFAULT_DEPTH> {
-    walk: Walk<'b, 'a, DEPTH>,
+pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH, const PLAN: usize = NODES> {
+    nodes: Nodes<'b>,
+    /// Nodes `0..columns_end` are the columns' subtrees.
+    columns_end: usize,
+    /// The rows are the values of node 0 (not objects of columns).
+    array: bool,
+    cx: Context,
+    /// The named zones of the view's timestamps, resolved when the encoder is built.
+    zones: Zones<'b>,
+    /// The compiled schema for the fast path, when `PLAN` nodes hold the schema.
+    plan: Option<Plan<'b, PLAN>>,
+    rows: Rows<DEPTH>,
     spill: Spill,
     stream: Option<Stream<'b>>,
 }
 
-impl<'b, 'a> Encoder<'b, 'a> {
-    /// An encoder for a whole document of `batch`'s rows, one JSON object per row.
-    pub fn batch(
-        batch: &'b RecordBatch<'a>,
+/// Where the walk over rows stands.
+struct Rows<const DEPTH: usize> {
+    framing: Framing,
+    phase: Phase,
+    /// The encoder's rows are `first..rows`; `row` is the next.
+    first: usize,
+    row: usize,
+    rows: usize,
+    /// A row is open (its value or object is on the stack, or its end is due).
+    in_row: bool,
+    /// Bytes a row took through the fast path, on average, the last time it wrote rows (0
+    /// before): with less room left the fast path does not try one.
+    row_bytes: usize,
+    stack: heapless::Vec<Frame, DEPTH>,
+}
+
+impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
+    /// An encoder for a whole document of `view`'s rows, one JSON object per row.
+    pub fn new<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::batch_with_depth(batch, format, options)
+        Self::new_with_depth(view, format, options)
     }
 
-    /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
-    /// `null`).
-    pub fn array(
-        array: &'b ArrayView<'a>,
+    /// An encoder for `view`'s rows continuing a document of several batches: with `started`
+    /// false the rows open it (in the array format, `[` before the first row), and later batches
+    /// pass `true`. The caller ends the document: `]` in the array format, or `[]` if no batch
+    /// had rows ([`JsonWriter`](crate::json::JsonWriter) does all this with `alloc`).
+    pub fn continuing<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
+        started: bool,
     ) -> Result<Self, JsonError> {
-        Self::array_with_depth(array, format, options)
+        Self::continuing_with_depth(view, format, options, started)
     }
 }
 
-impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
-    /// [`Encoder::batch`] with a nesting limit of `DEPTH`.
-    pub fn batch_with_depth(
-        batch: &'b RecordBatch<'a>,
+impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
+    /// [`Encoder::new`] with a nesting limit of `DEPTH`.
+    pub fn new_with_depth<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(
-            Source::Batch {
-                columns: batch.columns(),
-                fields: batch.schema().fields(),
-            },
-            batch.num_rows(),
-            Framing::document(format),
-            options,
-        )
+        Self::with_framing(view, Framing::document(format), options)
     }
 
-    /// [`Encoder::array`] with a nesting limit of `DEPTH`.
-    pub fn array_with_depth(
-        array: &'b ArrayView<'a>,
+    /// [`Encoder::continuing`] with a nesting limit of `DEPTH`.
+    pub fn continuing_with_depth<const N: usize>(
+        view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
+        started: bool,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(
-            Source::Array(array),
-            array.len(),
-            Framing::document(format),
-            options,
-        )
+        let framing = Framing::continuing(format, started, view.num_rows());
+        Self::with_framing(view, framing, options)
     }
 
-    /// The rows of `batch` continuing a writer's document.
-    pub(crate) fn continuing(
-        batch: &'b RecordBatch<'a>,
+    fn with_framing<const N: usize>(
+        view: &'b View<'b, N>,
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::with_framing(
-            Source::Batch {
-                columns: batch.columns(),
-                fields: batch.schema().fields(),
-            },
-            batch.num_rows(),
+        let nodes = view.nodes();
+        let (columns_end, array) = (view.columns_end(), false);
+        let (cx, zones, plan) = Self::compile(nodes, columns_end, array, options)?;
+        Ok(Self::over(
+            Nodes::View(nodes),
+            (columns_end, array, view.num_rows()),
+            (cx, zones, plan),
             framing,
-            options,
-        )
+        ))
     }
 
-    fn with_framing(
-        source: Source<'b, 'a>,
-        rows: usize,
-        framing: Framing,
+    /// The construction-time checks of `nodes` (see [`Check`]) and the plan.
+    #[allow(clippy::type_complexity)]
+    fn compile<T: Table<'b> + ?Sized>(
+        nodes: &T,
+        columns_end: usize,
+        array: bool,
         options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
+    ) -> Result<(Context, Zones<'b>, Option<Plan<'b, PLAN>>), JsonError> {
         let mut check = Check {
+            nodes,
             column: 0,
             limit: DEPTH,
             plain_names: true,
             zones: Zones::new(&options),
         };
-        match source {
-            Source::Batch { columns, fields } => {
-                for (column, (array, field)) in columns.iter().zip(fields).enumerate() {
-                    check.plain_names &= super::escape::is_plain(field.name());
-                    check.column = column;
-                    check.frames(array, 1, 0)?;
-                }
-            }
-            Source::Array(array) => {
-                check.frames(array, 0, 0)?;
-            }
+        for (at, node) in siblings(nodes, 0, columns_end) {
+            check.plain_names &= escape::is_plain(node.name);
+            check.frames(at, usize::from(!array), 0)?;
+            check.column += 1;
         }
         let Check {
             plain_names, zones, ..
         } = check;
-        let plan = match source {
-            Source::Batch { columns, fields } => Plan::batch(columns, fields, options, &zones),
-            Source::Array(array) => Plan::array(array, options, &zones),
+        let plan = Plan::new(nodes, columns_end, array, options, &zones);
+        let cx = Context {
+            options,
+            plain_names,
         };
-        Ok(Encoder {
-            walk: Walk {
-                source,
-                cx: Context {
-                    options,
-                    plain_names,
-                },
+        Ok((cx, zones, plan))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn over(
+        nodes: Nodes<'b>,
+        (columns_end, array, rows): (usize, bool, usize),
+        (cx, zones, plan): (Context, Zones<'b>, Option<Plan<'b, PLAN>>),
+        framing: Framing,
+    ) -> Self {
+        Encoder {
+            nodes,
+            columns_end,
+            array,
+            cx,
+            zones,
+            plan,
+            rows: Rows {
                 framing,
                 phase: Phase::Open,
                 first: 0,
                 row: 0,
                 rows,
                 in_row: false,
+                row_bytes: 0,
                 stack: heapless::Vec::new(),
-                leaves: Leaves::new(zones),
-                plan,
             },
             spill: Spill::new(),
             stream: None,
-        })
+        }
     }
 
     /// Writes the next bytes of JSON into `out`; see [`Progress`].
@@ -890,19 +288,63 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
     /// buffer sizes. An empty buffer makes no progress (except to report `done`). Bytes of `out`
     /// past `written` may have been overwritten (the fast path writes in fixed-size blocks).
     pub fn encode(&mut self, out: &mut [u8]) -> Progress {
-        let mut sink = Sink::new(out, &mut self.spill, &mut self.stream);
-        let done = loop {
-            if !sink.flush() {
-                break false;
-            }
-            if !self.walk.step(&mut sink) {
-                break true;
-            }
+        let Encoder {
+            nodes,
+            columns_end,
+            array,
+            cx,
+            zones,
+            plan,
+            rows,
+            spill,
+            stream,
+        } = self;
+        let mut sink = Sink::new(out, spill, stream);
+        let (cx, columns_end, array, plan) = (*cx, *columns_end, *array, plan.as_ref());
+        let done = match nodes {
+            Nodes::View(nodes) => rows.run(
+                &Walk {
+                    nodes: *nodes,
+                    cx,
+                    zones,
+                    columns_end,
+                    array,
+                    plan,
+                },
+                &mut sink,
+            ),
+            #[cfg(feature = "alloc")]
+            Nodes::Arrays(nodes) => rows.run(
+                &Walk {
+                    nodes,
+                    cx,
+                    zones,
+                    columns_end,
+                    array,
+                    plan,
+                },
+                &mut sink,
+            ),
         };
         Progress {
             written: sink.written(),
             done,
         }
+    }
+
+    /// Whether everything has been written.
+    pub fn is_done(&self) -> bool {
+        self.rows.phase == Phase::Done && self.stream.is_none() && self.spill.is_empty()
+    }
+
+    /// Rows started so far, and rows in all.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn rows_progress(&self) -> (usize, usize) {
+        let rows = &self.rows;
+        (
+            rows.row.saturating_sub(rows.first),
+            rows.rows.saturating_sub(rows.first),
+        )
     }
 
     /// Splits off the next `rows` rows (all that are left, if fewer) as an encoder of their own
@@ -911,79 +353,723 @@ impl<'b, 'a, const DEPTH: usize> Encoder<'b, 'a, DEPTH> {
     /// quiver-std's `ParallelWriter` does, without slicing the batch or planning it again.
     /// `None` once this encoder has written anything.
     pub fn split_rows(&mut self, rows: usize) -> Option<Self> {
-        let walk = &mut self.walk;
-        let fresh = walk.phase == Phase::Open && walk.stack.is_empty() && !walk.in_row;
+        let state = &mut self.rows;
+        let fresh = state.phase == Phase::Open && state.stack.is_empty() && !state.in_row;
         if !fresh || self.stream.is_some() || !self.spill.is_empty() {
             return None;
         }
-        let end = walk.row.saturating_add(rows).min(walk.rows);
-        let front = Walk {
+        let end = state.row.saturating_add(rows).min(state.rows);
+        let front = Rows {
             framing: Framing {
                 close: b"",
-                ..walk.framing
+                ..state.framing
             },
+            phase: Phase::Open,
+            first: state.first,
+            row: state.row,
             rows: end,
+            in_row: false,
+            row_bytes: state.row_bytes,
             stack: heapless::Vec::new(),
-            leaves: walk.leaves.fresh(),
-            plan: walk.plan.clone(),
-            ..*walk
         };
-        walk.framing.open = b"";
-        walk.framing.first_row &= end == walk.row;
-        walk.first = end;
-        walk.row = end;
+        state.framing.open = b"";
+        state.framing.first_row &= end == state.row;
+        state.first = end;
+        state.row = end;
         Some(Encoder {
-            walk: front,
+            nodes: self.nodes.clone(),
+            columns_end: self.columns_end,
+            array: self.array,
+            cx: self.cx,
+            zones: self.zones.clone(),
+            plan: self.plan.clone(),
+            rows: front,
             spill: Spill::new(),
             stream: None,
         })
     }
 
-    /// Rows started so far, and rows in all.
-    pub(crate) fn rows_progress(&self) -> (usize, usize) {
-        let walk = &self.walk;
-        (
-            walk.row.saturating_sub(walk.first),
-            walk.rows.saturating_sub(walk.first),
-        )
-    }
-
-    /// Whether everything has been written.
-    pub fn is_done(&self) -> bool {
-        self.walk.phase == Phase::Done && self.stream.is_none() && self.spill.is_empty()
+    /// Writes all remaining output to `writer` through `buffer` (one `write_all` per buffer
+    /// filled); returns the number of bytes written. The one driver loop "encode into a chunk,
+    /// write it": the std adapters call it through `embedded-io-adapters`.
+    pub fn write_through<W: embedded_io::Write>(
+        &mut self,
+        writer: &mut W,
+        buffer: &mut [u8],
+    ) -> Result<u64, W::Error> {
+        let mut written = 0u64;
+        loop {
+            let progress = self.encode(buffer);
+            writer.write_all(buffer.get(..progress.written).unwrap_or_default())?;
+            written += progress.written as u64;
+            if progress.done {
+                return Ok(written);
+            }
+        }
     }
 }
 
-impl<const DEPTH: usize> core::fmt::Debug for Encoder<'_, '_, DEPTH> {
+#[cfg(feature = "alloc")]
+impl<'b> Encoder<'b> {
+    /// An encoder for a whole document of `batch`'s rows, one JSON object per row.
+    pub fn batch(
+        batch: &'b crate::array::RecordBatch<'_>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::batch_with_depth(batch, format, options)
+    }
+
+    /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
+    /// `null`). Unlike a batch's, building it allocates once: the links of the array's nodes,
+    /// which a `RecordBatch` carries already.
+    pub fn array(
+        array: &'b crate::array::ArrayView<'_>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::array_with_depth(array, format, options)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
+    /// [`Encoder::batch`] with a nesting limit of `DEPTH`.
+    pub fn batch_with_depth(
+        batch: &'b crate::array::RecordBatch<'_>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::of(
+            Arrays::of_batch(batch),
+            false,
+            Framing::document(format),
+            options,
+        )
+    }
+
+    /// [`Encoder::array`] with a nesting limit of `DEPTH`.
+    pub fn array_with_depth(
+        array: &'b crate::array::ArrayView<'_>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::of(
+            Arrays::of_array(array),
+            true,
+            Framing::document(format),
+            options,
+        )
+    }
+
+    /// The rows of `batch` continuing a writer's document.
+    pub(crate) fn continuing_batch(
+        batch: &'b crate::array::RecordBatch<'_>,
+        framing: Framing,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        Self::of(Arrays::of_batch(batch), false, framing, options)
+    }
+
+    fn of(
+        arrays: Arrays<'b>,
+        array: bool,
+        framing: Framing,
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        let (columns_end, rows) = (arrays.columns_end(), arrays.num_rows());
+        let compiled = Self::compile(&arrays, columns_end, array, options)?;
+        Ok(Self::over(
+            Nodes::Arrays(arrays),
+            (columns_end, array, rows),
+            compiled,
+            framing,
+        ))
+    }
+}
+
+impl<const DEPTH: usize, const PLAN: usize> core::fmt::Debug for Encoder<'_, DEPTH, PLAN> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Encoder")
-            .field("row", &self.walk.row)
-            .field("rows", &self.walk.rows)
-            .field("depth", &self.walk.stack.len())
-            .field("phase", &self.walk.phase)
+            .field("row", &self.rows.row)
+            .field("rows", &self.rows.rows)
+            .field("depth", &self.rows.stack.len())
+            .field("phase", &self.rows.phase)
             .finish_non_exhaustive()
+    }
+}
+
+impl<const DEPTH: usize> Rows<DEPTH> {
+    /// Writes into `sink` until it is full or all is written (then `true`).
+    fn run<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+        &mut self,
+        walk: &Walk<'_, 'b, T, PLAN>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> bool {
+        loop {
+            if !sink.flush() {
+                return false;
+            }
+            if let Some(frame) = self.stack.last_mut() {
+                match walk.step(frame, sink) {
+                    Step::Stay => {}
+                    Step::Push(frame) => self.push(frame),
+                    Step::Pop => {
+                        self.stack.pop();
+                    }
+                }
+                continue;
+            }
+            match self.phase {
+                Phase::Open => {
+                    sink.put(self.framing.open);
+                    self.phase = Phase::Rows;
+                }
+                Phase::Rows => self.rows(walk, sink),
+                Phase::Close => {
+                    sink.put(self.framing.close);
+                    self.phase = Phase::Done;
+                }
+                Phase::Done => return true,
+            }
+        }
+    }
+
+    /// Writes whole rows through the fast path while they fit, and a row that does not through
+    /// the stack (returning once it is opened).
+    fn rows<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+        &mut self,
+        walk: &Walk<'_, 'b, T, PLAN>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) {
+        if self.in_row {
+            sink.put_opt(self.framing.row_end);
+            self.in_row = false;
+            self.row += 1;
+        }
+        while self.row < self.rows {
+            if sink.blocked() {
+                return;
+            }
+            // With less room left than a row took, the next would likely not fit: the fast path
+            // would write part of it, take it back and leave it to the walk anyway. A buffer
+            // that a row of the walk ended in still has the fast path for the rows after it
+            // (with 512-byte buffers, the row crossing each end is the walk's, not every row).
+            let room = sink.room() >= self.row_bytes;
+            if let Some(plan) = walk.plan.filter(|plan| room && plan.rest().is_none()) {
+                let compiled = rows::Compiled {
+                    plan,
+                    nodes: walk.nodes,
+                    zones: walk.zones,
+                };
+                let (mark, from) = (sink.written(), self.row);
+                rows::write(
+                    &compiled,
+                    sink,
+                    &mut self.framing,
+                    &mut self.row,
+                    self.rows,
+                    walk.cx,
+                );
+                if let Some(bytes) = (sink.written() - mark).checked_div(self.row - from) {
+                    self.row_bytes = bytes;
+                }
+                if self.row >= self.rows {
+                    break;
+                }
+            }
+            // The row through the walk, which hands each member the plan holds to the fast
+            // path (see `Walk::planned`).
+            if !self.framing.first_row {
+                sink.put_opt(self.framing.separator);
+            }
+            self.framing.first_row = false;
+            if walk.array {
+                if let Some(frame) = walk.slot(resolve(walk.nodes, 0, self.row), sink) {
+                    self.in_row = true;
+                    self.push(frame);
+                    return;
+                }
+                if sink.blocked() {
+                    self.in_row = true;
+                    return;
+                }
+            } else {
+                sink.put(b"{");
+                let mut row = Frame::Object {
+                    next: 0,
+                    end: walk.columns_end,
+                    first_member: 0,
+                    slot: self.row,
+                    first: true,
+                    value_due: false,
+                    entry: false,
+                };
+                match walk.step(&mut row, sink) {
+                    Step::Pop => {}
+                    Step::Stay => {
+                        self.in_row = true;
+                        self.push(row);
+                        return;
+                    }
+                    Step::Push(frame) => {
+                        self.in_row = true;
+                        self.push(row);
+                        self.push(frame);
+                        return;
+                    }
+                }
+            }
+            sink.put_opt(self.framing.row_end);
+            self.row += 1;
+        }
+        self.phase = Phase::Close;
+    }
+
+    /// Pushes a frame. The depth was checked against the schema when the encoder was built, so
+    /// the stack always has room; were it ever full, the encoder stops rather than write wrong
+    /// JSON silently.
+    fn push(&mut self, frame: Frame) {
+        if self.stack.push(frame).is_err() {
+            self.stack.clear();
+            self.phase = Phase::Done;
+        }
+    }
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// Values the walk has written or opened on this thread, for tests to count.
+    static WALK_VALUES: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Values the walk has written or opened on this thread so far.
+#[cfg(test)]
+pub(crate) fn walk_values() -> usize {
+    WALK_VALUES.with(core::cell::Cell::get)
+}
+
+/// The view and settings a step reads.
+struct Walk<'n, 'b, T: ?Sized, const PLAN: usize> {
+    nodes: &'n T,
+    cx: Context,
+    zones: &'n Zones<'b>,
+    columns_end: usize,
+    array: bool,
+    plan: Option<&'n Plan<'b, PLAN>>,
+}
+
+impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
+    #[inline(always)]
+    fn node(&self, at: usize) -> Option<T::Ref<'n>> {
+        self.nodes.node(at)
+    }
+
+    /// Writes the members of row `slot` from column `*next` (a view node) on through the fast
+    /// path, while the plan holds them and each fits whole, and moves `*next` past them (to `end`
+    /// past the last column).
+    #[inline(always)]
+    fn planned(
+        &self,
+        next: &mut usize,
+        end: usize,
+        slot: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) {
+        let Some(plan) = self.plan else { return };
+        let Some(from) = plan.column(*next) else {
+            return;
+        };
+        let compiled = rows::Compiled {
+            plan,
+            nodes: self.nodes,
+            zones: self.zones,
+        };
+        let to = rows::members(&compiled, from, slot, first, sink, self.cx);
+        if to > from {
+            *next = plan.column_at(to).unwrap_or(end);
+        }
+    }
+
+    /// Writes the (valid, resolved) value in slot `i` of `node` (node `at`), or opens it.
+    fn value(
+        &self,
+        at: usize,
+        node: &Node<'b>,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        #[cfg(test)]
+        WALK_VALUES.with(|n| n.set(n.get() + 1));
+        match node.kind {
+            Kind::Struct => {
+                sink.put(b"{");
+                Some(Frame::Object {
+                    next: at + 1,
+                    end: node.end,
+                    first_member: at + 1,
+                    slot: node.offset + i,
+                    first: true,
+                    value_due: false,
+                    entry: false,
+                })
+            }
+            Kind::List
+            | Kind::LargeList
+            | Kind::ListView
+            | Kind::LargeListView
+            | Kind::FixedSizeList(_) => {
+                let range = node.list_range(i);
+                sink.put(b"[");
+                Some(Frame::List {
+                    child: at + 1,
+                    next: range.start,
+                    end: range.end,
+                    first: true,
+                    entries: false,
+                })
+            }
+            Kind::Map => {
+                let entries = at + 1;
+                let keys = entries + 1;
+                let range = node.list_range(i);
+                if self.node(keys).is_some_and(|k| k.kind.is_text()) {
+                    sink.put(b"{");
+                    Some(Frame::Map {
+                        entries,
+                        base: self.node(entries).map_or(0, |n| n.offset),
+                        next: range.start,
+                        end: range.end,
+                        first: true,
+                        value_due: false,
+                    })
+                } else {
+                    sink.put(b"[");
+                    Some(Frame::List {
+                        child: entries,
+                        next: range.start,
+                        end: range.end,
+                        first: true,
+                        entries: true,
+                    })
+                }
+            }
+            _ => {
+                leaf(node, i, sink, self.cx, self.zones);
+                None
+            }
+        }
+    }
+
+    /// Writes `null` or the value of slot `i` of node `at` (or opens it).
+    fn slot(
+        &self,
+        slot: Option<(usize, T::Ref<'n>, usize)>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        match slot {
+            None => {
+                sink.put(b"null");
+                None
+            }
+            Some((at, node, i)) => self.value(at, &node, i, sink),
+        }
+    }
+
+    /// [`Walk::slot`] of slot `i` of `member` (node `at`), resolved.
+    fn slot_from(
+        &self,
+        member: &Node<'b>,
+        at: usize,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        let mut moved = None;
+        let value = resolve_from(self.nodes, member, at, i, &mut moved);
+        self.resolved(value, moved.as_deref().unwrap_or(member), sink)
+    }
+
+    /// Writes `null` or the `value` (node index, slot) in `node`, or opens it.
+    fn resolved(
+        &self,
+        value: Option<(usize, usize)>,
+        node: &Node<'b>,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Option<Frame> {
+        match value {
+            None => {
+                sink.put(b"null");
+                None
+            }
+            Some((at, i)) => self.value(at, node, i, sink),
+        }
+    }
+
+    fn step(&self, frame: &mut Frame, sink: &mut Sink<'_, '_, 'b>) -> Step {
+        let cx = self.cx;
+        match frame {
+            Frame::Object {
+                next,
+                end,
+                first_member,
+                slot,
+                first,
+                value_due,
+                entry,
+            } => {
+                if *value_due {
+                    *value_due = false;
+                    // Borrowed where it lies: a node made when read is not copied.
+                    let found = self.node(*next);
+                    let Some(member) = found.as_deref() else {
+                        return Step::Pop;
+                    };
+                    let at = *next;
+                    *next = member.end;
+                    if let Some(frame) = self.slot_from(member, at, *slot, sink) {
+                        return Step::Push(frame);
+                    }
+                    if sink.blocked() {
+                        return Step::Stay;
+                    }
+                }
+                while *next < *end {
+                    // A batch's row (its first member is column 0): the members the plan holds
+                    // through the fast path while they fit.
+                    if *first_member == 0 && !*entry {
+                        self.planned(next, *end, *slot, first, sink);
+                        if sink.blocked() {
+                            return Step::Stay;
+                        }
+                        if *next >= *end {
+                            break;
+                        }
+                    }
+                    let at = *next;
+                    let found = self.node(at);
+                    let Some(member) = found.as_deref() else {
+                        break;
+                    };
+                    let mut moved = None;
+                    let value = resolve_from(self.nodes, member, at, *slot, &mut moved);
+                    if value.is_none() && !cx.options.explicit_nulls {
+                        *next = member.end;
+                        continue;
+                    }
+                    if !*first {
+                        sink.put(b",");
+                    }
+                    *first = false;
+                    let name = match (*entry, at == *first_member) {
+                        (false, _) => member.name,
+                        (true, true) => "key",
+                        (true, false) => "value",
+                    };
+                    key(sink, name, cx);
+                    if sink.blocked() {
+                        *value_due = true;
+                        return Step::Stay;
+                    }
+                    *next = member.end;
+                    let node = moved.as_deref().unwrap_or(member);
+                    if let Some(frame) = self.resolved(value, node, sink) {
+                        return Step::Push(frame);
+                    }
+                    if sink.blocked() {
+                        return Step::Stay;
+                    }
+                }
+                sink.put(b"}");
+                Step::Pop
+            }
+            Frame::List {
+                child,
+                next,
+                end,
+                first,
+                entries,
+            } => {
+                let found = self.node(*child);
+                let Some(element) = found.as_deref() else {
+                    return Step::Pop;
+                };
+                while *next < *end {
+                    let e = *next;
+                    *next += 1;
+                    if !*first {
+                        sink.put(b",");
+                    }
+                    *first = false;
+                    let mut moved = None;
+                    let value = resolve_from(self.nodes, element, *child, e, &mut moved);
+                    let node = moved.as_deref().unwrap_or(element);
+                    match value {
+                        Some((at, i)) if *entries => {
+                            sink.put(b"{");
+                            return Step::Push(Frame::Object {
+                                next: at + 1,
+                                end: node.end,
+                                first_member: at + 1,
+                                slot: node.offset + i,
+                                first: true,
+                                value_due: false,
+                                entry: true,
+                            });
+                        }
+                        value => {
+                            if let Some(frame) = self.resolved(value, node, sink) {
+                                return Step::Push(frame);
+                            }
+                        }
+                    }
+                    if sink.blocked() {
+                        return Step::Stay;
+                    }
+                }
+                sink.put(b"]");
+                Step::Pop
+            }
+            Frame::Map {
+                entries,
+                base,
+                next,
+                end,
+                first,
+                value_due,
+            } => {
+                // The entries, keys and values nodes, read once a step and borrowed where they lie.
+                let keys = *entries + 1;
+                let (found_entries, found_keys) = (self.node(*entries), self.node(keys));
+                let (Some(entries_node), Some(key_node)) =
+                    (found_entries.as_deref(), found_keys.as_deref())
+                else {
+                    return Step::Pop;
+                };
+                let values = key_node.end;
+                let found_values = self.node(values);
+                let Some(value_node) = found_values.as_deref() else {
+                    return Step::Pop;
+                };
+                if *value_due {
+                    *value_due = false;
+                    let e = *next;
+                    *next += 1;
+                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
+                        return Step::Push(frame);
+                    }
+                    if sink.blocked() {
+                        return Step::Stay;
+                    }
+                }
+                while *next < *end {
+                    let e = *next;
+                    // A map's keys are data: `"key":null` whatever `explicit_nulls` says.
+                    if !entries_node.is_valid(e) {
+                        *next += 1;
+                        continue;
+                    }
+                    if !*first {
+                        sink.put(b",");
+                    }
+                    *first = false;
+                    let mut moved = None;
+                    let name = resolve_from(self.nodes, key_node, keys, *base + e, &mut moved)
+                        .map(|(_, i)| moved.as_deref().unwrap_or(key_node).bytes_value(i))
+                        .unwrap_or_default();
+                    sink.quoted(name, Body::Text, b"\":");
+                    if sink.blocked() {
+                        *value_due = true;
+                        return Step::Stay;
+                    }
+                    *next += 1;
+                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
+                        return Step::Push(frame);
+                    }
+                    if sink.blocked() {
+                        return Step::Stay;
+                    }
+                }
+                sink.put(b"}");
+                Step::Pop
+            }
+        }
+    }
+}
+
+/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream): the
+/// one dispatch on the value type outside the fast path's flat kinds.
+pub(crate) fn leaf<'b>(
+    node: &Node<'b>,
+    i: usize,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+    zones: &Zones<'_>,
+) {
+    match node.kind {
+        Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
+            sink.quoted(node.bytes_value(i), Body::Text, b"\"");
+        }
+        Kind::Int(IntType { bit_width, signed }) => match (bit_width, signed) {
+            (8, true) => int(sink, node.value::<i8>(i).into()),
+            (16, true) => int(sink, node.value::<i16>(i).into()),
+            (32, true) => int(sink, node.value::<i32>(i).into()),
+            (64, true) => int64(sink, node.value::<i64>(i), cx),
+            (8, false) => uint(sink, node.value::<u8>(i).into()),
+            (16, false) => uint(sink, node.value::<u16>(i).into()),
+            (32, false) => uint(sink, node.value::<u32>(i).into()),
+            _ => uint64(sink, node.value::<u64>(i), cx),
+        },
+        Kind::Float64 => float64(sink, node.value::<f64>(i), cx),
+        Kind::Float32 => float32(sink, node.value::<f32>(i), cx),
+        Kind::Float16 => float32(sink, number::f16_to_f32(node.value::<u16>(i)), cx),
+        Kind::Boolean => sink.put(if node.bool_value(i) {
+            b"true"
+        } else {
+            b"false"
+        }),
+        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
+        Kind::Date32 => windowed(sink, |w| temporal::date32(node.value::<i32>(i), w)),
+        Kind::Date64 => windowed(sink, |w| temporal::date64(node.value::<i64>(i), w)),
+        Kind::Time32(unit) => {
+            quoted_text(sink, |t| {
+                temporal::time(node.value::<i32>(i).into(), unit, t)
+            });
+        }
+        Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
+        Kind::Timestamp(unit, timezone) => {
+            let zone = zones.zone(timezone);
+            value::timestamp(sink, node.value::<i64>(i), unit, zone, cx);
+        }
+        Kind::Duration(unit) => {
+            quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
+        }
+        Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
+        Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
+            let body = match cx.options.binary {
+                BinaryFormat::Base64 => Body::Base64,
+                _ => Body::Hex,
+            };
+            sink.quoted(node.bytes_value(i), body, b"\"");
+        }
+        _ => sink.put(b"null"),
     }
 }
 
 /// The construction-time checks: nesting depth, null map keys, names that need escaping,
 /// timezones (named ones resolved here, once).
-struct Check<'b> {
+struct Check<'n, 'b, T: ?Sized> {
+    nodes: &'n T,
     column: usize,
     limit: usize,
     plain_names: bool,
     zones: Zones<'b>,
 }
 
-impl<'b> Check<'b> {
-    /// The most frames `array`'s values open, given `depth` frames already open above them.
-    /// `hops` counts unions, run-end encodings and dictionaries, which open no frame, so the
-    /// recursion is bounded by the limit either way.
-    fn frames(
-        &mut self,
-        array: &'b ArrayView<'_>,
-        depth: usize,
-        hops: usize,
-    ) -> Result<usize, JsonError> {
+impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
+    /// The most frames node `at`'s values open, given `depth` frames already open above them
+    /// (`hops` counts unions, run-end encodings and dictionaries, as the alloc encoder does).
+    fn frames(&mut self, at: usize, depth: usize, hops: usize) -> Result<usize, JsonError> {
         let too_deep = JsonError::TooDeep {
             column: self.column,
             limit: self.limit,
@@ -991,56 +1077,66 @@ impl<'b> Check<'b> {
         if depth > self.limit || hops > 4 * self.limit + 8 {
             return Err(too_deep);
         }
-        if let Some(dictionary) = array.dictionary() {
-            return self.frames(&dictionary.values, depth, hops + 1);
-        }
-        let nested = |check: &mut Self, children: &'b [ArrayView<'_>], opened: usize| {
-            let mut most = depth + opened;
-            for child in children {
-                most = most.max(check.frames(child, depth + opened, hops)?);
-            }
-            Ok::<usize, JsonError>(most)
+        let nodes = self.nodes;
+        let Some(node) = nodes.node(at) else {
+            return Ok(depth);
         };
-        let most = match array.data_type() {
-            DataType::Struct(fields) => {
-                self.plain_names &= fields.iter().all(|f| super::escape::is_plain(f.name()));
-                nested(self, array.children(), 1)?
+        if node.dictionary.is_some() {
+            return self.frames(at + 1, depth, hops + 1);
+        }
+        let children = |k: usize| child_at(self.nodes, at, k);
+        let most = match node.kind {
+            Kind::Struct
+            | Kind::List
+            | Kind::LargeList
+            | Kind::ListView
+            | Kind::LargeListView
+            | Kind::FixedSizeList(_) => {
+                let mut most = depth + 1;
+                for k in 0..node.children as usize {
+                    let Some(child) = children(k) else { break };
+                    if node.kind == Kind::Struct {
+                        let name = nodes.node(child).map_or("", |c| c.name);
+                        self.plain_names &= escape::is_plain(name);
+                    }
+                    most = most.max(self.frames(child, depth + 1, hops)?);
+                }
+                most
             }
-            DataType::List(_)
-            | DataType::LargeList(_)
-            | DataType::ListView(_)
-            | DataType::LargeListView(_)
-            | DataType::FixedSizeList(..) => nested(self, array.children(), 1)?,
-            DataType::Map(..) => {
-                let entries = array.child(0);
-                let kv = entries.map_or(&[][..], |e| e.children());
-                let Some(keys) = kv.first() else {
+            Kind::Map => {
+                let keys = at + 2;
+                let Some(key_node) = nodes.node(keys) else {
                     return Ok(depth + 1);
                 };
-                if keys.null_count() > 0
-                    || keys.dictionary().is_some_and(|d| d.values.null_count() > 0)
-                {
+                let dictionary_nulls = key_node
+                    .dictionary
+                    .and_then(|_| nodes.node(keys + 1))
+                    .is_some_and(|v| v.has_nulls());
+                if key_node.has_nulls() || dictionary_nulls {
                     return Err(JsonError::NullMapKey {
                         column: self.column,
                     });
                 }
-                // Object form: one frame. Entries form: the list and each entry's object.
-                nested(self, kv, if has_string_keys(keys) { 1 } else { 2 })?
+                let opened = if key_node.kind.is_text() { 1 } else { 2 };
+                let values = key_node.end;
+                let most = self.frames(keys, depth + opened, hops)?;
+                most.max(self.frames(values, depth + opened, hops)?)
             }
-            DataType::Union(..) => {
+            Kind::Union { .. } => {
                 let mut most = depth;
-                for child in array.children() {
+                for k in 0..node.children as usize {
+                    let Some(child) = children(k) else { break };
                     most = most.max(self.frames(child, depth, hops + 1)?);
                 }
                 most
             }
-            DataType::RunEndEncoded(_) => match array.child(1) {
+            Kind::RunEndEncoded => match children(1) {
                 Some(values) => self.frames(values, depth, hops + 1)?,
                 None => depth,
             },
-            DataType::Timestamp(_, timezone) => {
+            Kind::Timestamp(_, timezone) => {
                 self.zones
-                    .add(timezone.as_deref())
+                    .add(timezone)
                     .map_err(|e| JsonError::zone(self.column, e))?;
                 depth
             }
@@ -1050,5 +1146,106 @@ impl<'b> Check<'b> {
             return Err(too_deep);
         }
         Ok(most)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Which encoders get the fast path, and the general walk over a view on its own (the
+    //! byte-for-byte checks of both paths are in `rows`).
+
+    use super::{Encoder, Frame, NODES};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
+    use core::mem::size_of_val;
+    use std::format;
+    use std::string::String;
+    use std::vec::Vec;
+
+    fn wide(columns: usize) -> RecordBatch<'static> {
+        let names: Vec<String> = (0..columns).map(|k| format!("c{k}")).collect();
+        RecordBatch::from_columns(names.iter().map(|name| {
+            (
+                name.as_str(),
+                ArrayView::from_values([Some(1i32), None]).unwrap(),
+            )
+        }))
+        .unwrap()
+    }
+
+    fn drain<const PLAN: usize>(
+        encoder: &mut Encoder<'_, DEFAULT_DEPTH, PLAN>,
+        size: usize,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buffer = std::vec![0u8; size];
+        loop {
+            let progress = encoder.encode(&mut buffer);
+            out.extend_from_slice(&buffer[..progress.written]);
+            if progress.done {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_is_planned_up_to_the_inline_limit_and_never_without_a_plan() {
+        let options = EncoderOptions::default();
+        let narrow = wide(NODES);
+        let planned = Encoder::batch(&narrow, JsonFormat::LineDelimited, options).unwrap();
+        assert!(planned.plan.is_some(), "NODES arrays fit the inline plan");
+        assert!(planned.plan.as_ref().unwrap().rest().is_none());
+        let batch = wide(NODES + 1);
+        let leading = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        let plan = leading.plan.as_ref().unwrap();
+        assert_eq!(
+            plan.columns(),
+            Some(0..NODES),
+            "the leading columns the plan holds"
+        );
+        assert_eq!(plan.rest(), Some(NODES));
+        let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
+            &narrow,
+            JsonFormat::LineDelimited,
+            options,
+        )
+        .unwrap();
+        assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
+        assert!(size_of_val(&small) * 2 < size_of_val(&planned));
+    }
+
+    #[test]
+    fn the_walk_alone_writes_what_the_fast_path_writes() {
+        for columns in [NODES, NODES + 1, 40, 70] {
+            the_walk_alone_writes_what_the_fast_path_writes_of(columns);
+        }
+    }
+
+    fn the_walk_alone_writes_what_the_fast_path_writes_of(columns: usize) {
+        let batch = wide(columns);
+        let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
+        for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
+            let options = EncoderOptions::default().with_explicit_nulls(explicit);
+            let walk = || {
+                Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(&batch, format, options).unwrap()
+            };
+            let planned = || Encoder::batch(&batch, format, options).unwrap();
+            let whole = drain(&mut walk(), 1 << 16);
+            assert_eq!(drain(&mut planned(), 1 << 16), whole, "{columns} columns");
+            for size in [1, 7, 64] {
+                assert_eq!(drain(&mut walk(), size), whole, "{size}-byte buffers");
+            }
+            // Buffers that end within the rows the fast path writes, leading members or whole.
+            for size in [512, 600, 700, 1000] {
+                assert_eq!(drain(&mut planned(), size), whole, "{size}-byte buffers");
+            }
+        }
+        let first = drain(
+            &mut Encoder::batch(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
+                .unwrap(),
+            1 << 16,
+        );
+        assert!(first.starts_with(b"{\"c0\":1,\"c1\":1,"));
+        assert!(core::mem::size_of::<Frame>() <= 64);
     }
 }

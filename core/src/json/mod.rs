@@ -101,17 +101,12 @@
 //! - [`EncoderOptions::timestamps_utc`] writes every
 //!   zoned timestamp as its UTC instant with `Z`.
 
-#[cfg(feature = "alloc")]
 mod encoder;
 pub(crate) mod escape;
 pub(crate) mod framing;
-#[cfg(feature = "alloc")]
-mod leaf;
 pub(crate) mod number;
 mod options;
-#[cfg(feature = "alloc")]
 mod plan;
-#[cfg(feature = "alloc")]
 mod rows;
 pub(crate) mod sink;
 pub(crate) mod temporal;
@@ -119,7 +114,6 @@ pub(crate) mod value;
 #[cfg(feature = "alloc")]
 mod writer;
 
-#[cfg(feature = "alloc")]
 pub use encoder::Encoder;
 #[doc(hidden)] // for the golden test
 pub use number::f16_to_f32;

@@ -1,23 +1,244 @@
-//! The schema compiled once per encoder for the fast path: every array of a batch (or of one
-//! array) as a [`Node`] holding its buffers as slices, its member key pre-built and its children
+//! The schema compiled once per encoder for the fast path: every array of a view as a plan
+//! [`Node`] holding its buffers as slices (a [`Leaf`]), its member key pre-built and its children
 //! by index.
 //!
-//! [`Plan::batch`] and [`Plan::array`] walk the arrays once when the encoder is built; the `rows`
-//! module then writes whole rows by following node indices, with no look-up by type or address
-//! per value. A schema the plan cannot hold (more than [`NODES`] arrays, or unions, run-end
-//! encoding or maps anywhere in it) gets no plan, and every row goes through the general walk.
+//! [`Plan::new`] walks the view's nodes once when the encoder is built; the `rows` module then
+//! writes whole rows by following plan indices, with no look-up by type per value. A batch whose
+//! columns the plan cannot all hold (more than [`NODES`] arrays, or unions, run-end encoding or
+//! maps in a column) gets a plan of its leading columns that it holds: the fast path writes those
+//! members of each row and the general walk the rest. A schema with none such gets no plan, and
+//! every row goes through the general walk.
 
 use super::escape;
-use super::leaf::{Kind, Leaf};
 use super::options::{BinaryFormat, EncoderOptions};
 use super::sink::Body;
-use super::temporal::Zones;
-use crate::array::ArrayView;
-use crate::datatype::DataType;
-use crate::schema::Field;
+use super::temporal::{Zone, Zones};
+use crate::columnar::{Native, bit};
+use crate::datatype::{IntType, TimeUnit};
+use crate::view::{self, Offset, Table};
 
-/// Arrays a plan holds at most (an encoder carries its plan inline).
-pub(crate) const NODES: usize = 24;
+/// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] goes another way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float32,
+    Float64,
+    Boolean,
+    /// UTF-8 text with i32 offsets.
+    Utf8,
+    /// UTF-8 text with i64 offsets.
+    LargeUtf8,
+    /// Days since the epoch (`i32`).
+    Date32,
+    /// Milliseconds since the epoch (`i64`).
+    Date64,
+    /// A count of the unit since the epoch (`i64`), in the zone (parsed once).
+    Timestamp(TimeUnit, Zone),
+    /// Anything else: nested, dictionary-encoded, times, decimal, binary, views, …
+    Other,
+}
+
+impl Kind {
+    /// The flat kind of an integer type (dictionary keys).
+    fn int(IntType { bit_width, signed }: IntType) -> Self {
+        match (bit_width, signed) {
+            (8, true) => Kind::Int8,
+            (16, true) => Kind::Int16,
+            (32, true) => Kind::Int32,
+            (64, true) => Kind::Int64,
+            (8, false) => Kind::UInt8,
+            (16, false) => Kind::UInt16,
+            (32, false) => Kind::UInt32,
+            (64, false) => Kind::UInt64,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// A flat array's buffers as slices, copied out of its view node so that the row loops read
+/// them with one load each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Leaf<'b> {
+    pub(crate) kind: Kind,
+    values: &'b [u8],
+    offsets: &'b [u8],
+    validity: Option<&'b [u8]>,
+    offset: usize,
+}
+
+impl<'b> Leaf<'b> {
+    /// Prepares `node` (non-flat ones become [`Kind::Other`]); a timestamp finds its zone in
+    /// `zones`.
+    pub(crate) fn new(node: &view::Node<'b>, zones: &Zones<'_>) -> Self {
+        let kind = if node.dictionary.is_some() {
+            Kind::Other
+        } else {
+            match node.kind {
+                view::Kind::Int(int) => Kind::int(int),
+                view::Kind::Float32 => Kind::Float32,
+                view::Kind::Float64 => Kind::Float64,
+                view::Kind::Boolean => Kind::Boolean,
+                view::Kind::Utf8 => Kind::Utf8,
+                view::Kind::LargeUtf8 => Kind::LargeUtf8,
+                view::Kind::Date32 => Kind::Date32,
+                view::Kind::Date64 => Kind::Date64,
+                view::Kind::Timestamp(unit, timezone) => {
+                    Kind::Timestamp(unit, zones.zone(timezone))
+                }
+                _ => Kind::Other,
+            }
+        };
+        let [first, second] = node.buffers;
+        // Other kinds keep both buffers as they are, for `Node::array`.
+        let (values, offsets) = match kind {
+            Kind::Utf8 | Kind::LargeUtf8 => (second, first),
+            _ => (first, second),
+        };
+        Leaf {
+            kind,
+            values,
+            offsets,
+            validity: node.validity,
+            offset: node.offset,
+        }
+    }
+
+    /// A List or LargeList node, its offsets prepared for [`Leaf::text_range`] (which reads the
+    /// range of child slots of a list slot as it reads the bytes of a text slot).
+    fn list(node: &view::Node<'b>) -> Self {
+        Leaf {
+            kind: Kind::Other,
+            values: &[],
+            offsets: node.buffers[0],
+            validity: node.validity,
+            offset: node.offset,
+        }
+    }
+
+    /// The indices of a dictionary-encoded node, read as integers of its index type.
+    fn keys(node: &view::Node<'b>) -> Option<Self> {
+        let index_type = node.dictionary?;
+        let kind = Kind::int(index_type);
+        (kind != Kind::Other).then_some(Leaf {
+            kind,
+            values: node.buffers[0],
+            offsets: &[],
+            validity: node.validity,
+            offset: node.offset,
+        })
+    }
+
+    /// The dictionary index in slot `i` of a [`Leaf::keys`] view (`usize::MAX` when negative).
+    #[inline(always)]
+    pub(crate) fn index(&self, i: usize) -> usize {
+        let key: i64 = match self.kind {
+            Kind::Int8 => self.value::<i8>(i).into(),
+            Kind::Int16 => self.value::<i16>(i).into(),
+            Kind::Int32 => self.value::<i32>(i).into(),
+            Kind::Int64 => self.value::<i64>(i),
+            Kind::UInt8 => self.value::<u8>(i).into(),
+            Kind::UInt16 => self.value::<u16>(i).into(),
+            Kind::UInt32 => self.value::<u32>(i).into(),
+            Kind::UInt64 => return usize::try_from(self.value::<u64>(i)).unwrap_or(usize::MAX),
+            _ => return usize::MAX,
+        };
+        usize::try_from(key).unwrap_or(usize::MAX)
+    }
+
+    /// The slot offset into the buffers (struct children are indexed by their parent's).
+    #[inline(always)]
+    pub(crate) fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Whether slot `i` holds a value.
+    #[inline(always)]
+    pub(crate) fn is_valid(&self, i: usize) -> bool {
+        match self.validity {
+            None => true,
+            Some(bitmap) => bit(bitmap, self.offset.wrapping_add(i)),
+        }
+    }
+
+    /// The validity of slots `i..i + 64`, one bit each from the lowest (all set without a
+    /// bitmap; slots past the bitmap read as null).
+    #[inline(always)]
+    pub(crate) fn validity_word(&self, i: usize) -> u64 {
+        let Some(bitmap) = self.validity else {
+            return u64::MAX;
+        };
+        let first = self.offset.wrapping_add(i);
+        let (byte, shift) = (first / 8, first % 8);
+        let word = match bitmap.get(byte..byte.wrapping_add(16)) {
+            Some(bytes) => bytes.try_into().map_or(0, u128::from_le_bytes),
+            None => {
+                let mut bytes = [0; 16];
+                for (b, s) in bytes.iter_mut().zip(bitmap.get(byte..).unwrap_or_default()) {
+                    *b = *s;
+                }
+                u128::from_le_bytes(bytes)
+            }
+        };
+        (word >> shift) as u64
+    }
+
+    /// Fixed-width value of slot `i`.
+    #[inline(always)]
+    pub(crate) fn value<T: Native>(&self, i: usize) -> T {
+        let start = self.offset.wrapping_add(i).wrapping_mul(T::WIDTH);
+        self.values
+            .get(start..start.wrapping_add(T::WIDTH))
+            .map_or_else(T::default, T::from_le_slice)
+    }
+
+    /// The fixed-width values of slots `range`, `W` bytes each (fewer if the buffer is short,
+    /// which validation rules out).
+    #[inline(always)]
+    pub(crate) fn fixed<const W: usize>(&self, range: core::ops::Range<usize>) -> &'b [[u8; W]] {
+        let start = self.offset.wrapping_add(range.start).wrapping_mul(W);
+        let end = self.offset.wrapping_add(range.end).wrapping_mul(W);
+        self.values
+            .get(start..end)
+            .map_or(&[][..], |bytes| bytes.as_chunks::<W>().0)
+    }
+
+    /// Boolean value of slot `i`.
+    #[inline(always)]
+    pub(crate) fn bool_value(&self, i: usize) -> bool {
+        bit(self.values, self.offset.wrapping_add(i))
+    }
+
+    /// The values buffer (the text of a Utf8 array).
+    #[inline(always)]
+    pub(crate) fn values(&self) -> &'b [u8] {
+        self.values
+    }
+
+    /// Where the text of slot `i` lies in [`Leaf::values`] (or the child slots of a list slot),
+    /// for offsets of width `O` (the caller picks by [`Leaf::kind`]).
+    #[inline(always)]
+    pub(crate) fn text_range<O: Offset>(&self, i: usize) -> (usize, usize) {
+        let at = self.offset.wrapping_add(i).wrapping_mul(O::WIDTH);
+        let Some(pair) = self.offsets.get(at..at.wrapping_add(2 * O::WIDTH)) else {
+            return (0, 0);
+        };
+        let (start, end) = pair.split_at(O::WIDTH);
+        (
+            O::from_le_slice(start).to_usize(),
+            O::from_le_slice(end).to_usize(),
+        )
+    }
+}
+
+/// Arrays the plan of an alloc path's encoder holds at most (it carries its plan inline).
+pub(crate) const NODES: usize = 32;
 
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
 /// copied as `KEY - 1` bytes: 24, one 16-byte and one 8-byte store (23 took four stores; 1.5%
@@ -56,8 +277,11 @@ pub(crate) enum ListOffsets {
 
 /// One array of the schema.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Node<'b, 'a> {
-    pub(crate) array: &'b ArrayView<'a>,
+pub(crate) struct Node<'b> {
+    /// The array's index in the view.
+    pub(crate) at: usize,
+    /// Its type, for the values the general `leaf` function writes.
+    kind: view::Kind<'b>,
     pub(crate) leaf: Leaf<'b>,
     pub(crate) shape: Shape,
     /// `,"name":`, when this node is a member with a short plain name (`key_len` > 0).
@@ -67,11 +291,12 @@ pub(crate) struct Node<'b, 'a> {
     pub(crate) name: &'b str,
 }
 
-impl<'b, 'a> Node<'b, 'a> {
-    fn new(array: &'b ArrayView<'a>, name: &'b str, zones: &Zones<'_>) -> Self {
-        let mut node = Node {
-            array,
-            leaf: Leaf::new(array, zones),
+impl<'b> Node<'b> {
+    fn new(at: usize, node: &view::Node<'b>, name: &'b str, zones: &Zones<'_>) -> Self {
+        let mut plan = Node {
+            at,
+            kind: node.kind,
+            leaf: Leaf::new(node, zones),
             shape: Shape::Null,
             key: [0; KEY],
             key_len: 0,
@@ -80,7 +305,7 @@ impl<'b, 'a> Node<'b, 'a> {
         let bytes = name.as_bytes();
         // The key is copied as `KEY - 1` bytes (from its comma or after it): it must fit them.
         if bytes.len() + 4 < KEY && escape::is_plain(name) {
-            let (open, rest) = node.key.split_at_mut(2);
+            let (open, rest) = plan.key.split_at_mut(2);
             open.copy_from_slice(b",\"");
             if let Some((body, close)) = rest.split_at_mut_checked(bytes.len()) {
                 body.copy_from_slice(bytes);
@@ -88,9 +313,19 @@ impl<'b, 'a> Node<'b, 'a> {
                     close.copy_from_slice(b"\":");
                 }
             }
-            node.key_len = (bytes.len() + 4) as u8;
+            plan.key_len = (bytes.len() + 4) as u8;
         }
-        node
+        plan
+    }
+
+    /// The view node of a short value, binary or list view (not of string or binary views,
+    /// whose data buffers the plan does not hold), made from the plan's copy of its buffers.
+    #[inline(always)]
+    pub(crate) fn array(&self) -> Option<view::Node<'b>> {
+        let leaf = &self.leaf;
+        let buffers = [leaf.values, leaf.offsets];
+        (!matches!(self.kind, view::Kind::BinaryView | view::Kind::Utf8View))
+            .then(|| view::Node::of_buffers(self.kind, leaf.offset, buffers))
     }
 
     /// The pre-built key (`,"name":`, or `"name":` for the `first` member) and its length, when
@@ -106,65 +341,119 @@ impl<'b, 'a> Node<'b, 'a> {
     }
 }
 
-/// The compiled schema.
+/// The compiled schema, inline in the encoder: `N` nodes at most ([`NODES`] for the alloc
+/// path's encoders, none for the no-alloc path's, which stay small for a device's stack).
 #[derive(Debug, Clone)]
-pub(crate) struct Plan<'b, 'a> {
-    nodes: heapless::Vec<Node<'b, 'a>, NODES>,
-    /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
-    columns: usize,
+pub(crate) struct Plan<'b, const N: usize> {
+    nodes: heapless::Vec<Node<'b>, N>,
+    /// A batch: nodes `0..columns` are its leading columns. An array: node 0 is the array and
+    /// this is 0.
+    columns: u32,
+    /// The view node of the first column the plan does not hold (the general walk writes that
+    /// one and those after it), or 0 when it holds them all (column 0 is always held).
+    rest: u32,
     options: EncoderOptions,
 }
 
-impl<'b, 'a> Plan<'b, 'a> {
-    /// The plan of a batch's columns, if it can hold them.
-    pub(crate) fn batch(
-        columns: &'b [ArrayView<'a>],
-        fields: &'b [Field],
+impl<'b, const N: usize> Plan<'b, N> {
+    /// The plan of a view's columns (or of its one array, when `array`): of all of them if `N`
+    /// nodes hold them, else of the most leading columns that they hold (at least one).
+    pub(crate) fn new<T: Table<'b> + ?Sized>(
+        nodes: &T,
+        columns_end: usize,
+        array: bool,
         options: EncoderOptions,
         zones: &Zones<'_>,
     ) -> Option<Self> {
-        let mut plan = Plan {
-            nodes: heapless::Vec::new(),
-            columns: columns.len(),
-            options,
-        };
-        let first = plan.reserve(columns.len(), columns.first()?, zones)?;
-        for (k, (array, field)) in columns.iter().zip(fields).enumerate() {
-            plan.fill(first + k, array, field.name(), zones)?;
+        if N == 0 {
+            return None;
         }
-        Some(plan)
+        if array {
+            return Self::leading(nodes, columns_end, 1, true, options, zones).ok();
+        }
+        let count = view::siblings(nodes, 0, columns_end).count();
+        // Fewer columns each time: those before the one that did not fit.
+        let mut columns = count.min(N);
+        while columns > 0 {
+            match Self::leading(nodes, columns_end, columns, false, options, zones) {
+                Ok(plan) => return Some(plan),
+                Err(fitted) => columns = fitted.min(columns - 1),
+            }
+        }
+        None
     }
 
-    /// The plan of one array (its values are the rows), if it can hold it.
-    pub(crate) fn array(
-        array: &'b ArrayView<'a>,
+    /// The plan of the first `columns` columns (`N` nodes hold their placeholders), or the
+    /// number of columns that fitted before one did not.
+    fn leading<T: Table<'b> + ?Sized>(
+        nodes: &T,
+        columns_end: usize,
+        columns: usize,
+        array: bool,
         options: EncoderOptions,
         zones: &Zones<'_>,
-    ) -> Option<Self> {
+    ) -> Result<Self, usize> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
-            columns: 0,
+            columns: if array {
+                0
+            } else {
+                u32::try_from(columns).map_err(|_| 0usize)?
+            },
+            rest: 0,
             options,
         };
-        let root = plan.reserve(1, array, zones)?;
-        plan.fill(root, array, "", zones)?;
-        Some(plan)
+        let placeholder = nodes.node(0).ok_or(0usize)?;
+        let first = plan.reserve(columns, &placeholder, zones).ok_or(0usize)?;
+        for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
+            if k == columns {
+                plan.rest = u32::try_from(at).map_err(|_| k)?;
+                break;
+            }
+            plan.fill(first + k, nodes, at, node.name, zones).ok_or(k)?;
+        }
+        Ok(plan)
     }
 
     /// The columns of a batch (node indices), or `None` for an array plan.
     pub(crate) fn columns(&self) -> Option<core::ops::Range<usize>> {
-        (self.columns > 0).then_some(0..self.columns)
+        (self.columns > 0).then_some(0..self.columns as usize)
+    }
+
+    /// The view node of the first column the plan does not hold, when it holds only the leading
+    /// columns of a batch.
+    pub(crate) fn rest(&self) -> Option<usize> {
+        (self.rest > 0).then_some(self.rest as usize)
+    }
+
+    /// The plan column of a batch that is view node `at`, if the plan holds it.
+    pub(crate) fn column(&self, at: usize) -> Option<usize> {
+        let columns = self.columns()?;
+        if self.rest().is_some_and(|rest| at >= rest) {
+            return None;
+        }
+        self.nodes(columns).binary_search_by_key(&at, |n| n.at).ok()
+    }
+
+    /// The view node of plan column `k` of a batch, or past the plan's columns the first it does
+    /// not hold (`None` when it holds them all).
+    pub(crate) fn column_at(&self, k: usize) -> Option<usize> {
+        if k < self.columns as usize {
+            self.nodes.get(k).map(|n| n.at)
+        } else {
+            self.rest()
+        }
     }
 
     /// Node `n` (node 0 exists in every plan).
     #[inline(always)]
-    pub(crate) fn node(&self, n: usize) -> Option<&Node<'b, 'a>> {
+    pub(crate) fn node(&self, n: usize) -> Option<&Node<'b>> {
         self.nodes.get(n)
     }
 
     /// Nodes `range` (the members of an object).
     #[inline(always)]
-    pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[Node<'b, 'a>] {
+    pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[Node<'b>] {
         self.nodes.get(range).unwrap_or_default()
     }
 
@@ -172,61 +461,64 @@ impl<'b, 'a> Plan<'b, 'a> {
     fn reserve(
         &mut self,
         count: usize,
-        placeholder: &'b ArrayView<'a>,
+        placeholder: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<usize> {
         let first = self.nodes.len();
         for _ in 0..count {
-            self.nodes.push(Node::new(placeholder, "", zones)).ok()?;
+            self.nodes.push(Node::new(0, placeholder, "", zones)).ok()?;
         }
         Some(first)
     }
 
-    /// Sets node `at` to `array` (named `name` as a member) and appends its descendants.
-    fn fill(
+    /// Sets plan node `to` to view node `at` (named `name` as a member) and appends its
+    /// descendants.
+    fn fill<T: Table<'b> + ?Sized>(
         &mut self,
+        to: usize,
+        nodes: &T,
         at: usize,
-        array: &'b ArrayView<'a>,
         name: &'b str,
         zones: &Zones<'_>,
     ) -> Option<()> {
-        let mut node = Node::new(array, name, zones);
-        node.shape = if let Some(dictionary) = array.dictionary() {
+        let array = &*nodes.node(at)?;
+        let mut node = Node::new(at, array, name, zones);
+        node.shape = if array.dictionary.is_some() {
             node.leaf = Leaf::keys(array)?;
-            let values = self.reserve(1, array, zones)?;
-            self.fill(values, &dictionary.values, "", zones)?;
+            let to_values = self.reserve(1, array, zones)?;
+            self.fill(to_values, nodes, at + 1, "", zones)?;
             Shape::Dictionary {
-                values: u8::try_from(values).ok()?,
+                values: u8::try_from(to_values).ok()?,
             }
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat
         } else {
-            match array.data_type() {
-                DataType::Null => Shape::Null,
-                DataType::Struct(fields) => {
-                    let children = array.children();
-                    let first = self.reserve(children.len(), array, zones)?;
-                    for (k, (child, field)) in children.iter().zip(fields.iter()).enumerate() {
-                        self.fill(first + k, child, field.name(), zones)?;
+            match array.kind {
+                view::Kind::Null => Shape::Null,
+                view::Kind::Struct => {
+                    let first = self.reserve(array.children as usize, array, zones)?;
+                    let children = view::siblings(nodes, at + 1, array.end);
+                    for (k, (child, child_node)) in children.enumerate() {
+                        self.fill(first + k, nodes, child, child_node.name, zones)?;
                     }
                     Shape::Struct {
                         first: u8::try_from(first).ok()?,
-                        len: u8::try_from(children.len()).ok()?,
+                        len: u8::try_from(array.children).ok()?,
                     }
                 }
-                DataType::List(_)
-                | DataType::LargeList(_)
-                | DataType::ListView(_)
-                | DataType::LargeListView(_)
-                | DataType::FixedSizeList(..) => {
+                view::Kind::List
+                | view::Kind::LargeList
+                | view::Kind::ListView
+                | view::Kind::LargeListView
+                | view::Kind::FixedSizeList(_) => {
                     let child = self.reserve(1, array, zones)?;
-                    self.fill(child, array.child(0)?, "", zones)?;
-                    let offsets = match array.data_type() {
-                        DataType::List(_) => {
+                    self.fill(child, nodes, at + 1, "", zones)?;
+                    let offsets = match array.kind {
+                        view::Kind::List => {
                             node.leaf = Leaf::list(array);
                             ListOffsets::Prepared(4)
                         }
-                        DataType::LargeList(_) => {
+                        view::Kind::LargeList => {
                             node.leaf = Leaf::list(array);
                             ListOffsets::Prepared(8)
                         }
@@ -237,28 +529,25 @@ impl<'b, 'a> Plan<'b, 'a> {
                         offsets,
                     }
                 }
-                DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-                | DataType::FixedSizeBinary(_) => Shape::Bytes(match self.options.binary {
+                view::Kind::Binary
+                | view::Kind::LargeBinary
+                | view::Kind::BinaryView
+                | view::Kind::FixedSizeBinary(_) => Shape::Bytes(match self.options.binary {
                     BinaryFormat::Base64 => Body::Base64,
                     _ => Body::Hex,
                 }),
-                DataType::Utf8View => Shape::Bytes(Body::Text),
-                DataType::Float16
-                | DataType::Decimal32(..)
-                | DataType::Decimal64(..)
-                | DataType::Decimal128(..)
-                | DataType::Decimal256(..)
-                | DataType::Time32(_)
-                | DataType::Time64(_)
-                | DataType::Duration(_)
-                | DataType::Interval(_) => Shape::Short,
+                view::Kind::Utf8View => Shape::Bytes(Body::Text),
+                view::Kind::Float16
+                | view::Kind::Decimal(..)
+                | view::Kind::Time32(_)
+                | view::Kind::Time64(_)
+                | view::Kind::Duration(_)
+                | view::Kind::Interval(_) => Shape::Short,
                 // Unions, run-end encoding and maps: the general walk writes them.
                 _ => return None,
             }
         };
-        *self.nodes.get_mut(at)? = node;
+        *self.nodes.get_mut(to)? = node;
         Some(())
     }
 }

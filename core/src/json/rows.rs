@@ -3,9 +3,12 @@
 //! [`write`] takes the rows from the encoder's current one on, following the encoder's
 //! [`Plan`]. Before each piece of a row it checks that the piece's worst case fits; when one does
 //! not, the row is taken back whole (the sink rewinds to where the row began) and left to the
-//! general walk, which can stop at any byte. So nothing here leaves output waiting in the spill or
-//! a stream, and since both paths write the same bytes for a row, where one hands over to the
-//! other never shows in the output.
+//! general walk, which can stop at any byte; the walk in turn hands the row's members back to
+//! [`members`], which writes them while they fit and one more, crossing the end of the buffer,
+//! through a window on the stack and the sink's spill. So the walk writes only members longer
+//! than the spill and the columns the plan does not hold; nothing else here leaves output
+//! waiting in the spill or a stream, and since both paths write the same bytes for a member,
+//! where one hands over to the other never shows in the output.
 //!
 //! A batch of one column (or one array) has its row's pieces pre-built (`,{"a":`, `}`, `,{}`).
 //! A flat column also has a loop of its own per type: each row is written into a fixed
@@ -16,12 +19,14 @@
 use super::encoder::leaf as short_value;
 use super::escape;
 use super::framing::Framing;
-use super::leaf::{Kind, Leaf, Offset};
 use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
-use super::sink::{Body, SPILL, Sink};
+use super::plan::{Kind, Leaf};
+use super::sink::{Body, SPILL, Sink, Spill};
 use super::temporal;
+use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
+use crate::view::{self, Offset, Table};
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -29,16 +34,24 @@ pub(crate) struct Full;
 /// Whether a piece fitted.
 type Fit = Result<(), Full>;
 
+/// The plan and what it was compiled from: the view's nodes and the resolved zones.
+pub(crate) struct Compiled<'p, 'b, T: ?Sized, const N: usize> {
+    pub(crate) plan: &'p Plan<'b, N>,
+    pub(crate) nodes: &'p T,
+    pub(crate) zones: &'p Zones<'b>,
+}
+
 /// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
-pub(crate) fn write<'b>(
-    plan: &Plan<'b, '_>,
+pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
+    compiled: &Compiled<'_, 'b, T, N>,
     sink: &mut Sink<'_, '_, 'b>,
     framing: &mut Framing,
     row: &mut usize,
     rows: usize,
     cx: Context,
 ) {
-    let Some(writer) = Writer::new(plan, framing, cx) else {
+    let Compiled { plan, nodes, zones } = *compiled;
+    let Some(writer) = Writer::new(plan, nodes, zones, framing, cx) else {
         return;
     };
     let single = Single::new(plan, framing, cx);
@@ -58,6 +71,44 @@ pub(crate) fn write<'b>(
             return;
         }
     }
+}
+
+/// Writes the members of row `r` from plan column `from` on (`*first`: no member written yet),
+/// up to the end of the plan's columns or the end of the buffer, and returns the plan column of
+/// the first not written. Near the end of the buffer, where the fast path's windows want more
+/// room than is left, a member goes through a window on the stack and may cross the end (the
+/// sink's spill holds the rest, and the row goes on in the next buffer). The general walk
+/// writes the first member not written (one longer than the spill, or past the plan's columns
+/// the rest of the row) and hands back here after it.
+#[inline(never)]
+pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
+    compiled: &Compiled<'_, 'b, T, N>,
+    from: usize,
+    r: usize,
+    first: &mut bool,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+) -> usize {
+    let Compiled { plan, nodes, zones } = *compiled;
+    let writer = Writer::bare(plan, nodes, zones, cx);
+    let end = plan.columns().map_or(from, |columns| columns.end);
+    for column in from..end {
+        let Some(member) = plan.node(column) else {
+            return column;
+        };
+        let (mark, was_first) = (sink.written(), *first);
+        if writer.member(member, r, first, sink).is_err() {
+            sink.rewind(mark);
+            *first = was_first;
+            if !writer.spilled_member(member, r, first, sink) {
+                return column;
+            }
+            if sink.blocked() {
+                return column + 1;
+            }
+        }
+    }
+    end
 }
 
 /// Writes `bytes` if they fit.
@@ -349,8 +400,11 @@ fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit 
 }
 
 /// Writes rows by following the plan.
-struct Writer<'p, 'b, 'a> {
-    plan: &'p Plan<'b, 'a>,
+struct Writer<'p, 'b, T: ?Sized, const N: usize> {
+    plan: &'p Plan<'b, N>,
+    /// The view the plan was compiled from.
+    nodes: &'p T,
+    zones: &'p Zones<'b>,
     cx: Context,
     /// Before a row: the separator and `{` (a batch) or the separator (an array), and the same
     /// without the separator for the first row.
@@ -361,8 +415,14 @@ struct Writer<'p, 'b, 'a> {
     close_len: usize,
 }
 
-impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
-    fn new(plan: &'p Plan<'b, 'a>, framing: &Framing, cx: Context) -> Option<Self> {
+impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
+    fn new(
+        plan: &'p Plan<'b, N>,
+        nodes: &'p T,
+        zones: &'p Zones<'b>,
+        framing: &Framing,
+        cx: Context,
+    ) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let brace: &[u8] = if plan.columns().is_some() { b"{" } else { b"" };
@@ -371,13 +431,26 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         let open_first = Piece::new(&[brace])?;
         let close = Piece::new(&[close_brace, row_end])?;
         Some(Writer {
-            plan,
-            cx,
             open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
             open_len: [open.len, open_first.len],
             close: *close.bytes.first_chunk()?,
             close_len: close.len,
+            ..Self::bare(plan, nodes, zones, cx)
         })
+    }
+
+    /// A writer of values and members only (its row pieces empty).
+    fn bare(plan: &'p Plan<'b, N>, nodes: &'p T, zones: &'p Zones<'b>, cx: Context) -> Self {
+        Writer {
+            plan,
+            nodes,
+            zones,
+            cx,
+            open: [[0; 8]; 2],
+            open_len: [0; 2],
+            close: [0; 8],
+            close_len: 0,
+        }
     }
 
     /// Writes rows `*row..rows` with their framing while they fit, advancing `*row` past each
@@ -423,20 +496,27 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         short_piece(sink, &self.close, self.close_len)
     }
 
+    /// The view node of plan node `node`: made from the plan, or read from the view for string
+    /// and binary views.
+    #[inline(always)]
+    fn view(&self, node: &Node<'b>) -> Option<view::Node<'b>> {
+        let found = node
+            .array()
+            .or_else(|| self.nodes.node(node.at).map(|n| *n));
+        debug_assert!(found.is_some(), "plan nodes are nodes of the view");
+        found
+    }
+
     /// Follows dictionaries from slot `i` of node `n` to the node and slot holding the value;
     /// `None` when the value is null.
     #[inline(always)]
-    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b, 'a>, usize)> {
+    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b>, usize)> {
         self.resolve_from(self.plan.node(n)?, i)
     }
 
     /// [`Writer::resolve`] from a node.
     #[inline(always)]
-    fn resolve_from(
-        &self,
-        mut node: &'p Node<'b, 'a>,
-        mut i: usize,
-    ) -> Option<(&'p Node<'b, 'a>, usize)> {
+    fn resolve_from(&self, mut node: &'p Node<'b>, mut i: usize) -> Option<(&'p Node<'b>, usize)> {
         loop {
             match node.shape {
                 Shape::Dictionary { values } => {
@@ -471,60 +551,72 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        let explicit = self.cx.options.explicit_nulls;
         let mut first = true;
         for member in self.plan.nodes(nodes) {
-            if self.flat_member(member, i, &mut first, sink)? {
-                continue;
-            }
-            // A null member is left out (unless nulls are explicit).
-            let valid = member.leaf.is_valid(i);
-            if !valid && !explicit {
-                continue;
-            }
-            // A valid struct or list under a pre-built key: the key and the bracket as one copy,
-            // then its members (flat ones written here rather than by a call per struct) or
-            // elements.
-            let open = match member.shape {
-                Shape::Struct { .. } => b'{',
-                Shape::List { .. } => b'[',
-                _ => 0,
-            };
-            if open != 0
-                && valid
-                && let Some((key, key_len)) = member.key(first)
-            {
-                let window = sink.tail::<KEY>().ok_or(Full)?;
-                if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
-                    *head = *key;
-                }
-                if let Some(bracket) = window.get_mut(key_len) {
-                    *bracket = open;
-                }
-                sink.advance(key_len + 1);
-                match member.shape {
-                    Shape::Struct { first: child, len } => {
-                        let (child, j) = (usize::from(child), member.leaf.offset() + i);
-                        let mut inner_first = true;
-                        for inner in self.plan.nodes(child..child + usize::from(len)) {
-                            if !self.flat_member(inner, j, &mut inner_first, sink)? {
-                                self.other_member(inner, j, &mut inner_first, sink)?;
-                            }
-                        }
-                        put(sink, b"}")?;
-                    }
-                    Shape::List { child, offsets } => {
-                        self.elements(member, child, offsets, i, sink)?;
-                        put(sink, b"]")?;
-                    }
-                    _ => {}
-                }
-                first = false;
-                continue;
-            }
-            self.other_member(member, i, &mut first, sink)?;
+            self.member(member, i, &mut first, sink)?;
         }
         Ok(())
+    }
+
+    /// Writes `member` of the object at slot `i`: its key and value, or nothing for a null one
+    /// unless nulls are explicit (`*first`: no member written yet).
+    #[inline(always)]
+    fn member(
+        &self,
+        member: &'p Node<'b>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        if self.flat_member(member, i, first, sink)? {
+            return Ok(());
+        }
+        // A null member is left out (unless nulls are explicit).
+        let valid = member.leaf.is_valid(i);
+        if !valid && !self.cx.options.explicit_nulls {
+            return Ok(());
+        }
+        // A valid struct or list under a pre-built key: the key and the bracket as one copy,
+        // then its members (flat ones written here rather than by a call per struct) or
+        // elements.
+        let open = match member.shape {
+            Shape::Struct { .. } => b'{',
+            Shape::List { .. } => b'[',
+            _ => 0,
+        };
+        if open != 0
+            && valid
+            && let Some((key, key_len)) = member.key(*first)
+        {
+            let window = sink.tail::<KEY>().ok_or(Full)?;
+            if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
+                *head = *key;
+            }
+            if let Some(bracket) = window.get_mut(key_len) {
+                *bracket = open;
+            }
+            sink.advance(key_len + 1);
+            match member.shape {
+                Shape::Struct { first: child, len } => {
+                    let (child, j) = (usize::from(child), member.leaf.offset() + i);
+                    let mut inner_first = true;
+                    for inner in self.plan.nodes(child..child + usize::from(len)) {
+                        if !self.flat_member(inner, j, &mut inner_first, sink)? {
+                            self.other_member(inner, j, &mut inner_first, sink)?;
+                        }
+                    }
+                    put(sink, b"}")?;
+                }
+                Shape::List { child, offsets } => {
+                    self.elements(member, child, offsets, i, sink)?;
+                    put(sink, b"]")?;
+                }
+                _ => {}
+            }
+            *first = false;
+            return Ok(());
+        }
+        self.other_member(member, i, first, sink)
     }
 
     /// Writes the common member, a valid flat value (its own or its dictionary's) under a
@@ -533,7 +625,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     #[inline(always)]
     fn flat_member(
         &self,
-        member: &'p Node<'b, 'a>,
+        member: &'p Node<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -576,11 +668,38 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
         Ok(true)
     }
 
+    /// Writes `member` of the object at slot `i` where the buffer has too little room left for
+    /// [`Writer::member`]: into a window on the stack (room for a short value's [`SPILL`]
+    /// bytes after a key), then into the sink, split between the buffer and its spill as the
+    /// general walk splits a short value; returns whether it was written (not if the window or
+    /// the spill could not hold it).
+    #[inline(never)]
+    fn spilled_member(
+        &self,
+        member: &'p Node<'b>,
+        i: usize,
+        first: &mut bool,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> bool {
+        let mut window = [0; 2 * SPILL];
+        let (mut spill, mut stream) = (Spill::new(), None);
+        let mut scratch = Sink::new(&mut window, &mut spill, &mut stream);
+        let was_first = *first;
+        let fitted = self.member(member, i, first, &mut scratch).is_ok() && !scratch.blocked();
+        let written = scratch.written();
+        if !fitted || written.saturating_sub(sink.room()) > SPILL {
+            *first = was_first;
+            return false;
+        }
+        sink.put(window.get(..written).unwrap_or_default());
+        true
+    }
+
     /// Writes any member at slot `i`: its key and value, or nothing for a null one unless
     /// nulls are explicit.
     fn other_member(
         &self,
-        member: &'p Node<'b, 'a>,
+        member: &'p Node<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -602,7 +721,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     #[inline(always)]
     fn elements(
         &self,
-        node: &'p Node<'b, 'a>,
+        node: &'p Node<'b>,
         child: u8,
         offsets: ListOffsets,
         i: usize,
@@ -612,7 +731,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
             ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
             ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
             ListOffsets::Array => {
-                let range = node.array.list_range(i);
+                let range = self.view(node).map_or(0..0, |n| n.list_range(i));
                 (range.start, range.end)
             }
         };
@@ -638,7 +757,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
 
     /// Writes a member's key, with a comma before it unless it is the `first`.
     #[inline(always)]
-    fn key(&self, member: &'p Node<'b, 'a>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn key(&self, member: &'p Node<'b>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         if let Some((bytes, len)) = member.key(first) {
             let window = sink.tail::<{ KEY - 1 }>().ok_or(Full)?;
             window.copy_from_slice(bytes);
@@ -657,7 +776,7 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
     }
 
     /// Writes the (valid, resolved) value in slot `i` of `node`.
-    fn value(&self, node: &'p Node<'b, 'a>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn value(&self, node: &'p Node<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         let cx = self.cx;
         match node.shape {
             Shape::Flat => flat(&node.leaf, i, sink, cx),
@@ -665,10 +784,15 @@ impl<'p, 'b, 'a> Writer<'p, 'b, 'a> {
                 if sink.room() < SPILL {
                     return Err(Full);
                 }
-                short_value(node.array, i, sink, cx);
+                if let Some(view) = self.view(node) {
+                    short_value(&view, i, sink, cx, self.zones);
+                }
                 Ok(())
             }
-            Shape::Bytes(body) => quoted(sink, node.array.bytes_value(i), body),
+            Shape::Bytes(body) => {
+                let bytes = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
+                quoted(sink, bytes, body)
+            }
             Shape::Struct { first, len } => {
                 put(sink, b"{")?;
                 let first = usize::from(first);
@@ -733,7 +857,7 @@ struct Single<'b> {
 }
 
 impl<'b> Single<'b> {
-    fn new(plan: &Plan<'b, '_>, framing: &Framing, cx: Context) -> Option<Self> {
+    fn new<const N: usize>(plan: &Plan<'b, N>, framing: &Framing, cx: Context) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let batch = match plan.columns() {
@@ -776,9 +900,9 @@ impl<'b> Single<'b> {
 
     /// Writes rows `*row..rows` while a window is left (while they fit, for a column that is not
     /// flat).
-    fn rows(
+    fn rows<const N: usize>(
         &self,
-        writer: &Writer<'_, 'b, '_>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -809,9 +933,9 @@ impl<'b> Single<'b> {
     /// The loop for a column that is not flat: the pieces around each value pre-built, the value
     /// written by the [`Writer`]; a row that does not fit is taken back.
     #[inline(never)]
-    fn nested_rows(
+    fn nested_rows<const N: usize>(
         &self,
-        writer: &Writer<'_, 'b, '_>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -1032,7 +1156,7 @@ mod tests {
     use std::vec::Vec;
 
     /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
-    fn encode(encoder: &mut Encoder<'_, '_>, first: usize, rest: usize) -> Vec<u8> {
+    fn encode(encoder: &mut Encoder<'_>, first: usize, rest: usize) -> Vec<u8> {
         let mut out = Vec::new();
         let mut buffer = vec![0xEE; first.max(rest)];
         let mut size = first;
@@ -1347,7 +1471,7 @@ mod tests {
     }
 
     /// Every split of the first buffer, then whole buffers; and small buffers throughout.
-    fn check_every_split<'b, 'a: 'b>(make: impl Fn() -> Encoder<'b, 'a>, what: &str) {
+    fn check_every_split<'b>(make: impl Fn() -> Encoder<'b>, what: &str) {
         let whole = encode(&mut make(), 1 << 20, 1 << 20);
         assert!(!whole.is_empty(), "{what}");
         for first in 0..=whole.len() {
@@ -1398,6 +1522,47 @@ mod tests {
                     check_every_split(|| Encoder::batch(batch, format, options).unwrap(), &what);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_walk_writes_no_member_of_a_planned_batch_shorter_than_the_spill() {
+        // The shape of the ten-column file (flat columns, temporal, text, a list, a dictionary,
+        // a short value): with buffers from 97 bytes to `write_to`'s 512, every row that does
+        // not fit whole goes through the walk, and the walk hands each member back to the fast
+        // path, those crossing the end of a buffer through the spill.
+        let names = [
+            "b", "i64", "f64", "ts", "date64", "dec", "s", "list", "dict", "fixed",
+        ];
+        let columns: Vec<_> = columns()
+            .into_iter()
+            .filter(|(name, _)| names.contains(name))
+            .collect();
+        assert_eq!(columns.len(), names.len());
+        let batch = RecordBatch::from_columns(columns).unwrap();
+        for options in options() {
+            let make = || Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+            let whole = encode(&mut make(), 1 << 20, 1 << 20);
+            for size in [97, 128, 200, 256, 300, 512] {
+                let before = crate::json::encoder::walk_values();
+                assert_eq!(
+                    encode(&mut make(), size, size),
+                    whole,
+                    "{size}-byte buffers"
+                );
+                assert_eq!(crate::json::encoder::walk_values(), before, "{size}");
+            }
+            // The count is of the walk's values: an encoder without a plan walks them all.
+            let before = crate::json::encoder::walk_values();
+            let mut walk = Encoder::<'_, { crate::json::DEFAULT_DEPTH }, 0>::batch_with_depth(
+                &batch,
+                JsonFormat::LineDelimited,
+                options,
+            )
+            .unwrap();
+            let mut out = vec![0; 512];
+            while !walk.encode(&mut out).done {}
+            assert!(crate::json::encoder::walk_values() > before + 8 * 5);
         }
     }
 

@@ -49,12 +49,9 @@ impl JsonWriter {
     ///
     /// The writer counts the rows as written when it hands out the encoder: run each encoder to
     /// `done`, in order, before asking for the next.
-    pub fn batch<'b, 'a>(
-        &mut self,
-        batch: &'b RecordBatch<'a>,
-    ) -> Result<Encoder<'b, 'a>, JsonError> {
+    pub fn batch<'b, 'a>(&mut self, batch: &'b RecordBatch<'a>) -> Result<Encoder<'b>, JsonError> {
         let framing = Framing::continuing(self.format, self.started, batch.num_rows());
-        let encoder = Encoder::continuing(batch, framing, self.options)?;
+        let encoder = Encoder::continuing_batch(batch, framing, self.options)?;
         self.started |= batch.num_rows() > 0;
         Ok(encoder)
     }
@@ -85,17 +82,11 @@ impl JsonWriter {
     }
 }
 
-impl<const DEPTH: usize> Encoder<'_, '_, DEPTH> {
+impl<const DEPTH: usize, const PLAN: usize> Encoder<'_, DEPTH, PLAN> {
     /// Writes all remaining output to `writer`, through a [`WRITE_BUFFER`]-byte stack buffer.
     pub fn write_to<W: embedded_io::Write>(&mut self, writer: &mut W) -> Result<(), W::Error> {
-        let mut buffer = [0u8; WRITE_BUFFER];
-        loop {
-            let progress = self.encode(&mut buffer);
-            writer.write_all(buffer.get(..progress.written).unwrap_or_default())?;
-            if progress.done {
-                return Ok(());
-            }
-        }
+        self.write_through(writer, &mut [0u8; WRITE_BUFFER])
+            .map(drop)
     }
 
     /// Writes all remaining output to an async `writer`, through a [`WRITE_BUFFER`]-byte buffer.

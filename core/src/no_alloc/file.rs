@@ -8,7 +8,7 @@
 //! not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall) error saying how many
 //! bytes it needs.
 
-use super::batch::Batch;
+use super::Batch;
 use super::{InScratch, Stored, block_message, stored_dictionary, too_small};
 use crate::datatype::Endianness;
 use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};

@@ -4,11 +4,11 @@
 //! Bytes enter from a [`RandomAccess`](crate::source::RandomAccess) source ([`FileReader`]) or an
 //! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
 //! metadata, the dictionaries and one record batch at a time are read into it and never copied
-//! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format),
-//! and a fixed-capacity list of arrays whose buffers are slices of the scratch, each checked
-//! against the columnar format. JSON leaves through the [`Encoder`] state machine into a buffer
-//! as small as the caller likes, byte for byte what [`json::Encoder`](crate::json::Encoder)
-//! writes for the same data.
+//! again. A [`Batch`] is decoded in place: the [flatbuffer views](crate::format), and a
+//! [`View`](crate::view::View) whose fixed-capacity list of arrays has buffers that are slices
+//! of the scratch, each checked against the columnar format. JSON leaves through the
+//! [`Encoder`] (the alloc path's [`json::Encoder`](crate::json::Encoder), the same type) into a
+//! buffer as small as the caller likes.
 //!
 //! Every capacity is a const generic with a documented default: `N` arrays per batch
 //! ([`DEFAULT_ARRAYS`]), `D` dictionaries ([`DEFAULT_DICTIONARIES`]), `DEPTH` open JSON values
@@ -39,25 +39,30 @@
 //!     let batch: Batch = reader.batch(i)?;
 //!     let options = EncoderOptions::default();
 //!     let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
-//!     encoder.write_to::<256, _>(&mut json)?;
+//!     encoder.write_through(&mut json, &mut [0u8; 256])?;
 //! }
 //! assert_eq!(json, b"{\"a\":1}\n{}\n{\"a\":3}\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod batch;
 mod file;
-mod json;
 mod stream;
 
-pub use batch::{Batch, DEFAULT_ARRAYS};
+pub use crate::view::DEFAULT_ARRAYS;
+
+/// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
+/// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
+pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> = crate::view::View<'a, N>;
+/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder) without the fast
+/// path's inline plan, so that it stays small on a device's stack.
+pub type Encoder<'b, const DEPTH: usize = { crate::json::DEFAULT_DEPTH }> =
+    crate::json::Encoder<'b, DEPTH, 0>;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
-pub use json::Encoder;
 pub use stream::StreamReader;
 
 use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, message_prefix};
-use batch::Dictionaries;
+use crate::view::Dictionaries;
 use core::ops::Range;
 
 /// A dictionary batch kept in the scratch: its id, its message flatbuffer and its body.

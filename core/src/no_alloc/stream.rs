@@ -7,7 +7,7 @@
 //! A message that does not fit is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall)
 //! error saying how many bytes it needs.
 
-use super::batch::Batch;
+use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
 use super::{InScratch, Stored, stored, too_small};
 use crate::datatype::Endianness;

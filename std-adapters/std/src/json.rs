@@ -1,9 +1,10 @@
 //! JSON into a `std::io::Write`: [`write_json`], the driver that moves an [`Encoder`]'s output
 //! to a writer, and [`JsonWriteError`], what the std JSON writers fail with.
 //!
-//! The driver is a loop around [`Encoder::encode`] over one stack buffer: nothing here formats
-//! JSON.
+//! The driver is the core's [`Encoder::write_through`] over one stack buffer, its writer a
+//! `std::io::Write` through `embedded-io-adapters`' `FromStd`: nothing here formats JSON.
 
+use embedded_io_adapters::std::FromStd;
 use quiver::json::{Encoder, JsonError};
 use std::fmt;
 use std::io;
@@ -14,7 +15,7 @@ pub const IO_BUFFER: usize = 32 * 1024;
 /// Writes all of `encoder`'s remaining output to `out`, [`IO_BUFFER`] bytes per `write_all`;
 /// returns the number of bytes written. No other buffering: give it a raw file or pipe.
 pub fn write_json<W: io::Write + ?Sized, const DEPTH: usize>(
-    encoder: &mut Encoder<'_, '_, DEPTH>,
+    encoder: &mut Encoder<'_, DEPTH>,
     out: &mut W,
 ) -> io::Result<u64> {
     write_json_through(encoder, out, &mut [0u8; IO_BUFFER])
@@ -22,19 +23,11 @@ pub fn write_json<W: io::Write + ?Sized, const DEPTH: usize>(
 
 /// [`write_json`] through a buffer of the caller's (one `write_all` per buffer filled).
 pub fn write_json_through<W: io::Write + ?Sized, const DEPTH: usize>(
-    encoder: &mut Encoder<'_, '_, DEPTH>,
+    encoder: &mut Encoder<'_, DEPTH>,
     out: &mut W,
     buffer: &mut [u8],
 ) -> io::Result<u64> {
-    let mut written = 0u64;
-    loop {
-        let progress = encoder.encode(buffer);
-        out.write_all(buffer.get(..progress.written).unwrap_or_default())?;
-        written += progress.written as u64;
-        if progress.done {
-            return Ok(written);
-        }
-    }
+    encoder.write_through(&mut FromStd::new(out), buffer)
 }
 
 /// Why a std JSON writer stopped: the encoder refused the batch, or the writer failed.

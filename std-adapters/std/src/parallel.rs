@@ -118,7 +118,7 @@ impl<W: io::Write> ParallelWriter<W> {
     }
 
     /// Writes all of `encoder`'s output on the caller's thread; returns the bytes written.
-    fn write_alone(&mut self, encoder: &mut Encoder<'_, '_>) -> io::Result<u64> {
+    fn write_alone(&mut self, encoder: &mut Encoder<'_>) -> io::Result<u64> {
         let mut buffer = self.buffers.pop().unwrap_or_default();
         if buffer.len() < self.chunk_bytes {
             buffer.resize(self.chunk_bytes, 0);
@@ -139,7 +139,7 @@ impl<W: io::Write> ParallelWriter<W> {
 
     /// Encodes the `rows` rows of `rest` in chunks of rows split off it, on the caller's thread
     /// and `threads - 1` workers, written in order; returns the bytes written.
-    fn write_chunks(&mut self, mut rest: Encoder<'_, '_>, rows: usize) -> io::Result<u64> {
+    fn write_chunks(&mut self, mut rest: Encoder<'_>, rows: usize) -> io::Result<u64> {
         let chunk_rows = self.chunk_rows;
         let mut encoders: Vec<_> = (1..rows.div_ceil(chunk_rows))
             .map_while(|_| rest.split_rows(chunk_rows).map(Some))
@@ -232,7 +232,7 @@ impl<W: io::Write> ParallelWriter<W> {
 /// Writes chunks `0..count` in order as they are done, the caller's thread encoding any chunk
 /// it can claim while the next one to write is not done; returns the bytes written.
 fn write_in_order<W: io::Write>(
-    board: &Board<'_, '_>,
+    board: &Board<'_>,
     out: &mut W,
     count: usize,
     chunk_bytes: usize,
@@ -265,32 +265,32 @@ fn write_in_order<W: io::Write>(
 
 /// What the threads of one batch share: which chunk is next to claim, which is next to write,
 /// the chunks' encoders and finished buffers, and free buffers.
-struct Board<'b, 'a> {
-    state: Mutex<State<'b, 'a>>,
+struct Board<'b> {
+    state: Mutex<State<'b>>,
     /// Signalled when a chunk is done, one is written, or the work stops.
     changed: Condvar,
 }
 
-struct State<'b, 'a> {
+struct State<'b> {
     /// The next chunk to claim.
     next: usize,
     /// Chunks written so far: chunks `written + ahead` and later wait.
     written: usize,
     ahead: usize,
     stopped: bool,
-    encoders: Vec<Option<Encoder<'b, 'a>>>,
+    encoders: Vec<Option<Encoder<'b>>>,
     done: Vec<Option<(Vec<u8>, usize)>>,
     buffers: Vec<Vec<u8>>,
 }
 
-impl<'b, 'a> Board<'b, 'a> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State<'b, 'a>> {
+impl<'b> Board<'b> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<'b>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The next chunk to encode, its encoder and a buffer; `None` when there is none to claim
     /// now (`wait`: until there is, or every chunk is claimed or the work stopped).
-    fn claim(&self, wait: bool) -> Option<(usize, Encoder<'b, 'a>, Vec<u8>)> {
+    fn claim(&self, wait: bool) -> Option<(usize, Encoder<'b>, Vec<u8>)> {
         let mut state = self.lock();
         loop {
             if state.stopped || state.next >= state.encoders.len() {
@@ -354,9 +354,9 @@ impl<'b, 'a> Board<'b, 'a> {
 }
 
 /// Stops a board's work when dropped (by the writer as it leaves, or a worker's unwinding).
-struct StopOnDrop<'r, 'b, 'a>(&'r Board<'b, 'a>);
+struct StopOnDrop<'r, 'b>(&'r Board<'b>);
 
-impl Drop for StopOnDrop<'_, '_, '_> {
+impl Drop for StopOnDrop<'_, '_> {
     fn drop(&mut self) {
         self.0.stop();
     }
@@ -364,7 +364,7 @@ impl Drop for StopOnDrop<'_, '_, '_> {
 
 /// Encodes all of `encoder`'s output into `buffer`, straight into its initialised bytes (a
 /// recycled buffer is not cleared or copied), growing it when full; returns the bytes filled.
-fn encode_into(encoder: &mut Encoder<'_, '_>, buffer: &mut Vec<u8>, chunk_bytes: usize) -> usize {
+fn encode_into(encoder: &mut Encoder<'_>, buffer: &mut Vec<u8>, chunk_bytes: usize) -> usize {
     let mut filled = 0;
     loop {
         if buffer.len() - filled < MIN_ROOM {

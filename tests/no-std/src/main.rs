@@ -42,7 +42,7 @@ fn no_alloc_json(file: &[u8]) -> Option<usize> {
         let batch: Batch = reader.batch(i).ok()?;
         let options = EncoderOptions::default();
         let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options).ok()?;
-        encoder.write_to::<256, _>(&mut out).ok()?;
+        encoder.write_through(&mut out, &mut [0u8; 256]).ok()?;
     }
     Some(out.0)
 }

@@ -320,7 +320,7 @@ pub fn batch(columns: Vec<(&str, Array)>) -> RecordBatch<'static> {
 
 /// Runs an encoder to the end with buffers of the given sizes, cycling (0 sizes are allowed and
 /// must make no progress).
-pub fn drain(encoder: &mut Encoder<'_, '_>, sizes: &[usize]) -> Vec<u8> {
+pub fn drain(encoder: &mut Encoder<'_>, sizes: &[usize]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buffer = vec![0u8; sizes.iter().copied().max().unwrap_or(1).max(1)];
     let mut stalled = 0;

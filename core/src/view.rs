@@ -1,0 +1,1422 @@
+//! [`View`]: one record batch (or one array) as a flat, index-linked table of borrowed arrays.
+//!
+//! Every path reads a batch through this one form. A [`Node`] per array holds its type
+//! (its `Kind`, checked), length, slot offset, validity and buffers as slices, and where its
+//! children end; a dictionary-encoded array's values are the node after it. Walks read nodes by
+//! index through a `Table`.
+//!
+//! Nodes enter in two ways. `View::decode` walks a `RecordBatch` message (its flatbuffer
+//! header and body, borrowed) depth-first through the schema's fields, as the message lays them
+//! out, checks every node against the columnar format's rules (the crate's `columnar` module)
+//! and keeps them in a `heapless::Vec` of `N` (the [`no_alloc`](crate::no_alloc) readers'
+//! `Batch`). With `alloc`, a [`RecordBatch`](crate::array::RecordBatch) carries the links of the
+//! same layout (made once, when the batch is), and its `Arrays` table makes each node from its
+//! validated [`ArrayView`](crate::array::ArrayView) when read, borrowing the buffers: an encoder
+//! of a batch allocates nothing, has no limit on arrays, and a dictionary shared by many batches
+//! is borrowed, not copied. The JSON encoder reads values from either without further checks.
+
+use crate::columnar::{self, Native, bad, bit, index_at, need, read};
+use crate::datatype::{IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::format::cursor::Cursor;
+use crate::format::{self, DictionaryEncoding, Int32s, MetadataVersion};
+use core::ops::Range;
+
+/// Arrays a no-alloc `Batch` holds unless told otherwise: every column, every child and every
+/// dictionary's values count one.
+pub const DEFAULT_ARRAYS: usize = 64;
+
+/// An array's type, checked from the flatbuffer `Type` (the value type for a dictionary-encoded
+/// array).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Kind<'a> {
+    Null,
+    Boolean,
+    Int(IntType),
+    Float16,
+    Float32,
+    Float64,
+    /// Bytes per value and scale.
+    Decimal(usize, i8),
+    Date32,
+    Date64,
+    Time32(TimeUnit),
+    Time64(TimeUnit),
+    Timestamp(TimeUnit, Option<&'a str>),
+    Duration(TimeUnit),
+    Interval(IntervalUnit),
+    Binary,
+    LargeBinary,
+    Utf8,
+    LargeUtf8,
+    BinaryView,
+    Utf8View,
+    FixedSizeBinary(usize),
+    List,
+    LargeList,
+    ListView,
+    LargeListView,
+    FixedSizeList(usize),
+    Struct,
+    Map,
+    Union {
+        dense: bool,
+        type_ids: TypeIds<'a>,
+    },
+    RunEndEncoded,
+}
+
+/// How a buffer's bytes are swapped when the file is big-endian.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Swap {
+    /// Bytes or bits: nothing to swap.
+    None,
+    /// Values of this many bytes, each reversed.
+    Each(usize),
+    /// Interval month-day-nano: i32, i32, i64.
+    MonthDayNano,
+    /// 16-byte binary views: i32 length, then inline bytes or prefix, i32 buffer, i32 offset.
+    Views,
+}
+
+/// The buffers an array has in a message, in order (see [`Kind::layout`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// A validity bitmap comes first.
+    pub(crate) validity: bool,
+    /// The bitmap is part of the array's nulls (pre-V5 unions carry one that is not).
+    pub(crate) keep_validity: bool,
+    /// The other fixed buffers' swaps (`count` of them).
+    swaps: [Swap; 2],
+    count: usize,
+    /// Variadic data buffers follow (views), counted by `variadicBufferCounts`.
+    pub(crate) variadic: bool,
+}
+
+impl Layout {
+    /// The fixed buffers after the validity bitmap, with how each is byte-swapped.
+    pub(crate) fn buffers(&self) -> &[Swap] {
+        self.swaps.get(..self.count).unwrap_or_default()
+    }
+}
+
+/// The type ids of a union's children, in child order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum TypeIds<'a> {
+    /// Child `k` has id `k`.
+    Positions,
+    /// As the flatbuffer `Union.typeIds` lists them.
+    Message(Int32s<'a>),
+    /// As an owned schema lists them.
+    #[cfg(feature = "alloc")]
+    Ids(&'a [i8]),
+}
+
+fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
+    FormatErrorKind::InvalidValue {
+        what,
+        value: value.into(),
+    }
+    .into()
+}
+
+impl<'a> Kind<'a> {
+    /// The type of a field with `children` child fields, checked as the owned schema checks it.
+    fn of(ty: format::Type<'a>, children: usize) -> FormatResult<Self> {
+        use format::Type as T;
+        let expect = |n: usize| {
+            if children == n {
+                Ok(())
+            } else {
+                Err(invalid("number of child fields", children as i64))
+            }
+        };
+        let kind = match ty {
+            T::Null => Kind::Null,
+            T::Bool => Kind::Boolean,
+            T::Int(int) => Kind::Int(int),
+            T::FloatingPoint(Precision::Half) => Kind::Float16,
+            T::FloatingPoint(Precision::Single) => Kind::Float32,
+            T::FloatingPoint(Precision::Double) => Kind::Float64,
+            T::Decimal {
+                precision,
+                scale,
+                bit_width,
+            } => {
+                let max_precision = match bit_width {
+                    32 => 9,
+                    64 => 18,
+                    128 => 38,
+                    256 => 76,
+                    _ => return Err(invalid("Decimal.bitWidth", bit_width)),
+                };
+                if !(1..=max_precision).contains(&precision) {
+                    return Err(invalid("Decimal.precision", precision));
+                }
+                let scale = i8::try_from(scale).map_err(|_| invalid("Decimal.scale", scale))?;
+                Kind::Decimal(bit_width as usize / 8, scale)
+            }
+            T::Date(crate::datatype::DateUnit::Day) => Kind::Date32,
+            T::Date(_) => Kind::Date64,
+            T::Time { unit, bit_width } => match (unit, bit_width) {
+                (TimeUnit::Second | TimeUnit::Millisecond, 32) => Kind::Time32(unit),
+                (TimeUnit::Microsecond | TimeUnit::Nanosecond, 64) => Kind::Time64(unit),
+                _ => return Err(invalid("Time.bitWidth", bit_width)),
+            },
+            T::Timestamp { unit, timezone } => Kind::Timestamp(unit, timezone),
+            T::Duration(unit) => Kind::Duration(unit),
+            T::Interval(unit) => Kind::Interval(unit),
+            T::Binary => Kind::Binary,
+            T::LargeBinary => Kind::LargeBinary,
+            T::Utf8 => Kind::Utf8,
+            T::LargeUtf8 => Kind::LargeUtf8,
+            T::BinaryView => Kind::BinaryView,
+            T::Utf8View => Kind::Utf8View,
+            T::FixedSizeBinary { byte_width } => Kind::FixedSizeBinary(
+                usize::try_from(byte_width)
+                    .map_err(|_| invalid("FixedSizeBinary.byteWidth", byte_width))?,
+            ),
+            T::List | T::LargeList | T::ListView | T::LargeListView | T::Map { .. } => {
+                expect(1)?;
+                match ty {
+                    T::List => Kind::List,
+                    T::LargeList => Kind::LargeList,
+                    T::ListView => Kind::ListView,
+                    T::LargeListView => Kind::LargeListView,
+                    _ => Kind::Map,
+                }
+            }
+            T::FixedSizeList { list_size } => {
+                expect(1)?;
+                Kind::FixedSizeList(
+                    usize::try_from(list_size)
+                        .map_err(|_| invalid("FixedSizeList.listSize", list_size))?,
+                )
+            }
+            T::Struct => Kind::Struct,
+            T::Union { mode, type_ids } => {
+                if let Some(ids) = type_ids {
+                    expect(ids.len())?;
+                    for (i, id) in ids.iter().enumerate() {
+                        let repeated = ids.iter().take(i).any(|earlier| earlier == id);
+                        if !(0..=i32::from(i8::MAX)).contains(&id) || repeated {
+                            return Err(invalid("Union.typeIds (negative or repeated)", 0));
+                        }
+                    }
+                } else if children > i8::MAX as usize + 1 {
+                    return Err(invalid("number of union children", children as i64));
+                }
+                Kind::Union {
+                    dense: mode == UnionMode::Dense,
+                    type_ids: type_ids.map_or(TypeIds::Positions, TypeIds::Message),
+                }
+            }
+            T::RunEndEncoded => {
+                expect(2)?;
+                Kind::RunEndEncoded
+            }
+        };
+        Ok(kind)
+    }
+
+    /// Bytes per value of a fixed-width type.
+    fn byte_width(self) -> Option<usize> {
+        Some(match self {
+            Kind::Int(int) => int.byte_width(),
+            Kind::Float16 => 2,
+            Kind::Float32 | Kind::Date32 | Kind::Time32(_) => 4,
+            Kind::Float64
+            | Kind::Date64
+            | Kind::Time64(_)
+            | Kind::Timestamp(..)
+            | Kind::Duration(_) => 8,
+            Kind::Decimal(width, _) | Kind::FixedSizeBinary(width) => width,
+            Kind::Interval(IntervalUnit::YearMonth) => 4,
+            Kind::Interval(IntervalUnit::DayTime) => 8,
+            Kind::Interval(IntervalUnit::MonthDayNano) => 16,
+            _ => return None,
+        })
+    }
+
+    /// The buffers an array of this kind has in a message (`index`: the index type of a
+    /// dictionary-encoded one), in order, with how each is byte-swapped: the one buffer-layout
+    /// table of the IPC decoders (this module's and, with `alloc`, `ipc::decode`'s).
+    pub(crate) fn layout(self, index: Option<IntType>, version: MetadataVersion) -> Layout {
+        let mut layout = Layout {
+            validity: true,
+            keep_validity: true,
+            swaps: [Swap::None; 2],
+            count: 1,
+            variadic: false,
+        };
+        let (first, second) = match (index, self) {
+            (Some(index), _) => (Swap::Each(index.byte_width()), None),
+            (None, Kind::Null | Kind::RunEndEncoded) => {
+                layout.validity = false;
+                layout.count = 0;
+                return layout;
+            }
+            (None, Kind::Struct | Kind::FixedSizeList(_)) => {
+                layout.count = 0;
+                return layout;
+            }
+            (None, Kind::Union { dense, .. }) => {
+                layout.validity = version < MetadataVersion::V5;
+                layout.keep_validity = false;
+                (Swap::None, dense.then_some(Swap::Each(4)))
+            }
+            (None, Kind::Boolean | Kind::FixedSizeBinary(_)) => (Swap::None, None),
+            (None, Kind::Interval(IntervalUnit::DayTime)) => (Swap::Each(4), None),
+            (None, Kind::Interval(IntervalUnit::MonthDayNano)) => (Swap::MonthDayNano, None),
+            (None, Kind::Binary | Kind::Utf8) => (Swap::Each(4), Some(Swap::None)),
+            (None, Kind::LargeBinary | Kind::LargeUtf8) => (Swap::Each(8), Some(Swap::None)),
+            (None, Kind::BinaryView | Kind::Utf8View) => {
+                layout.variadic = true;
+                (Swap::Views, None)
+            }
+            (None, Kind::List | Kind::Map) => (Swap::Each(4), None),
+            (None, Kind::LargeList) => (Swap::Each(8), None),
+            (None, Kind::ListView) => (Swap::Each(4), Some(Swap::Each(4))),
+            (None, Kind::LargeListView) => (Swap::Each(8), Some(Swap::Each(8))),
+            (None, kind) => match kind.byte_width() {
+                Some(1) | None => (Swap::None, None),
+                Some(width) => (Swap::Each(width), None),
+            },
+        };
+        layout.swaps = [first, second.unwrap_or(Swap::None)];
+        layout.count = 1 + usize::from(second.is_some());
+        layout
+    }
+
+    /// Whether the text of a value is a string (map keys of these make an object).
+    pub(crate) fn is_text(self) -> bool {
+        matches!(self, Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View)
+    }
+}
+
+/// The data buffers of a view array (after its views buffer).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Variadic<'a> {
+    /// None (not a view array).
+    None,
+    /// `count` buffers of a message from `first` on (their ranges checked against the body
+    /// when read).
+    Message {
+        specs: format::Buffers<'a>,
+        body: &'a [u8],
+        first: u32,
+        count: u32,
+    },
+    /// An [`ArrayView`](crate::array::ArrayView)'s buffers.
+    #[cfg(feature = "alloc")]
+    Buffers(&'a [crate::bytes::Bytes<'a>]),
+}
+
+impl<'a> Variadic<'a> {
+    /// Data buffer `k`, if it exists.
+    fn get(&self, k: usize) -> Option<&'a [u8]> {
+        match *self {
+            Variadic::None => None,
+            Variadic::Message {
+                specs,
+                body,
+                first,
+                count,
+            } => {
+                if k >= count as usize {
+                    return None;
+                }
+                let spec = specs.get(first as usize + k)?;
+                let start = usize::try_from(spec.offset).ok()?;
+                let end = start.checked_add(usize::try_from(spec.length).ok()?)?;
+                body.get(start..end)
+            }
+            #[cfg(feature = "alloc")]
+            Variadic::Buffers(buffers) => buffers.get(k).map(|b| &**b),
+        }
+    }
+}
+
+/// One array of a view: its type, length, slot offset, validity and buffers as slices, and
+/// where its children and dictionary values are in the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Node<'a> {
+    /// The field name.
+    pub(crate) name: &'a str,
+    pub(crate) kind: Kind<'a>,
+    pub(crate) len: usize,
+    /// Slot offset into the buffers (non-zero for sliced arrays): slot `i` is at `offset + i`.
+    pub(crate) offset: usize,
+    /// The validity bitmap, when some slot is null (`None` when none is).
+    pub(crate) validity: Option<&'a [u8]>,
+    /// The buffers after the validity bitmap: values, or offsets then data (list views: offsets
+    /// then sizes; dense unions: type ids then offsets).
+    pub(crate) buffers: [&'a [u8]; 2],
+    variadic: Variadic<'a>,
+    /// The index past this array's subtree: its children and dictionary values.
+    pub(crate) end: usize,
+    /// Child arrays (the first is the next node; each child's `end` leads to the next).
+    pub(crate) children: u32,
+    /// A dictionary-encoded array: the index type (its values are the next node).
+    pub(crate) dictionary: Option<IntType>,
+}
+
+impl<'a> Node<'a> {
+    /// An array of `kind` with nothing in it yet.
+    const fn new(name: &'a str, kind: Kind<'a>, len: usize) -> Self {
+        Node {
+            name,
+            kind,
+            len,
+            offset: 0,
+            validity: None,
+            buffers: [&[]; 2],
+            variadic: Variadic::None,
+            children: 0,
+            end: 0,
+            dictionary: None,
+        }
+    }
+
+    /// An array of `kind` with these buffers from slot `offset` on (no validity, children or
+    /// data buffers).
+    #[inline(always)]
+    pub(crate) fn of_buffers(kind: Kind<'a>, offset: usize, buffers: [&'a [u8]; 2]) -> Self {
+        let mut node = Node::new("", kind, 0);
+        node.offset = offset;
+        node.buffers = buffers;
+        node
+    }
+
+    /// Whether some slot is null (logical nulls of unions and run-end encoding not included).
+    pub(crate) fn has_nulls(&self) -> bool {
+        self.validity.is_some()
+            || (self.kind == Kind::Null && self.dictionary.is_none() && self.len > 0)
+    }
+
+    /// Whether slot `i` holds a value.
+    #[inline(always)]
+    pub(crate) fn is_valid(&self, i: usize) -> bool {
+        self.validity
+            .is_none_or(|v| bit(v, self.offset.wrapping_add(i)))
+    }
+
+    /// Fixed-width value of slot `i`.
+    #[inline(always)]
+    pub(crate) fn value<T: Native>(&self, i: usize) -> T {
+        let start = self.offset.wrapping_add(i).wrapping_mul(T::WIDTH);
+        self.buffers[0]
+            .get(start..start.wrapping_add(T::WIDTH))
+            .map_or_else(T::default, T::from_le_slice)
+    }
+
+    /// The bytes of fixed-width slot `i`.
+    pub(crate) fn fixed_bytes(&self, i: usize) -> &'a [u8] {
+        let width = self.kind.byte_width().unwrap_or(0);
+        let start = self.offset.wrapping_add(i).wrapping_mul(width);
+        self.buffers[0]
+            .get(start..start.wrapping_add(width))
+            .unwrap_or_default()
+    }
+
+    /// Boolean value of slot `i`.
+    #[inline(always)]
+    pub(crate) fn bool_value(&self, i: usize) -> bool {
+        bit(self.buffers[0], self.offset.wrapping_add(i))
+    }
+
+    /// Slot `i` of an integer array widened to i64 (run ends).
+    fn integer(&self, i: usize) -> i64 {
+        match self.kind {
+            Kind::Int(IntType { bit_width: 16, .. }) => self.value::<i16>(i).into(),
+            Kind::Int(IntType { bit_width: 32, .. }) => self.value::<i32>(i).into(),
+            Kind::Int(IntType { bit_width: 64, .. }) => self.value::<i64>(i),
+            _ => 0,
+        }
+    }
+
+    /// The dictionary index in slot `i`.
+    #[inline(always)]
+    pub(crate) fn key(&self, i: usize) -> usize {
+        self.dictionary.map_or(usize::MAX, |index_type| {
+            index_at(self.buffers[0], self.offset.wrapping_add(i), index_type)
+        })
+    }
+
+    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as indices
+    /// (`(0, 0)` past the buffer, which validation rules out).
+    #[inline(always)]
+    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> (usize, usize) {
+        let at = self.offset.wrapping_add(i).wrapping_mul(O::WIDTH);
+        let Some(pair) = self.buffers[0].get(at..at.wrapping_add(2 * O::WIDTH)) else {
+            return (0, 0);
+        };
+        let (start, end) = pair.split_at(O::WIDTH);
+        (
+            O::from_le_slice(start).to_usize(),
+            O::from_le_slice(end).to_usize(),
+        )
+    }
+
+    /// The bytes of slot `i` of a binary, text, view or fixed-size binary array.
+    pub(crate) fn bytes_value(&self, i: usize) -> &'a [u8] {
+        let (start, end) = match self.kind {
+            Kind::Binary | Kind::Utf8 => self.offsets::<i32>(i),
+            Kind::LargeBinary | Kind::LargeUtf8 => self.offsets::<i64>(i),
+            Kind::BinaryView | Kind::Utf8View => {
+                let views = self.buffers[0];
+                let j = self.offset.wrapping_add(i);
+                return columnar::view_bytes(views, j, |k| {
+                    self.variadic.get(k).unwrap_or_default()
+                });
+            }
+            Kind::FixedSizeBinary(_) => return self.fixed_bytes(i),
+            _ => return &[],
+        };
+        self.buffers[1].get(start..end).unwrap_or_default()
+    }
+
+    /// The child slots list slot `i` spans (any list, list view, map or fixed-size list).
+    pub(crate) fn list_range(&self, i: usize) -> Range<usize> {
+        let [first, second] = self.buffers;
+        let j = self.offset.wrapping_add(i);
+        match self.kind {
+            Kind::List | Kind::Map => {
+                let (start, end) = self.offsets::<i32>(i);
+                start..end
+            }
+            Kind::LargeList => {
+                let (start, end) = self.offsets::<i64>(i);
+                start..end
+            }
+            Kind::ListView => {
+                let start = read::<i32>(first, j) as usize;
+                start..start.saturating_add(read::<i32>(second, j) as usize)
+            }
+            Kind::LargeListView => {
+                let start = read::<i64>(first, j) as usize;
+                start..start.saturating_add(read::<i64>(second, j) as usize)
+            }
+            Kind::FixedSizeList(size) => j.saturating_mul(size)..(j + 1).saturating_mul(size),
+            _ => 0..0,
+        }
+    }
+
+    /// The child that union type id `id` selects.
+    fn union_child(&self, id: i8) -> Option<usize> {
+        match self.kind {
+            Kind::Union {
+                type_ids: TypeIds::Message(ids),
+                ..
+            } => ids.iter().position(|t| t == i32::from(id)),
+            #[cfg(feature = "alloc")]
+            Kind::Union {
+                type_ids: TypeIds::Ids(ids),
+                ..
+            } => ids.iter().position(|t| *t == id),
+            Kind::Union {
+                type_ids: TypeIds::Positions,
+                ..
+            } => usize::try_from(id)
+                .ok()
+                .filter(|c| *c < self.children as usize),
+            _ => None,
+        }
+    }
+
+    /// For union slot `i`: the index of the selected child and the slot in it.
+    pub(crate) fn union_value(&self, i: usize) -> (usize, usize) {
+        let dense = matches!(self.kind, Kind::Union { dense: true, .. });
+        let j = self.offset.wrapping_add(i);
+        columnar::union_slot(self.buffers[0], dense.then_some(self.buffers[1]), j, |id| {
+            self.union_child(id)
+        })
+    }
+}
+
+/// A text, binary or list offset type: `i32` or `i64`.
+pub(crate) trait Offset: Native {
+    /// The offset as an index (a negative one, which validation rules out, becomes one past
+    /// any buffer).
+    fn to_usize(self) -> usize;
+}
+
+impl Offset for i32 {
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self as usize
+    }
+}
+
+impl Offset for i64 {
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self as usize
+    }
+}
+
+/// A record batch as a flat table of borrowed, validated arrays: `N` at most.
+///
+/// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
+/// next.
+#[derive(Debug, Clone)]
+pub struct View<'a, const N: usize> {
+    nodes: heapless::Vec<Node<'a>, N>,
+    rows: usize,
+    columns_end: usize,
+}
+
+/// Where a batch finds the dictionary batch of an id: its header and its body.
+pub(crate) trait Dictionaries<'a> {
+    /// The dictionary batch with `id`.
+    fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])>;
+}
+
+/// The walk of one message and its dictionaries into a view's nodes.
+struct Decoder<'a, 'd, D, const N: usize> {
+    nodes: heapless::Vec<Node<'a>, N>,
+    dictionaries: &'d D,
+    version: MetadataVersion,
+    /// Field nodes the message declares, for the capacity error.
+    declared: usize,
+}
+
+impl<'a, const N: usize> View<'a, N> {
+    /// Decodes `batch` (with its `body`) against the schema's `fields`, checking every array.
+    pub(crate) fn decode(
+        fields: format::Fields<'a>,
+        batch: format::RecordBatch<'a>,
+        body: &'a [u8],
+        version: MetadataVersion,
+        dictionaries: &impl Dictionaries<'a>,
+    ) -> FormatResult<Self> {
+        if batch.compression()?.is_some() {
+            return Err(FormatErrorKind::Unsupported {
+                what: Feature::CompressionWithoutAlloc,
+            }
+            .into());
+        }
+        let rows = usize::try_from(batch.length())
+            .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
+        let mut cursor = Cursor::new(batch, version)?;
+        let mut decoder = Decoder {
+            nodes: heapless::Vec::new(),
+            dictionaries,
+            version,
+            declared: cursor.nodes.len(),
+        };
+        for (i, field) in fields.iter().enumerate() {
+            let field = field?;
+            let at = decoder
+                .array(field, &mut cursor, body, false)
+                .map_err(|e| e.in_field(i))?;
+            let len = decoder.nodes.get(at).map_or(0, |n| n.len);
+            need(len == rows, "column length differs from the batch", i)
+                .map_err(|e| e.in_field(i))?;
+        }
+        cursor.finish()?;
+        let columns_end = decoder.nodes.len();
+        Ok(View {
+            nodes: decoder.nodes,
+            rows,
+            columns_end,
+        })
+    }
+
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Arrays in the view (columns, children and dictionary values).
+    pub fn num_arrays(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The nodes.
+    #[inline(always)]
+    pub(crate) fn nodes(&self) -> &[Node<'a>] {
+        &self.nodes
+    }
+
+    /// The columns' nodes are `0..columns_end()`.
+    pub(crate) fn columns_end(&self) -> usize {
+        self.columns_end
+    }
+}
+
+impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
+    /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
+    /// encoding) and its children; returns its node index.
+    fn array(
+        &mut self,
+        field: format::Field<'a>,
+        cursor: &mut Cursor<'a>,
+        body: &'a [u8],
+        values: bool,
+    ) -> FormatResult<usize> {
+        let name = field.name()?.unwrap_or_default();
+        let (len, null_count) = cursor.node()?;
+        let encoding = if values { None } else { field.dictionary()? };
+        let child_fields = field.children()?;
+        let kind = Kind::of(field.type_()?, child_fields.len())?;
+        let buffer = |cursor: &mut Cursor<'a>| -> FormatResult<&'a [u8]> {
+            let range = cursor.buffer(body.len() as u64)?;
+            Ok(body
+                .get(range.start as usize..range.end as usize)
+                .unwrap_or_default())
+        };
+        let mut node = Node::new(name, kind, len);
+        let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
+        if layout.validity {
+            let bitmap = buffer(cursor)?;
+            if layout.keep_validity && null_count > 0 {
+                node.validity = Some(bitmap);
+            }
+        }
+        for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
+            *slot = buffer(cursor)?;
+        }
+        if layout.variadic {
+            let count = cursor.variadic_count()?;
+            let too_many = || invalid("variadicBufferCounts", count as i64);
+            node.variadic = Variadic::Message {
+                specs: cursor.buffers,
+                body,
+                first: u32::try_from(cursor.next_buffer).map_err(|_| too_many())?,
+                count: u32::try_from(count).map_err(|_| too_many())?,
+            };
+            for _ in 0..count {
+                buffer(cursor)?;
+            }
+        }
+        let at = self.nodes.len();
+        self.push(node)?;
+        if let Some(encoding) = encoding {
+            self.dictionary(field, encoding)?;
+            node.dictionary = Some(encoding.index_type);
+        } else {
+            for (i, child) in child_fields.iter().enumerate() {
+                let child = child?;
+                self.array(child, cursor, body, false)
+                    .map_err(|e| e.in_field(i))?;
+                node.children += 1;
+            }
+        }
+        node.end = self.nodes.len();
+        self.check(&node, at, null_count)?;
+        if let Some(slot) = self.nodes.get_mut(at) {
+            *slot = node;
+        }
+        Ok(at)
+    }
+
+    fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
+        if self.nodes.push(node).is_ok() {
+            return Ok(());
+        }
+        Err(FormatErrorKind::CapacityExceeded {
+            what: Capacity::Arrays,
+            needed: self.declared.max(N + 1) as u64,
+            capacity: N as u64,
+        }
+        .into())
+    }
+
+    /// Decodes the values of `field`'s dictionary from its dictionary batch (the next node).
+    fn dictionary(
+        &mut self,
+        field: format::Field<'a>,
+        encoding: DictionaryEncoding,
+    ) -> FormatResult<()> {
+        let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
+        if batch.compression()?.is_some() {
+            return Err(FormatErrorKind::Unsupported {
+                what: Feature::CompressionWithoutAlloc,
+            }
+            .into());
+        }
+        let mut cursor = Cursor::new(batch, self.version)?;
+        self.array(field, &mut cursor, body, true)?;
+        cursor.finish()
+    }
+
+    /// Checks `node` (at index `at`, with `null_count` nulls declared, its children and
+    /// dictionary decoded) against the columnar format.
+    fn check(&self, node: &Node<'a>, at: usize, null_count: usize) -> FormatResult<()> {
+        let nodes: &[Node<'a>] = &self.nodes;
+        let count = node.children as usize;
+        let values = node
+            .dictionary
+            .and_then(|_| nodes.get(at + 1))
+            .map_or(0, |v| v.len);
+        let children = |k| children(nodes, at, count).nth(k).map(|(_, child)| *child);
+        check(node, null_count, children, values).map(drop)
+    }
+}
+
+/// Checks `node` against the columnar format, the one validator of both forms (decoded views and
+/// [`ArrayView`](crate::array::ArrayView)s): its slots `offset..offset + len`, with `child(k)` its
+/// children (checked already) and `dictionary_len` the length of its dictionary, if it is
+/// dictionary-encoded. Returns the null count: `null_count` as declared, checked against the
+/// bitmap, or that of a type without one.
+pub(crate) fn check<'a>(
+    node: &Node<'a>,
+    null_count: usize,
+    child: impl Fn(usize) -> Option<Node<'a>>,
+    dictionary_len: usize,
+) -> FormatResult<usize> {
+    let start = node.offset;
+    let end = start
+        .checked_add(node.len)
+        .ok_or_else(|| bad("offset + length overflows", start))?;
+    let [first, second] = node.buffers;
+    let logical_nulls_only = node.dictionary.is_none()
+        && matches!(
+            node.kind,
+            Kind::Null | Kind::Union { .. } | Kind::RunEndEncoded
+        );
+    if logical_nulls_only {
+        // These types have no validity bitmap; nulls come from their children.
+        need(
+            node.validity.is_none(),
+            "validity bitmap on a type without one",
+            0,
+        )?;
+    } else {
+        columnar::check_nulls(node.validity, start, end, null_count)?;
+    }
+    let null_count = match node.kind {
+        Kind::Null if logical_nulls_only => node.len,
+        _ if logical_nulls_only => 0,
+        _ => null_count,
+    };
+    if let Some(index_type) = node.dictionary {
+        let validity = node.validity.filter(|_| null_count > 0);
+        columnar::check_dictionary_keys(first, validity, start, end, index_type, dictionary_len)?;
+        return Ok(null_count);
+    }
+    let child_len = |k: usize| child(k).map_or(0, |c| c.len);
+    let every_child = || (0..node.children as usize).map_while(&child);
+    let checked = match node.kind {
+        Kind::Null => Ok(()),
+        Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
+        Kind::Binary | Kind::Utf8 => {
+            columnar::check_offsets::<i32>(first, start, end, second.len())?;
+            if node.kind == Kind::Utf8 {
+                columnar::check_utf8::<i32>(first, second, start, end)?;
+            }
+            Ok(())
+        }
+        Kind::LargeBinary | Kind::LargeUtf8 => {
+            columnar::check_offsets::<i64>(first, start, end, second.len())?;
+            if node.kind == Kind::LargeUtf8 {
+                columnar::check_utf8::<i64>(first, second, start, end)?;
+            }
+            Ok(())
+        }
+        Kind::BinaryView | Kind::Utf8View => {
+            let variadic = node.variadic;
+            columnar::check_views(first, start, end, node.kind == Kind::Utf8View, |k| {
+                variadic.get(k)
+            })
+        }
+        Kind::List => columnar::check_offsets::<i32>(first, start, end, child_len(0)),
+        Kind::LargeList => columnar::check_offsets::<i64>(first, start, end, child_len(0)),
+        Kind::Map => {
+            let entries = child(0).ok_or_else(|| bad("map without entries", 0))?;
+            need(
+                entries.kind == Kind::Struct && entries.children == 2,
+                "map entries are not a struct of key and value",
+                0,
+            )?;
+            columnar::check_offsets::<i32>(first, start, end, entries.len)
+        }
+        Kind::ListView => {
+            columnar::check_list_views::<i32>(first, second, start, end, child_len(0))
+        }
+        Kind::LargeListView => {
+            columnar::check_list_views::<i64>(first, second, start, end, child_len(0))
+        }
+        Kind::FixedSizeList(size) => {
+            let needed = end
+                .checked_mul(size)
+                .ok_or_else(|| bad("list size overflows", end))?;
+            need(
+                child_len(0) >= needed,
+                "child too short for fixed-size lists",
+                end,
+            )
+        }
+        Kind::Struct => {
+            for (i, child) in every_child().enumerate() {
+                need(child.len >= end, "struct child shorter than the struct", i)?;
+            }
+            Ok(())
+        }
+        Kind::Union { dense, .. } => {
+            if !dense {
+                for (i, child) in every_child().enumerate() {
+                    need(
+                        child.len >= end,
+                        "sparse union child shorter than the union",
+                        i,
+                    )?;
+                }
+            }
+            columnar::check_union(
+                first,
+                dense.then_some(second),
+                start,
+                end,
+                |id| node.union_child(id),
+                child_len,
+            )
+        }
+        Kind::RunEndEncoded => {
+            let (Some(run_ends), Some(values)) = (child(0), child(1)) else {
+                return Err(bad("run-end encoded array needs two children", 0));
+            };
+            need(
+                matches!(
+                    run_ends.kind,
+                    Kind::Int(IntType {
+                        bit_width: 16 | 32 | 64,
+                        signed: true
+                    })
+                ),
+                "run ends are not Int16, Int32 or Int64",
+                0,
+            )?;
+            need(run_ends.validity.is_none(), "run ends contain nulls", 0)?;
+            need(
+                values.len >= run_ends.len,
+                "fewer values than runs",
+                values.len,
+            )?;
+            columnar::check_run_ends(|k| run_ends.integer(k), run_ends.len, node.len, end)
+        }
+        kind => {
+            let width = kind
+                .byte_width()
+                .ok_or_else(|| bad("type has no layout", 0))?;
+            columnar::check_fixed(first, width, end)
+        }
+    };
+    checked.map(|()| null_count)
+}
+
+/// A table of nodes read by index: a view's slice of them, or (with `alloc`) a
+/// [`RecordBatch`](crate::array::RecordBatch)'s arrays, whose nodes are made when read (so that
+/// an encoder of a batch allocates nothing).
+pub(crate) trait Table<'a> {
+    /// A node read from the table: borrowed from a slice, or made.
+    type Ref<'s>: core::ops::Deref<Target = Node<'a>>
+    where
+        Self: 's;
+    /// Node `at`, if it exists.
+    fn node(&self, at: usize) -> Option<Self::Ref<'_>>;
+}
+
+impl<'a> Table<'a> for [Node<'a>] {
+    type Ref<'s>
+        = &'s Node<'a>
+    where
+        Self: 's;
+
+    #[inline(always)]
+    fn node(&self, at: usize) -> Option<&Node<'a>> {
+        self.get(at)
+    }
+}
+
+/// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node and
+/// slot that hold the value (node index, node, slot); `None` when the value is null.
+#[inline]
+pub(crate) fn resolve<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    at: usize,
+    i: usize,
+) -> Option<(usize, T::Ref<'n>, usize)> {
+    let first = nodes.node(at)?;
+    let mut moved = None;
+    let (at, i) = resolve_from(nodes, &first, at, i, &mut moved)?;
+    Some((at, moved.unwrap_or(first), i))
+}
+
+/// [`resolve`] from `first`, node `at` read already: the node that holds the value is left in
+/// `moved` unless it is `first` (so that a node made when read is not copied).
+#[inline]
+pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    first: &Node<'a>,
+    mut at: usize,
+    mut i: usize,
+    moved: &mut Option<T::Ref<'n>>,
+) -> Option<(usize, usize)> {
+    loop {
+        let node: &Node<'a> = moved.as_deref().unwrap_or(first);
+        if node.dictionary.is_some() {
+            if !node.is_valid(i) {
+                return None;
+            }
+            i = node.key(i);
+            at += 1;
+        } else {
+            match node.kind {
+                Kind::RunEndEncoded => {
+                    let run_ends = nodes.node(at + 1)?;
+                    let logical = node.offset.wrapping_add(i);
+                    i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
+                    at = run_ends.end;
+                }
+                Kind::Union { .. } => {
+                    let (child, slot) = node.union_value(i);
+                    at = child_at(nodes, at, child)?;
+                    i = slot;
+                }
+                Kind::Null => return None,
+                _ => return node.is_valid(i).then_some((at, i)),
+            }
+        }
+        *moved = Some(nodes.node(at)?);
+    }
+}
+
+/// The nodes from `at` on, each the next's predecessor by its `end`, until `end`: the columns of
+/// a view (from 0 to its columns' end) or the children of a node (from its index + 1 to its
+/// `end`, dictionary values excluded as they follow the children).
+pub(crate) fn siblings<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    at: usize,
+    end: usize,
+) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
+    let mut next = at;
+    core::iter::from_fn(move || {
+        if next >= end {
+            return None;
+        }
+        let i = next;
+        let node = nodes.node(i)?;
+        next = node.end.max(i + 1);
+        Some((i, node))
+    })
+}
+
+/// The index of child `k` of node `at`.
+pub(crate) fn child_at<'a, T: Table<'a> + ?Sized>(nodes: &T, at: usize, k: usize) -> Option<usize> {
+    children(nodes, at, k + 1).nth(k).map(|(i, _)| i)
+}
+
+/// The first `count` children of the node at `at` in `nodes`, with their indices: the first
+/// follows its parent, and each child's `end` leads to the next.
+fn children<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    at: usize,
+    count: usize,
+) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
+    let mut next = at + 1;
+    (0..count).map_while(move |_| {
+        let i = next;
+        let child = nodes.node(i)?;
+        next = child.end;
+        Some((i, child))
+    })
+}
+
+/// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
+#[cfg(feature = "alloc")]
+pub(crate) use owned::{Arrays, Link, links, node_of};
+
+#[cfg(feature = "alloc")]
+mod owned {
+    use super::{Kind, Node, Table, TypeIds, Variadic};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::datatype::{DataType, IntType, UnionMode};
+    use crate::schema::Field;
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+
+    impl<'a> Kind<'a> {
+        /// The kind of an owned type (the value type for a dictionary-encoded array).
+        pub(crate) fn of_data_type(ty: &'a DataType) -> Self {
+            let int = |bit_width, signed| Kind::Int(IntType { bit_width, signed });
+            match ty {
+                DataType::Null => Kind::Null,
+                DataType::Boolean => Kind::Boolean,
+                DataType::Int8 => int(8, true),
+                DataType::Int16 => int(16, true),
+                DataType::Int32 => int(32, true),
+                DataType::Int64 => int(64, true),
+                DataType::UInt8 => int(8, false),
+                DataType::UInt16 => int(16, false),
+                DataType::UInt32 => int(32, false),
+                DataType::UInt64 => int(64, false),
+                DataType::Float16 => Kind::Float16,
+                DataType::Float32 => Kind::Float32,
+                DataType::Float64 => Kind::Float64,
+                DataType::Decimal32(_, scale) => Kind::Decimal(4, *scale),
+                DataType::Decimal64(_, scale) => Kind::Decimal(8, *scale),
+                DataType::Decimal128(_, scale) => Kind::Decimal(16, *scale),
+                DataType::Decimal256(_, scale) => Kind::Decimal(32, *scale),
+                DataType::Date32 => Kind::Date32,
+                DataType::Date64 => Kind::Date64,
+                DataType::Time32(unit) => Kind::Time32(*unit),
+                DataType::Time64(unit) => Kind::Time64(*unit),
+                DataType::Timestamp(unit, zone) => Kind::Timestamp(*unit, zone.as_deref()),
+                DataType::Duration(unit) => Kind::Duration(*unit),
+                DataType::Interval(unit) => Kind::Interval(*unit),
+                DataType::Binary => Kind::Binary,
+                DataType::LargeBinary => Kind::LargeBinary,
+                DataType::FixedSizeBinary(width) => {
+                    Kind::FixedSizeBinary(usize::try_from(*width).unwrap_or(0))
+                }
+                DataType::Utf8 => Kind::Utf8,
+                DataType::LargeUtf8 => Kind::LargeUtf8,
+                DataType::BinaryView => Kind::BinaryView,
+                DataType::Utf8View => Kind::Utf8View,
+                DataType::List(_) => Kind::List,
+                DataType::LargeList(_) => Kind::LargeList,
+                DataType::ListView(_) => Kind::ListView,
+                DataType::LargeListView(_) => Kind::LargeListView,
+                DataType::FixedSizeList(_, size) => {
+                    Kind::FixedSizeList(usize::try_from(*size).unwrap_or(0))
+                }
+                DataType::Struct(_) => Kind::Struct,
+                DataType::Map(..) => Kind::Map,
+                DataType::Union(_, ids, mode) => Kind::Union {
+                    dense: *mode == UnionMode::Dense,
+                    type_ids: TypeIds::Ids(ids),
+                },
+                DataType::RunEndEncoded(_) => Kind::RunEndEncoded,
+            }
+        }
+    }
+
+    /// Where a node of [`Arrays`] hangs: under its parent (or at the root), as which child (or
+    /// as its dictionary's values), and where its own subtree lies in the table.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct Link {
+        /// The parent's index; `ROOT` for a column.
+        parent: usize,
+        /// Column or child `step` of the parent; `VALUES` for the parent's dictionary values.
+        step: usize,
+        end: usize,
+    }
+
+    const ROOT: usize = usize::MAX;
+    const VALUES: usize = usize::MAX;
+
+    /// The links of `columns`' nodes, laid out as a view lays them out (depth first, a
+    /// dictionary's values after its array): the one table a batch carries so that its view
+    /// costs nothing to hand out.
+    pub(crate) fn links(columns: &[ArrayView<'_>]) -> Arc<[Link]> {
+        let mut links = Vec::with_capacity(columns.iter().map(count).sum());
+        for (k, column) in columns.iter().enumerate() {
+            link(&mut links, column, ROOT, k);
+        }
+        links.into()
+    }
+
+    /// Appends the links of `array` (`step` of `parent`) and its subtree.
+    fn link(links: &mut Vec<Link>, array: &ArrayView<'_>, parent: usize, step: usize) {
+        let at = links.len();
+        links.push(Link {
+            parent,
+            step,
+            end: 0,
+        });
+        if let Some(dictionary) = array.dictionary() {
+            link(links, &dictionary.values, at, VALUES);
+        } else {
+            for (k, child) in array.children().iter().enumerate() {
+                link(links, child, at, k);
+            }
+        }
+        let end = links.len();
+        if let Some(slot) = links.get_mut(at) {
+            slot.end = end;
+        }
+    }
+
+    /// A batch's (or one array's) arrays as a [`Table`]: each node is made from its array when
+    /// read, found through the links, with no table of nodes allocated.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Arrays<'b> {
+        columns: &'b [ArrayView<'b>],
+        fields: &'b [Field],
+        links: Arc<[Link]>,
+        rows: usize,
+    }
+
+    impl<'b> Arrays<'b> {
+        /// The arrays of `batch`, borrowed (its links are shared, not copied).
+        pub(crate) fn of_batch(batch: &'b RecordBatch<'_>) -> Self {
+            Arrays {
+                columns: batch.columns(),
+                fields: batch.schema().fields(),
+                links: Arc::clone(batch.links()),
+                rows: batch.num_rows(),
+            }
+        }
+
+        /// The arrays of one array, whose values are the rows (its links are allocated once).
+        pub(crate) fn of_array(array: &'b ArrayView<'_>) -> Self {
+            let columns = core::slice::from_ref(array);
+            Arrays {
+                columns,
+                fields: &[],
+                links: links(columns),
+                rows: array.len(),
+            }
+        }
+
+        /// Number of rows.
+        pub(crate) fn num_rows(&self) -> usize {
+            self.rows
+        }
+
+        /// The columns' nodes are `0..columns_end()`: all of them.
+        pub(crate) fn columns_end(&self) -> usize {
+            self.links.len()
+        }
+
+        /// The array of node `at` and its name.
+        fn array(&self, at: usize) -> Option<(&'b ArrayView<'b>, &'b str)> {
+            let link = self.links.get(at)?;
+            if link.parent == ROOT {
+                let name = self.fields.get(link.step).map_or("", Field::name);
+                return Some((self.columns.get(link.step)?, name));
+            }
+            let (parent, _) = self.array(link.parent)?;
+            if link.step == VALUES {
+                return Some((&parent.dictionary()?.values, ""));
+            }
+            let name = parent.data_type().children().get(link.step);
+            Some((parent.child(link.step)?, name.map_or("", Field::name)))
+        }
+    }
+
+    /// A node made from its array.
+    pub(crate) struct Made<'a>(Node<'a>);
+
+    impl<'a> core::ops::Deref for Made<'a> {
+        type Target = Node<'a>;
+
+        #[inline(always)]
+        fn deref(&self) -> &Node<'a> {
+            &self.0
+        }
+    }
+
+    impl<'b> Table<'b> for Arrays<'b> {
+        type Ref<'s>
+            = Made<'b>
+        where
+            Self: 's;
+
+        #[inline]
+        fn node(&self, at: usize) -> Option<Made<'b>> {
+            let end = self.links.get(at)?.end;
+            let (array, name) = self.array(at)?;
+            Some(Made(node_of(array, name, end)))
+        }
+    }
+
+    /// The nodes of `array`'s subtree.
+    fn count(array: &ArrayView<'_>) -> usize {
+        let below = match array.dictionary() {
+            Some(dictionary) => count(&dictionary.values),
+            None => array.children().iter().map(count).sum(),
+        };
+        1 + below
+    }
+
+    /// The node of `array` (named `name`, its subtree ending at `end`): its slots, validity
+    /// (when some slot is null) and buffers, the number of its children, and its dictionary's
+    /// index type.
+    #[inline]
+    pub(crate) fn node_of<'a>(array: &'a ArrayView<'_>, name: &'a str, end: usize) -> Node<'a> {
+        let kind = Kind::of_data_type(array.data_type());
+        let buffers = array.buffers();
+        let dictionary = array.dictionary().map(|d| d.index_type);
+        let views = dictionary.is_none() && matches!(kind, Kind::BinaryView | Kind::Utf8View);
+        Node {
+            name,
+            kind,
+            len: array.len(),
+            offset: array.offset(),
+            validity: array.validity().filter(|_| array.null_count() > 0),
+            buffers: [
+                buffers.first().map_or(&[], |b| b),
+                buffers.get(1).map_or(&[], |b| b),
+            ],
+            variadic: match buffers.get(1..) {
+                Some(data) if views => Variadic::Buffers(data),
+                _ => Variadic::None,
+            },
+            end,
+            children: array.children().len() as u32,
+            dictionary,
+        }
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
+    //! through dictionaries, run ends, unions and slice offsets.
+
+    use super::{Arrays, Kind, Table, child_at, siblings};
+    use crate::array::{ArrayView, RecordBatch};
+    use crate::builder::{
+        AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
+        StringBuilder, StructBuilder, UnionBuilder,
+    };
+    use crate::datatype::UnionMode;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn batch() -> RecordBatch<'static> {
+        let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
+        dictionary.extend_options([Some("x"), None, Some("y"), Some("x")]);
+        let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
+        lists.extend_options([
+            Some(vec![Some(1), None]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(4)]),
+        ]);
+        let mut structs = StructBuilder::new()
+            .with_child("a", PrimitiveBuilder::<i64>::new())
+            .with_child("b", StringBuilder::new());
+        for k in 0..4 {
+            if let Some(a) = structs.field_builder::<PrimitiveBuilder<i64>>(0) {
+                a.append_value(Some(k));
+            }
+            if let Some(b) = structs.field_builder::<StringBuilder>(1) {
+                b.append_value(Some("s"));
+            }
+            structs.append();
+        }
+        let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
+        runs.extend_options([Some(7), Some(7), None, Some(9)]);
+        let mut union = UnionBuilder::new(UnionMode::Dense)
+            .with_child(3, "i", PrimitiveBuilder::<i32>::new())
+            .with_child(5, "s", StringBuilder::new());
+        for k in 0..4 {
+            if k % 2 == 0 {
+                union
+                    .append::<PrimitiveBuilder<i32>>(3)
+                    .unwrap()
+                    .append_value(Some(k));
+            } else {
+                union
+                    .append::<StringBuilder>(5)
+                    .unwrap()
+                    .append_value(None::<&str>);
+            }
+        }
+        RecordBatch::from_columns([
+            (
+                "ints",
+                ArrayView::from_values([Some(1i32), None, Some(3), Some(4)]).unwrap(),
+            ),
+            ("dict", dictionary.finish().unwrap()),
+            ("list", lists.finish().unwrap()),
+            ("struct", structs.finish().unwrap()),
+            ("runs", runs.finish().unwrap()),
+            ("union", union.finish().unwrap()),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn a_batch_flattens_depth_first_with_dictionary_values_after_their_array() {
+        let batch = batch();
+        let nodes = &Arrays::of_batch(&batch);
+        let columns: Vec<(usize, &str)> = siblings(nodes, 0, nodes.columns_end())
+            .map(|(at, n)| (at, n.name))
+            .collect();
+        // ints; dict + its values; list + item; struct + a + b; runs + run_ends + values;
+        // union + i + s.
+        assert_eq!(
+            columns,
+            [
+                (0, "ints"),
+                (1, "dict"),
+                (3, "list"),
+                (5, "struct"),
+                (8, "runs"),
+                (11, "union")
+            ]
+        );
+        assert_eq!(nodes.columns_end(), 14);
+        assert_eq!(nodes.num_rows(), 4);
+        let node = |at| nodes.node(at).unwrap();
+        assert!(node(1).dictionary.is_some());
+        assert_eq!(node(2).kind, Kind::Utf8);
+        assert_eq!((node(5).children, node(5).end), (2, 8));
+        assert_eq!(child_at(nodes, 5, 1), Some(7));
+        assert_eq!(node(7).name, "b");
+        assert_eq!(child_at(nodes, 11, 1), Some(13));
+    }
+
+    /// `resolve` as (node index, slot).
+    fn resolve(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, usize)> {
+        super::resolve(nodes, at, i).map(|(at, _, i)| (at, i))
+    }
+
+    #[test]
+    fn slots_resolve_through_dictionaries_run_ends_and_unions() {
+        let batch = batch();
+        let nodes = &Arrays::of_batch(&batch);
+        let node = |at| nodes.node(at).unwrap();
+        let text =
+            |slot: Option<(usize, usize)>| slot.map(|(at, i)| node(at).bytes_value(i).to_vec());
+        assert_eq!(resolve(nodes, 0, 1), None);
+        assert_eq!(
+            resolve(nodes, 0, 2).map(|(at, i)| node(at).value::<i32>(i)),
+            Some(3)
+        );
+        assert_eq!(text(resolve(nodes, 1, 3)), Some(b"x".to_vec()));
+        assert_eq!(resolve(nodes, 1, 1), None);
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
+        assert_eq!(
+            [run(0), run(1), run(2), run(3)],
+            [Some(7), Some(7), None, Some(9)]
+        );
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
+        assert_eq!(
+            [union(0), union(1), union(2)],
+            [Some((12, 0)), None, Some((12, 2))]
+        );
+        assert_eq!(node(3).list_range(0), 0..2);
+    }
+
+    #[test]
+    fn sliced_batches_read_at_their_offset() {
+        let batch = batch();
+        let sliced = batch.slice(1, 3).unwrap();
+        let nodes = &Arrays::of_batch(&sliced);
+        let node = |at| nodes.node(at).unwrap();
+        assert_eq!(nodes.num_rows(), 3);
+        assert_eq!(resolve(nodes, 0, 0), None);
+        assert_eq!(
+            resolve(nodes, 0, 1).map(|(at, i)| node(at).value::<i32>(i)),
+            Some(3)
+        );
+        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
+        assert_eq!([run(0), run(1), run(2)], [Some(7), None, Some(9)]);
+        assert_eq!(node(3).list_range(2), 2..3);
+        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
+        assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
+    }
+
+    #[test]
+    fn an_array_is_one_column() {
+        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
+        let nodes = Arrays::of_array(&array);
+        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
+    }
+}
