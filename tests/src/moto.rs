@@ -80,31 +80,44 @@ impl Moto {
             endpoint: format!("http://127.0.0.1:{port}"),
             log,
         };
-        moto.request("PUT", &format!("/{BUCKET}"), &[]);
+        // A server that accepts connections may still reset the first ones while it starts
+        // (seen with several servers starting at once): the bucket is asked for again.
+        let bucket = format!("/{BUCKET}");
+        while let Err(e) = moto.try_request("PUT", &bucket, &[]) {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "moto_server did not answer: {e}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
         Some(moto)
     }
 
     /// One plain HTTP request, which must be answered 200.
     fn request(&self, method: &str, path: &str, body: &[u8]) {
+        self.try_request(method, path, body)
+            .unwrap_or_else(|e| panic!("{method} {path} to moto_server: {e}"));
+    }
+
+    /// One plain HTTP request: the I/O error, or its answer, which must be 200.
+    fn try_request(&self, method: &str, path: &str, body: &[u8]) -> std::io::Result<()> {
         let host = self.endpoint.trim_start_matches("http://");
-        let mut stream = TcpStream::connect(host).expect("connect to moto_server");
+        let mut stream = TcpStream::connect(host)?;
         write!(
             stream,
             "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n\
              Connection: close\r\n\r\n",
             body.len()
-        )
-        .and_then(|()| stream.write_all(body))
-        .expect("send a request to moto_server");
+        )?;
+        stream.write_all(body)?;
         let mut answer = Vec::new();
-        stream
-            .read_to_end(&mut answer)
-            .expect("read moto_server's answer");
+        stream.read_to_end(&mut answer)?;
         let answer = String::from_utf8_lossy(&answer);
         assert!(
             answer.starts_with("HTTP/1.1 200"),
             "{method} {path}: {answer}"
         );
+        Ok(())
     }
 
     /// Puts `bytes` at `key` in [`BUCKET`]; returns the object's `s3://` URL.
