@@ -312,3 +312,25 @@ fn zeros_that_pad_the_magic_further_are_skipped() {
         assert_batches_equal(&local(&file), &read);
     }
 }
+
+#[test]
+fn a_file_without_the_end_of_stream_marker_reads_to_its_footer() {
+    let (file, footer_start) = three_batches();
+    assert_eq!(
+        &file[footer_start - 8..footer_start],
+        &[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]
+    );
+    let mut cut = file[..footer_start - 8].to_vec();
+    cut.extend_from_slice(&file[footer_start..]);
+    assert_eq!(
+        local(&cut).len(),
+        3,
+        "the file reader never reads the marker"
+    );
+    assert_batches_equal(&local(&cut), &front_to_back(&cut).unwrap());
+    // Its footer renamed: still checked.
+    let name = find(&cut, b"numbers", footer_start - 8);
+    cut[name] = b'N';
+    let e = error_of(&cut);
+    assert_eq!(e.kind, FormatErrorKind::FooterMismatch { what: "schema" });
+}

@@ -84,6 +84,8 @@ enum Step {
 struct FileBlocks {
     dictionaries: Vec<Block>,
     record_batches: Vec<Block>,
+    /// The messages so far were framed with the continuation marker.
+    continued: bool,
 }
 
 /// One whole message: its flatbuffer, its body, and where it and its metadata begin.
@@ -254,8 +256,9 @@ impl StreamDecoder {
     /// holds, in the order it holds them. Otherwise [`Self::try_decode`] returns an error
     /// after the batches ([`FormatErrorKind::FooterMismatch`]); a caller that must not act on
     /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. A file whose
-    /// stream has no end-of-stream marker before its footer is an error. Zeros between the
-    /// magic and the schema message are padding.
+    /// stream has no end-of-stream marker before its footer is read as well when its messages
+    /// carry the continuation marker (a word without it is then the footer's start); zeros
+    /// between the magic and the schema message are padding.
     pub fn for_file(options: ReaderOptions) -> Self {
         StreamDecoder {
             step: Step::Magic,
@@ -527,6 +530,15 @@ impl StreamDecoder {
                 })
                 .map(Some);
         };
+        if let Some(file) = &mut self.file {
+            if file.continued && word != CONTINUATION {
+                // A writer that frames its messages with the marker frames them all: a word
+                // without it after them is the footer of a file with no end-of-stream marker.
+                self.step = Step::Trailer { at: offset };
+                return Ok(None);
+            }
+            file.continued = word == CONTINUATION;
+        }
         let (word, prefix_len) = if word == CONTINUATION {
             let Some(both) = self.input.peek::<8>() else {
                 let available = self.input.len.saturating_sub(4);
