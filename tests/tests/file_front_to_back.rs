@@ -299,18 +299,12 @@ fn zeros_that_pad_the_magic_further_are_skipped() {
     writer.write(&batch).unwrap();
     writer.write(&batch).unwrap();
     writer.finish().unwrap();
-    let arrow_rs = writer.into_inner().unwrap();
-    let trips = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/trips.arrow"),
-    )
-    .unwrap();
-    for file in [arrow_rs, trips] {
-        assert_eq!(&file[..6], b"ARROW1");
-        assert!(file[6..64].iter().all(|b| *b == 0));
-        let read = front_to_back(&file).unwrap();
-        assert!(!read.is_empty());
-        assert_batches_equal(&local(&file), &read);
-    }
+    let file = writer.into_inner().unwrap();
+    assert_eq!(&file[..6], b"ARROW1");
+    assert!(file[6..64].iter().all(|b| *b == 0));
+    let read = front_to_back(&file).unwrap();
+    assert_eq!(read.len(), 2);
+    assert_batches_equal(&local(&file), &read);
 }
 
 #[test]
