@@ -46,8 +46,6 @@ pub struct Remote {
     pub endpoint: String,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
     whole: Mutex<Option<ObjectReader>>,
-    /// The object is in the file format, to be read by ranges.
-    file: bool,
     /// The object was opened with one GET of all of it.
     opened_whole: bool,
 }
@@ -84,7 +82,6 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
             }
         })
         .map_err(|e: ObjectError| failure(url, &endpoint, e))?;
-    let file = reader.is_none() && source.tail().ends_with(quiver::format::MAGIC);
     Ok(Remote {
         runtime,
         source,
@@ -92,7 +89,6 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         endpoint,
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
-        file,
     })
 }
 
@@ -150,7 +146,8 @@ impl Remote {
         let whole = self.whole.lock().map(|mut w| w.take());
         let mut reader = match whole {
             Ok(Some(reader)) => reader,
-            _ if self.file => return Ok(None),
+            // Opened by its end: a file ends with the magic.
+            _ if self.source.tail().ends_with(quiver::format::MAGIC) => return Ok(None),
             _ => self.source.reader(0),
         };
         self.runtime.block_on(async {

@@ -30,6 +30,15 @@ fn fails(output: Output, url: &str) -> String {
     stderr
 }
 
+/// The `reads=` count of a `--stats` line.
+fn reads_of(stats: &str) -> usize {
+    stats
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("reads="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stats}"))
+}
+
 fn trips() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow")
 }
@@ -103,11 +112,7 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
     let output = quiver(&moto, &["json", "--stats", &url]);
     let stats = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(ok(output) == local(&["json"], &trips()));
-    let reads: usize = stats
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix("reads="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
+    let reads = reads_of(&stats);
     // Every column of every batch: the file arrives whole in the opening request.
     assert_eq!(moto.logged("GET", "trips.arrow"), 1 + reads, "{stats}");
     assert_eq!(reads, 1, "{stats}");
@@ -125,11 +130,7 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
     let stats = String::from_utf8_lossy(&output.stderr).into_owned();
     let projected = ok(output);
     assert!(projected == local(&["json", "--columns", "rider.name,city"], &trips()));
-    let reads: usize = stats
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix("reads="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
+    let reads = reads_of(&stats);
     assert!(reads > 1, "{stats}");
     assert!(stats.contains("round_trips=3"), "{stats}");
     assert_eq!(moto.logged("GET", "trips.arrow"), 2 + reads, "{stats}");
@@ -201,17 +202,9 @@ fn a_file_whose_stream_does_not_start_as_a_stream_is_read_by_ranges() {
     let stats = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(ok(output) == local(&["json"], &file));
     // The whole GET, dropped at the schema, then the footer and the blocks by ranges.
-    let reads: u64 = stats
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix("reads="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{stats}"));
+    let reads = reads_of(&stats);
     assert!(reads >= 3, "{stats}");
-    assert_eq!(
-        moto.logged("GET", "polars-like.arrow") as u64,
-        reads,
-        "{stats}"
-    );
+    assert_eq!(moto.logged("GET", "polars-like.arrow"), reads, "{stats}");
     println!("remote: a file read by ranges after its stream failed: {stats}");
 }
 

@@ -15,7 +15,7 @@
 use crate::{ObjectError, ObjectReader};
 use quiver::array::RecordBatch;
 use quiver::bytes::Bytes;
-use quiver::error::Error;
+use quiver::error::{Error, FormatErrorKind};
 use quiver::ipc::{Projection, ReaderOptions, StreamDecodeResult, StreamDecoder};
 use quiver::schema::Schema;
 use std::sync::Arc;
@@ -53,23 +53,24 @@ impl ObjectBatches {
             offset: 0,
             len: magic.len() as u64,
         })?;
-        let decoder = if leading == magic {
+        let mut decoder = if leading == magic {
             StreamDecoder::for_file(options)
         } else {
             StreamDecoder::new(options)
         };
-        let mut batches = ObjectBatches {
+        let mut position = 0;
+        // The decoder's first result other than a request is the schema, or an error.
+        let _schema = drive(&mut reader, &mut decoder, &mut position).await?;
+        let schema = decoder
+            .schema()
+            .cloned()
+            .ok_or(FormatErrorKind::EmptyInput)?;
+        Ok(ObjectBatches {
             reader,
             decoder,
-            position: 0,
-            schema: Arc::new(Schema::new(Vec::new())),
-        };
-        // The decoder's first result other than a request is the schema, or an error.
-        let _schema = batches.drive().await?;
-        if let Some(schema) = batches.decoder.schema() {
-            batches.schema = Arc::clone(schema);
-        }
-        Ok(batches)
+            position,
+            schema,
+        })
     }
 
     /// The object's schema.
@@ -90,38 +91,41 @@ impl ObjectBatches {
     /// The store's error, or the object's, located as a local reader's.
     pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<ObjectError>> {
         loop {
-            match self.drive().await? {
+            let step = drive(&mut self.reader, &mut self.decoder, &mut self.position);
+            match step.await? {
                 StreamDecodeResult::Data(batch) => return Ok(Some(batch)),
                 StreamDecodeResult::Schema => {}
                 _ => return Ok(None),
             }
         }
     }
+}
 
-    /// Runs the decoder until it has a result other than a request for bytes, handing it the
-    /// body's chunks as they arrive.
-    async fn drive(&mut self) -> Result<StreamDecodeResult, Error<ObjectError>> {
-        loop {
-            match self.decoder.try_decode()? {
-                StreamDecodeResult::NeedsData { .. } => {
-                    let chunk = self.reader.next_chunk().await;
-                    let chunk = chunk.map_err(|error| Error::Source {
-                        error,
-                        offset: self.position,
-                        len: 0,
-                    })?;
-                    match chunk {
-                        Some(chunk) => {
-                            let len = chunk.len();
-                            self.position += len as u64;
-                            self.decoder
-                                .push(Bytes::from_owner(Arc::new(chunk), 0..len));
-                        }
-                        None => self.decoder.finish(),
+/// Runs `decoder` until it has a result other than a request for bytes, handing it the body's
+/// chunks from `reader` as they arrive (`position`: the bytes handed so far).
+async fn drive(
+    reader: &mut ObjectReader,
+    decoder: &mut StreamDecoder,
+    position: &mut u64,
+) -> Result<StreamDecodeResult, Error<ObjectError>> {
+    loop {
+        match decoder.try_decode()? {
+            StreamDecodeResult::NeedsData { .. } => {
+                let chunk = reader.next_chunk().await.map_err(|error| Error::Source {
+                    error,
+                    offset: *position,
+                    len: 0,
+                })?;
+                match chunk {
+                    Some(chunk) => {
+                        let len = chunk.len();
+                        *position += len as u64;
+                        decoder.push(Bytes::from_owner(Arc::new(chunk), 0..len));
                     }
+                    None => decoder.finish(),
                 }
-                other => return Ok(other),
             }
+            other => return Ok(other),
         }
     }
 }
