@@ -3,7 +3,8 @@
 //! - The matrix: one column `"a"` with 10% nulls — i32 over its full range, utf8 of exactly 100
 //!   alphanumeric characters, f64 uniform in [0, 1) — at 2^10 … 2^18 rows, as one JSON array
 //!   into a fresh `Vec` each iteration.
-//! - Also at 2^16 rows: a mixed 6-column batch, struct, list and dictionary columns, NDJSON.
+//! - Also at 2^16 rows: a mixed 6-column batch, 40 columns, struct, list, dictionary, map (text
+//!   keys) and run-end encoded (text) columns, NDJSON.
 //! - The limit: the same text from plain `Vec`s with no Arrow at all (itoa / zmij, a
 //!   word-at-a-time escape scan), into a preallocated buffer.
 //! - Formatters alone: quiver's integer formatter is compared with itoa's in the matrix (the
@@ -15,10 +16,11 @@
 
 use quiver_tests::json::arrays;
 
+use arrow_array::builder::{Int32Builder, MapBuilder, StringBuilder};
 use arrow_array::types::Int32Type;
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, ListArray,
-    RecordBatch as ArrowBatch, StringArray, StructArray, TimestampMillisecondArray,
+    RecordBatch as ArrowBatch, RunArray, StringArray, StructArray, TimestampMillisecondArray,
 };
 use arrow_schema::{DataType as ArrowType, Field as ArrowField, Fields, Schema as ArrowSchema};
 use criterion::{BenchmarkId, Criterion, Throughput};
@@ -327,11 +329,82 @@ fn extra_cases(rows: usize) -> Vec<Case> {
         plain: None,
     };
 
+    // A map of 0-4 entries a row (10% null maps), text keys from the vocabulary to Int32 values
+    // (none null: arrow-json leaves a null value's entry out, quiver writes `"key":null`).
+    let entries: Vec<Option<usize>> = (0..rows)
+        .map(|_| rng.valid().then(|| (rng.next() % 5) as usize))
+        .collect();
+    let total = entries.iter().map(|l| l.unwrap_or(0)).sum::<usize>();
+    let map_keys: Vec<&str> = (0..total)
+        .map(|_| vocabulary[(rng.next() % 16) as usize].as_str())
+        .collect();
+    let map_values: Vec<Option<i32>> = (0..total)
+        .map(|_| Some((rng.next() % 100_000) as i32))
+        .collect();
+    let mut arrow_map = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+    let mut at = 0;
+    for len in &entries {
+        for k in at..at + len.unwrap_or(0) {
+            arrow_map.keys().append_value(map_keys[k]);
+            arrow_map.values().append_option(map_values[k]);
+        }
+        at += len.unwrap_or(0);
+        arrow_map.append(len.is_some()).unwrap();
+    }
+    let key_refs: Vec<Option<&str>> = map_keys.iter().copied().map(Some).collect();
+    let map = Case {
+        name: "map".into(),
+        rows,
+        format: JsonFormat::JsonArray,
+        quiver: arrays::batch(vec![(
+            "a",
+            arrays::map(
+                arrays::utf8(&key_refs),
+                arrays::int32(&map_values),
+                &entries,
+            ),
+        )]),
+        arrow: arrow_batch(vec![("a", Arc::new(arrow_map.finish()))]),
+        plain: None,
+    };
+
+    // Run-end encoded text: runs of 1-8 rows of a word (10% null).
+    let mut ends: Vec<i32> = Vec::new();
+    let mut run_words: Vec<Option<&str>> = Vec::new();
+    while ends.last().map_or(0, |e| *e as usize) < rows {
+        let end = ends.last().map_or(0, |e| *e as usize) + 1 + (rng.next() % 8) as usize;
+        ends.push(end.min(rows) as i32);
+        run_words.push(
+            rng.valid()
+                .then(|| vocabulary[(rng.next() % 16) as usize].as_str()),
+        );
+    }
+    let runs = Case {
+        name: "run-end".into(),
+        rows,
+        format: JsonFormat::JsonArray,
+        quiver: arrays::batch(vec![(
+            "a",
+            arrays::run_ends(&ends, arrays::utf8(&run_words)),
+        )]),
+        arrow: arrow_batch(vec![(
+            "a",
+            Arc::new(
+                RunArray::<Int32Type>::try_new(
+                    &Int32Array::from(ends.clone()),
+                    &StringArray::from(run_words.clone()),
+                )
+                .unwrap(),
+            ),
+        )]),
+        plain: None,
+    };
+
     let mut ndjson = i32_case(rows);
     ndjson.name = "i32 ndjson".into();
     ndjson.format = JsonFormat::LineDelimited;
     ndjson.plain = None;
-    vec![mixed, wide, structs, lists, dictionary, ndjson]
+    vec![mixed, wide, structs, lists, dictionary, map, runs, ndjson]
 }
 
 fn quiver_json(batch: &quiver::array::RecordBatch<'_>, format: JsonFormat) -> Vec<u8> {

@@ -112,6 +112,18 @@ pub(crate) enum TypeIds<'a> {
     Ids(&'a [i8]),
 }
 
+impl TypeIds<'_> {
+    /// The child (of `children`) that type id `id` selects.
+    pub(crate) fn child(self, id: i8, children: usize) -> Option<usize> {
+        match self {
+            TypeIds::Message(ids) => ids.iter().position(|t| t == i32::from(id)),
+            #[cfg(feature = "alloc")]
+            TypeIds::Ids(ids) => ids.iter().position(|t| *t == id),
+            TypeIds::Positions => usize::try_from(id).ok().filter(|c| *c < children),
+        }
+    }
+}
+
 fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
     FormatErrorKind::InvalidValue {
         what,
@@ -505,21 +517,7 @@ impl<'a> Node<'a> {
     /// The child that union type id `id` selects.
     fn union_child(&self, id: i8) -> Option<usize> {
         match self.kind {
-            Kind::Union {
-                type_ids: TypeIds::Message(ids),
-                ..
-            } => ids.iter().position(|t| t == i32::from(id)),
-            #[cfg(feature = "alloc")]
-            Kind::Union {
-                type_ids: TypeIds::Ids(ids),
-                ..
-            } => ids.iter().position(|t| *t == id),
-            Kind::Union {
-                type_ids: TypeIds::Positions,
-                ..
-            } => usize::try_from(id)
-                .ok()
-                .filter(|c| *c < self.children as usize),
+            Kind::Union { type_ids, .. } => type_ids.child(id, self.children as usize),
             _ => None,
         }
     }

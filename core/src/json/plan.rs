@@ -4,16 +4,15 @@
 //!
 //! [`Plan::new`] walks the view's nodes once when the encoder is built; the `rows` module then
 //! writes whole rows by following plan indices, with no look-up by type per value. A batch whose
-//! columns the plan cannot all hold (more than [`NODES`] arrays, or unions, run-end encoding or
-//! maps in a column) gets a plan of its leading columns that it holds: the fast path writes those
-//! members of each row and the general walk the rest. A schema with none such gets no plan, and
-//! every row goes through the general walk.
+//! columns the plan cannot all hold (more than [`NODES`] arrays) gets a plan of its leading
+//! columns that it holds: the fast path writes those members of each row and the general walk
+//! the rest.
 
 use super::escape;
 use super::options::{BinaryFormat, EncoderOptions};
 use super::sink::Body;
 use super::temporal::{Zone, Zones};
-use crate::columnar::{Native, bit};
+use crate::columnar::{self, Native, bit};
 use crate::datatype::{IntType, TimeUnit};
 use crate::view::{self, Offset, Table};
 
@@ -138,7 +137,17 @@ impl<'b> Leaf<'b> {
     /// The dictionary index in slot `i` of a [`Leaf::keys`] view (`usize::MAX` when negative).
     #[inline(always)]
     pub(crate) fn index(&self, i: usize) -> usize {
-        let key: i64 = match self.kind {
+        match self.kind {
+            Kind::UInt64 => usize::try_from(self.value::<u64>(i)).unwrap_or(usize::MAX),
+            _ => usize::try_from(self.integer(i)).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Slot `i` of an integer leaf (dictionary keys, run ends) as an i64 (-1 for another kind;
+    /// a UInt64 above `i64::MAX` wraps).
+    #[inline(always)]
+    pub(crate) fn integer(&self, i: usize) -> i64 {
+        match self.kind {
             Kind::Int8 => self.value::<i8>(i).into(),
             Kind::Int16 => self.value::<i16>(i).into(),
             Kind::Int32 => self.value::<i32>(i).into(),
@@ -146,10 +155,9 @@ impl<'b> Leaf<'b> {
             Kind::UInt8 => self.value::<u8>(i).into(),
             Kind::UInt16 => self.value::<u16>(i).into(),
             Kind::UInt32 => self.value::<u32>(i).into(),
-            Kind::UInt64 => return usize::try_from(self.value::<u64>(i)).unwrap_or(usize::MAX),
-            _ => return usize::MAX,
-        };
-        usize::try_from(key).unwrap_or(usize::MAX)
+            Kind::UInt64 => self.value::<u64>(i) as i64,
+            _ => -1,
+        }
     }
 
     /// The slot offset into the buffers (struct children are indexed by their parent's).
@@ -264,6 +272,15 @@ pub(crate) enum Shape {
     List { child: u8, offsets: ListOffsets },
     /// Dictionary-encoded: the leaf reads the indices, the values are node `values`.
     Dictionary { values: u8 },
+    /// A union: the leaf reads the type ids (and a dense union's offsets), its children are the
+    /// nodes `first..first + len`.
+    Union { first: u8, len: u8 },
+    /// Run-end encoded: node `ends` holds the `runs` run ends, node `ends + 1` the values.
+    RunEnd { ends: u8, runs: u32 },
+    /// A map with text keys, written as an object; its entries (a struct of keys and values) are
+    /// node `entries`, and the leaf reads their ranges as a list's. (A map with other keys is a
+    /// [`Shape::List`] of entries named `key` and `value`.)
+    Map { entries: u8 },
 }
 
 /// How a list node finds the range of elements of a slot.
@@ -300,12 +317,20 @@ impl<'b> Node<'b> {
             shape: Shape::Null,
             key: [0; KEY],
             key_len: 0,
-            name,
+            name: "",
         };
+        plan.name(name);
+        plan
+    }
+
+    /// Names the node as a member, pre-building its key when the name is short and plain.
+    fn name(&mut self, name: &'b str) {
+        self.name = name;
+        self.key_len = 0;
         let bytes = name.as_bytes();
         // The key is copied as `KEY - 1` bytes (from its comma or after it): it must fit them.
         if bytes.len() + 4 < KEY && escape::is_plain(name) {
-            let (open, rest) = plan.key.split_at_mut(2);
+            let (open, rest) = self.key.split_at_mut(2);
             open.copy_from_slice(b",\"");
             if let Some((body, close)) = rest.split_at_mut_checked(bytes.len()) {
                 body.copy_from_slice(bytes);
@@ -313,9 +338,27 @@ impl<'b> Node<'b> {
                     close.copy_from_slice(b"\":");
                 }
             }
-            plan.key_len = (bytes.len() + 4) as u8;
+            self.key_len = (bytes.len() + 4) as u8;
         }
-        plan
+    }
+
+    /// For slot `i` of a union node: the plan node of the child that holds it and the slot in
+    /// that child.
+    #[inline(always)]
+    pub(crate) fn union_value(&self, i: usize) -> Option<(usize, usize)> {
+        let (Shape::Union { first, len }, view::Kind::Union { dense, type_ids }) =
+            (self.shape, self.kind)
+        else {
+            return None;
+        };
+        let leaf = &self.leaf;
+        let (child, slot) = columnar::union_slot(
+            leaf.values,
+            dense.then_some(leaf.offsets),
+            leaf.offset.wrapping_add(i),
+            |id| type_ids.child(id, usize::from(len)),
+        );
+        Some((usize::from(first) + child, slot))
     }
 
     /// The view node of a short value, binary or list view (not of string or binary views,
@@ -457,6 +500,22 @@ impl<'b, const N: usize> Plan<'b, N> {
         self.nodes.get(range).unwrap_or_default()
     }
 
+    /// Appends the children of `array` (view node `at`), named as their fields; returns the
+    /// index of the first.
+    fn children<T: Table<'b> + ?Sized>(
+        &mut self,
+        nodes: &T,
+        at: usize,
+        array: &view::Node<'b>,
+        zones: &Zones<'_>,
+    ) -> Option<u8> {
+        let first = self.reserve(array.children as usize, array, zones)?;
+        for (k, (child, child_node)) in view::siblings(nodes, at + 1, array.end).enumerate() {
+            self.fill(first + k, nodes, child, child_node.name, zones)?;
+        }
+        u8::try_from(first).ok()
+    }
+
     /// Appends `count` placeholder nodes; returns the index of the first.
     fn reserve(
         &mut self,
@@ -495,15 +554,40 @@ impl<'b, const N: usize> Plan<'b, N> {
         } else {
             match array.kind {
                 view::Kind::Null => Shape::Null,
-                view::Kind::Struct => {
-                    let first = self.reserve(array.children as usize, array, zones)?;
-                    let children = view::siblings(nodes, at + 1, array.end);
-                    for (k, (child, child_node)) in children.enumerate() {
-                        self.fill(first + k, nodes, child, child_node.name, zones)?;
+                view::Kind::Struct => Shape::Struct {
+                    first: self.children(nodes, at, array, zones)?,
+                    len: u8::try_from(array.children).ok()?,
+                },
+                view::Kind::Union { .. } => Shape::Union {
+                    first: self.children(nodes, at, array, zones)?,
+                    len: u8::try_from(array.children).ok()?,
+                },
+                view::Kind::RunEndEncoded => {
+                    let ends = self.children(nodes, at, array, zones)?;
+                    let runs = nodes.node(at + 1)?.len;
+                    Shape::RunEnd {
+                        ends,
+                        runs: u32::try_from(runs).ok()?,
                     }
-                    Shape::Struct {
-                        first: u8::try_from(first).ok()?,
-                        len: u8::try_from(array.children).ok()?,
+                }
+                view::Kind::Map => {
+                    node.leaf = Leaf::list(array);
+                    let entries = self.reserve(1, array, zones)?;
+                    self.fill(entries, nodes, at + 1, "", zones)?;
+                    let Shape::Struct { first, .. } = self.nodes.get(entries)?.shape else {
+                        return None;
+                    };
+                    for (k, name) in ["key", "value"].into_iter().enumerate() {
+                        self.nodes.get_mut(usize::from(first) + k)?.name(name);
+                    }
+                    let entries = u8::try_from(entries).ok()?;
+                    if nodes.node(at + 2)?.kind.is_text() {
+                        Shape::Map { entries }
+                    } else {
+                        Shape::List {
+                            child: entries,
+                            offsets: ListOffsets::Prepared(4),
+                        }
                     }
                 }
                 view::Kind::List
@@ -543,7 +627,7 @@ impl<'b, const N: usize> Plan<'b, N> {
                 | view::Kind::Time64(_)
                 | view::Kind::Duration(_)
                 | view::Kind::Interval(_) => Shape::Short,
-                // Unions, run-end encoding and maps: the general walk writes them.
+                // Integers of another width, which validation rules out.
                 _ => return None,
             }
         };

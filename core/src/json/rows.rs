@@ -26,7 +26,9 @@ use super::sink::{Body, SPILL, Sink, Spill};
 use super::temporal;
 use super::temporal::Zones;
 use super::value::{Context, non_finite_text};
+use crate::columnar;
 use crate::view::{self, Offset, Table};
+use core::cell::Cell;
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -413,6 +415,8 @@ struct Writer<'p, 'b, T: ?Sized, const N: usize> {
     /// After a row: `}` and the line end (a batch), or the line end (an array).
     close: [u8; 8],
     close_len: usize,
+    /// The run each run-end encoded node (by the plan index of its run ends) read last.
+    runs: [Cell<u32>; N],
 }
 
 impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
@@ -450,6 +454,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             open_len: [0; 2],
             close: [0; 8],
             close_len: 0,
+            runs: core::array::from_fn(|_| Cell::new(0)),
         }
     }
 
@@ -507,8 +512,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         found
     }
 
-    /// Follows dictionaries from slot `i` of node `n` to the node and slot holding the value;
-    /// `None` when the value is null.
+    /// Follows dictionaries, unions and run ends from slot `i` of node `n` to the node and slot
+    /// holding the value; `None` when the value is null.
     #[inline(always)]
     fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b>, usize)> {
         self.resolve_from(self.plan.node(n)?, i)
@@ -525,6 +530,16 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                     }
                     i = node.leaf.index(i);
                     node = self.plan.node(usize::from(values))?;
+                }
+                Shape::Union { .. } => {
+                    let (child, slot) = node.union_value(i)?;
+                    node = self.plan.node(child)?;
+                    i = slot;
+                }
+                Shape::RunEnd { ends, runs } => {
+                    let ends = usize::from(ends);
+                    i = self.run(ends, runs as usize, node.leaf.offset().wrapping_add(i))?;
+                    node = self.plan.node(ends + 1)?;
                 }
                 Shape::Null => return None,
                 _ => return node.leaf.is_valid(i).then_some((node, i)),
@@ -808,8 +823,81 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 self.elements(node, child, offsets, i, sink)?;
                 put(sink, b"]")
             }
-            Shape::Null | Shape::Dictionary { .. } => put(sink, b"null"),
+            Shape::Map { entries } => {
+                put(sink, b"{")?;
+                self.entries(node, entries, i, sink)?;
+                put(sink, b"}")
+            }
+            // Resolved before a value is written.
+            Shape::Null | Shape::Dictionary { .. } | Shape::Union { .. } | Shape::RunEnd { .. } => {
+                put(sink, b"null")
+            }
         }
+    }
+
+    /// Writes the entries of text-keyed map `node` at slot `i` (entries in node `entries`) as
+    /// members `"key":value`; a null entry is left out, a null value written (the keys are data).
+    fn entries(
+        &self,
+        node: &'p Node<'b>,
+        entries: u8,
+        i: usize,
+        sink: &mut Sink<'_, '_, 'b>,
+    ) -> Fit {
+        let Some(entries) = self.plan.node(usize::from(entries)) else {
+            return Ok(());
+        };
+        let Shape::Struct { first: keys, .. } = entries.shape else {
+            debug_assert!(false, "a map's entries are a struct");
+            return Ok(());
+        };
+        let (keys, values) = (usize::from(keys), usize::from(keys) + 1);
+        let (start, end) = node.leaf.text_range::<i32>(i);
+        let mut first = true;
+        for e in start..end {
+            if !entries.leaf.is_valid(e) {
+                continue;
+            }
+            if !first {
+                put(sink, b",")?;
+            }
+            first = false;
+            let j = entries.leaf.offset().wrapping_add(e);
+            // Text keys (validated not null) are written as text values are.
+            match self.resolve(keys, j) {
+                Some((key, k)) => self.value(key, k, sink)?,
+                None => put(sink, b"\"\"")?,
+            }
+            put(sink, b":")?;
+            match self.resolve(values, j) {
+                None => put(sink, b"null")?,
+                Some((value, k)) => self.value(value, k, sink)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The run of run-end encoded slot `logical`, its run ends in node `ends` (`runs` of them).
+    /// Rows are read in order, so the run of the last look-up at `ends`, or the next, is tried
+    /// before a binary search.
+    #[inline(always)]
+    fn run(&self, ends: usize, runs: usize, logical: usize) -> Option<usize> {
+        let run_ends = &self.plan.node(ends)?.leaf;
+        let end = |k: usize| run_ends.integer(k);
+        let logical_end = logical as i64;
+        let holds =
+            |k: usize| k < runs && logical_end < end(k) && (k == 0 || end(k - 1) <= logical_end);
+        let hint = self.runs.get(ends)?;
+        let last = hint.get() as usize;
+        let run = if holds(last) {
+            last
+        } else if holds(last + 1) {
+            last + 1
+        } else {
+            columnar::run_index(end, runs, logical)
+        };
+        hint.set(u32::try_from(run).unwrap_or(0));
+        Some(run)
     }
 }
 
@@ -1143,6 +1231,7 @@ mod tests {
     //! The fast path hands over to the general walk wherever a buffer ends: these tests end the
     //! first buffer at every byte of the output, for every type, and compare with one call.
 
+    use super::super::plan::NODES;
     use crate::array::{ArrayView, RecordBatch};
     use crate::builder::{
         AppendValue, ArrayBuilder, BinaryBuilder, DictionaryBuilder, FixedSizeListBuilder,
@@ -1156,7 +1245,11 @@ mod tests {
     use std::vec::Vec;
 
     /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
-    fn encode(encoder: &mut Encoder<'_>, first: usize, rest: usize) -> Vec<u8> {
+    fn encode<const D: usize, const P: usize>(
+        encoder: &mut Encoder<'_, D, P>,
+        first: usize,
+        rest: usize,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         let mut buffer = vec![0xEE; first.max(rest)];
         let mut size = first;
@@ -1300,6 +1393,36 @@ mod tests {
                     .append_value(*text);
             }
         }
+        let mut int_maps = MapBuilder::new(PrimitiveBuilder::<i64>::new(), StringBuilder::new());
+        int_maps.extend_options([
+            Some(vec![(1i64, Some("one")), (-2, None)]),
+            None,
+            Some(vec![]),
+            Some(vec![(3, Some("\"three\""))]),
+            Some(vec![(4, Some("four")), (5, Some("five"))]),
+            None,
+            Some(vec![(6, None)]),
+            Some(vec![(7, Some("é"))]),
+        ]);
+        // Dense, with type ids that are not the children's positions.
+        let mut dense = UnionBuilder::new(UnionMode::Dense)
+            .with_child(5, "f", PrimitiveBuilder::<f64>::new())
+            .with_child(2, "t", StringBuilder::new());
+        for (k, text) in TEXTS.iter().enumerate() {
+            if k % 3 == 0 {
+                dense
+                    .append::<PrimitiveBuilder<f64>>(5)
+                    .unwrap()
+                    .append_value((k != 3).then_some(k as f64 / 4.0));
+            } else {
+                dense
+                    .append::<StringBuilder>(2)
+                    .unwrap()
+                    .append_value(*text);
+            }
+        }
+        let mut text_runs = RunEndBuilder::new(StringBuilder::new());
+        text_runs.extend_options(TEXTS.map(|t| t.map(|_| "run")));
         let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
         runs.extend_options([
             Some(1),
@@ -1455,6 +1578,9 @@ mod tests {
             ("map", maps.finish().unwrap()),
             ("union", union.finish().unwrap()),
             ("runs", runs.finish().unwrap()),
+            ("int_map", int_maps.finish().unwrap()),
+            ("dense", dense.finish().unwrap()),
+            ("text_runs", text_runs.finish().unwrap()),
         ]
     }
 
@@ -1508,11 +1634,29 @@ mod tests {
                 }
             }
         }
-        // All columns in one row (the plan can not hold unions, maps and run ends: the general
-        // walk writes every row), and the columns the plan holds.
+        // All columns in one row (more arrays than the plan holds: the general walk writes the
+        // columns past its leading ones), and as many as the plan holds.
         let everything = RecordBatch::from_columns(all.clone()).unwrap();
-        all.retain(|(name, _)| !["map", "union", "runs"].contains(name));
+        let names = [
+            "b",
+            "i64",
+            "f64",
+            "ts",
+            "dec",
+            "s",
+            "sv",
+            "list",
+            "dict",
+            "map",
+            "union",
+            "runs",
+            "int_map",
+            "dense",
+            "text_runs",
+        ];
+        all.retain(|(name, _)| names.contains(name));
         let planned = RecordBatch::from_columns(all).unwrap();
+        assert!(count(&planned) <= NODES);
         let sliced = planned.slice(2, 5).unwrap();
         for batch in [&everything, &planned, &sliced] {
             for options in options() {
@@ -1523,6 +1667,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_fast_path_writes_what_the_walk_writes() {
+        // Every column alone, unions, run ends and maps among them, the fast path writing all of
+        // it; and every column in one batch, the walk writing the columns past the plan's.
+        use crate::json::DEFAULT_DEPTH;
+        use crate::json::encoder::walk_values;
+        let columns = columns();
+        let everything = RecordBatch::from_columns(columns.clone()).unwrap();
+        assert!(count(&everything) > NODES);
+        for options in options() {
+            for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
+                let walk = |batch: &RecordBatch<'_>| {
+                    let mut walk =
+                        Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(batch, format, options)
+                            .unwrap();
+                    encode(&mut walk, 1 << 20, 1 << 20)
+                };
+                let fast = |batch: &RecordBatch<'_>| {
+                    let mut fast = Encoder::batch(batch, format, options).unwrap();
+                    encode(&mut fast, 1 << 20, 1 << 20)
+                };
+                for (name, column) in &columns {
+                    let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
+                    let before = walk_values();
+                    let written = fast(&batch);
+                    assert_eq!(walk_values(), before, "{name}: the walk wrote values");
+                    assert_eq!(written, walk(&batch), "{name} {format:?} {options:?}");
+                }
+                for batch in [&everything, &everything.slice(3, 4).unwrap()] {
+                    assert_eq!(fast(batch), walk(batch), "{format:?} {options:?}");
+                }
+                for (name, column) in &columns {
+                    let sliced =
+                        RecordBatch::from_columns([(*name, column.slice(3, 4).unwrap())]).unwrap();
+                    assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
+                }
+            }
+        }
+    }
+
+    /// The arrays of `batch`: columns, children and dictionary values.
+    fn count(batch: &RecordBatch<'_>) -> usize {
+        fn arrays(array: &ArrayView<'_>) -> usize {
+            let below: usize = array.children().iter().map(arrays).sum();
+            1 + below + array.dictionary().map_or(0, |d| arrays(&d.values))
+        }
+        batch.columns().iter().map(arrays).sum()
     }
 
     #[test]
