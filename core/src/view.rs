@@ -98,6 +98,33 @@ impl Layout {
     pub(crate) fn buffers(&self) -> &[Swap] {
         self.swaps.get(..self.count).unwrap_or_default()
     }
+
+    /// Steps `cursor` over an array's buffers in the message's order, for both decoders and the
+    /// read planner: `buffer` makes each from its body range and swap, the fixed then variadic
+    /// ones go to `keep`. Returns the validity bitmap if it counts (in the nulls, `null_count` > 0).
+    pub(crate) fn walk<B>(
+        &self,
+        cursor: &mut Cursor<'_>,
+        body_len: u64,
+        null_count: usize,
+        mut buffer: impl FnMut(Range<u64>, Swap) -> FormatResult<B>,
+        mut keep: impl FnMut(B),
+    ) -> FormatResult<Option<B>> {
+        let mut validity = None;
+        if self.validity {
+            let bitmap = buffer(cursor.buffer(body_len)?, Swap::None)?;
+            validity = Some(bitmap).filter(|_| self.keep_validity && null_count > 0);
+        }
+        for swap in self.buffers() {
+            keep(buffer(cursor.buffer(body_len)?, *swap)?);
+        }
+        if self.variadic {
+            for _ in 0..cursor.variadic_count()? {
+                keep(buffer(cursor.buffer(body_len)?, Swap::None)?);
+            }
+        }
+        Ok(validity)
+    }
 }
 
 /// The type ids of a union's children, in child order.
@@ -574,7 +601,6 @@ pub(crate) trait Dictionaries<'a> {
 struct Decoder<'a, 'd, D, const N: usize> {
     nodes: heapless::Vec<Node<'a>, N>,
     dictionaries: &'d D,
-    version: MetadataVersion,
     /// Field nodes the message declares, for the capacity error.
     declared: usize,
 }
@@ -600,7 +626,6 @@ impl<'a, const N: usize> View<'a, N> {
         let mut decoder = Decoder {
             nodes: heapless::Vec::new(),
             dictionaries,
-            version,
             declared: cursor.nodes.len(),
         };
         for (i, field) in fields.iter().enumerate() {
@@ -658,40 +683,31 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         let encoding = if values { None } else { field.dictionary()? };
         let child_fields = field.children()?;
         let kind = Kind::of(field.type_()?, child_fields.len())?;
-        let buffer = |cursor: &mut Cursor<'a>| -> FormatResult<&'a [u8]> {
-            let range = cursor.buffer(body.len() as u64)?;
-            Ok(body
-                .get(range.start as usize..range.end as usize)
-                .unwrap_or_default())
-        };
         let mut node = Node::new(name, kind, len);
-        let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
-        if layout.validity {
-            let bitmap = buffer(cursor)?;
-            if layout.keep_validity && null_count > 0 {
-                node.validity = Some(bitmap);
+        let layout = kind.layout(encoding.map(|e| e.index_type), cursor.version);
+        let first = cursor.next_buffer + usize::from(layout.validity) + layout.buffers().len();
+        let bytes = |range: Range<u64>, _| Ok(body.get(range.start as usize..range.end as usize));
+        let mut slots = node.buffers.iter_mut();
+        let keep = |bytes: Option<_>| {
+            if let Some(slot) = slots.next() {
+                *slot = bytes.unwrap_or_default();
             }
-        }
-        for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
-            *slot = buffer(cursor)?;
-        }
+        };
+        let validity = layout.walk(cursor, body.len() as u64, null_count, bytes, keep)?;
+        node.validity = validity.map(Option::unwrap_or_default);
         if layout.variadic {
-            let count = cursor.variadic_count()?;
-            let too_many = || invalid("variadicBufferCounts", count as i64);
+            // Both fit: a message has fewer than 2^32 buffers (a flatbuffer vector's length).
             node.variadic = Variadic::Message {
                 specs: cursor.buffers,
                 body,
-                first: u32::try_from(cursor.next_buffer).map_err(|_| too_many())?,
-                count: u32::try_from(count).map_err(|_| too_many())?,
+                first: first as u32,
+                count: (cursor.next_buffer - first) as u32,
             };
-            for _ in 0..count {
-                buffer(cursor)?;
-            }
         }
         let at = self.nodes.len();
         self.push(node)?;
         if let Some(encoding) = encoding {
-            self.dictionary(field, encoding)?;
+            self.dictionary(field, encoding, cursor.version)?;
             node.dictionary = Some(encoding.index_type);
         } else {
             for (i, child) in child_fields.iter().enumerate() {
@@ -726,6 +742,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         &mut self,
         field: format::Field<'a>,
         encoding: DictionaryEncoding,
+        version: MetadataVersion,
     ) -> FormatResult<()> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         if batch.compression()?.is_some() {
@@ -734,7 +751,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             }
             .into());
         }
-        let mut cursor = Cursor::new(batch, self.version)?;
+        let mut cursor = Cursor::new(batch, version)?;
         self.array(field, &mut cursor, body, true)?;
         cursor.finish()
     }
@@ -1265,13 +1282,16 @@ mod tests {
     //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
     //! through dictionaries, run ends, unions and slice offsets.
 
-    use super::{Arrays, Kind, Table, child_at, siblings};
+    use super::{Arrays, Kind, Swap, Table, TypeIds, child_at, siblings};
     use crate::array::{ArrayView, RecordBatch};
     use crate::builder::{
         AppendValue, ArrayBuilder, DictionaryBuilder, ListBuilder, PrimitiveBuilder, RunEndBuilder,
         StringBuilder, StructBuilder, UnionBuilder,
     };
+    use crate::datatype::IntType;
     use crate::datatype::UnionMode;
+    use crate::format::{self, MetadataVersion, cursor::Cursor};
+    use core::ops::Range;
     use std::vec;
     use std::vec::Vec;
 
@@ -1409,6 +1429,99 @@ mod tests {
         assert_eq!(node(3).list_range(2), 2..3);
         let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
         assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
+    }
+
+    /// What `Layout::walk` made of the next array of `kind` with `null_count` nulls: the buffers
+    /// it read (range and swap), the validity it kept and the buffers it kept.
+    type Walked = (Vec<(Range<u64>, Swap)>, Option<Range<u64>>, Vec<Range<u64>>);
+
+    fn walk(cursor: &mut Cursor<'_>, kind: Kind<'_>, null_count: usize) -> Walked {
+        let (mut read, mut kept) = (Vec::new(), Vec::new());
+        let buffer = |range: Range<u64>, swap| {
+            read.push((range.clone(), swap));
+            Ok(range)
+        };
+        let layout = kind.layout(None, cursor.version);
+        let validity = layout.walk(cursor, 80, null_count, buffer, |r| kept.push(r));
+        (read, validity.unwrap(), kept)
+    }
+
+    #[test]
+    fn the_buffer_walk_keeps_validity_that_counts_and_reads_variadic_buffers_last() {
+        use crate::flatbuffer::builder::{Obj, Value, finish};
+        use crate::format::slots::*;
+        let specs = [
+            (0, 8),
+            (8, 16),
+            (24, 8),
+            (32, 4),
+            (40, 16),
+            (0, 0),
+            (56, 16),
+            (0, 8),
+        ];
+        let bytes = specs.iter().flat_map(|&(o, l): &(i64, i64)| [o, l]);
+        let bytes = bytes.flat_map(i64::to_le_bytes).collect();
+        let batch = Obj::new()
+            .with(
+                RECORD_BATCH_BUFFERS,
+                Value::Vector {
+                    elem_size: 16,
+                    bytes,
+                },
+            )
+            .i64s(RECORD_BATCH_VARIADIC_BUFFER_COUNTS, &[1]);
+        let message = Obj::new()
+            .with(MESSAGE_VERSION, Value::I16(4))
+            .with(MESSAGE_HEADER_TYPE, Value::U8(HEADER_RECORD_BATCH))
+            .table(MESSAGE_HEADER, batch);
+        let message = finish(&message);
+        let header = format::Message::parse(&message).unwrap().header().unwrap();
+        let format::MessageHeader::RecordBatch(batch) = header else {
+            panic!("not a record batch");
+        };
+        let mut cursor = Cursor::new(batch, MetadataVersion::V4).unwrap();
+        // Int32 with a null: its bitmap kept, its values swapped as 4-byte words.
+        let int = Kind::Int(IntType {
+            bit_width: 32,
+            signed: true,
+        });
+        let (read, validity, kept) = walk(&mut cursor, int, 1);
+        assert_eq!(read, [(0..8, Swap::None), (8..24, Swap::Each(4))]);
+        assert_eq!(
+            (validity, kept.len(), kept.first()),
+            (Some(0..8), 1, Some(&(8..24)))
+        );
+        // A V4 dense union with nulls declared: its bitmap is read but is not the union's nulls.
+        let dense = Kind::Union {
+            dense: true,
+            type_ids: TypeIds::Positions,
+        };
+        let (read, validity, kept) = walk(&mut cursor, dense, 2);
+        assert_eq!(
+            (read.len(), validity, kept),
+            (3, None, vec![32..36, 40..56])
+        );
+        // Utf8View without nulls: an empty bitmap dropped, the views, then its data buffer.
+        let (read, validity, kept) = walk(&mut cursor, Kind::Utf8View, 0);
+        assert_eq!(
+            read.get(1..),
+            Some(&[(56..72, Swap::Views), (0..8, Swap::None)][..])
+        );
+        assert_eq!((validity, kept), (None, vec![56..72, 0..8]));
+        cursor.finish().unwrap();
+        // V5: the same buffers as one view array (bitmap, views, data), then none for a second.
+        let mut cursor = Cursor::new(batch, MetadataVersion::V5).unwrap();
+        assert_eq!(walk(&mut cursor, Kind::Utf8View, 0).2, vec![8..24, 24..32]);
+        let layout = Kind::Utf8View.layout(None, MetadataVersion::V5);
+        let e = layout
+            .walk(&mut cursor, 80, 0, |_, _| Ok(()), drop)
+            .unwrap_err();
+        let what = "view array without a variadic buffer count";
+        assert_eq!(
+            e.kind,
+            crate::error::FormatErrorKind::LayoutMismatch { what }
+        );
     }
 
     #[test]

@@ -57,17 +57,13 @@ impl Cursor<'_> {
         out: &mut Vec<Range<u64>>,
     ) -> FormatResult<()> {
         self.node()?;
-        let layout = layout(field, self.version);
-        let mut count = usize::from(layout.validity) + layout.buffers().len();
-        if layout.variadic {
-            count += self.variadic_count()?;
-        }
-        for _ in 0..count {
-            let range = self.buffer(body_len)?;
+        let buffer = |range, _| {
             if selection.is_some() {
                 out.push(range);
             }
-        }
+            Ok(())
+        };
+        layout(field, self.version).walk(self, body_len, 0, buffer, drop)?;
         for (i, child) in child_fields(field).iter().enumerate() {
             let child_selection = selection.and_then(|s| s.child(i));
             self.visit(child, child_selection, body_len, out)
@@ -137,8 +133,7 @@ pub(crate) fn buffer_ranges(
     Ok(out)
 }
 
-struct Decoder<'m, 'b, 'a> {
-    cursor: Cursor<'m>,
+struct Decoder<'b, 'a> {
     body: &'b Body<'a>,
     compression: Option<CompressionCodec>,
     context: DecodeContext,
@@ -167,8 +162,8 @@ pub(crate) fn decode_columns<'a>(
         what: "RecordBatch.length",
         value: batch.length(),
     })?;
+    let mut cursor = Cursor::new(batch, context.version)?;
     let mut decoder = Decoder {
-        cursor: Cursor::new(batch, context.version)?,
         body,
         compression: batch.compression()?.map(|c| c.codec),
         context,
@@ -176,14 +171,16 @@ pub(crate) fn decode_columns<'a>(
         decompressor,
         compressed: 0,
     };
-    let mut columns = Vec::with_capacity(fields.len().min(decoder.cursor.nodes.len()));
+    let mut columns = Vec::with_capacity(fields.len().min(cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
         let in_field = |e: FormatError| e.in_field(i);
         let Some(selection) = projection.child(i) else {
-            decoder.skip(field).map_err(in_field)?;
+            decoder.skip(&mut cursor, field).map_err(in_field)?;
             continue;
         };
-        let column = decoder.array(field, selection).map_err(in_field)?;
+        let column = decoder
+            .array(&mut cursor, field, selection)
+            .map_err(in_field)?;
         if column.len() != length {
             return Err(in_field(
                 FormatErrorKind::InvalidArray {
@@ -195,19 +192,17 @@ pub(crate) fn decode_columns<'a>(
         }
         columns.push(column);
     }
-    decoder.cursor.finish()?;
+    cursor.finish()?;
     Ok((columns, length))
 }
 
-impl<'a> Decoder<'_, '_, 'a> {
-    fn skip(&mut self, field: &Field) -> FormatResult<()> {
-        let body_len = self.body.len();
-        self.cursor.visit(field, None, body_len, &mut Vec::new())
+impl<'a> Decoder<'_, 'a> {
+    fn skip(&mut self, cursor: &mut Cursor<'_>, field: &Field) -> FormatResult<()> {
+        cursor.visit(field, None, self.body.len(), &mut Vec::new())
     }
 
-    /// The next buffer, cut from the body, decompressed and put in native byte order.
-    fn buffer(&mut self, swap: Swap) -> FormatResult<Bytes<'a>> {
-        let range = self.cursor.buffer(self.body.len())?;
+    /// The buffer at `range`, cut from the body, decompressed and put in native byte order.
+    fn buffer(&mut self, range: Range<u64>, swap: Swap) -> FormatResult<Bytes<'a>> {
         let raw = self.body.get(range.clone()).ok_or_else(|| {
             FormatError::from(FormatErrorKind::LayoutMismatch {
                 what: "buffer outside the fetched byte ranges",
@@ -244,9 +239,14 @@ impl<'a> Decoder<'_, '_, 'a> {
         })
     }
 
-    fn array(&mut self, field: &Field, selection: &Projection) -> FormatResult<ArrayView<'a>> {
-        let (len, null_count) = self.cursor.node()?;
-        let layout = layout(field, self.context.version);
+    fn array(
+        &mut self,
+        cursor: &mut Cursor<'_>,
+        field: &Field,
+        selection: &Projection,
+    ) -> FormatResult<ArrayView<'a>> {
+        let (len, null_count) = cursor.node()?;
+        let layout = layout(field, cursor.version);
         let projected = selection.project_field(field);
         let mut parts = ArrayParts {
             data_type: Some(projected.data_type().clone()),
@@ -254,25 +254,10 @@ impl<'a> Decoder<'_, '_, 'a> {
             null_count,
             ..ArrayParts::default()
         };
-        if layout.validity {
-            let bitmap = self.buffer(Swap::None)?;
-            if layout.keep_validity && null_count > 0 {
-                parts.validity = Some(bitmap);
-            }
-        }
-        if !layout.keep_validity {
-            parts.null_count = 0;
-        }
-        for swap in layout.buffers() {
-            let buffer = self.buffer(*swap)?;
-            parts.buffers.push(buffer);
-        }
-        if layout.variadic {
-            for _ in 0..self.cursor.variadic_count()? {
-                let buffer = self.buffer(Swap::None)?;
-                parts.buffers.push(buffer);
-            }
-        }
+        let body_len = self.body.len();
+        let bytes = |range, swap| self.buffer(range, swap);
+        let keep = |bytes| parts.buffers.push(bytes);
+        parts.validity = layout.walk(cursor, body_len, null_count, bytes, keep)?;
         if let Some(encoding) = field.dictionary() {
             let values = self
                 .dictionaries
@@ -287,10 +272,10 @@ impl<'a> Decoder<'_, '_, 'a> {
             let in_child = |e: FormatError| e.in_field(i);
             match selection.child(i) {
                 Some(child_selection) => {
-                    let array = self.array(child, child_selection).map_err(in_child)?;
-                    parts.children.push(array);
+                    let array = self.array(cursor, child, child_selection);
+                    parts.children.push(array.map_err(in_child)?);
                 }
-                None => self.skip(child).map_err(in_child)?,
+                None => self.skip(cursor, child).map_err(in_child)?,
             }
         }
         ArrayView::try_new(parts)
@@ -299,14 +284,13 @@ impl<'a> Decoder<'_, '_, 'a> {
 
 /// Copies `bytes` into owned memory in native (little-endian) byte order.
 fn swapped<'a>(bytes: Bytes<'a>, swap: Swap) -> Bytes<'a> {
-    let mut data = match swap {
-        Swap::None => return bytes,
-        _ => bytes.to_vec(),
-    };
+    if matches!(swap, Swap::None | Swap::Each(..=1)) {
+        return bytes;
+    }
+    let mut data = bytes.to_vec();
     match swap {
         Swap::None => {}
-        Swap::Each(width) if width > 1 => data.chunks_exact_mut(width).for_each(<[u8]>::reverse),
-        Swap::Each(_) => {}
+        Swap::Each(width) => data.chunks_exact_mut(width).for_each(<[u8]>::reverse),
         Swap::MonthDayNano => {
             for value in data.chunks_exact_mut(16) {
                 let (months_days, nanos) = value.split_at_mut(8);
