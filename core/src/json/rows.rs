@@ -493,10 +493,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         }
         match self.plan.columns() {
             Some(columns) => self.row_members(columns, r, sink)?,
-            None => match self.resolve(0, r) {
-                None => put(sink, b"null")?,
-                Some((node, i)) => self.value(node, i, sink)?,
-            },
+            None => self.slot(0, r, sink)?,
         }
         short_piece(sink, &self.close, self.close_len)
     }
@@ -760,10 +757,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                     if e > start {
                         put(sink, b",")?;
                     }
-                    match self.resolve(child, e) {
-                        None => put(sink, b"null")?,
-                        Some((element, j)) => self.value(element, j, sink)?,
-                    }
+                    self.slot(child, e, sink)?;
                 }
                 Ok(())
             }
@@ -788,6 +782,15 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         }
         sink.quoted(name, Body::Text, b"\":");
         Ok(())
+    }
+
+    /// Writes slot `i` of plan node `n`: `null`, or its value, resolved.
+    #[inline(always)]
+    fn slot(&self, n: usize, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+        match self.resolve(n, i) {
+            None => put(sink, b"null"),
+            Some((node, j)) => self.value(node, j, sink),
+        }
     }
 
     /// Writes the (valid, resolved) value in slot `i` of `node`.
@@ -869,10 +872,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 None => put(sink, b"\"\"")?,
             }
             put(sink, b":")?;
-            match self.resolve(values, j) {
-                None => put(sink, b"null")?,
-                Some((value, k)) => self.value(value, k, sink)?,
-            }
+            self.slot(values, j, sink)?;
         }
         Ok(())
     }
