@@ -863,8 +863,8 @@ impl fmt::Display for Feature {
                 f.write_str("message metadata versions before V4 (Arrow 0.8)")
             }
             Feature::ReplacedDictionaryInFile => f.write_str(
-                "replaced dictionaries in a file (a dictionary that neither equals, extends nor \
-                 starts the one already in the file)",
+                "replaced dictionaries in a file (a file holds one dictionary per id, extended \
+                 only by deltas)",
             ),
             Feature::DeltaDictionary => f.write_str(
                 "a delta dictionary of this type, of another type, or with values encoded with \

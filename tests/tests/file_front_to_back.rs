@@ -328,3 +328,75 @@ fn a_file_without_the_end_of_stream_marker_reads_to_its_footer() {
     let e = error_of(&cut);
     assert_eq!(e.kind, FormatErrorKind::FooterMismatch { what: "schema" });
 }
+
+/// Where the `isDelta` byte of the dictionary batch message at `offset` lies: the message's
+/// flatbuffer after its 8-byte prefix, its `header` table (field 2 of `Message`), and that
+/// table's field 2 (`isDelta`), each found through its vtable.
+fn is_delta_at(file: &[u8], offset: usize) -> usize {
+    let u32_at = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap()) as usize;
+    let i32_at = |at: usize| i32::from_le_bytes(file[at..at + 4].try_into().unwrap()) as isize;
+    let field = |table: usize, k: usize| {
+        let vtable = (table as isize - i32_at(table)) as usize;
+        let at = u16::from_le_bytes(
+            file[vtable + 4 + 2 * k..vtable + 6 + 2 * k]
+                .try_into()
+                .unwrap(),
+        );
+        assert_ne!(at, 0, "field {k} is present");
+        table + at as usize
+    };
+    let flatbuffer = offset + 8;
+    let message = flatbuffer + u32_at(flatbuffer);
+    let header_at = field(message, 2);
+    let header = header_at + u32_at(header_at);
+    field(header, 2)
+}
+
+#[test]
+fn a_dictionary_replaced_in_a_file_is_an_error_both_ways() {
+    use quiver_tests::json::arrays::{dictionary, utf8};
+    // Dictionary ["a"], then a delta ["b"] before the second batch, which uses key 0 only: with
+    // the delta flag cleared, the second dictionary batch is a valid replacement of ["a"] by
+    // ["b"], which a stream may hold and a file may not (the format reads a file's blocks in
+    // any order, so a file has one dictionary per id).
+    let batch = |values: &[Option<&str>]| {
+        RecordBatch::from_columns([("word", dictionary(&[Some(0)], utf8(values)))]).unwrap()
+    };
+    let batches = [batch(&[Some("a")]), batch(&[Some("a"), Some("b")])];
+    let mut writer =
+        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
+            .unwrap();
+    for batch in &batches {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    let mut file = writer.into_inner();
+    assert_batches_equal(&local(&file), &front_to_back(&file).unwrap());
+    let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
+    let delta = reader.dictionary_blocks()[1].offset as usize;
+    let at = is_delta_at(&file, delta);
+    assert_eq!(file[at], 1, "the writer wrote a delta");
+    file[at] = 0;
+    let replaced = "replaced dictionaries in a file";
+    let mut reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
+    let local_error = reader.batches().find_map(Result::err).unwrap().to_string();
+    assert!(local_error.contains(replaced), "{local_error}");
+    let e = error_of(&file);
+    assert!(
+        matches!(
+            e.kind,
+            FormatErrorKind::Unsupported {
+                what: quiver::error::Feature::ReplacedDictionaryInFile
+            }
+        ),
+        "{e}"
+    );
+    // As a stream, the same messages replace the dictionary: the second batch reads "b".
+    let stream = file[8..].to_vec();
+    let mut reader = StreamReader::new(stream.as_slice(), ReaderOptions::default()).unwrap();
+    let second = reader.nth(1).unwrap().unwrap();
+    assert_eq!(
+        quiver_tests::json::arrays::lines(&second),
+        "{\"word\":\"b\"}\n"
+    );
+}

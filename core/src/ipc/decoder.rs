@@ -732,7 +732,7 @@ fn apply_dictionary(
 ) -> FormatResult<()> {
     let batch = index as u64;
     let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
-    state.dictionary_batch(parsed, body).map_err(|e| {
+    state.dictionary_batch(parsed, body, true).map_err(|e| {
         e.rebase(block.offset as u64 + block.meta_data_length as u64)
             .in_batch(batch)
     })

@@ -278,15 +278,25 @@ impl ReadState {
     }
 
     /// Decodes a dictionary batch message with its body into the dictionary map.
+    /// Decodes a dictionary batch into the dictionaries. In a file (`file`), a dictionary is
+    /// never replaced, only extended by deltas (the format's rule: files are read in any
+    /// order).
     fn dictionary_batch(
         &mut self,
         message: format::Message<'_>,
         body: &Bytes<'static>,
+        file: bool,
     ) -> FormatResult<()> {
         let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
             return Err(unexpected("DictionaryBatch", message));
         };
         let id = header.id();
+        if file && !header.is_delta() && self.dictionaries.get(id).is_some() {
+            return Err(FormatErrorKind::Unsupported {
+                what: Feature::ReplacedDictionaryInFile,
+            }
+            .into());
+        }
         let field = self
             .dictionary_fields
             .get(&id)

@@ -388,7 +388,7 @@ impl StreamDecoder {
                         file.dictionaries.push(block);
                     }
                     state
-                        .dictionary_batch(message, &raw.body)
+                        .dictionary_batch(message, &raw.body, self.file.is_some())
                         .map_err(|e| e.rebase(body_at).in_batch(batch))?;
                 }
                 _ => {
