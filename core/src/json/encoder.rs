@@ -101,7 +101,11 @@ enum Phase {
 /// Encoding never allocates and never fails: every check happens in the constructors.
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
-/// about 64 bytes a level.
+/// about 64 bytes a level. `PLAN` is how many arrays (columns, children, dictionary values) the
+/// fast path's compiled schema holds, 32 by default, about 184 bytes each: of a wider batch,
+/// the columns past those it holds are written by the general walk, value by value. A host
+/// that keeps its encoders on the heap can raise it (up to 255; `quiver-std`'s parallel writer
+/// uses 128); 0 leaves every row to the walk.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -1204,6 +1208,15 @@ mod tests {
             "the leading columns the plan holds"
         );
         assert_eq!(plan.rest(), Some(NODES));
+        // A larger plan holds them all.
+        let wide_plan = Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(
+            &batch,
+            JsonFormat::LineDelimited,
+            options,
+        )
+        .unwrap();
+        let plan = wide_plan.plan.as_ref().unwrap();
+        assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));
         let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
             &narrow,
             JsonFormat::LineDelimited,

@@ -14,16 +14,16 @@ pub const IO_BUFFER: usize = 32 * 1024;
 
 /// Writes all of `encoder`'s remaining output to `out`, [`IO_BUFFER`] bytes per `write_all`;
 /// returns the number of bytes written. No other buffering: give it a raw file or pipe.
-pub fn write_json<W: io::Write + ?Sized, const DEPTH: usize>(
-    encoder: &mut Encoder<'_, DEPTH>,
+pub fn write_json<W: io::Write + ?Sized, const DEPTH: usize, const PLAN: usize>(
+    encoder: &mut Encoder<'_, DEPTH, PLAN>,
     out: &mut W,
 ) -> io::Result<u64> {
     write_json_through(encoder, out, &mut [0u8; IO_BUFFER])
 }
 
 /// [`write_json`] through a buffer of the caller's (one `write_all` per buffer filled).
-pub fn write_json_through<W: io::Write + ?Sized, const DEPTH: usize>(
-    encoder: &mut Encoder<'_, DEPTH>,
+pub fn write_json_through<W: io::Write + ?Sized, const DEPTH: usize, const PLAN: usize>(
+    encoder: &mut Encoder<'_, DEPTH, PLAN>,
     out: &mut W,
     buffer: &mut [u8],
 ) -> io::Result<u64> {
