@@ -70,15 +70,19 @@ pub fn file_with_deltas() -> Vec<u8> {
         let array = column.finish().unwrap();
         RecordBatch::from_fields(vec![(column.field("word"), array)]).unwrap()
     };
-    let batches = [
+    file_of(&[
         batch(&["a", "b"]),
         batch(&["a", "b", "c"]),
         batch(&["a", "b", "c", "d"]),
-    ];
+    ])
+}
+
+/// An IPC file of `batches`, written by quiver's `FileWriter` with its default options.
+pub fn file_of(batches: &[quiver::array::RecordBatch<'_>]) -> Vec<u8> {
     let mut writer =
         quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
             .unwrap();
-    for batch in &batches {
+    for batch in batches {
         writer.write(batch).unwrap();
     }
     writer.finish().unwrap();

@@ -362,15 +362,7 @@ fn a_dictionary_replaced_in_a_file_is_an_error_both_ways() {
     let batch = |values: &[Option<&str>]| {
         RecordBatch::from_columns([("word", dictionary(&[Some(0)], utf8(values)))]).unwrap()
     };
-    let batches = [batch(&[Some("a")]), batch(&[Some("a"), Some("b")])];
-    let mut writer =
-        quiver::ipc::FileWriter::new(Vec::new(), batches[0].schema().clone(), Default::default())
-            .unwrap();
-    for batch in &batches {
-        writer.write(batch).unwrap();
-    }
-    writer.finish().unwrap();
-    let mut file = writer.into_inner();
+    let mut file = quiver_tests::file_of(&[batch(&[Some("a")]), batch(&[Some("a"), Some("b")])]);
     assert_batches_equal(&local(&file), &front_to_back(&file).unwrap());
     let reader = FileReader::open(file.as_slice(), ReaderOptions::default()).unwrap();
     let delta = reader.dictionary_blocks()[1].offset as usize;
