@@ -14,6 +14,7 @@ pub(crate) struct Cursor<'m> {
     pub(crate) next_buffer: usize,
     variadic: Option<Int64s<'m>>,
     next_variadic: usize,
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) version: MetadataVersion,
 }
 
