@@ -831,8 +831,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 self.entries(node, entries, i, sink)?;
                 put(sink, b"}")
             }
-            // Resolved before a value is written.
             Shape::Null | Shape::Dictionary { .. } | Shape::Union { .. } | Shape::RunEnd { .. } => {
+                debug_assert!(false, "slots are resolved before their value is written");
                 put(sink, b"null")
             }
         }
