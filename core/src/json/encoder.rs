@@ -78,6 +78,22 @@ enum Frame {
     },
 }
 
+impl Frame {
+    /// An object of the member nodes `members` (siblings linked by their ends) at `slot`, opened
+    /// (its `{` written).
+    fn object(members: core::ops::Range<usize>, slot: usize, entry: bool) -> Self {
+        Frame::Object {
+            next: members.start,
+            end: members.end,
+            first_member: members.start,
+            slot,
+            first: true,
+            value_due: false,
+            entry,
+        }
+    }
+}
+
 /// What a frame's step asks of the stack.
 enum Step {
     Stay,
@@ -600,15 +616,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                 }
             } else {
                 sink.put(b"{");
-                let mut row = Frame::Object {
-                    next: 0,
-                    end: walk.columns_end,
-                    first_member: 0,
-                    slot: self.row,
-                    first: true,
-                    value_due: false,
-                    entry: false,
-                };
+                let mut row = Frame::object(0..walk.columns_end, self.row, false);
                 match walk.step(&mut row, sink) {
                     Step::Pop => {}
                     Step::Stay => {
@@ -709,15 +717,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         match node.kind {
             Kind::Struct => {
                 sink.put(b"{");
-                Some(Frame::Object {
-                    next: at + 1,
-                    end: node.end,
-                    first_member: at + 1,
-                    slot: node.offset + i,
-                    first: true,
-                    value_due: false,
-                    entry: false,
-                })
+                Some(Frame::object(at + 1..node.end, node.offset + i, false))
             }
             Kind::List
             | Kind::LargeList
@@ -911,15 +911,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     match value {
                         Some((at, i)) if *entries => {
                             sink.put(b"{");
-                            return Step::Push(Frame::Object {
-                                next: at + 1,
-                                end: node.end,
-                                first_member: at + 1,
-                                slot: node.offset + i,
-                                first: true,
-                                value_due: false,
-                                entry: true,
-                            });
+                            let entry = Frame::object(at + 1..node.end, node.offset + i, true);
+                            return Step::Push(entry);
                         }
                         value => {
                             if let Some(frame) = self.resolved(value, node, sink) {
