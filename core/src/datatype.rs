@@ -150,7 +150,7 @@ pub(crate) use logical::FieldType;
 
 #[cfg(feature = "alloc")]
 mod logical {
-    use super::{DateUnit, IntervalUnit, Precision, TimeUnit, UnionMode};
+    use super::{DateUnit, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
     use crate::schema::Field;
     use alloc::sync::Arc;
     use core::fmt;
@@ -275,6 +275,22 @@ mod logical {
                 Interval(IntervalUnit::DayTime) => 8,
                 Interval(IntervalUnit::MonthDayNano) => 16,
                 FixedSizeBinary(w) => usize::try_from(*w).ok()?,
+                _ => return None,
+            })
+        }
+
+        /// The integer type of a width and signedness (`None` for a width other than 8, 16,
+        /// 32 or 64).
+        pub fn int(IntType { bit_width, signed }: IntType) -> Option<Self> {
+            Some(match (bit_width, signed) {
+                (8, true) => DataType::Int8,
+                (16, true) => DataType::Int16,
+                (32, true) => DataType::Int32,
+                (64, true) => DataType::Int64,
+                (8, false) => DataType::UInt8,
+                (16, false) => DataType::UInt16,
+                (32, false) => DataType::UInt32,
+                (64, false) => DataType::UInt64,
                 _ => return None,
             })
         }

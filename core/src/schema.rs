@@ -3,9 +3,10 @@
 //! Bytes enter as a [`format::Schema`] view (from a footer or a schema message) and leave as an
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
-use crate::datatype::{DataType, Endianness, FieldType, IntType};
+use crate::datatype::{DataType, Endianness, FieldType, IntType, UnionMode};
 use crate::error::{FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
 use crate::format;
+use crate::view::{Kind, TypeIds};
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -278,135 +279,80 @@ fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Fiel
     })
 }
 
-/// Builds a [`DataType`] from a flatbuffer `Type` and the field's already converted children,
-/// checking the number of children and the parameters each type allows.
+/// Builds a [`DataType`] from a flatbuffer `Type` and the field's already converted children:
+/// the number of children and each type's parameters are checked by [`Kind::of`], as the
+/// no-alloc decoder checks them; what an owned type adds (map entries, run-end types) here.
 fn data_type_from_fb(ty: format::Type<'_>, children: Vec<Field>) -> FormatResult<DataType> {
-    use format::Type as T;
-    let expect = |n: usize| -> FormatResult<()> {
-        if children.len() == n {
-            Ok(())
-        } else {
-            Err(invalid("number of child fields", children.len() as i64))
-        }
+    let kind = Kind::of(ty, children.len())?;
+    // One child, counted by `Kind::of` for the types that call this.
+    let only = |children: Vec<Field>| {
+        let child = children.into_iter().next();
+        child
+            .map(Arc::new)
+            .ok_or_else(|| invalid("number of child fields", 0))
     };
-    let only_child = |children: Vec<Field>| -> FormatResult<Arc<Field>> {
-        match <[Field; 1]>::try_from(children) {
-            Ok([child]) => Ok(Arc::new(child)),
-            Err(children) => Err(invalid("number of child fields", children.len() as i64)),
-        }
+    let (precision, keys_sorted) = match ty {
+        // 1..=76, checked by `Kind::of`.
+        format::Type::Decimal { precision, .. } => (precision as u8, false),
+        format::Type::Map { keys_sorted } => (0, keys_sorted),
+        _ => (0, false),
     };
-    Ok(match ty {
-        T::Null => DataType::Null,
-        T::Bool => DataType::Boolean,
-        T::Int(IntType { bit_width, signed }) => match (bit_width, signed) {
-            (8, true) => DataType::Int8,
-            (16, true) => DataType::Int16,
-            (32, true) => DataType::Int32,
-            (64, true) => DataType::Int64,
-            (8, false) => DataType::UInt8,
-            (16, false) => DataType::UInt16,
-            (32, false) => DataType::UInt32,
-            (64, false) => DataType::UInt64,
-            _ => return Err(invalid("Int.bitWidth", i64::from(bit_width))),
-        },
-        T::FloatingPoint(p) => DataType::float(p),
-        T::Decimal {
-            precision,
-            scale,
-            bit_width,
-        } => {
-            let p = u8::try_from(precision)
-                .ok()
-                .filter(|p| *p > 0)
-                .ok_or_else(|| invalid("Decimal.precision", i64::from(precision)))?;
-            let s = i8::try_from(scale).map_err(|_| invalid("Decimal.scale", i64::from(scale)))?;
-            let max_precision = match bit_width {
-                32 => 9,
-                64 => 18,
-                128 => 38,
-                256 => 76,
-                _ => return Err(invalid("Decimal.bitWidth", i64::from(bit_width))),
-            };
-            if p > max_precision {
-                return Err(invalid("Decimal.precision", i64::from(precision)));
-            }
-            match bit_width {
-                32 => DataType::Decimal32(p, s),
-                64 => DataType::Decimal64(p, s),
-                128 => DataType::Decimal128(p, s),
-                _ => DataType::Decimal256(p, s),
-            }
+    // Widths and sizes were `i32`s, checked not negative by `Kind::of`.
+    let width = |w: usize| w as i32;
+    Ok(match kind {
+        Kind::Null => DataType::Null,
+        Kind::Boolean => DataType::Boolean,
+        Kind::Int(int) => {
+            DataType::int(int).ok_or_else(|| invalid("Int.bitWidth", i64::from(int.bit_width)))?
         }
-        T::Date(unit) => DataType::date(unit),
-        T::Time { unit, bit_width } => {
-            use crate::datatype::TimeUnit::*;
-            match (unit, bit_width) {
-                (Second | Millisecond, 32) => DataType::Time32(unit),
-                (Microsecond | Nanosecond, 64) => DataType::Time64(unit),
-                _ => return Err(invalid("Time.bitWidth", i64::from(bit_width))),
-            }
-        }
-        T::Timestamp { unit, timezone } => DataType::Timestamp(unit, timezone.map(Arc::from)),
-        T::Duration(unit) => DataType::Duration(unit),
-        T::Interval(unit) => DataType::Interval(unit),
-        T::Binary => DataType::Binary,
-        T::LargeBinary => DataType::LargeBinary,
-        T::Utf8 => DataType::Utf8,
-        T::LargeUtf8 => DataType::LargeUtf8,
-        T::BinaryView => DataType::BinaryView,
-        T::Utf8View => DataType::Utf8View,
-        T::FixedSizeBinary { byte_width } => {
-            if byte_width < 0 {
-                return Err(invalid("FixedSizeBinary.byteWidth", i64::from(byte_width)));
-            }
-            DataType::FixedSizeBinary(byte_width)
-        }
-        T::List => DataType::List(only_child(children)?),
-        T::LargeList => DataType::LargeList(only_child(children)?),
-        T::ListView => DataType::ListView(only_child(children)?),
-        T::LargeListView => DataType::LargeListView(only_child(children)?),
-        T::FixedSizeList { list_size } => {
-            if list_size < 0 {
-                return Err(invalid("FixedSizeList.listSize", i64::from(list_size)));
-            }
-            DataType::FixedSizeList(only_child(children)?, list_size)
-        }
-        T::Map { keys_sorted } => {
-            let entries = only_child(children)?;
-            match entries.data_type() {
-                DataType::Struct(kv) if kv.len() == 2 => {}
-                _ => return Err(invalid("Map entries: struct<key, value> child count", 0)),
+        Kind::Float16 => DataType::Float16,
+        Kind::Float32 => DataType::Float32,
+        Kind::Float64 => DataType::Float64,
+        Kind::Decimal(4, scale) => DataType::Decimal32(precision, scale),
+        Kind::Decimal(8, scale) => DataType::Decimal64(precision, scale),
+        Kind::Decimal(16, scale) => DataType::Decimal128(precision, scale),
+        Kind::Decimal(_, scale) => DataType::Decimal256(precision, scale),
+        Kind::Date32 => DataType::Date32,
+        Kind::Date64 => DataType::Date64,
+        Kind::Time32(unit) => DataType::Time32(unit),
+        Kind::Time64(unit) => DataType::Time64(unit),
+        Kind::Timestamp(unit, zone) => DataType::Timestamp(unit, zone.map(Arc::from)),
+        Kind::Duration(unit) => DataType::Duration(unit),
+        Kind::Interval(unit) => DataType::Interval(unit),
+        Kind::Binary => DataType::Binary,
+        Kind::LargeBinary => DataType::LargeBinary,
+        Kind::Utf8 => DataType::Utf8,
+        Kind::LargeUtf8 => DataType::LargeUtf8,
+        Kind::BinaryView => DataType::BinaryView,
+        Kind::Utf8View => DataType::Utf8View,
+        Kind::FixedSizeBinary(size) => DataType::FixedSizeBinary(width(size)),
+        Kind::List => DataType::List(only(children)?),
+        Kind::LargeList => DataType::LargeList(only(children)?),
+        Kind::ListView => DataType::ListView(only(children)?),
+        Kind::LargeListView => DataType::LargeListView(only(children)?),
+        Kind::FixedSizeList(size) => DataType::FixedSizeList(only(children)?, width(size)),
+        Kind::Map => {
+            let entries = only(children)?;
+            if !matches!(entries.data_type(), DataType::Struct(kv) if kv.len() == 2) {
+                return Err(invalid("Map entries: struct<key, value> child count", 0));
             }
             DataType::Map(entries, keys_sorted)
         }
-        T::Struct => DataType::Struct(children.into()),
-        T::Union { mode, type_ids } => {
+        Kind::Struct => DataType::Struct(children.into()),
+        Kind::Union { dense, type_ids } => {
             let ids: Vec<i8> = match type_ids {
-                Some(ids) => {
-                    expect(ids.len())?;
-                    ids.iter()
-                        .map(|id| {
-                            i8::try_from(id).map_err(|_| invalid("Union.typeIds", i64::from(id)))
-                        })
-                        .collect::<FormatResult<_>>()?
-                }
-                None => (0..children.len())
-                    .map(|i| {
-                        i8::try_from(i).map_err(|_| invalid("number of union children", i as i64))
-                    })
-                    .collect::<FormatResult<_>>()?,
+                // In 0..=127 and unique, checked by `Kind::of`.
+                TypeIds::Message(ids) => ids.iter().map(|id| id as i8).collect(),
+                _ => (0..children.len()).map(|i| i as i8).collect(),
             };
-            if ids.iter().any(|id| *id < 0)
-                || ids
-                    .iter()
-                    .enumerate()
-                    .any(|(i, id)| ids.get(..i).is_some_and(|s| s.contains(id)))
-            {
-                return Err(invalid("Union.typeIds (negative or repeated)", 0));
-            }
+            let mode = if dense {
+                UnionMode::Dense
+            } else {
+                UnionMode::Sparse
+            };
             DataType::Union(children.into(), ids.into(), mode)
         }
-        T::RunEndEncoded => {
+        Kind::RunEndEncoded => {
             let pair = <[Field; 2]>::try_from(children)
                 .map_err(|c| invalid("number of child fields", c.len() as i64))?;
             match pair[0].data_type() {

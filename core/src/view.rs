@@ -162,8 +162,9 @@ fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
 }
 
 impl<'a> Kind<'a> {
-    /// The type of a field with `children` child fields, checked as the owned schema checks it.
-    fn of(ty: format::Type<'a>, children: usize) -> FormatResult<Self> {
+    /// The type of a field with `children` child fields, its parameters and child count checked:
+    /// the one check of a flatbuffer type, for the no-alloc decoder and the owned schema.
+    pub(crate) fn of(ty: format::Type<'a>, children: usize) -> FormatResult<Self> {
         use format::Type as T;
         let expect = |n: usize| {
             if children == n {
