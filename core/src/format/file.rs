@@ -4,7 +4,7 @@
 //! trailing `i32` footer length and `ARROW1` magic, which the caller has checked and stripped.
 
 use super::Foreign;
-use super::message::{MetadataVersion, version};
+use super::message::{Message, MetadataVersion, version};
 use super::missing;
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
@@ -207,6 +207,36 @@ impl Block {
             }));
         }
         Ok(())
+    }
+
+    /// Where the message flatbuffer lies in `bytes`, the block's bytes from its start: after
+    /// the encapsulation prefix, checked to end within `metaDataLength`. Errors are located in
+    /// the file.
+    pub(crate) fn flatbuffer(self, bytes: &[u8]) -> FormatResult<Range<usize>> {
+        let at = self.offset as u64;
+        let (prefix, len) = super::message_prefix(bytes).map_err(|e| e.at(at))?;
+        if prefix + len > self.meta_data_length as usize {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "message metadata length (past Block.metaDataLength)",
+                value: len as i64,
+            })
+            .at(at));
+        }
+        Ok(prefix..prefix + len)
+    }
+
+    /// The message of `flatbuffer` (the block's, at `at` in the file), checked to declare the
+    /// block's body length.
+    pub(crate) fn message(self, flatbuffer: &[u8], at: u64) -> FormatResult<Message<'_>> {
+        let message = Message::parse(flatbuffer).map_err(|e| e.rebase(at))?;
+        if message.body_length() != self.body_length {
+            return Err(FormatError::from(FormatErrorKind::InvalidValue {
+                what: "Message.bodyLength (differs from Block.bodyLength)",
+                value: message.body_length(),
+            })
+            .at(at));
+        }
+        Ok(message)
     }
 }
 

@@ -22,10 +22,7 @@
 
 use super::decode::{Body, buffer_ranges};
 use super::pushed::Pushed;
-use super::{
-    MAGIC, Projection, ReadState, ReaderOptions, ScanOptions, field_budget, message_prefix,
-    unexpected,
-};
+use super::{MAGIC, Projection, ReadState, ReaderOptions, ScanOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
@@ -758,31 +755,15 @@ struct MessageBytes {
 impl MessageBytes {
     /// The flatbuffer inside a block's first `metaDataLength` bytes (`bytes` may hold more).
     fn of_block(block: Block, bytes: &Bytes<'static>) -> FormatResult<Self> {
-        let at = block.offset as u64;
-        let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
-        if prefix + fb_len > block.meta_data_length as usize {
-            return Err(FormatError::from(FormatErrorKind::InvalidValue {
-                what: "message metadata length (past Block.metaDataLength)",
-                value: fb_len as i64,
-            })
-            .at(at));
-        }
+        let flatbuffer = block.flatbuffer(bytes)?;
         Ok(MessageBytes {
-            bytes: bytes.slice(prefix..prefix + fb_len).unwrap_or_default(),
-            offset: at + prefix as u64,
+            offset: block.offset as u64 + flatbuffer.start as u64,
+            bytes: bytes.slice(flatbuffer).unwrap_or_default(),
         })
     }
 
     /// The message view, checked to declare the body length its block does.
     fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
-        let message = format::Message::parse(&self.bytes).map_err(|e| e.rebase(self.offset))?;
-        if message.body_length() != block.body_length {
-            return Err(FormatError::from(FormatErrorKind::InvalidValue {
-                what: "Message.bodyLength (differs from Block.bodyLength)",
-                value: message.body_length(),
-            })
-            .at(self.offset));
-        }
-        Ok(message)
+        block.message(&self.bytes, self.offset)
     }
 }

@@ -94,7 +94,7 @@ use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
-use crate::format::{CONTINUATION, MAGIC, message_prefix};
+use crate::format::{CONTINUATION, MAGIC};
 
 /// Options for the IPC readers.
 #[derive(Debug, Clone, PartialEq, Eq)]

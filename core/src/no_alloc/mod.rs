@@ -61,7 +61,7 @@ pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
 
 use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, Block, message_prefix};
+use crate::format::{self, Block};
 use crate::view::Dictionaries;
 use core::ops::Range;
 
@@ -89,30 +89,11 @@ fn block_message(
     bytes: &[u8],
     block: Block,
 ) -> FormatResult<(format::Message<'_>, Range<usize>, &[u8])> {
-    let at = block.offset as u64;
-    let meta = block.meta_data_length as usize;
-    let (prefix, fb_len) = message_prefix(bytes).map_err(|e| e.at(at))?;
-    if prefix + fb_len > meta {
-        return Err(FormatError::from(FormatErrorKind::InvalidValue {
-            what: "message metadata length (past Block.metaDataLength)",
-            value: fb_len as i64,
-        })
-        .at(at));
-    }
-    let flatbuffer = bytes.get(prefix..prefix + fb_len).unwrap_or_default();
-    let message = format::Message::parse(flatbuffer).map_err(|e| e.rebase(at + prefix as u64))?;
-    if message.body_length() != block.body_length {
-        return Err(FormatError::from(FormatErrorKind::InvalidValue {
-            what: "Message.bodyLength (differs from Block.bodyLength)",
-            value: message.body_length(),
-        })
-        .at(at + prefix as u64));
-    }
-    Ok((
-        message,
-        prefix..prefix + fb_len,
-        bytes.get(meta..).unwrap_or_default(),
-    ))
+    let flatbuffer = block.flatbuffer(bytes)?;
+    let at = block.offset as u64 + flatbuffer.start as u64;
+    let message = block.message(bytes.get(flatbuffer.clone()).unwrap_or_default(), at)?;
+    let body = bytes.get(block.meta_data_length as usize..);
+    Ok((message, flatbuffer, body.unwrap_or_default()))
 }
 
 /// The dictionary batch a message holds, as kept at `message` and `body` of the scratch.
