@@ -461,12 +461,6 @@ impl<'a> Node<'a> {
             .unwrap_or_default()
     }
 
-    /// Boolean value of slot `i`.
-    #[inline(always)]
-    pub(crate) fn bool_value(&self, i: usize) -> bool {
-        bit(self.buffers[0], self.offset.wrapping_add(i))
-    }
-
     /// Slot `i` of an integer array widened to i64 (run ends).
     fn integer(&self, i: usize) -> i64 {
         match self.kind {

@@ -19,18 +19,13 @@
 //! `sink` module), and the step returns.
 
 use super::framing::Framing;
-use super::number;
 use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
-use super::plan::{NODES, Plan};
+use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
-use super::value::{
-    self, Context, decimal, float32, float64, int, int64, interval, key, quoted_text, uint, uint64,
-    windowed,
-};
+use super::value::{Context, decimal, interval, key, quoted_text, windowed};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
-use crate::datatype::IntType;
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
 use crate::view::{Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
@@ -995,7 +990,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
 }
 
 /// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream): the
-/// one dispatch on the value type outside the fast path's flat kinds.
+/// fast path's numbers, booleans, dates and timestamps through its own [`rows::fixed_text`],
+/// the other flat types here.
 pub(crate) fn leaf<'b>(
     node: &Node<'b>,
     i: usize,
@@ -1007,37 +1003,13 @@ pub(crate) fn leaf<'b>(
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
             sink.quoted(node.bytes_value(i), Body::Text, b"\"");
         }
-        Kind::Int(IntType { bit_width, signed }) => match (bit_width, signed) {
-            (8, true) => int(sink, node.value::<i8>(i).into()),
-            (16, true) => int(sink, node.value::<i16>(i).into()),
-            (32, true) => int(sink, node.value::<i32>(i).into()),
-            (64, true) => int64(sink, node.value::<i64>(i), cx),
-            (8, false) => uint(sink, node.value::<u8>(i).into()),
-            (16, false) => uint(sink, node.value::<u16>(i).into()),
-            (32, false) => uint(sink, node.value::<u32>(i).into()),
-            _ => uint64(sink, node.value::<u64>(i), cx),
-        },
-        Kind::Float64 => float64(sink, node.value::<f64>(i), cx),
-        Kind::Float32 => float32(sink, node.value::<f32>(i), cx),
-        Kind::Float16 => float32(sink, number::f16_to_f32(node.value::<u16>(i)), cx),
-        Kind::Boolean => sink.put(if node.bool_value(i) {
-            b"true"
-        } else {
-            b"false"
-        }),
         Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
-        Kind::Date32 => windowed(sink, |w| temporal::date32(node.value::<i32>(i), w)),
-        Kind::Date64 => windowed(sink, |w| temporal::date64(node.value::<i64>(i), w)),
         Kind::Time32(unit) => {
             quoted_text(sink, |t| {
                 temporal::time(node.value::<i32>(i).into(), unit, t)
             });
         }
         Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
-        Kind::Timestamp(unit, timezone) => {
-            let zone = zones.zone(timezone);
-            value::timestamp(sink, node.value::<i64>(i), unit, zone, cx);
-        }
         Kind::Duration(unit) => {
             quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
         }
@@ -1049,7 +1021,14 @@ pub(crate) fn leaf<'b>(
             };
             sink.quoted(node.bytes_value(i), body, b"\"");
         }
-        _ => sink.put(b"null"),
+        _ => {
+            let flat = Leaf::new(node, zones);
+            if flat.is_fixed() {
+                windowed(sink, |w| rows::fixed_text(&flat, i, w, cx));
+            } else {
+                sink.put(b"null");
+            }
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) enum Kind {
     UInt16,
     UInt32,
     UInt64,
+    Float16,
     Float32,
     Float64,
     Boolean,
@@ -75,12 +76,14 @@ pub(crate) struct Leaf<'b> {
 impl<'b> Leaf<'b> {
     /// Prepares `node` (non-flat ones become [`Kind::Other`]); a timestamp finds its zone in
     /// `zones`.
+    #[inline(always)]
     pub(crate) fn new(node: &view::Node<'b>, zones: &Zones<'_>) -> Self {
         let kind = if node.dictionary.is_some() {
             Kind::Other
         } else {
             match node.kind {
                 view::Kind::Int(int) => Kind::int(int),
+                view::Kind::Float16 => Kind::Float16,
                 view::Kind::Float32 => Kind::Float32,
                 view::Kind::Float64 => Kind::Float64,
                 view::Kind::Boolean => Kind::Boolean,
@@ -107,6 +110,14 @@ impl<'b> Leaf<'b> {
             validity: node.validity,
             offset: node.offset,
         }
+    }
+
+    /// Whether values of this leaf are fixed-width text that [`rows::fixed_text`] writes (every
+    /// flat kind but text).
+    ///
+    /// [`rows::fixed_text`]: super::rows
+    pub(crate) fn is_fixed(&self) -> bool {
+        !matches!(self.kind, Kind::Utf8 | Kind::LargeUtf8 | Kind::Other)
     }
 
     /// A List or LargeList node, its offsets prepared for [`Leaf::text_range`] (which reads the

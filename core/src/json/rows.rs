@@ -238,7 +238,12 @@ fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
 /// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
 /// returns its length.
 #[inline(always)]
-fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; VALUE_TEXT], cx: Context) -> usize {
+pub(crate) fn fixed_text(
+    leaf: &Leaf<'_>,
+    i: usize,
+    out: &mut [u8; VALUE_TEXT],
+    cx: Context,
+) -> usize {
     match leaf.kind {
         Kind::Int32 => i32_text(out, leaf.value::<i32>(i)),
         Kind::Float64 => f64_text(out, leaf.value::<f64>(i), cx),
@@ -250,6 +255,7 @@ fn fixed_text(leaf: &Leaf<'_>, i: usize, out: &mut [u8; VALUE_TEXT], cx: Context
         Kind::UInt32 => u32_text(out, leaf.value::<u32>(i)),
         Kind::UInt64 => long_text(out, leaf.value::<u64>(i) as i64, true, cx),
         Kind::Float32 => f32_text(out, leaf.value::<f32>(i), cx),
+        Kind::Float16 => f32_text(out, number::f16_to_f32(leaf.value::<u16>(i)), cx),
         Kind::Boolean => {
             let text: &[u8; 8] = if leaf.bool_value(i) {
                 b"true\0\0\0\0"

@@ -1,15 +1,13 @@
-//! The text of one value, written into a [`Sink`]: integers, floats, quoted temporal text and
-//! member keys, with the options every step reads ([`Context`]).
-//!
-//! Both walks write values through these: the encoder over [`ArrayView`](crate::array::ArrayView)s
-//! and the one over the fixed-capacity views of [`no_alloc`](crate::no_alloc), so their bytes
-//! agree.
+//! The text of the values the general walk writes besides the fast path's (decimals, times,
+//! durations, intervals), member keys, and the options every step reads ([`Context`]), written
+//! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
+//! the fast path's `rows::fixed_text`, which the walk calls through [`windowed`].
 
-use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, Scratch};
+use super::number::{self, DECIMAL_TEXT, Scratch};
 use super::options::EncoderOptions;
 use super::sink::{Body, Sink};
 use super::temporal::{self, Text};
-use crate::datatype::{IntervalUnit, TimeUnit};
+use crate::datatype::IntervalUnit;
 
 /// Settings every step reads.
 #[derive(Debug, Clone, Copy)]
@@ -30,107 +28,21 @@ pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'stati
     }
 }
 
-/// Writes an integer: straight into the buffer when 24 bytes are free.
-#[inline(always)]
-pub(crate) fn int(sink: &mut Sink<'_, '_, '_>, v: i64) {
-    if let Some(dst) = sink.tail::<INT_BUFFER>() {
-        let n = number::write_i64(dst, v);
-        sink.advance(n);
-    } else {
-        let mut text = [0; INT_BUFFER];
-        let n = number::write_i64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    }
-}
-
-#[inline(always)]
-pub(crate) fn uint(sink: &mut Sink<'_, '_, '_>, v: u64) {
-    if let Some(dst) = sink.tail::<INT_BUFFER>() {
-        let n = number::write_u64(dst, v);
-        sink.advance(n);
-    } else {
-        let mut text = [0; INT_BUFFER];
-        let n = number::write_u64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    }
-}
-
-/// An Int64, quoted when asked to and beyond 2^53.
-#[inline(always)]
-pub(crate) fn int64(sink: &mut Sink<'_, '_, '_>, v: i64, cx: Context) {
-    if cx.options.large_ints_as_strings && v.unsigned_abs() > SAFE_INTEGER {
-        sink.put(b"\"");
-        int(sink, v);
-        sink.put(b"\"");
-    } else {
-        int(sink, v);
-    }
-}
-
-#[inline(always)]
-pub(crate) fn uint64(sink: &mut Sink<'_, '_, '_>, v: u64, cx: Context) {
-    if cx.options.large_ints_as_strings && v > SAFE_INTEGER {
-        sink.put(b"\"");
-        uint(sink, v);
-        sink.put(b"\"");
-    } else {
-        uint(sink, v);
-    }
-}
-
-/// NaN or ±infinity: `null`, or a string when asked to.
-#[cold]
-pub(crate) fn non_finite(sink: &mut Sink<'_, '_, '_>, nan: bool, negative: bool, cx: Context) {
-    sink.put(non_finite_text(nan, negative, cx));
-}
-
-#[inline(always)]
-pub(crate) fn float64(sink: &mut Sink<'_, '_, '_>, v: f64, cx: Context) {
-    if v.is_finite() {
-        let mut text = [0; FLOAT_TEXT];
-        let n = number::write_f64(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    } else {
-        non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
-    }
-}
-
-#[inline(always)]
-pub(crate) fn float32(sink: &mut Sink<'_, '_, '_>, v: f32, cx: Context) {
-    if v.is_finite() {
-        let mut text = [0; FLOAT_TEXT];
-        let n = number::write_f32(&mut text, v);
-        sink.put(text.get(..n).unwrap_or_default());
-    } else {
-        non_finite(sink, v.is_nan(), v.is_sign_negative(), cx);
-    }
-}
-
-/// A timestamp: its text in the zone, or the stored count when asked to.
-#[inline(always)]
-pub(crate) fn timestamp(
-    sink: &mut Sink<'_, '_, '_>,
-    v: i64,
-    unit: TimeUnit,
-    zone: temporal::Zone,
-    cx: Context,
-) {
-    if cx.options.timestamps_as_epoch {
-        int64(sink, v, cx);
-    } else {
-        windowed(sink, |w| temporal::timestamp(v, unit, zone, w));
-    }
-}
-
 /// Writes text that `write` puts at the start of a window (quoted dates and timestamps).
 #[inline(always)]
 pub(crate) fn windowed(
     sink: &mut Sink<'_, '_, '_>,
     write: impl FnOnce(&mut [u8; temporal::WINDOW]) -> usize,
 ) {
-    let mut window = [0; temporal::WINDOW];
-    let n = write(&mut window);
-    sink.put(window.get(..n).unwrap_or_default());
+    let mut spare = [0; temporal::WINDOW];
+    let tail = sink.tail::<{ temporal::WINDOW }>();
+    let direct = tail.is_some();
+    let n = write(tail.unwrap_or(&mut spare));
+    if direct {
+        sink.advance(n);
+    } else {
+        sink.put(spare.get(..n).unwrap_or_default());
+    }
 }
 
 /// Writes temporal text between quotes.
