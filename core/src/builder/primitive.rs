@@ -5,12 +5,11 @@
 //! Values enter as Rust values and leave as one little-endian data buffer (plus a validity bitmap
 //! when there are nulls). The same value types read back through [`ArrayView::value`].
 
-use super::bitmap::Validity;
-use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remembered};
-use crate::array::{ArrayParts, ArrayView, Native};
+use super::{AppendValue, ArrayBuilder, Slots, ValueKey, misuse};
+use crate::array::{ArrayView, Native};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntervalUnit};
-use crate::error::{FormatError, FormatResult};
+use crate::error::FormatResult;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Debug;
@@ -187,10 +186,8 @@ impl ValueKey for IntervalMonthDayNano {
 /// `Float16` from its `u16` bits, `Decimal128(p, s)` from `i128`, …).
 #[derive(Debug, Clone)]
 pub struct PrimitiveBuilder<T> {
-    data_type: DataType,
+    slots: Slots,
     values: Vec<u8>,
-    validity: Validity,
-    error: Option<FormatError>,
     value_type: PhantomData<T>,
 }
 
@@ -211,11 +208,10 @@ impl<T: Primitive> PrimitiveBuilder<T> {
     pub fn with_data_type(data_type: DataType) -> Self {
         let fits = !matches!(data_type, DataType::FixedSizeBinary(_))
             && data_type.byte_width() == Some(T::WIDTH);
+        let error = (!fits).then(|| misuse("primitive builder given a type of another width", 0));
         PrimitiveBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             values: Vec::new(),
-            validity: Validity::default(),
-            error: (!fits).then(|| misuse("primitive builder given a type of another width", 0)),
             value_type: PhantomData,
         }
     }
@@ -236,7 +232,7 @@ impl<T: Primitive> PrimitiveBuilder<T> {
 impl<T: Primitive> AppendValue<T> for PrimitiveBuilder<T> {
     fn append_value(&mut self, value: T) {
         value.write_le(&mut self.values);
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
@@ -247,35 +243,21 @@ impl<T: Primitive> AppendValue<Option<T>> for PrimitiveBuilder<T> {
 }
 
 impl<T: Primitive> ArrayBuilder for PrimitiveBuilder<T> {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     fn append_null(&mut self) {
-        self.values.resize(self.values.len() + T::WIDTH, 0);
-        self.validity.append(false);
+        self.append_nulls(1);
     }
 
     fn append_nulls(&mut self, n: usize) {
         self.values.resize(self.values.len() + n * T::WIDTH, 0);
-        self.validity.append_n(n, false);
+        self.slots.validity.append_n(n, false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let values = core::mem::take(&mut self.values);
-        remembered(self.error.take())?;
-        ArrayView::try_new(ArrayParts {
-            buffers: vec![Bytes::from_vec(values)],
-            ..parts
-        })
+        let values = Bytes::from_vec(core::mem::take(&mut self.values));
+        self.slots.finish(Ok((vec![values], Vec::new())))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]
