@@ -297,35 +297,18 @@ impl<T: ValueKey + ?Sized> ValueKey for &T {
     }
 }
 
-impl ValueKey for str {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.as_bytes())
-    }
+/// Implements [`ValueKey`] for text and bytes: the key is the bytes.
+macro_rules! key_by_bytes {
+    ($($(const $n:ident =>)? $t:ty),*) => {$(
+        impl<$(const $n: usize)?> ValueKey for $t {
+            fn write_key(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(AsRef::<[u8]>::as_ref(self))
+            }
+        }
+    )*};
 }
 
-impl ValueKey for String {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.as_bytes())
-    }
-}
-
-impl ValueKey for [u8] {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
-
-impl<const N: usize> ValueKey for [u8; N] {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
-
-impl ValueKey for Vec<u8> {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
+key_by_bytes!(str, String, [u8], const N => [u8; N], Vec<u8>);
 
 impl ValueKey for bool {
     fn write_key(&self, out: &mut Vec<u8>) {

@@ -32,9 +32,16 @@ macro_rules! primitive {
                 out.extend_from_slice(&self.to_le_bytes());
             }
         }
+        value_key!($t);
+    )*};
+}
+
+/// Implements [`ValueKey`] for fixed-width values: the key is the value's little-endian bytes.
+macro_rules! value_key {
+    ($($t:ty),*) => {$(
         impl ValueKey for $t {
             fn write_key(&self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+                self.write_le(out)
             }
         }
     )*};
@@ -119,12 +126,6 @@ impl Primitive for I256 {
     }
 }
 
-impl ValueKey for I256 {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.0);
-    }
-}
-
 impl Native for IntervalDayTime {
     const WIDTH: usize = 8;
     fn from_le_slice(bytes: &[u8]) -> Self {
@@ -143,12 +144,6 @@ impl Primitive for IntervalDayTime {
     fn write_le(self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.days.to_le_bytes());
         out.extend_from_slice(&self.milliseconds.to_le_bytes());
-    }
-}
-
-impl ValueKey for IntervalDayTime {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        self.write_le(out)
     }
 }
 
@@ -175,11 +170,7 @@ impl Primitive for IntervalMonthDayNano {
     }
 }
 
-impl ValueKey for IntervalMonthDayNano {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        self.write_le(out)
-    }
-}
+value_key!(I256, IntervalDayTime, IntervalMonthDayNano);
 
 /// Builds a fixed-width array of `T`s: `T::DATA_TYPE`, or any type of the same width
 /// ([`with_data_type`](Self::with_data_type): `Date32` from `i32`, `Timestamp` from `i64`,
