@@ -217,6 +217,10 @@ macro_rules! byte_builder {
                 self.0.set_block_size(size);
                 self
             }
+
+            fn append_bytes(&mut self, value: &[u8]) {
+                self.0.append(value);
+            }
         }
 
         impl ArrayBuilder for $name {
@@ -251,20 +255,8 @@ byte_builder!(
     true
 );
 
-impl BinaryBuilder {
-    fn append_bytes(&mut self, value: &[u8]) {
-        self.0.append(value);
-    }
-}
-
-impl StringBuilder {
-    fn append_str(&mut self, value: &str) {
-        self.0.append(value.as_bytes());
-    }
-}
-
 append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]);
-append_by_ref!(StringBuilder, append_str, [&str, String, &String]);
+append_by_ref!(StringBuilder, append_bytes, [&str, String, &String]);
 
 /// Builds a `FixedSizeBinary(width)` array; a value of another width makes `finish` fail.
 #[derive(Debug, Clone)]
