@@ -38,8 +38,8 @@ impl<T: ArrowValue> ArrowValue for Option<T> {
 }
 
 macro_rules! arrow_value {
-    ($builder:ty => $($t:ty),*) => {$(
-        impl ArrowValue for $t {
+    ($builder:ty => $($(const $n:ident =>)? $t:ty),*) => {$(
+        impl<$(const $n: usize)?> ArrowValue for $t {
             type Builder = $builder;
 
             fn append_to(self, builder: &mut Self::Builder) {
@@ -71,15 +71,7 @@ primitive_value!(
 );
 arrow_value!(BooleanBuilder => bool);
 arrow_value!(StringBuilder => &str, String, &String);
-arrow_value!(BinaryBuilder => &[u8], Vec<u8>);
-
-impl<const N: usize> ArrowValue for &[u8; N] {
-    type Builder = BinaryBuilder;
-
-    fn append_to(self, builder: &mut Self::Builder) {
-        builder.append_value(self);
-    }
-}
+arrow_value!(BinaryBuilder => &[u8], Vec<u8>, const N => &[u8; N]);
 
 impl ArrayView<'static> {
     /// An array of `values`, its type inferred from the value type ([`ArrowValue`]):

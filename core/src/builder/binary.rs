@@ -5,10 +5,9 @@
 //! A view holds values of up to 12 bytes inline; longer ones go to the current data buffer, and a
 //! new buffer starts when the current one would pass the block size.
 
-use super::bitmap::Validity;
 use super::offsets::Offsets;
-use super::{ArrayBuilder, misuse, remember, remembered};
-use crate::array::{ArrayParts, ArrayView};
+use super::{ArrayBuilder, Slots, misuse};
+use crate::array::ArrayView;
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
@@ -41,10 +40,8 @@ enum Layout {
 /// What `BinaryBuilder` and `StringBuilder` share: bytes per slot and validity.
 #[derive(Debug, Clone)]
 struct ByteBuilder {
-    data_type: DataType,
+    slots: Slots,
     layout: Layout,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl ByteBuilder {
@@ -77,10 +74,8 @@ impl ByteBuilder {
             ),
         };
         ByteBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             layout,
-            validity: Validity::default(),
-            error,
         }
     }
 
@@ -92,10 +87,10 @@ impl ByteBuilder {
 
     fn append(&mut self, value: &[u8]) {
         if let Err(error) = self.append_bytes(value) {
-            remember(&mut self.error, error);
+            self.slots.remember(error);
             self.append_bytes(&[]).ok();
         }
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 
     fn append_bytes(&mut self, value: &[u8]) -> FormatResult<()> {
@@ -149,21 +144,18 @@ impl ByteBuilder {
 
     fn append_null(&mut self) {
         self.append_bytes(&[]).ok();
-        self.validity.append(false);
+        self.slots.validity.append(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let error = self.error.take();
         let buffers = match &mut self.layout {
             Layout::Offsets {
                 offsets,
                 data,
                 large,
             } => {
-                let data = core::mem::take(data);
-                let offsets = offsets.finish_offsets(*large);
-                vec![offsets?, Bytes::from_vec(data)]
+                let data = Bytes::from_vec(core::mem::take(data));
+                offsets.finish_offsets(*large).map(|o| vec![o, data])
             }
             Layout::Views {
                 views,
@@ -176,11 +168,11 @@ impl ByteBuilder {
                 if !current.is_empty() {
                     buffers.push(Bytes::from_vec(core::mem::take(current)));
                 }
-                buffers
+                Ok(buffers)
             }
         };
-        remembered(error)?;
-        ArrayView::try_new(ArrayParts { buffers, ..parts })
+        self.slots
+            .finish(buffers.map(|buffers| (buffers, Vec::new())))
     }
 }
 
@@ -225,17 +217,13 @@ macro_rules! byte_builder {
                 self.0.set_block_size(size);
                 self
             }
+
+            fn append_bytes(&mut self, value: &[u8]) {
+                self.0.append(value);
+            }
         }
 
         impl ArrayBuilder for $name {
-            fn data_type(&self) -> &DataType {
-                &self.0.data_type
-            }
-
-            fn len(&self) -> usize {
-                self.0.validity.len()
-            }
-
             fn append_null(&mut self) {
                 self.0.append_null();
             }
@@ -244,7 +232,7 @@ macro_rules! byte_builder {
                 self.0.finish()
             }
 
-            as_any!();
+            slots!(0.slots);
         }
     };
 }
@@ -267,29 +255,15 @@ byte_builder!(
     true
 );
 
-impl BinaryBuilder {
-    fn append_bytes(&mut self, value: &[u8]) {
-        self.0.append(value);
-    }
-}
-
-impl StringBuilder {
-    fn append_str(&mut self, value: &str) {
-        self.0.append(value.as_bytes());
-    }
-}
-
 append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]);
-append_by_ref!(StringBuilder, append_str, [&str, String, &String]);
+append_by_ref!(StringBuilder, append_bytes, [&str, String, &String]);
 
 /// Builds a `FixedSizeBinary(width)` array; a value of another width makes `finish` fail.
 #[derive(Debug, Clone)]
 pub struct FixedSizeBinaryBuilder {
-    data_type: DataType,
+    slots: Slots,
     width: usize,
     values: Vec<u8>,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl FixedSizeBinaryBuilder {
@@ -304,14 +278,13 @@ impl FixedSizeBinaryBuilder {
             DataType::FixedSizeBinary(w) => usize::try_from(w).ok(),
             _ => None,
         };
+        let error = width
+            .is_none()
+            .then(|| misuse("fixed-size binary builder given another type", 0));
         FixedSizeBinaryBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             width: width.unwrap_or(0),
             values: Vec::new(),
-            validity: Validity::default(),
-            error: width
-                .is_none()
-                .then(|| misuse("fixed-size binary builder given another type", 0)),
         }
     }
 
@@ -332,44 +305,27 @@ impl FixedSizeBinaryBuilder {
         if value.len() == self.width {
             self.values.extend_from_slice(value);
         } else {
-            remember(
-                &mut self.error,
-                misuse(
-                    "fixed-size binary value of another width",
-                    self.validity.len(),
-                ),
-            );
+            let index = self.slots.validity.len();
+            self.slots
+                .remember(misuse("fixed-size binary value of another width", index));
             self.values.resize(self.values.len() + self.width, 0);
         }
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
 impl ArrayBuilder for FixedSizeBinaryBuilder {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     fn append_null(&mut self) {
         self.values.resize(self.values.len() + self.width, 0);
-        self.validity.append(false);
+        self.slots.validity.append(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let values = core::mem::take(&mut self.values);
-        remembered(self.error.take())?;
-        ArrayView::try_new(ArrayParts {
-            buffers: vec![Bytes::from_vec(values)],
-            ..parts
-        })
+        let values = Bytes::from_vec(core::mem::take(&mut self.values));
+        self.slots.finish(Ok((vec![values], Vec::new())))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]

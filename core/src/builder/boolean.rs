@@ -1,19 +1,19 @@
 //! [`BooleanBuilder`]: bit-packed booleans, values and validity as two bitmaps.
 
-use super::bitmap::{BitmapBuilder, Validity};
-use super::{AppendValue, ArrayBuilder};
-use crate::array::{ArrayParts, ArrayView};
+use super::bitmap::BitmapBuilder;
+use super::{AppendValue, ArrayBuilder, Slots};
+use crate::array::ArrayView;
 use crate::bytes::Bytes;
 use crate::datatype::DataType;
 use crate::error::FormatResult;
 use alloc::vec;
+use alloc::vec::Vec;
 
 /// Builds a `Boolean` array.
 #[derive(Debug, Clone)]
 pub struct BooleanBuilder {
-    data_type: DataType,
+    slots: Slots,
     values: BitmapBuilder,
-    validity: Validity,
 }
 
 impl Default for BooleanBuilder {
@@ -26,9 +26,8 @@ impl BooleanBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         BooleanBuilder {
-            data_type: DataType::Boolean,
+            slots: Slots::new(DataType::Boolean, None),
             values: BitmapBuilder::new(),
-            validity: Validity::default(),
         }
     }
 }
@@ -36,7 +35,7 @@ impl BooleanBuilder {
 impl AppendValue<bool> for BooleanBuilder {
     fn append_value(&mut self, value: bool) {
         self.values.append(value);
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
@@ -47,31 +46,21 @@ impl AppendValue<Option<bool>> for BooleanBuilder {
 }
 
 impl ArrayBuilder for BooleanBuilder {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     fn append_null(&mut self) {
         self.append_nulls(1);
     }
 
     fn append_nulls(&mut self, n: usize) {
         self.values.append_n(n, false);
-        self.validity.append_n(n, false);
+        self.slots.validity.append_n(n, false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        ArrayView::try_new(ArrayParts {
-            buffers: vec![Bytes::from_vec(self.values.finish())],
-            ..self.validity.finish_parts(DataType::Boolean)
-        })
+        let values = Bytes::from_vec(self.values.finish());
+        self.slots.finish(Ok((vec![values], Vec::new())))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]

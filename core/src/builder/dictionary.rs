@@ -263,11 +263,11 @@ mod tests {
 
     #[test]
     fn indices_that_do_not_fit_are_errors() {
-        let mut builder =
-            DictionaryBuilder::new(PrimitiveBuilder::<u16>::new()).with_index_type(IntType {
-                bit_width: 8,
-                signed: true,
-            });
+        let indexed_by = |bit_width, signed| {
+            DictionaryBuilder::new(PrimitiveBuilder::<u16>::new())
+                .with_index_type(IntType { bit_width, signed })
+        };
+        let mut builder = indexed_by(8, true);
         builder.extend_values(0..128u16);
         assert!(builder.finish().is_ok());
         builder.extend_values(0..129u16);
@@ -275,18 +275,10 @@ mod tests {
             builder.finish().unwrap_err().kind,
             FormatErrorKind::LimitExceeded { limit: 127, .. }
         ));
-        let mut unsigned =
-            DictionaryBuilder::new(PrimitiveBuilder::<u16>::new()).with_index_type(IntType {
-                bit_width: 8,
-                signed: false,
-            });
+        let mut unsigned = indexed_by(8, false);
         unsigned.extend_values(0..256u16);
         assert!(unsigned.finish().is_ok());
-        let bad = DictionaryBuilder::new(PrimitiveBuilder::<u16>::new()).with_index_type(IntType {
-            bit_width: 12,
-            signed: false,
-        });
-        assert!(DictionaryBuilder::finish(&mut { bad }).is_err());
+        assert!(indexed_by(12, false).finish().is_err());
     }
 
     #[test]

@@ -5,15 +5,32 @@
 //! closes one list slot over everything appended since the previous slot. Offsets (or list-view
 //! offsets and sizes) are written when the builder finishes.
 
-use super::bitmap::Validity;
 use super::offsets::Offsets;
-use super::{AppendValue, ArrayBuilder, child_field, misuse, remember, remembered};
+use super::{AppendValue, ArrayBuilder, Slots, child_field, misuse};
 use crate::array::{ArrayParts, ArrayView};
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatResult};
+use crate::error::FormatResult;
 use crate::schema::Field;
 use alloc::sync::Arc;
 use alloc::vec;
+use alloc::vec::Vec;
+
+/// Implements `AppendValue<I>` for a list builder over `B`: the items of `I` go to the child,
+/// then `append` closes the slot.
+macro_rules! append_items {
+    ($builder:ident) => {
+        impl<B, I, T> AppendValue<I> for $builder<B>
+        where
+            B: AppendValue<T>,
+            I: IntoIterator<Item = T>,
+        {
+            fn append_value(&mut self, value: I) {
+                self.values.extend_values(value);
+                self.append();
+            }
+        }
+    };
+}
 
 /// The four layouts of variable-size lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +57,10 @@ enum Layout {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ListBuilder<B> {
-    data_type: DataType,
+    slots: Slots,
     layout: Layout,
     values: B,
     offsets: Offsets,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl<B: ArrayBuilder + Default> Default for ListBuilder<B> {
@@ -95,12 +110,10 @@ impl<B: ArrayBuilder> ListBuilder<B> {
             ),
         };
         ListBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             layout,
             values,
             offsets: Offsets::default(),
-            validity: Validity::default(),
-            error,
         }
     }
 
@@ -112,41 +125,20 @@ impl<B: ArrayBuilder> ListBuilder<B> {
     /// Closes one valid list slot holding the values appended to the child since the last slot.
     pub fn append(&mut self) {
         self.offsets.push(self.values.len());
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
-impl<B, I, T> AppendValue<I> for ListBuilder<B>
-where
-    B: AppendValue<T>,
-    I: IntoIterator<Item = T>,
-{
-    fn append_value(&mut self, value: I) {
-        for item in value {
-            self.values.append_value(item);
-        }
-        self.append();
-    }
-}
+append_items!(ListBuilder);
 
 impl<B: ArrayBuilder> ArrayBuilder for ListBuilder<B> {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     /// A null slot; it spans the values appended since the last slot (usually none).
     fn append_null(&mut self) {
         self.offsets.push(self.values.len());
-        self.validity.append(false);
+        self.slots.validity.append(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let error = self.error.take();
         let child = self.values.finish();
         let large = matches!(self.layout, Layout::LargeList | Layout::LargeListView);
         let buffers = match self.layout {
@@ -156,25 +148,19 @@ impl<B: ArrayBuilder> ArrayBuilder for ListBuilder<B> {
                 .finish_views(large)
                 .map(|(offsets, sizes)| vec![offsets, sizes]),
         };
-        remembered(error)?;
-        ArrayView::try_new(ArrayParts {
-            buffers: buffers?,
-            children: vec![child?],
-            ..parts
-        })
+        self.slots
+            .finish(buffers.and_then(|buffers| Ok((buffers, vec![child?]))))
     }
 
-    as_any!();
+    slots!();
 }
 
 /// Builds a `FixedSizeList(item, size)` array: each slot holds exactly `size` child values.
 #[derive(Debug, Clone)]
 pub struct FixedSizeListBuilder<B> {
-    data_type: DataType,
+    slots: Slots,
     size: usize,
     values: B,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl<B: ArrayBuilder> FixedSizeListBuilder<B> {
@@ -191,14 +177,13 @@ impl<B: ArrayBuilder> FixedSizeListBuilder<B> {
             DataType::FixedSizeList(_, size) => usize::try_from(size).ok(),
             _ => None,
         };
+        let error = size
+            .is_none()
+            .then(|| misuse("fixed-size list builder given another type", 0));
         FixedSizeListBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             size: size.unwrap_or(0),
             values,
-            validity: Validity::default(),
-            error: size
-                .is_none()
-                .then(|| misuse("fixed-size list builder given another type", 0)),
         }
     }
 
@@ -214,75 +199,42 @@ impl<B: ArrayBuilder> FixedSizeListBuilder<B> {
 
     /// Closes one valid slot over the last `size` child values (another count makes `finish` fail).
     pub fn append(&mut self) {
-        let expected = self
-            .validity
-            .len()
-            .saturating_add(1)
-            .saturating_mul(self.size);
-        if self.values.len() != expected {
-            remember(
-                &mut self.error,
-                misuse(
-                    "fixed-size list slot with another number of values",
-                    self.validity.len(),
-                ),
-            );
+        let index = self.slots.validity.len();
+        if self.values.len() != index.saturating_add(1).saturating_mul(self.size) {
+            self.slots.remember(misuse(
+                "fixed-size list slot with another number of values",
+                index,
+            ));
         }
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
-impl<B, I, T> AppendValue<I> for FixedSizeListBuilder<B>
-where
-    B: AppendValue<T>,
-    I: IntoIterator<Item = T>,
-{
-    fn append_value(&mut self, value: I) {
-        for item in value {
-            self.values.append_value(item);
-        }
-        self.append();
-    }
-}
+append_items!(FixedSizeListBuilder);
 
 impl<B: ArrayBuilder> ArrayBuilder for FixedSizeListBuilder<B> {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     /// A null slot over `size` null child values.
     fn append_null(&mut self) {
         self.values.append_nulls(self.size);
-        self.validity.append(false);
+        self.slots.validity.append(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let error = self.error.take();
         let child = self.values.finish();
-        remembered(error)?;
-        ArrayView::try_new(ArrayParts {
-            children: vec![child?],
-            ..parts
-        })
+        self.slots
+            .finish(child.map(|child| (Vec::new(), vec![child])))
     }
 
-    as_any!();
+    slots!();
 }
 
 /// Builds a `Map` array: lists of `entries: struct<key, value>`, keys from `K`, values from `V`.
 #[derive(Debug, Clone)]
 pub struct MapBuilder<K, V> {
-    data_type: DataType,
+    slots: Slots,
     keys: K,
     values: V,
     offsets: Offsets,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl<K: ArrayBuilder, V: ArrayBuilder> MapBuilder<K, V> {
@@ -305,20 +257,19 @@ impl<K: ArrayBuilder, V: ArrayBuilder> MapBuilder<K, V> {
     pub fn with_data_type(data_type: DataType, keys: K, values: V) -> Self {
         let is_map = matches!(&data_type, DataType::Map(entries, _)
             if matches!(entries.data_type(), DataType::Struct(kv) if kv.len() == 2));
+        let error = (!is_map).then(|| misuse("map builder given a non-map type", 0));
         MapBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             keys,
             values,
             offsets: Offsets::default(),
-            validity: Validity::default(),
-            error: (!is_map).then(|| misuse("map builder given a non-map type", 0)),
         }
     }
 
     /// This builder with the type's `keys_sorted` flag set to `sorted` (the builder does not sort).
     #[must_use]
     pub fn with_keys_sorted(mut self, sorted: bool) -> Self {
-        if let DataType::Map(_, flag) = &mut self.data_type {
+        if let DataType::Map(_, flag) = &mut self.slots.data_type {
             *flag = sorted;
         }
         self
@@ -341,18 +292,18 @@ impl<K: ArrayBuilder, V: ArrayBuilder> MapBuilder<K, V> {
 
     /// Closes one valid map slot over the entries appended since the last slot.
     pub fn append(&mut self) {
-        self.check_entries();
-        self.offsets.push(self.keys.len());
-        self.validity.append(true);
+        self.close(true);
     }
 
-    fn check_entries(&mut self) {
+    /// Closes one slot, valid or null, over the entries appended since the last slot.
+    fn close(&mut self, valid: bool) {
         if self.keys.len() != self.values.len() {
-            remember(
-                &mut self.error,
-                misuse("map keys and values differ in number", self.validity.len()),
-            );
+            let index = self.slots.validity.len();
+            self.slots
+                .remember(misuse("map keys and values differ in number", index));
         }
+        self.offsets.push(self.keys.len());
+        self.slots.validity.append(valid);
     }
 }
 
@@ -372,49 +323,35 @@ where
 }
 
 impl<K: ArrayBuilder, V: ArrayBuilder> ArrayBuilder for MapBuilder<K, V> {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     fn append_null(&mut self) {
-        self.check_entries();
-        self.offsets.push(self.keys.len());
-        self.validity.append(false);
+        self.close(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let error = self.error.take();
         let offsets = self.offsets.finish_offsets(false);
         let keys = self.keys.finish();
         let values = self.values.finish();
-        remembered(error)?;
-        let (keys, values) = (keys?, values?);
-        let entries_type = match &self.data_type {
+        let entries_type = match &self.slots.data_type {
             DataType::Map(entries, _) => entries.data_type().clone(),
             _ => DataType::Null,
         };
-        if keys.len() != values.len() {
-            return Err(misuse("map keys and values differ in number", keys.len()));
-        }
-        let entries = ArrayView::try_new(ArrayParts {
-            data_type: Some(entries_type),
-            len: keys.len(),
-            children: vec![keys, values],
-            ..ArrayParts::default()
-        })?;
-        ArrayView::try_new(ArrayParts {
-            buffers: vec![offsets?],
-            children: vec![entries],
-            ..parts
-        })
+        let entries = keys.and_then(|keys| {
+            let values = values?;
+            if keys.len() != values.len() {
+                return Err(misuse("map keys and values differ in number", keys.len()));
+            }
+            ArrayView::try_new(ArrayParts {
+                data_type: Some(entries_type),
+                len: keys.len(),
+                children: vec![keys, values],
+                ..ArrayParts::default()
+            })
+        });
+        self.slots
+            .finish(entries.and_then(|entries| Ok((vec![offsets?], vec![entries]))))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]

@@ -81,6 +81,25 @@ macro_rules! as_any {
     };
 }
 
+/// Implements [`ArrayBuilder::data_type`] and [`ArrayBuilder::len`] from the builder's [`Slots`]
+/// (at `self.slots` unless another path is given), and `as_any` / `as_any_mut` (inside the impl).
+macro_rules! slots {
+    () => {
+        slots!(slots);
+    };
+    ($($path:tt)+) => {
+        fn data_type(&self) -> &DataType {
+            &self.$($path)+.data_type
+        }
+
+        fn len(&self) -> usize {
+            self.$($path)+.validity.len()
+        }
+
+        as_any!();
+    };
+}
+
 /// Implements `AppendValue<T>` and `AppendValue<Option<T>>` for a builder of `V` values that
 /// deduplicates by [`ValueKey`] through its `append_with(key, append)`.
 macro_rules! append_by_key {
@@ -128,7 +147,10 @@ pub use run_end::RunEndBuilder;
 pub use structs::StructBuilder;
 pub use union::UnionBuilder;
 
-use crate::array::ArrayView;
+use bitmap::Validity;
+
+use crate::array::{ArrayParts, ArrayView};
+use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntervalUnit};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::schema::{DictionaryEncoding, Field};
@@ -275,35 +297,18 @@ impl<T: ValueKey + ?Sized> ValueKey for &T {
     }
 }
 
-impl ValueKey for str {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.as_bytes())
-    }
+/// Implements [`ValueKey`] for text and bytes: the key is the bytes.
+macro_rules! key_by_bytes {
+    ($($(const $n:ident =>)? $t:ty),*) => {$(
+        impl<$(const $n: usize)?> ValueKey for $t {
+            fn write_key(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(AsRef::<[u8]>::as_ref(self))
+            }
+        }
+    )*};
 }
 
-impl ValueKey for String {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.as_bytes())
-    }
-}
-
-impl ValueKey for [u8] {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
-
-impl<const N: usize> ValueKey for [u8; N] {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
-
-impl ValueKey for Vec<u8> {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self)
-    }
-}
+key_by_bytes!(str, String, [u8], const N => [u8; N], Vec<u8>);
 
 impl ValueKey for bool {
     fn write_key(&self, out: &mut Vec<u8>) {
@@ -339,6 +344,47 @@ fn remember(slot: &mut Option<FormatError>, error: FormatError) {
 /// The error a builder remembered (see [`remember`]) as an `Err`, or `Ok` without one.
 fn remembered(error: Option<FormatError>) -> FormatResult<()> {
     error.map_or(Ok(()), Err)
+}
+
+/// What most builders keep besides their buffers: the array's type, the slots' validity, and
+/// the first error met, which `finish` returns.
+#[derive(Debug, Clone)]
+struct Slots {
+    data_type: DataType,
+    validity: Validity,
+    error: Option<FormatError>,
+}
+
+impl Slots {
+    /// No slots of `data_type` yet, with the error of a type the builder cannot build (if any).
+    fn new(data_type: DataType, error: Option<FormatError>) -> Self {
+        Slots {
+            data_type,
+            validity: Validity::default(),
+            error,
+        }
+    }
+
+    /// Remembers `error` unless one came before (see [`remember`]).
+    fn remember(&mut self, error: FormatError) {
+        remember(&mut self.error, error);
+    }
+
+    /// The array of these slots with the builder's buffers and children (or the error met making
+    /// them), leaving the slots empty; the remembered error comes first.
+    fn finish(
+        &mut self,
+        contents: FormatResult<(Vec<Bytes<'static>>, Vec<ArrayView<'static>>)>,
+    ) -> FormatResult<ArrayView<'static>> {
+        let parts = self.validity.finish_parts(self.data_type.clone());
+        remembered(self.error.take())?;
+        let (buffers, children) = contents?;
+        ArrayView::try_new(ArrayParts {
+            buffers,
+            children,
+            ..parts
+        })
+    }
 }
 
 /// Finishes every child builder (each is left empty) and returns the arrays, unless `error` was

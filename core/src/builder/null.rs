@@ -6,31 +6,21 @@ use crate::datatype::DataType;
 use crate::error::FormatResult;
 
 /// Builds a `Null` array (every slot null, no buffers).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NullBuilder {
-    data_type: DataType,
     len: usize,
-}
-
-impl Default for NullBuilder {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl NullBuilder {
     /// An empty builder.
     pub fn new() -> Self {
-        NullBuilder {
-            data_type: DataType::Null,
-            len: 0,
-        }
+        Self::default()
     }
 }
 
 impl ArrayBuilder for NullBuilder {
     fn data_type(&self) -> &DataType {
-        &self.data_type
+        &DataType::Null
     }
 
     fn len(&self) -> usize {

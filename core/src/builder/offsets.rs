@@ -1,6 +1,7 @@
 //! The ends of variable-length slots (strings, lists), written as the format's offsets, or as
 //! list-view offsets and sizes, when the builder finishes.
 
+use super::misuse;
 use crate::bytes::Bytes;
 use crate::error::{FormatErrorKind, FormatResult, Limit};
 use alloc::vec::Vec;
@@ -23,11 +24,8 @@ impl Offsets {
         let mut prev = 0;
         for (i, end) in ends.iter().enumerate() {
             if *end < prev {
-                return Err(FormatErrorKind::InvalidArray {
-                    what: "child builder shrank between slots (finished on its own?)",
-                    index: i as u64,
-                }
-                .into());
+                let what = "child builder shrank between slots (finished on its own?)";
+                return Err(misuse(what, i));
             }
             prev = *end;
         }

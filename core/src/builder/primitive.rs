@@ -5,12 +5,11 @@
 //! Values enter as Rust values and leave as one little-endian data buffer (plus a validity bitmap
 //! when there are nulls). The same value types read back through [`ArrayView::value`].
 
-use super::bitmap::Validity;
-use super::{AppendValue, ArrayBuilder, ValueKey, misuse, remembered};
-use crate::array::{ArrayParts, ArrayView, Native};
+use super::{AppendValue, ArrayBuilder, Slots, ValueKey, misuse};
+use crate::array::{ArrayView, Native};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, IntervalUnit};
-use crate::error::{FormatError, FormatResult};
+use crate::error::FormatResult;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Debug;
@@ -33,9 +32,16 @@ macro_rules! primitive {
                 out.extend_from_slice(&self.to_le_bytes());
             }
         }
+        value_key!($t);
+    )*};
+}
+
+/// Implements [`ValueKey`] for fixed-width values: the key is the value's little-endian bytes.
+macro_rules! value_key {
+    ($($t:ty),*) => {$(
         impl ValueKey for $t {
             fn write_key(&self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+                self.write_le(out)
             }
         }
     )*};
@@ -120,12 +126,6 @@ impl Primitive for I256 {
     }
 }
 
-impl ValueKey for I256 {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.0);
-    }
-}
-
 impl Native for IntervalDayTime {
     const WIDTH: usize = 8;
     fn from_le_slice(bytes: &[u8]) -> Self {
@@ -144,12 +144,6 @@ impl Primitive for IntervalDayTime {
     fn write_le(self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.days.to_le_bytes());
         out.extend_from_slice(&self.milliseconds.to_le_bytes());
-    }
-}
-
-impl ValueKey for IntervalDayTime {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        self.write_le(out)
     }
 }
 
@@ -176,21 +170,15 @@ impl Primitive for IntervalMonthDayNano {
     }
 }
 
-impl ValueKey for IntervalMonthDayNano {
-    fn write_key(&self, out: &mut Vec<u8>) {
-        self.write_le(out)
-    }
-}
+value_key!(I256, IntervalDayTime, IntervalMonthDayNano);
 
 /// Builds a fixed-width array of `T`s: `T::DATA_TYPE`, or any type of the same width
 /// ([`with_data_type`](Self::with_data_type): `Date32` from `i32`, `Timestamp` from `i64`,
 /// `Float16` from its `u16` bits, `Decimal128(p, s)` from `i128`, …).
 #[derive(Debug, Clone)]
 pub struct PrimitiveBuilder<T> {
-    data_type: DataType,
+    slots: Slots,
     values: Vec<u8>,
-    validity: Validity,
-    error: Option<FormatError>,
     value_type: PhantomData<T>,
 }
 
@@ -211,11 +199,10 @@ impl<T: Primitive> PrimitiveBuilder<T> {
     pub fn with_data_type(data_type: DataType) -> Self {
         let fits = !matches!(data_type, DataType::FixedSizeBinary(_))
             && data_type.byte_width() == Some(T::WIDTH);
+        let error = (!fits).then(|| misuse("primitive builder given a type of another width", 0));
         PrimitiveBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             values: Vec::new(),
-            validity: Validity::default(),
-            error: (!fits).then(|| misuse("primitive builder given a type of another width", 0)),
             value_type: PhantomData,
         }
     }
@@ -236,7 +223,7 @@ impl<T: Primitive> PrimitiveBuilder<T> {
 impl<T: Primitive> AppendValue<T> for PrimitiveBuilder<T> {
     fn append_value(&mut self, value: T) {
         value.write_le(&mut self.values);
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
@@ -247,35 +234,21 @@ impl<T: Primitive> AppendValue<Option<T>> for PrimitiveBuilder<T> {
 }
 
 impl<T: Primitive> ArrayBuilder for PrimitiveBuilder<T> {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     fn append_null(&mut self) {
-        self.values.resize(self.values.len() + T::WIDTH, 0);
-        self.validity.append(false);
+        self.append_nulls(1);
     }
 
     fn append_nulls(&mut self, n: usize) {
         self.values.resize(self.values.len() + n * T::WIDTH, 0);
-        self.validity.append_n(n, false);
+        self.slots.validity.append_n(n, false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
-        let values = core::mem::take(&mut self.values);
-        remembered(self.error.take())?;
-        ArrayView::try_new(ArrayParts {
-            buffers: vec![Bytes::from_vec(values)],
-            ..parts
-        })
+        let values = Bytes::from_vec(core::mem::take(&mut self.values));
+        self.slots.finish(Ok((vec![values], Vec::new())))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]

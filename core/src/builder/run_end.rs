@@ -69,15 +69,12 @@ impl<V: ArrayBuilder> RunEndBuilder<V> {
             key: Vec::new(),
             error: None,
         };
-        if builder.run_end_type().is_none() {
-            remember(
-                &mut builder.error,
-                misuse(
-                    "run-end builder given a type without Int16/32/64 run ends",
-                    0,
-                ),
-            );
-        }
+        builder.error = builder.run_end_type().is_none().then(|| {
+            misuse(
+                "run-end builder given a type without Int16/32/64 run ends",
+                0,
+            )
+        });
         builder
     }
 

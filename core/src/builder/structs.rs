@@ -3,11 +3,10 @@
 //! Each slot takes one value in every child builder, then [`StructBuilder::append`]; a null slot
 //! ([`ArrayBuilder::append_null`]) appends a null to every child itself.
 
-use super::bitmap::Validity;
-use super::{ArrayBuilder, finish_children, misuse};
-use crate::array::{ArrayParts, ArrayView};
+use super::{ArrayBuilder, Slots, finish_children, misuse};
+use crate::array::ArrayView;
 use crate::datatype::DataType;
-use crate::error::{FormatError, FormatResult};
+use crate::error::FormatResult;
 use crate::schema::Field;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -31,10 +30,8 @@ use alloc::vec::Vec;
 /// ```
 #[derive(Debug)]
 pub struct StructBuilder {
-    data_type: DataType,
+    slots: Slots,
     children: Vec<Box<dyn ArrayBuilder>>,
-    validity: Validity,
-    error: Option<FormatError>,
 }
 
 impl Default for StructBuilder {
@@ -53,11 +50,10 @@ impl StructBuilder {
     /// `finish` fails).
     pub fn with_data_type(data_type: DataType, children: Vec<Box<dyn ArrayBuilder>>) -> Self {
         let is_struct = matches!(data_type, DataType::Struct(_));
+        let error = (!is_struct).then(|| misuse("struct builder given a non-struct type", 0));
         StructBuilder {
-            data_type,
+            slots: Slots::new(data_type, error),
             children,
-            validity: Validity::default(),
-            error: (!is_struct).then(|| misuse("struct builder given a non-struct type", 0)),
         }
     }
 
@@ -71,10 +67,10 @@ impl StructBuilder {
     /// This builder with one more field, described by `field` (its name, nullability, metadata).
     #[must_use]
     pub fn with_field<B: ArrayBuilder>(mut self, field: Field, builder: B) -> Self {
-        if let DataType::Struct(fields) = &self.data_type {
+        if let DataType::Struct(fields) = &self.slots.data_type {
             let mut fields = fields.to_vec();
             fields.push(field);
-            self.data_type = DataType::Struct(fields.into());
+            self.slots.data_type = DataType::Struct(fields.into());
         }
         self.children.push(Box::new(builder));
         self
@@ -97,39 +93,31 @@ impl StructBuilder {
 
     /// Closes one valid slot; every child must have had one value appended for it.
     pub fn append(&mut self) {
-        self.validity.append(true);
+        self.slots.validity.append(true);
     }
 }
 
 impl ArrayBuilder for StructBuilder {
-    fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn len(&self) -> usize {
-        self.validity.len()
-    }
-
     /// A null slot, with a null appended to every child.
     fn append_null(&mut self) {
         for child in &mut self.children {
             child.append_null();
         }
-        self.validity.append(false);
+        self.slots.validity.append(false);
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        let parts = self.validity.finish_parts(self.data_type.clone());
         let children = finish_children(
             &mut self.children,
-            Some(parts.len),
+            Some(self.slots.validity.len()),
             "struct child length differs from the struct",
-            self.error.take(),
-        )?;
-        ArrayView::try_new(ArrayParts { children, ..parts })
+            self.slots.error.take(),
+        );
+        self.slots
+            .finish(children.map(|children| (Vec::new(), children)))
     }
 
-    as_any!();
+    slots!();
 }
 
 #[cfg(test)]

@@ -110,11 +110,7 @@ impl UnionBuilder {
     /// value (or null). An undeclared type id is an error and appends nothing.
     pub fn append_child(&mut self, type_id: i8) -> FormatResult<&mut dyn ArrayBuilder> {
         let index = self
-            .data_type
-            .union_type_ids()
-            .iter()
-            .position(|id| *id == type_id)
-            .filter(|i| *i < self.children.len())
+            .child_index(type_id)
             .ok_or(FormatErrorKind::InvalidValue {
                 what: "union type id not declared by the type",
                 value: i64::from(type_id),
@@ -127,12 +123,8 @@ impl UnionBuilder {
     /// Starts a slot of type `type_id` and returns its child as the concrete builder `B`, which
     /// must then take exactly one value. A wrong id or builder type appends nothing.
     pub fn append<B: ArrayBuilder>(&mut self, type_id: i8) -> FormatResult<&mut B> {
-        let index = self
-            .data_type
-            .union_type_ids()
-            .iter()
-            .position(|id| *id == type_id);
-        let is_b = index
+        let is_b = self
+            .child_index(type_id)
             .and_then(|i| self.children.get(i))
             .is_some_and(|c| c.as_any().is::<B>());
         if !is_b {
@@ -145,6 +137,13 @@ impl UnionBuilder {
         self.append_child(type_id)?
             .downcast_mut::<B>()
             .ok_or_else(|| misuse("union child of another builder type", 0))
+    }
+
+    /// The position of the child `type_id` selects, if the type declares the id and the child exists.
+    fn child_index(&self, type_id: i8) -> Option<usize> {
+        let ids = self.data_type.union_type_ids();
+        let index = ids.iter().position(|id| *id == type_id)?;
+        (index < self.children.len()).then_some(index)
     }
 
     fn start_slot(&mut self, index: usize, type_id: i8) -> FormatResult<()> {
