@@ -13,15 +13,13 @@ use crate::datatype::CompressionCodec;
 use twox_hash::XxHash32;
 
 use super::Output;
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatResult};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
 /// Magic number opening an LZ4 frame.
 pub(super) const FRAME_MAGIC: u32 = 0x184D_2204;
-/// Magic numbers opening a skippable frame.
-const SKIPPABLE_MAGIC: core::ops::RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
 
 /// FLG bits 7-6: format version, which must be `01`.
 const FLG_VERSION_MASK: u8 = 0b1100_0000;
@@ -53,30 +51,21 @@ const WINDOW: usize = 64 * 1024;
 
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
-    FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
+    super::corrupt(CODEC, what, offset)
 }
 
 /// Decodes every frame in `input` into `out`.
 pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
-    if input.is_empty() {
-        return Err(corrupt("no frame in compressed buffer", 0));
-    }
-    let mut cursor = Cursor::new(input);
-    while !cursor.is_empty() {
-        let frame_at = cursor.pos;
-        match cursor.u32("truncated frame magic number")? {
-            FRAME_MAGIC => decode_frame(&mut cursor, out)?,
-            magic if SKIPPABLE_MAGIC.contains(&magic) => {
-                let len = cursor.u32("truncated skippable frame size")?;
-                cursor.take(
-                    usize::try_from(len).unwrap_or(usize::MAX),
-                    "truncated skippable frame",
-                )?;
-            }
-            _ => return Err(corrupt("bad frame magic number", frame_at)),
-        }
-    }
-    Ok(())
+    let truncated = [
+        "truncated frame magic number",
+        "truncated skippable frame size",
+    ];
+    super::decode_frames(CODEC, input, FRAME_MAGIC, truncated, |at| {
+        let pos = at.saturating_add(4); // after the magic number
+        let mut cursor = Cursor { input, pos };
+        decode_frame(&mut cursor, out)?;
+        Ok(cursor.pos)
+    })
 }
 
 /// Decodes one frame whose magic number has just been read.
@@ -113,10 +102,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
         return Err(corrupt("frame header checksum mismatch", checksum_at));
     }
     if has_dict_id {
-        return Err(FormatError::new(FormatErrorKind::Unsupported {
-            what: Feature::CodecDictionary(CODEC),
-        })
-        .at(descriptor_at as u64));
+        return Err(super::dictionary_unsupported(CODEC, descriptor_at));
     }
     if content_size.is_some_and(|size| size > out.remaining() as u64) {
         return Err(corrupt(
@@ -221,16 +207,6 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A cursor at the start of `input`.
-    fn new(input: &'a [u8]) -> Self {
-        Cursor { input, pos: 0 }
-    }
-
-    /// Whether every byte has been read.
-    fn is_empty(&self) -> bool {
-        self.pos >= self.input.len()
-    }
-
     /// The next `len` bytes, or a `what` error at the current offset if fewer remain.
     fn take(&mut self, len: usize, what: &'static str) -> FormatResult<&'a [u8]> {
         let bytes = self
@@ -274,6 +250,7 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
     use crate::compression::test_data::{self, noise, phrases, text};
+    use crate::error::FormatErrorKind;
     use alloc::vec;
     use alloc::vec::Vec;
     use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};

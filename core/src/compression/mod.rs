@@ -35,7 +35,7 @@ pub use encode::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buff
 pub use lz4_encode::{Lz4BlockSize, Lz4FrameOptions};
 
 use alloc::vec::Vec;
-use core::ops::Deref;
+use core::ops::{Deref, RangeInclusive};
 
 use crate::datatype::CompressionCodec;
 use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
@@ -218,36 +218,23 @@ impl Decompressor {
                 .at(0)
             })?;
         let mut out = Output::new(declared);
-        self.decode(codec, data, &mut out)
-            .map_err(|e| e.rebase(PREFIX_LEN as u64))?;
-        if out.remaining() != 0 {
-            return Err(FormatError::new(FormatErrorKind::Decompression {
-                codec,
-                what: "decompressed data is shorter than the declared size",
-            })
-            .at(buf.len() as u64));
-        }
-        Ok(Decompressed::Owned(out.into_vec()))
-    }
-
-    /// Decodes all of `data`, compressed with `codec`, into `out`.
-    fn decode(
-        &mut self,
-        codec: CompressionCodec,
-        data: &[u8],
-        out: &mut Output,
-    ) -> FormatResult<()> {
-        match codec {
+        let decoded = match codec {
             #[cfg(feature = "lz4")]
-            CompressionCodec::Lz4Frame => lz4::decompress(data, out),
+            CompressionCodec::Lz4Frame => lz4::decompress(data, &mut out),
             #[cfg(feature = "zstd")]
-            CompressionCodec::Zstd => self.zstd.decompress(data, out),
+            CompressionCodec::Zstd => self.zstd.decompress(data, &mut out),
             #[allow(unreachable_patterns)]
             _ => {
-                let _ = (data, out); // read only by the codecs this build has
+                let _ = (data, &mut out); // used only by the codecs this build has
                 supported(codec)
             }
+        };
+        decoded.map_err(|e| e.rebase(PREFIX_LEN as u64))?;
+        if out.remaining() != 0 {
+            let what = "decompressed data is shorter than the declared size";
+            return Err(corrupt(codec, what, buf.len()));
         }
+        Ok(Decompressed::Owned(out.into_vec()))
     }
 }
 
@@ -258,13 +245,74 @@ fn supported(codec: CompressionCodec) -> FormatResult<()> {
         CompressionCodec::Zstd => cfg!(feature = "zstd"),
     };
     if built {
-        Ok(())
-    } else {
-        Err(FormatErrorKind::Unsupported {
-            what: Feature::Codec(codec),
-        }
-        .into())
+        return Ok(());
     }
+    Err(FormatErrorKind::Unsupported {
+        what: Feature::Codec(codec),
+    }
+    .into())
+}
+
+/// A `Decompression` error of `codec` at `offset` in the bytes being decoded.
+fn corrupt(codec: CompressionCodec, what: &'static str, offset: usize) -> FormatError {
+    FormatError::new(FormatErrorKind::Decompression { codec, what }).at(offset as u64)
+}
+
+/// An `Unsupported` error at `offset`: the frame there needs a dictionary, which `codec`'s
+/// decoder is never given.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+fn dictionary_unsupported(codec: CompressionCodec, offset: usize) -> FormatError {
+    let what = Feature::CodecDictionary(codec);
+    FormatError::new(FormatErrorKind::Unsupported { what }).at(offset as u64)
+}
+
+/// Magic numbers of skippable frames, the same in LZ4 and Zstandard: a little-endian `u32` size
+/// follows, then that many bytes to pass over.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+const SKIPPABLE_MAGIC: RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
+
+/// Walks the frames of `input`, compressed bytes of `codec` (LZ4 and Zstandard frames follow one
+/// another alike): passes over skippable frames, and hands the offset of each frame opening with
+/// the codec's `magic` number to `frame`, which decodes it and returns where it ends.
+///
+/// `truncated` words, as the codec does, the errors for input that ends inside a magic number
+/// and inside a skippable frame's size. Input without any frame, an unknown magic number and a
+/// skippable frame shorter than its size are `Decompression` errors too.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+fn decode_frames(
+    codec: CompressionCodec,
+    input: &[u8],
+    magic: u32,
+    truncated: [&'static str; 2],
+    mut frame: impl FnMut(usize) -> FormatResult<usize>,
+) -> FormatResult<()> {
+    let [truncated_magic, truncated_size] = truncated;
+    if input.is_empty() {
+        return Err(corrupt(codec, "no frame in compressed buffer", 0));
+    }
+    let u32_at = |at: usize, what| {
+        let bytes = input.get(at..).and_then(<[u8]>::first_chunk::<4>);
+        bytes
+            .map(|bytes| u32::from_le_bytes(*bytes))
+            .ok_or_else(|| corrupt(codec, what, at))
+    };
+    let mut at = 0;
+    while at < input.len() {
+        at = match u32_at(at, truncated_magic)? {
+            found if found == magic => frame(at)?,
+            found if SKIPPABLE_MAGIC.contains(&found) => {
+                let len = u32_at(at.saturating_add(4), truncated_size)?;
+                let data_at = at.saturating_add(8);
+                usize::try_from(len)
+                    .ok()
+                    .and_then(|len| data_at.checked_add(len))
+                    .filter(|&end| end <= input.len())
+                    .ok_or_else(|| corrupt(codec, "truncated skippable frame", data_at))?
+            }
+            _ => return Err(corrupt(codec, "bad frame magic number", at)),
+        };
+    }
+    Ok(())
 }
 
 /// The output of one buffer's decompression: exactly `declared` bytes once complete.

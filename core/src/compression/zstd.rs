@@ -28,23 +28,19 @@
 
 use crate::datatype::CompressionCodec;
 use core::fmt;
-use core::ops::RangeInclusive;
 
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDecoder};
 use ruzstd::io::Read;
 
 use super::Output;
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Zstd;
 
 /// `Magic_Number` of a Zstandard frame.
 const MAGIC: u32 = 0xFD2F_B528;
-
-/// Magic numbers of skippable frames.
-const SKIPPABLE: RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
 
 /// `Block_Maximum_Size` when the window is larger.
 const MAX_BLOCK: u64 = 128 * 1024;
@@ -60,7 +56,18 @@ const KEEP_WINDOW: u64 = 256 * 1024;
 
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
-    FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
+    super::corrupt(CODEC, what, offset)
+}
+
+/// A `LimitExceeded` error at `offset`: a frame asks for a window of `requested` bytes.
+fn window_too_large(requested: u64, limit: u64, offset: usize) -> FormatError {
+    let what = Limit::ZstdWindow;
+    let kind = FormatErrorKind::LimitExceeded {
+        what,
+        requested,
+        limit,
+    };
+    FormatError::new(kind).at(offset as u64)
 }
 
 /// Decodes the frames of one buffer after another, reusing `ruzstd`'s tables and scratch.
@@ -91,45 +98,29 @@ impl Decoder {
     }
 
     fn frames(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
-        if input.is_empty() {
-            return Err(corrupt("no frame in compressed buffer", 0));
-        }
-        let mut at = 0;
-        while let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) {
-            at = match Frame::parse(rest, at)? {
-                Frame::Skippable { len } => rest
-                    .len()
-                    .checked_sub(len)
-                    .map(|left| input.len() - left)
-                    .ok_or_else(|| corrupt("truncated skippable frame", at))?,
-                Frame::Zstd(header) => self.frame(input, at, &header, out)?,
-            };
-        }
-        Ok(())
+        let truncated = [
+            "truncated or invalid frame header",
+            "truncated skippable frame",
+        ];
+        super::decode_frames(CODEC, input, MAGIC, truncated, |at| {
+            self.frame(input, at, out)
+        })
     }
 
-    /// Decodes the frame at `frame_at` in `input`, whose header is `header`, and returns where
-    /// the frame ends.
-    fn frame(
-        &mut self,
-        input: &[u8],
-        frame_at: usize,
-        header: &FrameHeader,
-        out: &mut Output,
-    ) -> FormatResult<usize> {
+    /// Decodes the frame at `frame_at` in `input`, whose magic number has been read, and returns
+    /// where the frame ends.
+    fn frame(&mut self, input: &[u8], frame_at: usize, out: &mut Output) -> FormatResult<usize> {
+        let after_magic = input.get(frame_at.saturating_add(4)..).unwrap_or_default();
+        let (header, mut rest) = FrameHeader::parse(after_magic, frame_at)?;
         if header.window > DEFAULT_MAX_WINDOW_SIZE {
-            return Err(FormatError::new(FormatErrorKind::LimitExceeded {
-                what: Limit::ZstdWindow,
-                requested: header.window,
-                limit: DEFAULT_MAX_WINDOW_SIZE,
-            })
-            .at(frame_at as u64));
+            return Err(window_too_large(
+                header.window,
+                DEFAULT_MAX_WINDOW_SIZE,
+                frame_at,
+            ));
         }
         if header.dictionary_id != 0 {
-            return Err(FormatError::new(FormatErrorKind::Unsupported {
-                what: Feature::CodecDictionary(CODEC),
-            })
-            .at(frame_at as u64));
+            return Err(super::dictionary_unsupported(CODEC, frame_at));
         }
         let remaining = out.remaining() as u64;
         if header.content_size.is_some_and(|size| size > remaining) {
@@ -148,9 +139,6 @@ impl Decoder {
         self.window = self.window.max(window);
         let max_block = window.min(MAX_BLOCK);
 
-        let mut rest = input
-            .get(frame_at.saturating_add(header.len)..)
-            .unwrap_or_default();
         let frame_start = out.written();
         loop {
             let block_at = input.len().saturating_sub(rest.len());
@@ -178,18 +166,8 @@ impl Decoder {
 /// `Content_Checksum_flag` in a frame header descriptor.
 const CHECKSUM_FLAG: u8 = 1 << 2;
 
-/// What starts at a frame boundary.
-enum Frame {
-    /// A skippable frame of `len` bytes in all.
-    Skippable { len: usize },
-    /// A Zstandard frame.
-    Zstd(FrameHeader),
-}
-
 /// A Zstandard frame header (RFC 8878, section 3.1.1.1).
 struct FrameHeader {
-    /// The header's length in bytes, magic number included.
-    len: usize,
     /// `Window_Size`: the frame's content size for a single-segment frame.
     window: u64,
     /// `Frame_Content_Size`, when recorded.
@@ -200,27 +178,12 @@ struct FrameHeader {
     dictionary_id: u32,
 }
 
-impl Frame {
-    /// Reads the frame header at the start of `bytes`, which lie at `at` in the compressed
-    /// bytes.
-    fn parse(bytes: &[u8], at: usize) -> FormatResult<Frame> {
+impl FrameHeader {
+    /// Reads the frame header after the magic number at the start of `bytes`, of the frame at
+    /// `at` in the compressed bytes; returns it with the bytes after it.
+    fn parse(bytes: &[u8], at: usize) -> FormatResult<(FrameHeader, &[u8])> {
         let truncated = || corrupt("truncated or invalid frame header", at);
-        let (magic, rest) = bytes.split_first_chunk::<4>().ok_or_else(truncated)?;
-        let magic = u32::from_le_bytes(*magic);
-        if SKIPPABLE.contains(&magic) {
-            let (size, _) = rest
-                .split_first_chunk::<4>()
-                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
-            let len = usize::try_from(u32::from_le_bytes(*size))
-                .ok()
-                .and_then(|size| size.checked_add(8))
-                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
-            return Ok(Frame::Skippable { len });
-        }
-        if magic != MAGIC {
-            return Err(corrupt("bad frame magic number", at));
-        }
-        let (&descriptor, mut rest) = rest.split_first().ok_or_else(truncated)?;
+        let (&descriptor, mut rest) = bytes.split_first().ok_or_else(truncated)?;
         if descriptor & RESERVED_FLAG != 0 {
             return Err(corrupt("reserved bit set in frame header", at));
         }
@@ -253,14 +216,13 @@ impl Frame {
             (2, _) => Some(take(4)?),
             _ => Some(take(8)?),
         };
-        let window = window.or(content_size).unwrap_or(0);
-        Ok(Frame::Zstd(FrameHeader {
-            len: bytes.len().saturating_sub(rest.len()),
-            window,
+        let header = FrameHeader {
+            window: window.or(content_size).unwrap_or(0),
             content_size,
             checksum: descriptor & CHECKSUM_FLAG != 0,
             dictionary_id: u32::try_from(dictionary_id).unwrap_or(u32::MAX),
-        }))
+        };
+        Ok((header, rest))
     }
 }
 
@@ -325,40 +287,33 @@ const COMPRESSED_BLOCK: u32 = 2;
 /// 3.1.1.3.2.1), each `None` where the content is too short to say; `ruzstd` reports those.
 fn announced(content: &[u8]) -> (Option<u64>, Option<u64>) {
     let byte = |i: usize| content.get(i).map(|b| u64::from(*b));
-    let Some(b0) = byte(0) else {
-        return (None, None);
-    };
+    // The header's first five bytes, zero past the end (the length is checked below).
+    let [b0, b1, b2, b3, b4] = core::array::from_fn(|i| byte(i).unwrap_or(0));
     let literals_type = b0 & 3;
-    let size_format = (b0 >> 2) & 3;
     // (header length, Regenerated_Size, Compressed_Size for Huffman-coded literals)
-    let sizes = match (literals_type, size_format) {
+    let (header_len, regenerated, compressed) = match (literals_type, (b0 >> 2) & 3) {
         // Raw or RLE literals.
-        (0 | 1, 0 | 2) => Some((1, b0 >> 3, None)),
-        (0 | 1, 1) => byte(1).map(|b1| (2, (b0 >> 4) + (b1 << 4), None)),
-        (0 | 1, _) => byte(1)
-            .zip(byte(2))
-            .map(|(b1, b2)| (3, (b0 >> 4) + (b1 << 4) + (b2 << 12), None)),
+        (0 | 1, 0 | 2) => (1, b0 >> 3, None),
+        (0 | 1, 1) => (2, (b0 >> 4) + (b1 << 4), None),
+        (0 | 1, _) => (3, (b0 >> 4) + (b1 << 4) + (b2 << 12), None),
         // Compressed or treeless literals.
-        (_, 0 | 1) => byte(1).zip(byte(2)).map(|(b1, b2)| {
-            let regenerated = (b0 >> 4) + ((b1 & 0x3F) << 4);
-            (3, regenerated, Some((b1 >> 6) + (b2 << 2)))
-        }),
-        (_, 2) => byte(1).zip(byte(2)).zip(byte(3)).map(|((b1, b2), b3)| {
+        (_, 0 | 1) => (
+            3,
+            (b0 >> 4) + ((b1 & 0x3F) << 4),
+            Some((b1 >> 6) + (b2 << 2)),
+        ),
+        (_, 2) => {
             let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3) << 12);
             (4, regenerated, Some((b2 >> 2) + (b3 << 6)))
-        }),
-        (_, _) => byte(1)
-            .zip(byte(2))
-            .zip(byte(3))
-            .zip(byte(4))
-            .map(|(((b1, b2), b3), b4)| {
-                let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3F) << 12);
-                (5, regenerated, Some((b2 >> 6) + (b3 << 2) + (b4 << 10)))
-            }),
+        }
+        (_, _) => {
+            let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3F) << 12);
+            (5, regenerated, Some((b2 >> 6) + (b3 << 2) + (b4 << 10)))
+        }
     };
-    let Some((header_len, regenerated, compressed)) = sizes else {
+    if (content.len() as u64) < header_len {
         return (None, None);
-    };
+    }
     let stored = match (literals_type, compressed) {
         (_, Some(compressed)) => compressed,
         (1, None) => 1,
@@ -413,18 +368,10 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
             "truncated or invalid frame header"
         }
         E::WindowSizeTooBig { requested, max } => {
-            return FormatError::new(FormatErrorKind::LimitExceeded {
-                what: Limit::ZstdWindow,
-                requested: *requested,
-                limit: *max,
-            })
-            .at(offset as u64);
+            return window_too_large(*requested, *max, offset);
         }
         E::DictNotProvided { .. } | E::DictionaryDecodeError(_) => {
-            return FormatError::new(FormatErrorKind::Unsupported {
-                what: Feature::CodecDictionary(CODEC),
-            })
-            .at(offset as u64);
+            return super::dictionary_unsupported(CODEC, offset);
         }
         E::FailedToReadBlockHeader(_) => "truncated or invalid block header",
         E::FailedToReadBlockBody(_) => "truncated or invalid block",
