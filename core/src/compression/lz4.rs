@@ -266,6 +266,10 @@ mod tests {
         test_data::decode(CODEC, declared, frame)
     }
 
+    fn corrupt_as(declared: usize, frame: &[u8], what: &str) -> FormatError {
+        test_data::corrupt_as(CODEC, declared, frame, what)
+    }
+
     fn infos() -> Vec<FrameInfo> {
         let mut infos = Vec::new();
         for block_size in [
@@ -293,15 +297,7 @@ mod tests {
 
     #[test]
     fn round_trips_frames_from_lz4_flex() {
-        let inputs = [
-            Vec::new(),
-            b"a".to_vec(),
-            text(100),
-            text(70_000),
-            text(300_000),
-            text(1_500_000),
-            noise(200_000, 7),
-        ];
+        let inputs = test_data::inputs(usize::MAX);
         for info in infos() {
             for input in &inputs {
                 for with_size in [false, true] {
@@ -393,14 +389,6 @@ mod tests {
         );
     }
 
-    fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
-        decode(declared, frame).expect_err("corrupt frame decoded")
-    }
-
-    fn assert_corrupt(err: &FormatError, what: &str) {
-        test_data::assert_corrupt(CODEC, err, what)
-    }
-
     fn checked_frame(input: &[u8]) -> Vec<u8> {
         let info = FrameInfo::new()
             .block_size(BlockSize::Max64KB)
@@ -411,32 +399,16 @@ mod tests {
     }
 
     #[test]
-    fn bad_magic_is_corrupt() {
-        let input = text(1000);
-        let mut frame = checked_frame(&input);
-        frame[0] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset(), Some(8));
-    }
-
-    #[test]
     fn bad_header_checksum_is_corrupt() {
         let input = text(1000);
         let frame = checked_frame(&input);
-        // Header: magic, FLG, BD, 8-byte content size, checksum at 14.
-        let mut bad = frame.clone();
-        bad[14] ^= 0xff;
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame header checksum mismatch",
-        );
-        let mut bad = frame.clone();
-        bad[6] ^= 1; // content size changed under the checksum
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame header checksum mismatch",
-        );
+        // Header: magic, FLG, BD, 8-byte content size, checksum at 14; at 6, the content size
+        // changes under the checksum.
+        for (at, flip) in [(14, 0xff), (6, 1)] {
+            let mut bad = frame.clone();
+            bad[at] ^= flip;
+            corrupt_as(input.len(), &bad, "frame header checksum mismatch");
+        }
     }
 
     /// Rewrites a frame's descriptor byte and fixes the header checksum, so the decoder gets as
@@ -466,8 +438,7 @@ mod tests {
             (5, 0x30, "invalid block maximum size"),
             (5, 0x00, "invalid block maximum size"),
         ] {
-            let bad = with_descriptor(&frame, index, value);
-            assert_corrupt(&decode_err(input.len(), &bad), what);
+            corrupt_as(input.len(), &with_descriptor(&frame, index, value), what);
         }
     }
 
@@ -481,12 +452,19 @@ mod tests {
         frame
     }
 
+    /// A frame of independent blocks with block maximum size code `bd` holding one block: its
+    /// `size` field, then `data`.
+    fn one_block(bd: u8, size: u32, data: &[u8]) -> Vec<u8> {
+        let header = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, bd, &[]);
+        [&header[..], &size.to_le_bytes(), data, &[0; 4]].concat()
+    }
+
     #[test]
     fn dictionary_id_is_unsupported() {
         // An empty frame whose header carries a dictionary id.
         let mut frame = header(FLG_VERSION_01 | FLG_DICT_ID, 0x40, &[1, 2, 3, 4]);
         frame.extend_from_slice(&[0, 0, 0, 0]);
-        let err = decode_err(0, &frame);
+        let err = decode(0, &frame).unwrap_err();
         assert!(
             matches!(err.kind, FormatErrorKind::Unsupported { .. }),
             "{err:?}"
@@ -531,14 +509,14 @@ mod tests {
     #[test]
     fn bad_block_checksum_is_corrupt() {
         let input = text(1000);
-        let mut frame = checked_frame(&input);
-        // Block size at 15..19, data follows; flip a data byte (checksum is checked first).
-        frame[20] ^= 0x10;
-        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
-        let mut frame = checked_frame(&input);
-        let checksum_at = frame.len() - 4 - 4 - 4; // before end mark and content checksum
-        frame[checksum_at] ^= 1;
-        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
+        let frame = checked_frame(&input);
+        // Block size at 15..19, data follows: flip a data byte (checksum is checked first), then
+        // a byte of the checksum (before the end mark and the content checksum).
+        for (at, flip) in [(20, 0x10), (frame.len() - 4 - 4 - 4, 1)] {
+            let mut bad = frame.clone();
+            bad[at] ^= flip;
+            corrupt_as(input.len(), &bad, "block checksum mismatch");
+        }
     }
 
     #[test]
@@ -547,28 +525,22 @@ mod tests {
         let mut frame = checked_frame(&input);
         let last = frame.len() - 1;
         frame[last] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "content checksum mismatch");
+        let err = corrupt_as(input.len(), &frame, "content checksum mismatch");
         assert_eq!(err.offset(), Some(8 + last as u64 - 3));
     }
 
     #[test]
     fn block_above_maximum_size_is_corrupt() {
         // Independent blocks of at most 64 KiB; one stored block of 64 KiB + 1 bytes.
-        let flg = FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE;
-        let mut frame = header(flg, 0x40, &[]);
-        frame.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024 + 1)).to_le_bytes());
-        frame.extend_from_slice(&[0; 64 * 1024 + 1]);
-        frame.extend_from_slice(&[0; 4]);
-        assert_corrupt(
-            &decode_err(64 * 1024 + 1, &frame),
-            "block larger than the frame's block maximum size",
+        let frame = one_block(
+            0x40,
+            BLOCK_UNCOMPRESSED | (64 * 1024 + 1),
+            &[0; 64 * 1024 + 1],
         );
+        let what = "block larger than the frame's block maximum size";
+        corrupt_as(64 * 1024 + 1, &frame, what);
         // Exactly 64 KiB is fine.
-        let mut ok = header(flg, 0x40, &[]);
-        ok.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024)).to_le_bytes());
-        ok.extend_from_slice(&[7; 64 * 1024]);
-        ok.extend_from_slice(&[0; 4]);
+        let ok = one_block(0x40, BLOCK_UNCOMPRESSED | (64 * 1024), &[7; 64 * 1024]);
         assert_eq!(decode(64 * 1024, &ok).unwrap(), [7; 64 * 1024]);
     }
 
@@ -584,47 +556,26 @@ mod tests {
         }
         block.push(extra as u8);
         block.extend_from_slice(&[0x50, b'b', b'b', b'b', b'b', b'b']);
-        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x40, &[]);
-        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&block);
-        frame.extend_from_slice(&[0; 4]);
-        assert_corrupt(
-            &decode_err(70_006, &frame),
-            "block decompresses to more than the block maximum size",
-        );
+        let frame = one_block(0x40, block.len() as u32, &block);
+        let what = "block decompresses to more than the block maximum size";
+        corrupt_as(70_006, &frame, what);
         // The same block in a frame with 256 KiB blocks decodes.
-        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x50, &[]);
-        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&block);
-        frame.extend_from_slice(&[0; 4]);
-        let out = decode(70_006, &frame).unwrap();
+        let out = decode(70_006, &one_block(0x50, block.len() as u32, &block)).unwrap();
         assert!(out[..70_001].iter().all(|&b| b == b'a') && out.ends_with(b"bbbbb"));
     }
 
     #[test]
     fn declared_size_must_match_the_data() {
         for input in [text(100), text(200_000), noise(1000, 9)] {
-            for info in [
-                FrameInfo::new(),
-                FrameInfo::new().content_size(Some(input.len() as u64)),
+            for (content_size, longer) in [
+                (None, "decompressed data is longer than the declared size"),
+                (
+                    Some(input.len() as u64),
+                    "frame content size exceeds the declared buffer size",
+                ),
             ] {
-                let frame = encode(&info, &input);
-                let n = input.len();
-                for declared in [0, 1, n - 1] {
-                    let err = decode_err(declared, &frame);
-                    let what = if info.content_size.is_some() {
-                        "frame content size exceeds the declared buffer size"
-                    } else {
-                        "decompressed data is longer than the declared size"
-                    };
-                    assert_corrupt(&err, what);
-                }
-                for declared in [n + 1, 2 * n] {
-                    assert_corrupt(
-                        &decode_err(declared, &frame),
-                        "decompressed data is shorter than the declared size",
-                    );
-                }
+                let frame = encode(&FrameInfo::new().content_size(content_size), &input);
+                test_data::declared_size_must_match(CODEC, input.len(), &frame, Some(longer));
             }
         }
     }
@@ -633,34 +584,26 @@ mod tests {
     fn content_size_field_must_match_the_frame() {
         let input = text(1000);
         let frame = checked_frame(&input);
-        // Claim 999 bytes in the header (checksum fixed): the data says 1000.
-        let mut bad = frame.clone();
-        bad[6..14].copy_from_slice(&999u64.to_le_bytes());
-        let bad = with_descriptor(&bad, 4, bad[4]);
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame content size does not match its data",
-        );
-        // Claim more than the declared buffer size: refused before decoding.
-        let mut bad = frame.clone();
-        bad[6..14].copy_from_slice(&u64::MAX.to_le_bytes());
-        let bad = with_descriptor(&bad, 4, bad[4]);
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame content size exceeds the declared buffer size",
-        );
+        // Claim 999 bytes in the header (checksum fixed): the data says 1000. Claim more than
+        // the declared buffer size: refused before decoding.
+        for (claim, what) in [
+            (999, "frame content size does not match its data"),
+            (
+                u64::MAX,
+                "frame content size exceeds the declared buffer size",
+            ),
+        ] {
+            let mut bad = frame.clone();
+            bad[6..14].copy_from_slice(&claim.to_le_bytes());
+            corrupt_as(input.len(), &with_descriptor(&bad, 4, bad[4]), what);
+        }
     }
 
     #[test]
-    fn concatenated_and_skippable_frames() {
+    fn concatenated_skippable_and_bad_frames() {
         let (a, b) = (text(1000), noise(500, 5));
         let frame_a = encode(&FrameInfo::new(), &a);
         let frame_b = encode(&FrameInfo::new().content_checksum(true), &b);
-        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
-    }
-
-    #[test]
-    fn empty_input_after_prefix_is_corrupt() {
-        assert_corrupt(&decode_err(0, &[]), "no frame in compressed buffer");
+        test_data::frame_walk(CODEC, (&a, &frame_a), (&b, &frame_b));
     }
 }

@@ -408,14 +408,9 @@ impl Output {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
+    use super::test_data::prefixed;
     use super::*;
     use alloc::vec;
-
-    fn prefixed(declared: i64, data: &[u8]) -> Vec<u8> {
-        let mut buf = declared.to_le_bytes().to_vec();
-        buf.extend_from_slice(data);
-        buf
-    }
 
     #[test]
     fn minus_one_borrows_the_bytes_after_the_prefix() {
@@ -582,11 +577,14 @@ pub(crate) mod test_data {
     use crate::error::{FormatError, FormatErrorKind, FormatResult};
     use alloc::vec::Vec;
 
+    /// `data` behind the length prefix `declared`, as a body buffer holds them.
+    pub fn prefixed(declared: i64, data: &[u8]) -> Vec<u8> {
+        [&declared.to_le_bytes()[..], data].concat()
+    }
+
     /// `frame` decoded by `codec` as an IPC body buffer declaring `declared` bytes.
     pub fn decode(codec: CompressionCodec, declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
-        let mut buf = (declared as i64).to_le_bytes().to_vec();
-        buf.extend_from_slice(frame);
-        match decompress_buffer(codec, &buf, 1 << 30)? {
+        match decompress_buffer(codec, &prefixed(declared as i64, frame), 1 << 30)? {
             Decompressed::Owned(v) => Ok(v),
             Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
         }
@@ -603,20 +601,59 @@ pub(crate) mod test_data {
         }
     }
 
+    /// Checks that `frame`, declaring `declared` bytes, is `codec`'s corrupt-data error `what`;
+    /// returns the error.
+    pub fn corrupt_as(
+        codec: CompressionCodec,
+        declared: usize,
+        frame: &[u8],
+        what: &str,
+    ) -> FormatError {
+        let err = decode(codec, declared, frame).expect_err("a corrupt frame decoded");
+        assert_corrupt(codec, &err, what);
+        err
+    }
+
+    /// Checks that `err` is a `Decompression` error of any wording.
+    pub fn assert_any_corrupt(err: &FormatError) {
+        let corrupt = matches!(err.kind, FormatErrorKind::Decompression { .. });
+        assert!(corrupt, "{err:?}");
+    }
+
     /// Checks that `frame` (of `len` bytes) cut at every position is a decompression error.
     pub fn every_cut_is_an_error(codec: CompressionCodec, len: usize, frame: &[u8]) {
         for cut in 0..frame.len() {
             let err = decode(codec, len, &frame[..cut]).expect_err("a cut frame decoded");
-            assert!(
-                matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                "cut at {cut}: {err:?}"
-            );
+            let corrupt = matches!(err.kind, FormatErrorKind::Decompression { .. });
+            assert!(corrupt, "cut at {cut}: {err:?}");
         }
     }
 
-    /// Checks that frame `a` (of bytes `a_data`), a skippable frame and frame `b` (of `b_data`)
-    /// decode to both, and that trailing bytes or a cut skippable frame are errors.
-    pub fn skippable_frames(
+    /// Checks that `frame`, which decodes to `n` bytes, is corrupt in a buffer declaring fewer
+    /// bytes (with the error `longer` where the codec words it one way for this frame) or more.
+    pub fn declared_size_must_match(
+        codec: CompressionCodec,
+        n: usize,
+        frame: &[u8],
+        longer: Option<&str>,
+    ) {
+        for declared in [0, 1, n - 1] {
+            let err = decode(codec, declared, frame).expect_err("too much data decoded");
+            match longer {
+                Some(what) => assert_corrupt(codec, &err, what),
+                None => assert_any_corrupt(&err),
+            }
+        }
+        for declared in [n + 1, 2 * n] {
+            let what = "decompressed data is shorter than the declared size";
+            corrupt_as(codec, declared, frame, what);
+        }
+    }
+
+    /// Checks the frame walk both codecs share: frame `a` (of bytes `a_data`), a skippable frame
+    /// and frame `b` (of `b_data`) decode to both; trailing bytes, a cut skippable frame, a bad
+    /// magic number and no frame at all are errors.
+    pub fn frame_walk(
         codec: CompressionCodec,
         (a_data, a): (&[u8], &[u8]),
         (b_data, b): (&[u8], &[u8]),
@@ -628,9 +665,22 @@ pub(crate) mod test_data {
             let trailing = [&frames[..], &[0, 0]].concat();
             assert!(decode(codec, both.len(), &trailing).is_err());
             let cut = [a, &magic.to_le_bytes(), &100u32.to_le_bytes(), b"short"].concat();
-            let err = decode(codec, a_data.len(), &cut).expect_err("a cut frame decoded");
-            assert_corrupt(codec, &err, "truncated skippable frame");
+            corrupt_as(codec, a_data.len(), &cut, "truncated skippable frame");
         }
+        let bad_magic = [&[a[0] ^ 1], &a[1..]].concat();
+        let err = corrupt_as(codec, a_data.len(), &bad_magic, "bad frame magic number");
+        assert_eq!(err.offset(), Some(8));
+        corrupt_as(codec, 0, &[], "no frame in compressed buffer");
+    }
+
+    /// Inputs for round trips, none longer than `max` bytes: none, one byte, text filling one
+    /// or many blocks, noise, and text then noise.
+    pub fn inputs(max: usize) -> Vec<Vec<u8>> {
+        let mut inputs = [100, 70_000, 300_000, 1_500_000].map(text).to_vec();
+        inputs.extend([Vec::new(), b"a".to_vec(), noise(200_000, 7)]);
+        inputs.push([text(100_000), noise(200_000, 3)].concat());
+        inputs.retain(|input| input.len() <= max);
+        inputs
     }
 
     /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
@@ -646,6 +696,7 @@ pub(crate) mod test_data {
         out
     }
 
+    /// Bytes that compress well.
     pub fn text(len: usize) -> Vec<u8> {
         phrases(len, 7)
     }

@@ -385,24 +385,21 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::decompress_buffer;
-    use crate::compression::test_data::{self, noise, phrases, text};
-    use crate::datatype::CompressionCodec;
+    use crate::compression::test_data::{self, noise, phrases, prefixed, text};
+    use crate::compression::{DEFAULT_DECOMPRESSION_LIMIT, Decompressor, decompress_buffer};
     use alloc::vec::Vec;
     use ruzstd::encoding::{CompressionLevel, compress_to_vec};
-
-    const LIMIT: u64 = 1 << 30;
 
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
         test_data::decode(CODEC, declared, frame)
     }
 
-    fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
-        decode(declared, frame).expect_err("corrupt frame decoded")
+    fn corrupt_as(declared: usize, frame: &[u8], what: &str) -> FormatError {
+        test_data::corrupt_as(CODEC, declared, frame, what)
     }
 
-    fn assert_corrupt(err: &FormatError, what: &str) {
-        test_data::assert_corrupt(CODEC, err, what)
+    fn fastest(input: &[u8]) -> Vec<u8> {
+        compress_to_vec(input, CompressionLevel::Fastest)
     }
 
     /// Frames written by the reference `zstd` command-line tool (v1.5.4).
@@ -451,15 +448,7 @@ mod tests {
 
     #[test]
     fn round_trips_frames_from_ruzstd() {
-        let inputs = [
-            Vec::new(),
-            b"a".to_vec(),
-            text(100),
-            text(70_000),
-            text(300_000),
-            text(1_500_000),
-            noise(200_000, 7),
-        ];
+        let inputs = test_data::inputs(usize::MAX);
         for level in [CompressionLevel::Uncompressed, CompressionLevel::Fastest] {
             for input in &inputs {
                 let frame = compress_to_vec(input.as_slice(), level);
@@ -472,19 +461,17 @@ mod tests {
 
     #[test]
     fn decodes_reference_frame() {
-        let expected = b"hello hello hello hello hello hello\n";
-        assert_eq!(decode(expected.len(), reference::HELLO).unwrap(), expected);
-        let expected = phrases(5000, 7);
-        assert_eq!(decode(5000, reference::TEXT_5000).unwrap(), expected);
-        let expected = phrases(140_000, 500);
-        assert_eq!(
-            decode(140_000, reference::REPEATS_140000).unwrap(),
-            expected
-        );
-        assert_eq!(
-            decode(140_000, reference::REPEATS_140000_STREAMED).unwrap(),
-            expected
-        );
+        for (frame, expected) in [
+            (
+                reference::HELLO,
+                b"hello hello hello hello hello hello\n".to_vec(),
+            ),
+            (reference::TEXT_5000, phrases(5000, 7)),
+            (reference::REPEATS_140000, phrases(140_000, 500)),
+            (reference::REPEATS_140000_STREAMED, phrases(140_000, 500)),
+        ] {
+            assert_eq!(decode(expected.len(), frame).unwrap(), expected);
+        }
     }
 
     #[test]
@@ -494,30 +481,26 @@ mod tests {
             (reference::REPEATS_140000, 140_000),
             (reference::REPEATS_140000_STREAMED, 140_000),
         ] {
-            assert_corrupt(
-                &decode_err(n + 1, frame),
-                "decompressed data is shorter than the declared size",
-            );
+            test_data::declared_size_must_match(CODEC, n, frame, None);
             test_data::every_cut_is_an_error(CODEC, n, frame);
         }
-        let err = decode_err(139_999, reference::REPEATS_140000);
-        assert_corrupt(&err, "frame content size exceeds the declared buffer size");
-        let err = decode_err(139_999, reference::REPEATS_140000_STREAMED);
-        assert_corrupt(&err, "decompressed data is longer than the declared size");
+        let what = "frame content size exceeds the declared buffer size";
+        corrupt_as(139_999, reference::REPEATS_140000, what);
+        let what = "decompressed data is longer than the declared size";
+        corrupt_as(139_999, reference::REPEATS_140000_STREAMED, what);
     }
 
     #[test]
     fn truncation_at_every_position_is_an_error() {
         for input in [text(5000), noise(3000, 1)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            test_data::every_cut_is_an_error(CODEC, input.len(), &frame);
+            test_data::every_cut_is_an_error(CODEC, input.len(), &fastest(&input));
         }
     }
 
     #[test]
     fn corrupted_bytes_never_panic() {
         let input = text(3000);
-        let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
+        let frame = fastest(&input);
         for i in 0..frame.len() {
             for flip in [0x01, 0x80, 0xff] {
                 let mut bad = frame.clone();
@@ -530,54 +513,20 @@ mod tests {
     }
 
     #[test]
-    fn bad_magic_is_corrupt() {
-        let input = text(1000);
-        let mut frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-        frame[0] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset(), Some(8));
-    }
-
-    #[test]
     fn declared_size_must_match_the_data() {
         for input in [text(100), text(300_000), noise(1000, 9)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            let n = input.len();
-            for declared in [0, 1, n - 1] {
-                let err = decode_err(declared, &frame);
-                assert!(
-                    matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                    "{err:?}"
-                );
-            }
-            for declared in [n + 1, 2 * n] {
-                assert_corrupt(
-                    &decode_err(declared, &frame),
-                    "decompressed data is shorter than the declared size",
-                );
-            }
+            test_data::declared_size_must_match(CODEC, input.len(), &fastest(&input), None);
         }
-    }
-
-    #[test]
-    fn more_data_than_declared_stops_at_the_declared_size() {
         // 1 MiB of zeros packs into a few bytes; declaring 10 must fail without producing it all.
-        let zeros = alloc::vec![0u8; 1 << 20];
-        let frame = compress_to_vec(zeros.as_slice(), CompressionLevel::Fastest);
-        let err = decode_err(10, &frame);
-        assert!(
-            matches!(err.kind, FormatErrorKind::Decompression { .. }),
-            "{err:?}"
-        );
+        let zeros = fastest(&alloc::vec![0; 1 << 20]);
+        test_data::assert_any_corrupt(&decode(10, &zeros).unwrap_err());
     }
 
     #[test]
-    fn concatenated_and_skippable_frames() {
+    fn concatenated_skippable_and_bad_frames() {
         let (a, b) = (text(1000), noise(500, 5));
-        let frame_a = compress_to_vec(a.as_slice(), CompressionLevel::Fastest);
         let frame_b = compress_to_vec(b.as_slice(), CompressionLevel::Uncompressed);
-        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
+        test_data::frame_walk(CODEC, (&a, &fastest(&a)), (&b, &frame_b));
     }
 
     #[test]
@@ -585,7 +534,7 @@ mod tests {
         // Frame header: magic, descriptor 0 (no single segment, no checksum, no content size),
         // window descriptor with exponent 31 (2 GiB window), then a last empty raw block.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8, 0x01, 0x00, 0x00];
-        let err = decode_err(0, &frame);
+        let err = decode(0, &frame).unwrap_err();
         assert!(
             matches!(
                 err.kind,
@@ -606,17 +555,8 @@ mod tests {
     #[test]
     fn headers_asking_for_more_than_the_buffer_are_refused_before_decoding() {
         // The window is cut to the declared size: the frame decodes (to too few bytes).
-        let err = decode_err(1000, &greedy(&[0x01, 0x00, 0x00]));
-        assert!(
-            matches!(
-                err.kind,
-                FormatErrorKind::Decompression {
-                    what: "decompressed data is shorter than the declared size",
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        let what = "decompressed data is shorter than the declared size";
+        corrupt_as(1000, &greedy(&[0x01, 0x00, 0x00]), what);
         let cases: [(&[u8], &str); 3] = [
             // RLE literals of 0xFFFFF bytes.
             (
@@ -637,8 +577,7 @@ mod tests {
             ),
         ];
         for (block, what) in cases {
-            let err = decode_err(1000, &greedy(block));
-            assert_corrupt(&err, what);
+            let err = corrupt_as(1000, &greedy(block), what);
             assert_eq!(err.offset(), Some(8 + 6), "{what}");
         }
     }
@@ -677,21 +616,14 @@ mod tests {
     fn recorded_content_size_must_match_even_when_zero() {
         // Single segment, 1-byte content size 0, then a last raw block holding one byte.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x09, 0x00, 0x00, b'x'];
-        assert_corrupt(
-            &decode_err(1, &frame),
-            "frame content size does not match its data",
-        );
+        corrupt_as(1, &frame, "frame content size does not match its data");
         let mut reserved = reference::HELLO.to_vec();
         reserved[4] |= 1 << 3;
-        assert_corrupt(
-            &decode_err(36, &reserved),
-            "reserved bit set in frame header",
-        );
+        corrupt_as(36, &reserved, "reserved bit set in frame header");
     }
 
     #[test]
     fn one_decompressor_decodes_buffers_as_fresh_ones_do() {
-        use crate::compression::Decompressor;
         let mut buffers: Vec<(usize, Vec<u8>)> = alloc::vec![
             (36, reference::HELLO.to_vec()),
             (140_000, reference::REPEATS_140000_STREAMED.to_vec()),
@@ -700,21 +632,14 @@ mod tests {
             (140_000, reference::REPEATS_140000.to_vec()),
         ];
         for input in [text(300_000), noise(1000, 3), text(50)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            buffers.push((input.len(), frame));
+            buffers.push((input.len(), fastest(&input)));
         }
         let mut reused = Decompressor::new();
         for (declared, frame) in &buffers {
-            let mut buf = (*declared as i64).to_le_bytes().to_vec();
-            buf.extend_from_slice(frame);
-            let fresh = decompress_buffer(CompressionCodec::Zstd, &buf, LIMIT);
-            let again = reused.decompress(CompressionCodec::Zstd, &buf, LIMIT);
+            let buf = prefixed(*declared as i64, frame);
+            let fresh = decompress_buffer(CODEC, &buf, DEFAULT_DECOMPRESSION_LIMIT);
+            let again = reused.decompress(CODEC, &buf, DEFAULT_DECOMPRESSION_LIMIT);
             assert_eq!(fresh, again, "{declared} bytes");
         }
-    }
-
-    #[test]
-    fn empty_input_after_prefix_is_corrupt() {
-        assert_corrupt(&decode_err(0, &[]), "no frame in compressed buffer");
     }
 }
