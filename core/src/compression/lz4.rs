@@ -49,6 +49,18 @@ pub(super) const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
 /// How far back an LZ4 match can reach, so how much earlier output a linked block can use.
 const WINDOW: usize = 64 * 1024;
 
+/// The block maximum size that a BD block maximum size code of 4 to 7 stands for: 64 KiB,
+/// 256 KiB, 1 MiB or 4 MiB.
+pub(super) fn block_max(code: u8) -> usize {
+    1 << (8 + 2 * code)
+}
+
+/// The header checksum over a frame `descriptor` (FLG up to the last optional field): the
+/// second byte of its xxHash32.
+pub(super) fn header_checksum(descriptor: &[u8]) -> u8 {
+    ((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8
+}
+
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
     super::corrupt(CODEC, what, offset)
@@ -80,10 +92,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
         return Err(corrupt("reserved frame descriptor bit set", descriptor_at));
     }
     let block_max = match bd >> BD_BLOCK_MAX_SHIFT {
-        4 => 64 * 1024,
-        5 => 256 * 1024,
-        6 => 1024 * 1024,
-        7 => 4 * 1024 * 1024,
+        code @ 4..=7 => block_max(code),
         _ => return Err(corrupt("invalid block maximum size", descriptor_at)),
     };
     let content_size = if flg & FLG_CONTENT_SIZE != 0 {
@@ -97,8 +106,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
     }
     let descriptor = cursor.since(descriptor_at);
     let checksum_at = cursor.pos;
-    let header_checksum = cursor.u8("truncated frame descriptor")?;
-    if header_checksum != ((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8 {
+    if cursor.u8("truncated frame descriptor")? != header_checksum(descriptor) {
         return Err(corrupt("frame header checksum mismatch", checksum_at));
     }
     if has_dict_id {
@@ -420,7 +428,7 @@ mod tests {
         let end = 6
             + if flg & FLG_CONTENT_SIZE != 0 { 8 } else { 0 }
             + if flg & FLG_DICT_ID != 0 { 4 } else { 0 };
-        frame[end] = (XxHash32::oneshot(0, &frame[4..end]) >> 8) as u8;
+        frame[end] = header_checksum(&frame[4..end]);
         frame
     }
 
@@ -447,8 +455,7 @@ mod tests {
         let mut frame = FRAME_MAGIC.to_le_bytes().to_vec();
         frame.extend_from_slice(&[flg, bd]);
         frame.extend_from_slice(fields);
-        let checksum = (XxHash32::oneshot(0, &frame[4..]) >> 8) as u8;
-        frame.push(checksum);
+        frame.push(header_checksum(&frame[4..]));
         frame
     }
 

@@ -112,12 +112,9 @@ impl Decoder {
     fn frame(&mut self, input: &[u8], frame_at: usize, out: &mut Output) -> FormatResult<usize> {
         let after_magic = input.get(frame_at.saturating_add(4)..).unwrap_or_default();
         let (header, mut rest) = FrameHeader::parse(after_magic, frame_at)?;
-        if header.window > DEFAULT_MAX_WINDOW_SIZE {
-            return Err(window_too_large(
-                header.window,
-                DEFAULT_MAX_WINDOW_SIZE,
-                frame_at,
-            ));
+        let limit = DEFAULT_MAX_WINDOW_SIZE;
+        if header.window > limit {
+            return Err(window_too_large(header.window, limit, frame_at));
         }
         if header.dictionary_id != 0 {
             return Err(super::dictionary_unsupported(CODEC, frame_at));
@@ -199,9 +196,7 @@ impl FrameHeader {
         let window = if single_segment {
             None
         } else {
-            let descriptor = take(1)?;
-            let base = 1u64 << (10 + (descriptor >> 3));
-            Some(base + base / 8 * (descriptor & 7))
+            Some(window_size(take(1)?))
         };
         let dictionary_id = match descriptor & 3 {
             0 => 0,
@@ -232,21 +227,20 @@ const SINGLE_SEGMENT_FLAG: u8 = 1 << 5;
 /// The reserved bit of a frame header descriptor, which must be zero.
 const RESERVED_FLAG: u8 = 1 << 3;
 
+/// The window a `Window_Descriptor` (a byte) gives: `Exponent` in bits 7-3, `Mantissa` in 2-0.
+fn window_size(descriptor: u64) -> u64 {
+    let base = 1u64 << (10 + (descriptor >> 3));
+    base + base / 8 * (descriptor & 7)
+}
+
 /// The smallest `Window_Descriptor` whose window holds `size` bytes, with that window (at
 /// least 1 KiB, the smallest there is). `size` is at most 128 MiB here.
 fn window_descriptor(size: u64) -> (u8, u64) {
-    let mut last = (0, 1 << 10);
-    for exponent in 0..=31u8 {
-        let base = 1u64 << (10 + exponent);
-        for mantissa in 0..8u8 {
-            let window = base + base / 8 * u64::from(mantissa);
-            last = (exponent << 3 | mantissa, window);
-            if window >= size {
-                return last;
-            }
-        }
-    }
-    last
+    // Windows grow with their descriptors.
+    let fits = (0..=u8::MAX).find(|&descriptor| window_size(descriptor.into()) >= size);
+    debug_assert!(fits.is_some(), "a window of {size} bytes");
+    let descriptor = fits.unwrap_or(u8::MAX);
+    (descriptor, window_size(descriptor.into()))
 }
 
 /// Checks the block at the start of `rest` (at `at` in the compressed bytes) before `ruzstd`
