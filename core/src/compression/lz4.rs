@@ -407,15 +407,24 @@ mod tests {
     }
 
     #[test]
-    fn bad_header_checksum_is_corrupt() {
+    fn bad_checksums_are_corrupt() {
         let input = text(1000);
         let frame = checked_frame(&input);
-        // Header: magic, FLG, BD, 8-byte content size, checksum at 14; at 6, the content size
-        // changes under the checksum.
-        for (at, flip) in [(14, 0xff), (6, 1)] {
+        let last = frame.len() - 1;
+        // Header: magic, FLG, BD, 8-byte content size (at 6, changed under the checksum),
+        // checksum at 14. One block: its size at 15..19, data (a flip there fails the block
+        // checksum, checked first), the block checksum, the end mark, the content checksum.
+        for (at, flip, what, reported_at) in [
+            (14, 0xff, "frame header checksum mismatch", 14),
+            (6, 1, "frame header checksum mismatch", 14),
+            (20, 0x10, "block checksum mismatch", 19),
+            (last - 4 - 4 - 3, 1, "block checksum mismatch", 19),
+            (last, 1, "content checksum mismatch", last - 3),
+        ] {
             let mut bad = frame.clone();
             bad[at] ^= flip;
-            corrupt_as(input.len(), &bad, "frame header checksum mismatch");
+            let err = corrupt_as(input.len(), &bad, what);
+            assert_eq!(err.offset(), Some(8 + reported_at as u64), "{what}");
         }
     }
 
@@ -511,29 +520,6 @@ mod tests {
             bad[i] ^= 0x5a;
             let _ = decode(input.len(), &bad);
         }
-    }
-
-    #[test]
-    fn bad_block_checksum_is_corrupt() {
-        let input = text(1000);
-        let frame = checked_frame(&input);
-        // Block size at 15..19, data follows: flip a data byte (checksum is checked first), then
-        // a byte of the checksum (before the end mark and the content checksum).
-        for (at, flip) in [(20, 0x10), (frame.len() - 4 - 4 - 4, 1)] {
-            let mut bad = frame.clone();
-            bad[at] ^= flip;
-            corrupt_as(input.len(), &bad, "block checksum mismatch");
-        }
-    }
-
-    #[test]
-    fn bad_content_checksum_is_corrupt() {
-        let input = text(1000);
-        let mut frame = checked_frame(&input);
-        let last = frame.len() - 1;
-        frame[last] ^= 1;
-        let err = corrupt_as(input.len(), &frame, "content checksum mismatch");
-        assert_eq!(err.offset(), Some(8 + last as u64 - 3));
     }
 
     #[test]
