@@ -90,21 +90,17 @@ impl fmt::Debug for Decoder {
 impl Decoder {
     /// Decodes every frame in `input` into `out`.
     pub(super) fn decompress(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
-        let result = self.frames(input, out);
-        if self.window > KEEP_WINDOW {
-            *self = Decoder::default();
-        }
-        result
-    }
-
-    fn frames(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
         let truncated = [
             "truncated or invalid frame header",
             "truncated skippable frame",
         ];
-        super::decode_frames(CODEC, input, MAGIC, truncated, |at| {
+        let result = super::decode_frames(CODEC, input, MAGIC, truncated, |at| {
             self.frame(input, at, out)
-        })
+        });
+        if self.window > KEEP_WINDOW {
+            *self = Decoder::default();
+        }
+        result
     }
 
     /// Decodes the frame at `frame_at` in `input`, whose magic number has been read, and returns
