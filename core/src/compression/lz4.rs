@@ -18,6 +18,13 @@ use crate::error::{FormatError, FormatResult};
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
+/// How this codec words input that ends inside a magic number, and inside a skippable frame's
+/// size.
+const TRUNCATED: [&str; 2] = [
+    "truncated frame magic number",
+    "truncated skippable frame size",
+];
+
 /// Magic number opening an LZ4 frame.
 pub(super) const FRAME_MAGIC: u32 = 0x184D_2204;
 
@@ -68,11 +75,7 @@ fn corrupt(what: &'static str, offset: usize) -> FormatError {
 
 /// Decodes every frame in `input` into `out`.
 pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
-    let truncated = [
-        "truncated frame magic number",
-        "truncated skippable frame size",
-    ];
-    super::decode_frames(CODEC, input, FRAME_MAGIC, truncated, |at| {
+    super::decode_frames(CODEC, input, FRAME_MAGIC, TRUNCATED, |at| {
         let pos = at.saturating_add(4); // after the magic number
         let mut cursor = Cursor { input, pos };
         decode_frame(&mut cursor, out)?;
@@ -599,6 +602,6 @@ mod tests {
         let (a, b) = (text(1000), noise(500, 5));
         let frame_a = encode(&FrameInfo::new(), &a);
         let frame_b = encode(&FrameInfo::new().content_checksum(true), &b);
-        test_data::frame_walk(CODEC, (&a, &frame_a), (&b, &frame_b));
+        test_data::frame_walk(CODEC, (&a, &frame_a), (&b, &frame_b), TRUNCATED);
     }
 }

@@ -649,20 +649,27 @@ pub(crate) mod test_data {
 
     /// Checks the frame walk both codecs share: frame `a` (of bytes `a_data`), a skippable frame
     /// and frame `b` (of `b_data`) decode to both; trailing bytes, a cut skippable frame, a bad
-    /// magic number and no frame at all are errors.
+    /// magic number and no frame at all are errors. `truncated` is the codec's wording for input
+    /// that ends inside a magic number and inside a skippable frame's size.
     pub fn frame_walk(
         codec: CompressionCodec,
         (a_data, a): (&[u8], &[u8]),
         (b_data, b): (&[u8], &[u8]),
+        [cut_magic, cut_size]: [&str; 2],
     ) {
         let both = [a_data, b_data].concat();
         for magic in [0x184D_2A50u32, 0x184D_2A53, 0x184D_2A5F] {
             let frames = [a, &magic.to_le_bytes(), &3u32.to_le_bytes(), b"xyz", b].concat();
             assert_eq!(decode(codec, both.len(), &frames).unwrap(), both);
             let trailing = [&frames[..], &[0, 0]].concat();
-            assert!(decode(codec, both.len(), &trailing).is_err());
+            let err = corrupt_as(codec, both.len(), &trailing, cut_magic);
+            assert_eq!(err.offset(), Some(8 + frames.len() as u64));
+            let cut = [a, &magic.to_le_bytes(), &[3, 0]].concat();
+            let err = corrupt_as(codec, a_data.len(), &cut, cut_size);
+            assert_eq!(err.offset(), Some(8 + a.len() as u64 + 4));
             let cut = [a, &magic.to_le_bytes(), &100u32.to_le_bytes(), b"short"].concat();
-            corrupt_as(codec, a_data.len(), &cut, "truncated skippable frame");
+            let err = corrupt_as(codec, a_data.len(), &cut, "truncated skippable frame");
+            assert_eq!(err.offset(), Some(8 + a.len() as u64 + 8));
         }
         let bad_magic = [&[a[0] ^ 1], &a[1..]].concat();
         let err = corrupt_as(codec, a_data.len(), &bad_magic, "bad frame magic number");

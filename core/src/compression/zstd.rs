@@ -39,6 +39,13 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Zstd;
 
+/// How this codec words input that ends inside a magic number, and inside a skippable frame's
+/// size.
+const TRUNCATED: [&str; 2] = [
+    "truncated or invalid frame header",
+    "truncated skippable frame",
+];
+
 /// `Magic_Number` of a Zstandard frame.
 const MAGIC: u32 = 0xFD2F_B528;
 
@@ -90,11 +97,7 @@ impl fmt::Debug for Decoder {
 impl Decoder {
     /// Decodes every frame in `input` into `out`.
     pub(super) fn decompress(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
-        let truncated = [
-            "truncated or invalid frame header",
-            "truncated skippable frame",
-        ];
-        let result = super::decode_frames(CODEC, input, MAGIC, truncated, |at| {
+        let result = super::decode_frames(CODEC, input, MAGIC, TRUNCATED, |at| {
             self.frame(input, at, out)
         });
         if self.window > KEEP_WINDOW {
@@ -516,7 +519,7 @@ mod tests {
     fn concatenated_skippable_and_bad_frames() {
         let (a, b) = (text(1000), noise(500, 5));
         let frame_b = compress_to_vec(b.as_slice(), CompressionLevel::Uncompressed);
-        test_data::frame_walk(CODEC, (&a, &fastest(&a)), (&b, &frame_b));
+        test_data::frame_walk(CODEC, (&a, &fastest(&a)), (&b, &frame_b), TRUNCATED);
     }
 
     #[test]
