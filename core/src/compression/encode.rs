@@ -15,9 +15,9 @@
 use super::lz4_encode::{self, Lz4FrameOptions};
 #[cfg(feature = "zstd")]
 use super::zstd_encode;
-use super::{PREFIX_LEN, UNCOMPRESSED};
+use super::{PREFIX_LEN, UNCOMPRESSED, supported};
 use crate::datatype::CompressionCodec;
-use crate::error::{Feature, FormatErrorKind, FormatResult};
+use crate::error::FormatResult;
 use alloc::vec::Vec;
 
 /// The prefix of a buffer stored uncompressed in a compressed body: `-1` as a little-endian `i64`.
@@ -56,35 +56,6 @@ pub struct CodecOptions {
     pub lz4: Lz4FrameOptions,
 }
 
-/// Appends one frame of `codec` holding `data` to `out`.
-fn compress_frame(
-    codec: CompressionCodec,
-    data: &[u8],
-    options: &CodecOptions,
-    out: &mut Vec<u8>,
-) -> FormatResult<()> {
-    match codec {
-        #[cfg(feature = "lz4")]
-        CompressionCodec::Lz4Frame => {
-            lz4_encode::compress_frame(data, options.lz4, out);
-            Ok(())
-        }
-        #[cfg(feature = "zstd")]
-        CompressionCodec::Zstd => {
-            zstd_encode::compress_frame(data, out);
-            Ok(())
-        }
-        #[allow(unreachable_patterns)]
-        _ => {
-            let _ = (data, options, out);
-            Err(FormatErrorKind::Unsupported {
-                what: Feature::Codec(codec),
-            }
-            .into())
-        }
-    }
-}
-
 /// Compresses one body buffer with `codec`: [`EncodedBuffer::Empty`] for an empty buffer,
 /// [`EncodedBuffer::Uncompressed`] when the codec does not shrink it, else the prefixed
 /// compressed bytes.
@@ -100,7 +71,17 @@ pub fn compress_buffer(
     }
     let mut out = Vec::with_capacity(PREFIX_LEN + data.len() / 2);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    compress_frame(codec, data, options, &mut out)?;
+    match codec {
+        #[cfg(feature = "lz4")]
+        CompressionCodec::Lz4Frame => lz4_encode::compress_frame(data, options.lz4, &mut out),
+        #[cfg(feature = "zstd")]
+        CompressionCodec::Zstd => zstd_encode::compress_frame(data, &mut out),
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = options; // used only by the codecs this build has
+            supported(codec)?; // an error: the codec's arm is missing
+        }
+    }
     Ok(if out.len() - PREFIX_LEN >= data.len() {
         EncodedBuffer::Uncompressed
     } else {
@@ -115,15 +96,10 @@ mod tests {
     use crate::compression::test_data::{noise, text};
     use crate::compression::{DEFAULT_DECOMPRESSION_LIMIT, decompress_buffer};
 
-    fn codecs() -> Vec<CompressionCodec> {
-        let mut codecs = Vec::new();
-        if cfg!(feature = "lz4") {
-            codecs.push(CompressionCodec::Lz4Frame);
-        }
-        if cfg!(feature = "zstd") {
-            codecs.push(CompressionCodec::Zstd);
-        }
-        codecs
+    /// The codecs this build has.
+    fn codecs() -> impl Iterator<Item = CompressionCodec> {
+        let all = [CompressionCodec::Lz4Frame, CompressionCodec::Zstd];
+        all.into_iter().filter(|&codec| supported(codec).is_ok())
     }
 
     /// The body bytes for `data`, as a writer following `compressed` lays them out.

@@ -13,15 +13,20 @@ use crate::datatype::CompressionCodec;
 use twox_hash::XxHash32;
 
 use super::Output;
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatError, FormatResult};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Lz4Frame;
 
+/// How this codec words input that ends inside a magic number, and inside a skippable frame's
+/// size.
+const TRUNCATED: [&str; 2] = [
+    "truncated frame magic number",
+    "truncated skippable frame size",
+];
+
 /// Magic number opening an LZ4 frame.
 pub(super) const FRAME_MAGIC: u32 = 0x184D_2204;
-/// Magic numbers opening a skippable frame.
-const SKIPPABLE_MAGIC: core::ops::RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
 
 /// FLG bits 7-6: format version, which must be `01`.
 const FLG_VERSION_MASK: u8 = 0b1100_0000;
@@ -51,32 +56,31 @@ pub(super) const BLOCK_UNCOMPRESSED: u32 = 1 << 31;
 /// How far back an LZ4 match can reach, so how much earlier output a linked block can use.
 const WINDOW: usize = 64 * 1024;
 
+/// The block maximum size that a BD block maximum size code of 4 to 7 stands for: 64 KiB,
+/// 256 KiB, 1 MiB or 4 MiB.
+pub(super) fn block_max(code: u8) -> usize {
+    1 << (8 + 2 * code)
+}
+
+/// The header checksum over a frame `descriptor` (FLG up to the last optional field): the
+/// second byte of its xxHash32.
+pub(super) fn header_checksum(descriptor: &[u8]) -> u8 {
+    ((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8
+}
+
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
-    FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
+    super::corrupt(CODEC, what, offset)
 }
 
 /// Decodes every frame in `input` into `out`.
 pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
-    if input.is_empty() {
-        return Err(corrupt("no frame in compressed buffer", 0));
-    }
-    let mut cursor = Cursor::new(input);
-    while !cursor.is_empty() {
-        let frame_at = cursor.pos;
-        match cursor.u32("truncated frame magic number")? {
-            FRAME_MAGIC => decode_frame(&mut cursor, out)?,
-            magic if SKIPPABLE_MAGIC.contains(&magic) => {
-                let len = cursor.u32("truncated skippable frame size")?;
-                cursor.take(
-                    usize::try_from(len).unwrap_or(usize::MAX),
-                    "truncated skippable frame",
-                )?;
-            }
-            _ => return Err(corrupt("bad frame magic number", frame_at)),
-        }
-    }
-    Ok(())
+    super::decode_frames(CODEC, input, FRAME_MAGIC, TRUNCATED, |at| {
+        let pos = at.saturating_add(4); // after the magic number
+        let mut cursor = Cursor { input, pos };
+        decode_frame(&mut cursor, out)?;
+        Ok(cursor.pos)
+    })
 }
 
 /// Decodes one frame whose magic number has just been read.
@@ -91,10 +95,7 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
         return Err(corrupt("reserved frame descriptor bit set", descriptor_at));
     }
     let block_max = match bd >> BD_BLOCK_MAX_SHIFT {
-        4 => 64 * 1024,
-        5 => 256 * 1024,
-        6 => 1024 * 1024,
-        7 => 4 * 1024 * 1024,
+        code @ 4..=7 => block_max(code),
         _ => return Err(corrupt("invalid block maximum size", descriptor_at)),
     };
     let content_size = if flg & FLG_CONTENT_SIZE != 0 {
@@ -108,15 +109,11 @@ fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
     }
     let descriptor = cursor.since(descriptor_at);
     let checksum_at = cursor.pos;
-    let header_checksum = cursor.u8("truncated frame descriptor")?;
-    if header_checksum != ((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8 {
+    if cursor.u8("truncated frame descriptor")? != header_checksum(descriptor) {
         return Err(corrupt("frame header checksum mismatch", checksum_at));
     }
     if has_dict_id {
-        return Err(FormatError::new(FormatErrorKind::Unsupported {
-            what: Feature::CodecDictionary(CODEC),
-        })
-        .at(descriptor_at as u64));
+        return Err(super::dictionary_unsupported(CODEC, descriptor_at));
     }
     if content_size.is_some_and(|size| size > out.remaining() as u64) {
         return Err(corrupt(
@@ -221,16 +218,6 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A cursor at the start of `input`.
-    fn new(input: &'a [u8]) -> Self {
-        Cursor { input, pos: 0 }
-    }
-
-    /// Whether every byte has been read.
-    fn is_empty(&self) -> bool {
-        self.pos >= self.input.len()
-    }
-
     /// The next `len` bytes, or a `what` error at the current offset if fewer remain.
     fn take(&mut self, len: usize, what: &'static str) -> FormatResult<&'a [u8]> {
         let bytes = self
@@ -274,6 +261,7 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
     use crate::compression::test_data::{self, noise, phrases, text};
+    use crate::error::FormatErrorKind;
     use alloc::vec;
     use alloc::vec::Vec;
     use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
@@ -287,6 +275,10 @@ mod tests {
 
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
         test_data::decode(CODEC, declared, frame)
+    }
+
+    fn corrupt_as(declared: usize, frame: &[u8], what: &str) -> FormatError {
+        test_data::corrupt_as(CODEC, declared, frame, what)
     }
 
     fn infos() -> Vec<FrameInfo> {
@@ -316,15 +308,7 @@ mod tests {
 
     #[test]
     fn round_trips_frames_from_lz4_flex() {
-        let inputs = [
-            Vec::new(),
-            b"a".to_vec(),
-            text(100),
-            text(70_000),
-            text(300_000),
-            text(1_500_000),
-            noise(200_000, 7),
-        ];
+        let inputs = test_data::inputs(usize::MAX);
         for info in infos() {
             for input in &inputs {
                 for with_size in [false, true] {
@@ -407,21 +391,15 @@ mod tests {
 
     #[test]
     fn decodes_reference_frame() {
-        let expected = b"hello hello hello hello hello hello\n";
-        assert_eq!(decode(expected.len(), reference::HELLO).unwrap(), expected);
-        let expected = phrases(70_000, 500);
-        assert_eq!(
-            decode(expected.len(), reference::REPEATS_70000).unwrap(),
-            expected
-        );
-    }
-
-    fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
-        decode(declared, frame).expect_err("corrupt frame decoded")
-    }
-
-    fn assert_corrupt(err: &FormatError, what: &str) {
-        test_data::assert_corrupt(CODEC, err, what)
+        for (frame, expected) in [
+            (
+                reference::HELLO,
+                b"hello hello hello hello hello hello\n".to_vec(),
+            ),
+            (reference::REPEATS_70000, phrases(70_000, 500)),
+        ] {
+            assert_eq!(decode(expected.len(), frame).unwrap(), expected);
+        }
     }
 
     fn checked_frame(input: &[u8]) -> Vec<u8> {
@@ -434,32 +412,25 @@ mod tests {
     }
 
     #[test]
-    fn bad_magic_is_corrupt() {
-        let input = text(1000);
-        let mut frame = checked_frame(&input);
-        frame[0] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset(), Some(8));
-    }
-
-    #[test]
-    fn bad_header_checksum_is_corrupt() {
+    fn bad_checksums_are_corrupt() {
         let input = text(1000);
         let frame = checked_frame(&input);
-        // Header: magic, FLG, BD, 8-byte content size, checksum at 14.
-        let mut bad = frame.clone();
-        bad[14] ^= 0xff;
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame header checksum mismatch",
-        );
-        let mut bad = frame.clone();
-        bad[6] ^= 1; // content size changed under the checksum
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame header checksum mismatch",
-        );
+        let last = frame.len() - 1;
+        // Header: magic, FLG, BD, 8-byte content size (at 6, changed under the checksum),
+        // checksum at 14. One block: its size at 15..19, data (a flip there fails the block
+        // checksum, checked first), the block checksum, the end mark, the content checksum.
+        for (at, flip, what, reported_at) in [
+            (14, 0xff, "frame header checksum mismatch", 14),
+            (6, 1, "frame header checksum mismatch", 14),
+            (20, 0x10, "block checksum mismatch", 19),
+            (last - 4 - 4 - 3, 1, "block checksum mismatch", 19),
+            (last, 1, "content checksum mismatch", last - 3),
+        ] {
+            let mut bad = frame.clone();
+            bad[at] ^= flip;
+            let err = corrupt_as(input.len(), &bad, what);
+            assert_eq!(err.offset(), Some(8 + reported_at as u64), "{what}");
+        }
     }
 
     /// Rewrites a frame's descriptor byte and fixes the header checksum, so the decoder gets as
@@ -471,7 +442,7 @@ mod tests {
         let end = 6
             + if flg & FLG_CONTENT_SIZE != 0 { 8 } else { 0 }
             + if flg & FLG_DICT_ID != 0 { 4 } else { 0 };
-        frame[end] = (XxHash32::oneshot(0, &frame[4..end]) >> 8) as u8;
+        frame[end] = header_checksum(&frame[4..end]);
         frame
     }
 
@@ -489,8 +460,7 @@ mod tests {
             (5, 0x30, "invalid block maximum size"),
             (5, 0x00, "invalid block maximum size"),
         ] {
-            let bad = with_descriptor(&frame, index, value);
-            assert_corrupt(&decode_err(input.len(), &bad), what);
+            corrupt_as(input.len(), &with_descriptor(&frame, index, value), what);
         }
     }
 
@@ -499,9 +469,15 @@ mod tests {
         let mut frame = FRAME_MAGIC.to_le_bytes().to_vec();
         frame.extend_from_slice(&[flg, bd]);
         frame.extend_from_slice(fields);
-        let checksum = (XxHash32::oneshot(0, &frame[4..]) >> 8) as u8;
-        frame.push(checksum);
+        frame.push(header_checksum(&frame[4..]));
         frame
+    }
+
+    /// A frame of independent blocks with block maximum size code `bd` holding one block: its
+    /// `size` field, then `data`.
+    fn one_block(bd: u8, size: u32, data: &[u8]) -> Vec<u8> {
+        let header = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, bd, &[]);
+        [&header[..], &size.to_le_bytes(), data, &[0; 4]].concat()
     }
 
     #[test]
@@ -509,7 +485,7 @@ mod tests {
         // An empty frame whose header carries a dictionary id.
         let mut frame = header(FLG_VERSION_01 | FLG_DICT_ID, 0x40, &[1, 2, 3, 4]);
         frame.extend_from_slice(&[0, 0, 0, 0]);
-        let err = decode_err(0, &frame);
+        let err = decode(0, &frame).unwrap_err();
         assert!(
             matches!(err.kind, FormatErrorKind::Unsupported { .. }),
             "{err:?}"
@@ -552,46 +528,17 @@ mod tests {
     }
 
     #[test]
-    fn bad_block_checksum_is_corrupt() {
-        let input = text(1000);
-        let mut frame = checked_frame(&input);
-        // Block size at 15..19, data follows; flip a data byte (checksum is checked first).
-        frame[20] ^= 0x10;
-        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
-        let mut frame = checked_frame(&input);
-        let checksum_at = frame.len() - 4 - 4 - 4; // before end mark and content checksum
-        frame[checksum_at] ^= 1;
-        assert_corrupt(&decode_err(input.len(), &frame), "block checksum mismatch");
-    }
-
-    #[test]
-    fn bad_content_checksum_is_corrupt() {
-        let input = text(1000);
-        let mut frame = checked_frame(&input);
-        let last = frame.len() - 1;
-        frame[last] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "content checksum mismatch");
-        assert_eq!(err.offset(), Some(8 + last as u64 - 3));
-    }
-
-    #[test]
     fn block_above_maximum_size_is_corrupt() {
         // Independent blocks of at most 64 KiB; one stored block of 64 KiB + 1 bytes.
-        let flg = FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE;
-        let mut frame = header(flg, 0x40, &[]);
-        frame.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024 + 1)).to_le_bytes());
-        frame.extend_from_slice(&[0; 64 * 1024 + 1]);
-        frame.extend_from_slice(&[0; 4]);
-        assert_corrupt(
-            &decode_err(64 * 1024 + 1, &frame),
-            "block larger than the frame's block maximum size",
+        let frame = one_block(
+            0x40,
+            BLOCK_UNCOMPRESSED | (64 * 1024 + 1),
+            &[0; 64 * 1024 + 1],
         );
+        let what = "block larger than the frame's block maximum size";
+        corrupt_as(64 * 1024 + 1, &frame, what);
         // Exactly 64 KiB is fine.
-        let mut ok = header(flg, 0x40, &[]);
-        ok.extend_from_slice(&(BLOCK_UNCOMPRESSED | (64 * 1024)).to_le_bytes());
-        ok.extend_from_slice(&[7; 64 * 1024]);
-        ok.extend_from_slice(&[0; 4]);
+        let ok = one_block(0x40, BLOCK_UNCOMPRESSED | (64 * 1024), &[7; 64 * 1024]);
         assert_eq!(decode(64 * 1024, &ok).unwrap(), [7; 64 * 1024]);
     }
 
@@ -607,47 +554,26 @@ mod tests {
         }
         block.push(extra as u8);
         block.extend_from_slice(&[0x50, b'b', b'b', b'b', b'b', b'b']);
-        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x40, &[]);
-        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&block);
-        frame.extend_from_slice(&[0; 4]);
-        assert_corrupt(
-            &decode_err(70_006, &frame),
-            "block decompresses to more than the block maximum size",
-        );
+        let frame = one_block(0x40, block.len() as u32, &block);
+        let what = "block decompresses to more than the block maximum size";
+        corrupt_as(70_006, &frame, what);
         // The same block in a frame with 256 KiB blocks decodes.
-        let mut frame = header(FLG_VERSION_01 | FLG_BLOCK_INDEPENDENCE, 0x50, &[]);
-        frame.extend_from_slice(&(block.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&block);
-        frame.extend_from_slice(&[0; 4]);
-        let out = decode(70_006, &frame).unwrap();
+        let out = decode(70_006, &one_block(0x50, block.len() as u32, &block)).unwrap();
         assert!(out[..70_001].iter().all(|&b| b == b'a') && out.ends_with(b"bbbbb"));
     }
 
     #[test]
     fn declared_size_must_match_the_data() {
         for input in [text(100), text(200_000), noise(1000, 9)] {
-            for info in [
-                FrameInfo::new(),
-                FrameInfo::new().content_size(Some(input.len() as u64)),
+            for (content_size, longer) in [
+                (None, "decompressed data is longer than the declared size"),
+                (
+                    Some(input.len() as u64),
+                    "frame content size exceeds the declared buffer size",
+                ),
             ] {
-                let frame = encode(&info, &input);
-                let n = input.len();
-                for declared in [0, 1, n - 1] {
-                    let err = decode_err(declared, &frame);
-                    let what = if info.content_size.is_some() {
-                        "frame content size exceeds the declared buffer size"
-                    } else {
-                        "decompressed data is longer than the declared size"
-                    };
-                    assert_corrupt(&err, what);
-                }
-                for declared in [n + 1, 2 * n] {
-                    assert_corrupt(
-                        &decode_err(declared, &frame),
-                        "decompressed data is shorter than the declared size",
-                    );
-                }
+                let frame = encode(&FrameInfo::new().content_size(content_size), &input);
+                test_data::declared_size_must_match(CODEC, input.len(), &frame, Some(longer));
             }
         }
     }
@@ -656,34 +582,26 @@ mod tests {
     fn content_size_field_must_match_the_frame() {
         let input = text(1000);
         let frame = checked_frame(&input);
-        // Claim 999 bytes in the header (checksum fixed): the data says 1000.
-        let mut bad = frame.clone();
-        bad[6..14].copy_from_slice(&999u64.to_le_bytes());
-        let bad = with_descriptor(&bad, 4, bad[4]);
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame content size does not match its data",
-        );
-        // Claim more than the declared buffer size: refused before decoding.
-        let mut bad = frame.clone();
-        bad[6..14].copy_from_slice(&u64::MAX.to_le_bytes());
-        let bad = with_descriptor(&bad, 4, bad[4]);
-        assert_corrupt(
-            &decode_err(input.len(), &bad),
-            "frame content size exceeds the declared buffer size",
-        );
+        // Claim 999 bytes in the header (checksum fixed): the data says 1000. Claim more than
+        // the declared buffer size: refused before decoding.
+        for (claim, what) in [
+            (999, "frame content size does not match its data"),
+            (
+                u64::MAX,
+                "frame content size exceeds the declared buffer size",
+            ),
+        ] {
+            let mut bad = frame.clone();
+            bad[6..14].copy_from_slice(&claim.to_le_bytes());
+            corrupt_as(input.len(), &with_descriptor(&bad, 4, bad[4]), what);
+        }
     }
 
     #[test]
-    fn concatenated_and_skippable_frames() {
+    fn concatenated_skippable_and_bad_frames() {
         let (a, b) = (text(1000), noise(500, 5));
         let frame_a = encode(&FrameInfo::new(), &a);
         let frame_b = encode(&FrameInfo::new().content_checksum(true), &b);
-        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
-    }
-
-    #[test]
-    fn empty_input_after_prefix_is_corrupt() {
-        assert_corrupt(&decode_err(0, &[]), "no frame in compressed buffer");
+        test_data::frame_walk(CODEC, (&a, &frame_a), (&b, &frame_b), TRUNCATED);
     }
 }

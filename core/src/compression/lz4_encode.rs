@@ -12,45 +12,36 @@
 
 use super::lz4::{
     BD_BLOCK_MAX_SHIFT, BLOCK_UNCOMPRESSED, FLG_BLOCK_INDEPENDENCE, FLG_CONTENT_CHECKSUM,
-    FLG_CONTENT_SIZE, FLG_VERSION_01, FRAME_MAGIC,
+    FLG_CONTENT_SIZE, FLG_VERSION_01, FRAME_MAGIC, block_max, header_checksum,
 };
 use alloc::vec::Vec;
 use twox_hash::XxHash32;
 
-/// The largest uncompressed block of a frame (the frame descriptor's block maximum size).
+/// The largest uncompressed block of a frame (the frame descriptor's block maximum size); each
+/// variant's value is the descriptor's code for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Lz4BlockSize {
     /// 64 KiB, the reference library's default.
     #[default]
-    Max64KiB,
+    Max64KiB = 4,
     /// 256 KiB.
-    Max256KiB,
+    Max256KiB = 5,
     /// 1 MiB.
-    Max1MiB,
+    Max1MiB = 6,
     /// 4 MiB.
-    Max4MiB,
+    Max4MiB = 7,
 }
 
 impl Lz4BlockSize {
     /// The size in bytes.
     pub fn bytes(self) -> usize {
-        match self {
-            Lz4BlockSize::Max64KiB => 64 * 1024,
-            Lz4BlockSize::Max256KiB => 256 * 1024,
-            Lz4BlockSize::Max1MiB => 1024 * 1024,
-            Lz4BlockSize::Max4MiB => 4 * 1024 * 1024,
-        }
+        block_max(self.code())
     }
 
     /// The block maximum size code of the frame descriptor (4 to 7).
     fn code(self) -> u8 {
-        match self {
-            Lz4BlockSize::Max64KiB => 4,
-            Lz4BlockSize::Max256KiB => 5,
-            Lz4BlockSize::Max1MiB => 6,
-            Lz4BlockSize::Max4MiB => 7,
-        }
+        self as u8
     }
 }
 
@@ -116,11 +107,10 @@ pub fn compress_frame(data: &[u8], options: Lz4FrameOptions, out: &mut Vec<u8>) 
         out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     }
     let descriptor = out.get(descriptor_at..).unwrap_or_default();
-    out.push(((XxHash32::oneshot(0, descriptor) >> 8) & 0xFF) as u8);
+    out.push(header_checksum(descriptor));
 
-    let block_max = options.block_size.bytes();
     let mut scratch = Vec::new();
-    for block in data.chunks(block_max) {
+    for block in data.chunks(options.block_size.bytes()) {
         scratch.resize(lz4_flex::block::get_maximum_output_size(block.len()), 0);
         match lz4_flex::block::compress_into(block, &mut scratch) {
             Ok(n) if n < block.len() => {
@@ -144,18 +134,20 @@ pub fn compress_frame(data: &[u8], options: Lz4FrameOptions, out: &mut Vec<u8>) 
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{noise, text};
-    use crate::compression::{Output, lz4};
+    use crate::compression::test_data::{self, noise, text};
+    use crate::datatype::CompressionCodec;
     use std::io::Read;
+
+    const BLOCK_SIZES: [Lz4BlockSize; 4] = [
+        Lz4BlockSize::Max64KiB,
+        Lz4BlockSize::Max256KiB,
+        Lz4BlockSize::Max1MiB,
+        Lz4BlockSize::Max4MiB,
+    ];
 
     fn options() -> Vec<Lz4FrameOptions> {
         let mut all = Vec::new();
-        for block_size in [
-            Lz4BlockSize::Max64KiB,
-            Lz4BlockSize::Max256KiB,
-            Lz4BlockSize::Max1MiB,
-            Lz4BlockSize::Max4MiB,
-        ] {
+        for block_size in BLOCK_SIZES {
             for content_size in [false, true] {
                 for content_checksum in [false, true] {
                     all.push(
@@ -170,13 +162,6 @@ mod tests {
         all
     }
 
-    fn ours(frame: &[u8], len: usize) -> Vec<u8> {
-        let mut out = Output::new(len);
-        lz4::decompress(frame, &mut out).unwrap();
-        assert_eq!(out.remaining(), 0);
-        out.into_vec()
-    }
-
     fn lz4_flex_frame(frame: &[u8]) -> Vec<u8> {
         let mut decoded = Vec::new();
         lz4_flex::frame::FrameDecoder::new(frame)
@@ -187,19 +172,13 @@ mod tests {
 
     #[test]
     fn frames_read_back_with_both_decoders() {
-        let inputs = [
-            Vec::new(),
-            b"x".to_vec(),
-            text(1000),
-            text(300_000),
-            noise(70_000, 7),
-            [text(100_000), noise(100_000, 3)].concat(),
-        ];
+        let inputs = test_data::inputs(300_000);
         for options in options() {
             for input in &inputs {
                 let mut frame = Vec::new();
                 compress_frame(input, options, &mut frame);
-                assert_eq!(&ours(&frame, input.len()), input, "{options:?}");
+                let ours = test_data::decode(CompressionCodec::Lz4Frame, input.len(), &frame);
+                assert_eq!(&ours.unwrap(), input, "{options:?}");
                 assert_eq!(&lz4_flex_frame(&frame), input, "{options:?}");
             }
         }
@@ -232,6 +211,8 @@ mod tests {
         assert_eq!(&frame[..4], &[0x04, 0x22, 0x4D, 0x18]);
         assert_eq!(frame[4], 0b0110_0000, "version 01, independent blocks");
         assert_eq!(frame[5], 0b0100_0000, "64 KiB blocks");
+        let bytes = BLOCK_SIZES.map(Lz4BlockSize::bytes);
+        assert_eq!(bytes, [64 << 10, 256 << 10, 1 << 20, 4 << 20]);
         // The reference header checksum of FLG 0x60, BD 0x40.
         assert_eq!(
             frame[6],

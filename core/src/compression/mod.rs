@@ -35,7 +35,7 @@ pub use encode::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buff
 pub use lz4_encode::{Lz4BlockSize, Lz4FrameOptions};
 
 use alloc::vec::Vec;
-use core::ops::Deref;
+use core::ops::{Deref, RangeInclusive};
 
 use crate::datatype::CompressionCodec;
 use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
@@ -218,36 +218,23 @@ impl Decompressor {
                 .at(0)
             })?;
         let mut out = Output::new(declared);
-        self.decode(codec, data, &mut out)
-            .map_err(|e| e.rebase(PREFIX_LEN as u64))?;
-        if out.remaining() != 0 {
-            return Err(FormatError::new(FormatErrorKind::Decompression {
-                codec,
-                what: "decompressed data is shorter than the declared size",
-            })
-            .at(buf.len() as u64));
-        }
-        Ok(Decompressed::Owned(out.into_vec()))
-    }
-
-    /// Decodes all of `data`, compressed with `codec`, into `out`.
-    fn decode(
-        &mut self,
-        codec: CompressionCodec,
-        data: &[u8],
-        out: &mut Output,
-    ) -> FormatResult<()> {
-        match codec {
+        let decoded = match codec {
             #[cfg(feature = "lz4")]
-            CompressionCodec::Lz4Frame => lz4::decompress(data, out),
+            CompressionCodec::Lz4Frame => lz4::decompress(data, &mut out),
             #[cfg(feature = "zstd")]
-            CompressionCodec::Zstd => self.zstd.decompress(data, out),
+            CompressionCodec::Zstd => self.zstd.decompress(data, &mut out),
             #[allow(unreachable_patterns)]
             _ => {
-                let _ = (data, out); // read only by the codecs this build has
+                let _ = (data, &mut out); // used only by the codecs this build has
                 supported(codec)
             }
+        };
+        decoded.map_err(|e| e.rebase(PREFIX_LEN as u64))?;
+        if out.remaining() != 0 {
+            let what = "decompressed data is shorter than the declared size";
+            return Err(corrupt(codec, what, buf.len()));
         }
+        Ok(Decompressed::Owned(out.into_vec()))
     }
 }
 
@@ -258,13 +245,74 @@ fn supported(codec: CompressionCodec) -> FormatResult<()> {
         CompressionCodec::Zstd => cfg!(feature = "zstd"),
     };
     if built {
-        Ok(())
-    } else {
-        Err(FormatErrorKind::Unsupported {
-            what: Feature::Codec(codec),
-        }
-        .into())
+        return Ok(());
     }
+    Err(FormatErrorKind::Unsupported {
+        what: Feature::Codec(codec),
+    }
+    .into())
+}
+
+/// A `Decompression` error of `codec` at `offset` in the bytes being decoded.
+fn corrupt(codec: CompressionCodec, what: &'static str, offset: usize) -> FormatError {
+    FormatError::new(FormatErrorKind::Decompression { codec, what }).at(offset as u64)
+}
+
+/// An `Unsupported` error at `offset`: the frame there needs a dictionary, which `codec`'s
+/// decoder is never given.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+fn dictionary_unsupported(codec: CompressionCodec, offset: usize) -> FormatError {
+    let what = Feature::CodecDictionary(codec);
+    FormatError::new(FormatErrorKind::Unsupported { what }).at(offset as u64)
+}
+
+/// Magic numbers of skippable frames, the same in LZ4 and Zstandard: a little-endian `u32` size
+/// follows, then that many bytes to pass over.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+const SKIPPABLE_MAGIC: RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
+
+/// Walks the frames of `input`, compressed bytes of `codec` (LZ4 and Zstandard frames follow one
+/// another alike): passes over skippable frames, and hands the offset of each frame opening with
+/// the codec's `magic` number to `frame`, which decodes it and returns where it ends.
+///
+/// `truncated` words, as the codec does, the errors for input that ends inside a magic number
+/// and inside a skippable frame's size. Input without any frame, an unknown magic number and a
+/// skippable frame shorter than its size are `Decompression` errors too.
+#[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(dead_code))]
+fn decode_frames(
+    codec: CompressionCodec,
+    input: &[u8],
+    magic: u32,
+    truncated: [&'static str; 2],
+    mut frame: impl FnMut(usize) -> FormatResult<usize>,
+) -> FormatResult<()> {
+    let [truncated_magic, truncated_size] = truncated;
+    if input.is_empty() {
+        return Err(corrupt(codec, "no frame in compressed buffer", 0));
+    }
+    let u32_at = |at: usize, what| {
+        let bytes = input.get(at..).and_then(<[u8]>::first_chunk::<4>);
+        bytes
+            .map(|bytes| u32::from_le_bytes(*bytes))
+            .ok_or_else(|| corrupt(codec, what, at))
+    };
+    let mut at = 0;
+    while at < input.len() {
+        at = match u32_at(at, truncated_magic)? {
+            found if found == magic => frame(at)?,
+            found if SKIPPABLE_MAGIC.contains(&found) => {
+                let len = u32_at(at.saturating_add(4), truncated_size)?;
+                let data_at = at.saturating_add(8);
+                usize::try_from(len)
+                    .ok()
+                    .and_then(|len| data_at.checked_add(len))
+                    .filter(|&end| end <= input.len())
+                    .ok_or_else(|| corrupt(codec, "truncated skippable frame", data_at))?
+            }
+            _ => return Err(corrupt(codec, "bad frame magic number", at)),
+        };
+    }
+    Ok(())
 }
 
 /// The output of one buffer's decompression: exactly `declared` bytes once complete.
@@ -360,14 +408,9 @@ impl Output {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
+    use super::test_data::{self, prefixed};
     use super::*;
     use alloc::vec;
-
-    fn prefixed(declared: i64, data: &[u8]) -> Vec<u8> {
-        let mut buf = declared.to_le_bytes().to_vec();
-        buf.extend_from_slice(data);
-        buf
-    }
 
     #[test]
     fn minus_one_borrows_the_bytes_after_the_prefix() {
@@ -476,10 +519,7 @@ mod tests {
         let buf = prefixed(1 << 30, b"\x04\x22\x4d\x18garbage");
         for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
             let err = decompress_buffer(codec, &buf, DEFAULT_DECOMPRESSION_LIMIT).unwrap_err();
-            assert!(
-                matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                "{err:?}"
-            );
+            test_data::assert_any_corrupt(&err);
         }
     }
 
@@ -534,11 +574,14 @@ pub(crate) mod test_data {
     use crate::error::{FormatError, FormatErrorKind, FormatResult};
     use alloc::vec::Vec;
 
+    /// `data` behind the length prefix `declared`, as a body buffer holds them.
+    pub fn prefixed(declared: i64, data: &[u8]) -> Vec<u8> {
+        [&declared.to_le_bytes()[..], data].concat()
+    }
+
     /// `frame` decoded by `codec` as an IPC body buffer declaring `declared` bytes.
     pub fn decode(codec: CompressionCodec, declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
-        let mut buf = (declared as i64).to_le_bytes().to_vec();
-        buf.extend_from_slice(frame);
-        match decompress_buffer(codec, &buf, 1 << 30)? {
+        match decompress_buffer(codec, &prefixed(declared as i64, frame), 1 << 30)? {
             Decompressed::Owned(v) => Ok(v),
             Decompressed::Borrowed(_) => panic!("compressed buffer came back borrowed"),
         }
@@ -555,34 +598,93 @@ pub(crate) mod test_data {
         }
     }
 
+    /// Checks that `frame`, declaring `declared` bytes, is `codec`'s corrupt-data error `what`;
+    /// returns the error.
+    pub fn corrupt_as(
+        codec: CompressionCodec,
+        declared: usize,
+        frame: &[u8],
+        what: &str,
+    ) -> FormatError {
+        let err = decode(codec, declared, frame).expect_err("a corrupt frame decoded");
+        assert_corrupt(codec, &err, what);
+        err
+    }
+
+    /// Checks that `err` is a `Decompression` error of any wording.
+    pub fn assert_any_corrupt(err: &FormatError) {
+        let corrupt = matches!(err.kind, FormatErrorKind::Decompression { .. });
+        assert!(corrupt, "{err:?}");
+    }
+
     /// Checks that `frame` (of `len` bytes) cut at every position is a decompression error.
     pub fn every_cut_is_an_error(codec: CompressionCodec, len: usize, frame: &[u8]) {
         for cut in 0..frame.len() {
             let err = decode(codec, len, &frame[..cut]).expect_err("a cut frame decoded");
-            assert!(
-                matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                "cut at {cut}: {err:?}"
-            );
+            let corrupt = matches!(err.kind, FormatErrorKind::Decompression { .. });
+            assert!(corrupt, "cut at {cut}: {err:?}");
         }
     }
 
-    /// Checks that frame `a` (of bytes `a_data`), a skippable frame and frame `b` (of `b_data`)
-    /// decode to both, and that trailing bytes or a cut skippable frame are errors.
-    pub fn skippable_frames(
+    /// Checks that `frame`, which decodes to `n` bytes, is corrupt in a buffer declaring fewer
+    /// bytes (with the error `longer` where the codec words it one way for this frame) or more.
+    pub fn declared_size_must_match(
+        codec: CompressionCodec,
+        n: usize,
+        frame: &[u8],
+        longer: Option<&str>,
+    ) {
+        for declared in [0, 1, n - 1] {
+            let err = decode(codec, declared, frame).expect_err("too much data decoded");
+            match longer {
+                Some(what) => assert_corrupt(codec, &err, what),
+                None => assert_any_corrupt(&err),
+            }
+        }
+        for declared in [n + 1, 2 * n] {
+            let what = "decompressed data is shorter than the declared size";
+            corrupt_as(codec, declared, frame, what);
+        }
+    }
+
+    /// Checks the frame walk both codecs share: frame `a` (of bytes `a_data`), a skippable frame
+    /// and frame `b` (of `b_data`) decode to both; trailing bytes, a cut skippable frame, a bad
+    /// magic number and no frame at all are errors. `truncated` is the codec's wording for input
+    /// that ends inside a magic number and inside a skippable frame's size.
+    pub fn frame_walk(
         codec: CompressionCodec,
         (a_data, a): (&[u8], &[u8]),
         (b_data, b): (&[u8], &[u8]),
+        [cut_magic, cut_size]: [&str; 2],
     ) {
         let both = [a_data, b_data].concat();
         for magic in [0x184D_2A50u32, 0x184D_2A53, 0x184D_2A5F] {
             let frames = [a, &magic.to_le_bytes(), &3u32.to_le_bytes(), b"xyz", b].concat();
             assert_eq!(decode(codec, both.len(), &frames).unwrap(), both);
             let trailing = [&frames[..], &[0, 0]].concat();
-            assert!(decode(codec, both.len(), &trailing).is_err());
+            let err = corrupt_as(codec, both.len(), &trailing, cut_magic);
+            assert_eq!(err.offset(), Some(8 + frames.len() as u64));
+            let cut = [a, &magic.to_le_bytes(), &[3, 0]].concat();
+            let err = corrupt_as(codec, a_data.len(), &cut, cut_size);
+            assert_eq!(err.offset(), Some(8 + a.len() as u64 + 4));
             let cut = [a, &magic.to_le_bytes(), &100u32.to_le_bytes(), b"short"].concat();
-            let err = decode(codec, a_data.len(), &cut).expect_err("a cut frame decoded");
-            assert_corrupt(codec, &err, "truncated skippable frame");
+            let err = corrupt_as(codec, a_data.len(), &cut, "truncated skippable frame");
+            assert_eq!(err.offset(), Some(8 + a.len() as u64 + 8));
         }
+        let bad_magic = [&[a[0] ^ 1], &a[1..]].concat();
+        let err = corrupt_as(codec, a_data.len(), &bad_magic, "bad frame magic number");
+        assert_eq!(err.offset(), Some(8));
+        corrupt_as(codec, 0, &[], "no frame in compressed buffer");
+    }
+
+    /// Inputs for round trips, none longer than `max` bytes: none, one byte, text filling one
+    /// or many blocks, noise, and text then noise.
+    pub fn inputs(max: usize) -> Vec<Vec<u8>> {
+        let mut inputs = [100, 70_000, 300_000, 1_500_000].map(text).to_vec();
+        inputs.extend([Vec::new(), b"a".to_vec(), noise(200_000, 7)]);
+        inputs.push([text(100_000), noise(200_000, 3)].concat());
+        inputs.retain(|input| input.len() <= max);
+        inputs
     }
 
     /// Bytes that compress: a phrase followed by a counter that steps every `every` phrases.
@@ -598,6 +700,7 @@ pub(crate) mod test_data {
         out
     }
 
+    /// Bytes that compress well.
     pub fn text(len: usize) -> Vec<u8> {
         phrases(len, 7)
     }

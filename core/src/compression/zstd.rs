@@ -28,23 +28,26 @@
 
 use crate::datatype::CompressionCodec;
 use core::fmt;
-use core::ops::RangeInclusive;
 
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, DEFAULT_MAX_WINDOW_SIZE, FrameDecoder};
 use ruzstd::io::Read;
 
 use super::Output;
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 
 /// The codec's name in errors, as `Message.fbs` spells it.
 const CODEC: CompressionCodec = CompressionCodec::Zstd;
 
+/// How this codec words input that ends inside a magic number, and inside a skippable frame's
+/// size.
+const TRUNCATED: [&str; 2] = [
+    "truncated or invalid frame header",
+    "truncated skippable frame",
+];
+
 /// `Magic_Number` of a Zstandard frame.
 const MAGIC: u32 = 0xFD2F_B528;
-
-/// Magic numbers of skippable frames.
-const SKIPPABLE: RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
 
 /// `Block_Maximum_Size` when the window is larger.
 const MAX_BLOCK: u64 = 128 * 1024;
@@ -60,7 +63,18 @@ const KEEP_WINDOW: u64 = 256 * 1024;
 
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
 fn corrupt(what: &'static str, offset: usize) -> FormatError {
-    FormatError::new(FormatErrorKind::Decompression { codec: CODEC, what }).at(offset as u64)
+    super::corrupt(CODEC, what, offset)
+}
+
+/// A `LimitExceeded` error at `offset`: a frame asks for a window of `requested` bytes.
+fn window_too_large(requested: u64, limit: u64, offset: usize) -> FormatError {
+    let what = Limit::ZstdWindow;
+    let kind = FormatErrorKind::LimitExceeded {
+        what,
+        requested,
+        limit,
+    };
+    FormatError::new(kind).at(offset as u64)
 }
 
 /// Decodes the frames of one buffer after another, reusing `ruzstd`'s tables and scratch.
@@ -83,53 +97,26 @@ impl fmt::Debug for Decoder {
 impl Decoder {
     /// Decodes every frame in `input` into `out`.
     pub(super) fn decompress(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
-        let result = self.frames(input, out);
+        let result = super::decode_frames(CODEC, input, MAGIC, TRUNCATED, |at| {
+            self.frame(input, at, out)
+        });
         if self.window > KEEP_WINDOW {
             *self = Decoder::default();
         }
         result
     }
 
-    fn frames(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
-        if input.is_empty() {
-            return Err(corrupt("no frame in compressed buffer", 0));
-        }
-        let mut at = 0;
-        while let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) {
-            at = match Frame::parse(rest, at)? {
-                Frame::Skippable { len } => rest
-                    .len()
-                    .checked_sub(len)
-                    .map(|left| input.len() - left)
-                    .ok_or_else(|| corrupt("truncated skippable frame", at))?,
-                Frame::Zstd(header) => self.frame(input, at, &header, out)?,
-            };
-        }
-        Ok(())
-    }
-
-    /// Decodes the frame at `frame_at` in `input`, whose header is `header`, and returns where
-    /// the frame ends.
-    fn frame(
-        &mut self,
-        input: &[u8],
-        frame_at: usize,
-        header: &FrameHeader,
-        out: &mut Output,
-    ) -> FormatResult<usize> {
-        if header.window > DEFAULT_MAX_WINDOW_SIZE {
-            return Err(FormatError::new(FormatErrorKind::LimitExceeded {
-                what: Limit::ZstdWindow,
-                requested: header.window,
-                limit: DEFAULT_MAX_WINDOW_SIZE,
-            })
-            .at(frame_at as u64));
+    /// Decodes the frame at `frame_at` in `input`, whose magic number has been read, and returns
+    /// where the frame ends.
+    fn frame(&mut self, input: &[u8], frame_at: usize, out: &mut Output) -> FormatResult<usize> {
+        let after_magic = input.get(frame_at.saturating_add(4)..).unwrap_or_default();
+        let (header, mut rest) = FrameHeader::parse(after_magic, frame_at)?;
+        let limit = DEFAULT_MAX_WINDOW_SIZE;
+        if header.window > limit {
+            return Err(window_too_large(header.window, limit, frame_at));
         }
         if header.dictionary_id != 0 {
-            return Err(FormatError::new(FormatErrorKind::Unsupported {
-                what: Feature::CodecDictionary(CODEC),
-            })
-            .at(frame_at as u64));
+            return Err(super::dictionary_unsupported(CODEC, frame_at));
         }
         let remaining = out.remaining() as u64;
         if header.content_size.is_some_and(|size| size > remaining) {
@@ -148,9 +135,6 @@ impl Decoder {
         self.window = self.window.max(window);
         let max_block = window.min(MAX_BLOCK);
 
-        let mut rest = input
-            .get(frame_at.saturating_add(header.len)..)
-            .unwrap_or_default();
         let frame_start = out.written();
         loop {
             let block_at = input.len().saturating_sub(rest.len());
@@ -178,18 +162,8 @@ impl Decoder {
 /// `Content_Checksum_flag` in a frame header descriptor.
 const CHECKSUM_FLAG: u8 = 1 << 2;
 
-/// What starts at a frame boundary.
-enum Frame {
-    /// A skippable frame of `len` bytes in all.
-    Skippable { len: usize },
-    /// A Zstandard frame.
-    Zstd(FrameHeader),
-}
-
 /// A Zstandard frame header (RFC 8878, section 3.1.1.1).
 struct FrameHeader {
-    /// The header's length in bytes, magic number included.
-    len: usize,
     /// `Window_Size`: the frame's content size for a single-segment frame.
     window: u64,
     /// `Frame_Content_Size`, when recorded.
@@ -200,27 +174,12 @@ struct FrameHeader {
     dictionary_id: u32,
 }
 
-impl Frame {
-    /// Reads the frame header at the start of `bytes`, which lie at `at` in the compressed
-    /// bytes.
-    fn parse(bytes: &[u8], at: usize) -> FormatResult<Frame> {
+impl FrameHeader {
+    /// Reads the frame header after the magic number at the start of `bytes`, of the frame at
+    /// `at` in the compressed bytes; returns it with the bytes after it.
+    fn parse(bytes: &[u8], at: usize) -> FormatResult<(FrameHeader, &[u8])> {
         let truncated = || corrupt("truncated or invalid frame header", at);
-        let (magic, rest) = bytes.split_first_chunk::<4>().ok_or_else(truncated)?;
-        let magic = u32::from_le_bytes(*magic);
-        if SKIPPABLE.contains(&magic) {
-            let (size, _) = rest
-                .split_first_chunk::<4>()
-                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
-            let len = usize::try_from(u32::from_le_bytes(*size))
-                .ok()
-                .and_then(|size| size.checked_add(8))
-                .ok_or_else(|| corrupt("truncated skippable frame", at))?;
-            return Ok(Frame::Skippable { len });
-        }
-        if magic != MAGIC {
-            return Err(corrupt("bad frame magic number", at));
-        }
-        let (&descriptor, mut rest) = rest.split_first().ok_or_else(truncated)?;
+        let (&descriptor, mut rest) = bytes.split_first().ok_or_else(truncated)?;
         if descriptor & RESERVED_FLAG != 0 {
             return Err(corrupt("reserved bit set in frame header", at));
         }
@@ -236,9 +195,7 @@ impl Frame {
         let window = if single_segment {
             None
         } else {
-            let descriptor = take(1)?;
-            let base = 1u64 << (10 + (descriptor >> 3));
-            Some(base + base / 8 * (descriptor & 7))
+            Some(window_size(take(1)?))
         };
         let dictionary_id = match descriptor & 3 {
             0 => 0,
@@ -253,14 +210,13 @@ impl Frame {
             (2, _) => Some(take(4)?),
             _ => Some(take(8)?),
         };
-        let window = window.or(content_size).unwrap_or(0);
-        Ok(Frame::Zstd(FrameHeader {
-            len: bytes.len().saturating_sub(rest.len()),
-            window,
+        let header = FrameHeader {
+            window: window.or(content_size).unwrap_or(0),
             content_size,
             checksum: descriptor & CHECKSUM_FLAG != 0,
             dictionary_id: u32::try_from(dictionary_id).unwrap_or(u32::MAX),
-        }))
+        };
+        Ok((header, rest))
     }
 }
 
@@ -270,21 +226,20 @@ const SINGLE_SEGMENT_FLAG: u8 = 1 << 5;
 /// The reserved bit of a frame header descriptor, which must be zero.
 const RESERVED_FLAG: u8 = 1 << 3;
 
+/// The window a `Window_Descriptor` (a byte) gives: `Exponent` in bits 7-3, `Mantissa` in 2-0.
+fn window_size(descriptor: u64) -> u64 {
+    let base = 1u64 << (10 + (descriptor >> 3));
+    base + base / 8 * (descriptor & 7)
+}
+
 /// The smallest `Window_Descriptor` whose window holds `size` bytes, with that window (at
 /// least 1 KiB, the smallest there is). `size` is at most 128 MiB here.
 fn window_descriptor(size: u64) -> (u8, u64) {
-    let mut last = (0, 1 << 10);
-    for exponent in 0..=31u8 {
-        let base = 1u64 << (10 + exponent);
-        for mantissa in 0..8u8 {
-            let window = base + base / 8 * u64::from(mantissa);
-            last = (exponent << 3 | mantissa, window);
-            if window >= size {
-                return last;
-            }
-        }
-    }
-    last
+    // Windows grow with their descriptors.
+    let fits = (0..=u8::MAX).find(|&descriptor| window_size(descriptor.into()) >= size);
+    debug_assert!(fits.is_some(), "a window of {size} bytes");
+    let descriptor = fits.unwrap_or(u8::MAX);
+    (descriptor, window_size(descriptor.into()))
 }
 
 /// Checks the block at the start of `rest` (at `at` in the compressed bytes) before `ruzstd`
@@ -325,40 +280,33 @@ const COMPRESSED_BLOCK: u32 = 2;
 /// 3.1.1.3.2.1), each `None` where the content is too short to say; `ruzstd` reports those.
 fn announced(content: &[u8]) -> (Option<u64>, Option<u64>) {
     let byte = |i: usize| content.get(i).map(|b| u64::from(*b));
-    let Some(b0) = byte(0) else {
-        return (None, None);
-    };
+    // The header's first five bytes, zero past the end (the length is checked below).
+    let [b0, b1, b2, b3, b4] = core::array::from_fn(|i| byte(i).unwrap_or(0));
     let literals_type = b0 & 3;
-    let size_format = (b0 >> 2) & 3;
     // (header length, Regenerated_Size, Compressed_Size for Huffman-coded literals)
-    let sizes = match (literals_type, size_format) {
+    let (header_len, regenerated, compressed) = match (literals_type, (b0 >> 2) & 3) {
         // Raw or RLE literals.
-        (0 | 1, 0 | 2) => Some((1, b0 >> 3, None)),
-        (0 | 1, 1) => byte(1).map(|b1| (2, (b0 >> 4) + (b1 << 4), None)),
-        (0 | 1, _) => byte(1)
-            .zip(byte(2))
-            .map(|(b1, b2)| (3, (b0 >> 4) + (b1 << 4) + (b2 << 12), None)),
+        (0 | 1, 0 | 2) => (1, b0 >> 3, None),
+        (0 | 1, 1) => (2, (b0 >> 4) + (b1 << 4), None),
+        (0 | 1, _) => (3, (b0 >> 4) + (b1 << 4) + (b2 << 12), None),
         // Compressed or treeless literals.
-        (_, 0 | 1) => byte(1).zip(byte(2)).map(|(b1, b2)| {
-            let regenerated = (b0 >> 4) + ((b1 & 0x3F) << 4);
-            (3, regenerated, Some((b1 >> 6) + (b2 << 2)))
-        }),
-        (_, 2) => byte(1).zip(byte(2)).zip(byte(3)).map(|((b1, b2), b3)| {
+        (_, 0 | 1) => (
+            3,
+            (b0 >> 4) + ((b1 & 0x3F) << 4),
+            Some((b1 >> 6) + (b2 << 2)),
+        ),
+        (_, 2) => {
             let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3) << 12);
             (4, regenerated, Some((b2 >> 2) + (b3 << 6)))
-        }),
-        (_, _) => byte(1)
-            .zip(byte(2))
-            .zip(byte(3))
-            .zip(byte(4))
-            .map(|(((b1, b2), b3), b4)| {
-                let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3F) << 12);
-                (5, regenerated, Some((b2 >> 6) + (b3 << 2) + (b4 << 10)))
-            }),
+        }
+        (_, _) => {
+            let regenerated = (b0 >> 4) + (b1 << 4) + ((b2 & 0x3F) << 12);
+            (5, regenerated, Some((b2 >> 6) + (b3 << 2) + (b4 << 10)))
+        }
     };
-    let Some((header_len, regenerated, compressed)) = sizes else {
+    if (content.len() as u64) < header_len {
         return (None, None);
-    };
+    }
     let stored = match (literals_type, compressed) {
         (_, Some(compressed)) => compressed,
         (1, None) => 1,
@@ -413,18 +361,10 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
             "truncated or invalid frame header"
         }
         E::WindowSizeTooBig { requested, max } => {
-            return FormatError::new(FormatErrorKind::LimitExceeded {
-                what: Limit::ZstdWindow,
-                requested: *requested,
-                limit: *max,
-            })
-            .at(offset as u64);
+            return window_too_large(*requested, *max, offset);
         }
         E::DictNotProvided { .. } | E::DictionaryDecodeError(_) => {
-            return FormatError::new(FormatErrorKind::Unsupported {
-                what: Feature::CodecDictionary(CODEC),
-            })
-            .at(offset as u64);
+            return super::dictionary_unsupported(CODEC, offset);
         }
         E::FailedToReadBlockHeader(_) => "truncated or invalid block header",
         E::FailedToReadBlockBody(_) => "truncated or invalid block",
@@ -438,24 +378,21 @@ fn from_ruzstd(e: &FrameDecoderError, offset: usize) -> FormatError {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::decompress_buffer;
-    use crate::compression::test_data::{self, noise, phrases, text};
-    use crate::datatype::CompressionCodec;
+    use crate::compression::test_data::{self, noise, phrases, prefixed, text};
+    use crate::compression::{DEFAULT_DECOMPRESSION_LIMIT, Decompressor, decompress_buffer};
     use alloc::vec::Vec;
     use ruzstd::encoding::{CompressionLevel, compress_to_vec};
-
-    const LIMIT: u64 = 1 << 30;
 
     fn decode(declared: usize, frame: &[u8]) -> FormatResult<Vec<u8>> {
         test_data::decode(CODEC, declared, frame)
     }
 
-    fn decode_err(declared: usize, frame: &[u8]) -> FormatError {
-        decode(declared, frame).expect_err("corrupt frame decoded")
+    fn corrupt_as(declared: usize, frame: &[u8], what: &str) -> FormatError {
+        test_data::corrupt_as(CODEC, declared, frame, what)
     }
 
-    fn assert_corrupt(err: &FormatError, what: &str) {
-        test_data::assert_corrupt(CODEC, err, what)
+    fn fastest(input: &[u8]) -> Vec<u8> {
+        compress_to_vec(input, CompressionLevel::Fastest)
     }
 
     /// Frames written by the reference `zstd` command-line tool (v1.5.4).
@@ -504,15 +441,7 @@ mod tests {
 
     #[test]
     fn round_trips_frames_from_ruzstd() {
-        let inputs = [
-            Vec::new(),
-            b"a".to_vec(),
-            text(100),
-            text(70_000),
-            text(300_000),
-            text(1_500_000),
-            noise(200_000, 7),
-        ];
+        let inputs = test_data::inputs(usize::MAX);
         for level in [CompressionLevel::Uncompressed, CompressionLevel::Fastest] {
             for input in &inputs {
                 let frame = compress_to_vec(input.as_slice(), level);
@@ -525,19 +454,17 @@ mod tests {
 
     #[test]
     fn decodes_reference_frame() {
-        let expected = b"hello hello hello hello hello hello\n";
-        assert_eq!(decode(expected.len(), reference::HELLO).unwrap(), expected);
-        let expected = phrases(5000, 7);
-        assert_eq!(decode(5000, reference::TEXT_5000).unwrap(), expected);
-        let expected = phrases(140_000, 500);
-        assert_eq!(
-            decode(140_000, reference::REPEATS_140000).unwrap(),
-            expected
-        );
-        assert_eq!(
-            decode(140_000, reference::REPEATS_140000_STREAMED).unwrap(),
-            expected
-        );
+        for (frame, expected) in [
+            (
+                reference::HELLO,
+                b"hello hello hello hello hello hello\n".to_vec(),
+            ),
+            (reference::TEXT_5000, phrases(5000, 7)),
+            (reference::REPEATS_140000, phrases(140_000, 500)),
+            (reference::REPEATS_140000_STREAMED, phrases(140_000, 500)),
+        ] {
+            assert_eq!(decode(expected.len(), frame).unwrap(), expected);
+        }
     }
 
     #[test]
@@ -547,30 +474,26 @@ mod tests {
             (reference::REPEATS_140000, 140_000),
             (reference::REPEATS_140000_STREAMED, 140_000),
         ] {
-            assert_corrupt(
-                &decode_err(n + 1, frame),
-                "decompressed data is shorter than the declared size",
-            );
+            test_data::declared_size_must_match(CODEC, n, frame, None);
             test_data::every_cut_is_an_error(CODEC, n, frame);
         }
-        let err = decode_err(139_999, reference::REPEATS_140000);
-        assert_corrupt(&err, "frame content size exceeds the declared buffer size");
-        let err = decode_err(139_999, reference::REPEATS_140000_STREAMED);
-        assert_corrupt(&err, "decompressed data is longer than the declared size");
+        let what = "frame content size exceeds the declared buffer size";
+        corrupt_as(139_999, reference::REPEATS_140000, what);
+        let what = "decompressed data is longer than the declared size";
+        corrupt_as(139_999, reference::REPEATS_140000_STREAMED, what);
     }
 
     #[test]
     fn truncation_at_every_position_is_an_error() {
         for input in [text(5000), noise(3000, 1)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            test_data::every_cut_is_an_error(CODEC, input.len(), &frame);
+            test_data::every_cut_is_an_error(CODEC, input.len(), &fastest(&input));
         }
     }
 
     #[test]
     fn corrupted_bytes_never_panic() {
         let input = text(3000);
-        let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
+        let frame = fastest(&input);
         for i in 0..frame.len() {
             for flip in [0x01, 0x80, 0xff] {
                 let mut bad = frame.clone();
@@ -583,54 +506,20 @@ mod tests {
     }
 
     #[test]
-    fn bad_magic_is_corrupt() {
-        let input = text(1000);
-        let mut frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-        frame[0] ^= 1;
-        let err = decode_err(input.len(), &frame);
-        assert_corrupt(&err, "bad frame magic number");
-        assert_eq!(err.offset(), Some(8));
-    }
-
-    #[test]
     fn declared_size_must_match_the_data() {
         for input in [text(100), text(300_000), noise(1000, 9)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            let n = input.len();
-            for declared in [0, 1, n - 1] {
-                let err = decode_err(declared, &frame);
-                assert!(
-                    matches!(err.kind, FormatErrorKind::Decompression { .. }),
-                    "{err:?}"
-                );
-            }
-            for declared in [n + 1, 2 * n] {
-                assert_corrupt(
-                    &decode_err(declared, &frame),
-                    "decompressed data is shorter than the declared size",
-                );
-            }
+            test_data::declared_size_must_match(CODEC, input.len(), &fastest(&input), None);
         }
-    }
-
-    #[test]
-    fn more_data_than_declared_stops_at_the_declared_size() {
         // 1 MiB of zeros packs into a few bytes; declaring 10 must fail without producing it all.
-        let zeros = alloc::vec![0u8; 1 << 20];
-        let frame = compress_to_vec(zeros.as_slice(), CompressionLevel::Fastest);
-        let err = decode_err(10, &frame);
-        assert!(
-            matches!(err.kind, FormatErrorKind::Decompression { .. }),
-            "{err:?}"
-        );
+        let zeros = fastest(&alloc::vec![0; 1 << 20]);
+        test_data::assert_any_corrupt(&decode(10, &zeros).unwrap_err());
     }
 
     #[test]
-    fn concatenated_and_skippable_frames() {
+    fn concatenated_skippable_and_bad_frames() {
         let (a, b) = (text(1000), noise(500, 5));
-        let frame_a = compress_to_vec(a.as_slice(), CompressionLevel::Fastest);
         let frame_b = compress_to_vec(b.as_slice(), CompressionLevel::Uncompressed);
-        test_data::skippable_frames(CODEC, (&a, &frame_a), (&b, &frame_b));
+        test_data::frame_walk(CODEC, (&a, &fastest(&a)), (&b, &frame_b), TRUNCATED);
     }
 
     #[test]
@@ -638,7 +527,7 @@ mod tests {
         // Frame header: magic, descriptor 0 (no single segment, no checksum, no content size),
         // window descriptor with exponent 31 (2 GiB window), then a last empty raw block.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8, 0x01, 0x00, 0x00];
-        let err = decode_err(0, &frame);
+        let err = decode(0, &frame).unwrap_err();
         assert!(
             matches!(
                 err.kind,
@@ -659,17 +548,8 @@ mod tests {
     #[test]
     fn headers_asking_for_more_than_the_buffer_are_refused_before_decoding() {
         // The window is cut to the declared size: the frame decodes (to too few bytes).
-        let err = decode_err(1000, &greedy(&[0x01, 0x00, 0x00]));
-        assert!(
-            matches!(
-                err.kind,
-                FormatErrorKind::Decompression {
-                    what: "decompressed data is shorter than the declared size",
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        let what = "decompressed data is shorter than the declared size";
+        corrupt_as(1000, &greedy(&[0x01, 0x00, 0x00]), what);
         let cases: [(&[u8], &str); 3] = [
             // RLE literals of 0xFFFFF bytes.
             (
@@ -690,8 +570,7 @@ mod tests {
             ),
         ];
         for (block, what) in cases {
-            let err = decode_err(1000, &greedy(block));
-            assert_corrupt(&err, what);
+            let err = corrupt_as(1000, &greedy(block), what);
             assert_eq!(err.offset(), Some(8 + 6), "{what}");
         }
     }
@@ -730,21 +609,14 @@ mod tests {
     fn recorded_content_size_must_match_even_when_zero() {
         // Single segment, 1-byte content size 0, then a last raw block holding one byte.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x09, 0x00, 0x00, b'x'];
-        assert_corrupt(
-            &decode_err(1, &frame),
-            "frame content size does not match its data",
-        );
+        corrupt_as(1, &frame, "frame content size does not match its data");
         let mut reserved = reference::HELLO.to_vec();
         reserved[4] |= 1 << 3;
-        assert_corrupt(
-            &decode_err(36, &reserved),
-            "reserved bit set in frame header",
-        );
+        corrupt_as(36, &reserved, "reserved bit set in frame header");
     }
 
     #[test]
     fn one_decompressor_decodes_buffers_as_fresh_ones_do() {
-        use crate::compression::Decompressor;
         let mut buffers: Vec<(usize, Vec<u8>)> = alloc::vec![
             (36, reference::HELLO.to_vec()),
             (140_000, reference::REPEATS_140000_STREAMED.to_vec()),
@@ -753,21 +625,14 @@ mod tests {
             (140_000, reference::REPEATS_140000.to_vec()),
         ];
         for input in [text(300_000), noise(1000, 3), text(50)] {
-            let frame = compress_to_vec(input.as_slice(), CompressionLevel::Fastest);
-            buffers.push((input.len(), frame));
+            buffers.push((input.len(), fastest(&input)));
         }
         let mut reused = Decompressor::new();
         for (declared, frame) in &buffers {
-            let mut buf = (*declared as i64).to_le_bytes().to_vec();
-            buf.extend_from_slice(frame);
-            let fresh = decompress_buffer(CompressionCodec::Zstd, &buf, LIMIT);
-            let again = reused.decompress(CompressionCodec::Zstd, &buf, LIMIT);
+            let buf = prefixed(*declared as i64, frame);
+            let fresh = decompress_buffer(CODEC, &buf, DEFAULT_DECOMPRESSION_LIMIT);
+            let again = reused.decompress(CODEC, &buf, DEFAULT_DECOMPRESSION_LIMIT);
             assert_eq!(fresh, again, "{declared} bytes");
         }
-    }
-
-    #[test]
-    fn empty_input_after_prefix_is_corrupt() {
-        assert_corrupt(&decode_err(0, &[]), "no frame in compressed buffer");
     }
 }

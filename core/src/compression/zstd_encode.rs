@@ -20,29 +20,16 @@ pub fn compress_frame(data: &[u8], out: &mut Vec<u8>) {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::compression::test_data::{noise, text};
-    use crate::compression::{Output, zstd};
+    use crate::compression::test_data::{self, text};
+    use crate::datatype::CompressionCodec;
 
     fn ours(frame: &[u8], len: usize) -> Vec<u8> {
-        let mut out = Output::new(len);
-        zstd::Decoder::default()
-            .decompress(frame, &mut out)
-            .unwrap();
-        assert_eq!(out.remaining(), 0);
-        out.into_vec()
+        test_data::decode(CompressionCodec::Zstd, len, frame).unwrap()
     }
 
     #[test]
     fn frames_read_back() {
-        let inputs = [
-            Vec::new(),
-            b"x".to_vec(),
-            text(1000),
-            text(300_000),
-            noise(70_000, 7),
-            [text(100_000), noise(200_000, 3)].concat(),
-        ];
-        for input in &inputs {
+        for input in &test_data::inputs(300_000) {
             let mut frame = Vec::new();
             compress_frame(input, &mut frame);
             assert_eq!(&ours(&frame, input.len()), input);
