@@ -568,6 +568,7 @@ impl Builder {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
     use proptest::prelude::*;
     use std::string::String;
@@ -642,7 +643,7 @@ mod tests {
         let v = t.vector::<u8>(16, "o").unwrap().unwrap();
         assert_eq!(v.as_bytes(), &[7, 8, 9, 10, 11]);
         // A default value is left out, so it reads back as the default.
-        assert_eq!(t.i32(17, 42, "p").unwrap(), 42);
+        assert_eq!(t.scalar(17, 42i32, "p").unwrap(), 42);
     }
 
     #[test]
@@ -665,22 +666,11 @@ mod tests {
         let buf = b.finish(root).unwrap();
         let t = Table::root(&buf, "Root").unwrap();
         assert_eq!(t.offset() % 4, 0);
-        assert_eq!(t.i64(1, 0, "x").unwrap(), 2);
+        assert_eq!(t.scalar(1, 0i64, "x").unwrap(), 2);
         // Find the i64 field's position through the vtable: it must be 8-aligned.
-        let vt = t.offset()
-            - i32::from_le_bytes(buf[t.offset()..t.offset() + 4].try_into().unwrap()) as usize;
-        let field = |slot: usize| {
-            t.offset()
-                + u16::from_le_bytes(
-                    buf[vt + 4 + 2 * slot..vt + 6 + 2 * slot]
-                        .try_into()
-                        .unwrap(),
-                ) as usize
-        };
-        assert_eq!(field(1) % 8, 0);
-        assert_eq!(field(3) % 4, 0);
-        let blocks_at =
-            field(4) + u32::from_le_bytes(buf[field(4)..field(4) + 4].try_into().unwrap()) as usize;
+        assert_eq!(field_pos(&buf, &t, 1) % 8, 0);
+        assert_eq!(field_pos(&buf, &t, 3) % 4, 0);
+        let blocks_at = follow_at(&buf, field_pos(&buf, &t, 4));
         assert_eq!((blocks_at + 4) % 8, 0, "struct elements are 8-aligned");
         let block = t.vector::<Block>(4, "b").unwrap().unwrap().get(0).unwrap();
         assert_eq!(
@@ -721,8 +711,8 @@ mod tests {
             let ts = t.tables(0, "t").unwrap().unwrap();
             for (i, table) in ts.iter().enumerate() {
                 let table = table.unwrap();
-                assert_eq!(table.i32(0, -1, "x").unwrap(), i as i32);
-                assert!(table.bool(1, false, "y").unwrap());
+                assert_eq!(table.scalar(0, -1i32, "x").unwrap(), i as i32);
+                assert!(table.scalar(1, false, "y").unwrap());
             }
         }
     }
@@ -807,20 +797,11 @@ mod tests {
     /// The strings of vector field `slot` of the root table.
     fn read_strings(buf: &[u8], slot: usize) -> Vec<String> {
         let t = Table::root(buf, "Root").unwrap();
-        let vt = t.offset()
-            - i32::from_le_bytes(buf[t.offset()..t.offset() + 4].try_into().unwrap()) as usize;
-        let field = t.offset()
-            + u16::from_le_bytes(
-                buf[vt + 4 + 2 * slot..vt + 6 + 2 * slot]
-                    .try_into()
-                    .unwrap(),
-            ) as usize;
-        let vector = field + u32::from_le_bytes(buf[field..field + 4].try_into().unwrap()) as usize;
+        let vector = follow_at(buf, field_pos(buf, &t, slot));
         let n = u32::from_le_bytes(buf[vector..vector + 4].try_into().unwrap()) as usize;
         (0..n)
             .map(|i| {
-                let at = vector + 4 + 4 * i;
-                let s = at + u32::from_le_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+                let s = follow_at(buf, vector + 4 + 4 * i);
                 let len = u32::from_le_bytes(buf[s..s + 4].try_into().unwrap()) as usize;
                 assert_eq!(buf[s + 4 + len], 0, "terminating zero");
                 String::from_utf8(buf[s + 4..s + 4 + len].to_vec()).unwrap()
@@ -904,11 +885,11 @@ mod tests {
                 let table = table.unwrap();
                 for slot in 0..12u16 {
                     match fields.get(&slot) {
-                        None => prop_assert_eq!(table.i8(slot, -7, "x").unwrap(), -7),
-                        Some(Field::U8(v)) => prop_assert_eq!(table.u8(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I16(v)) => prop_assert_eq!(table.i16(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I32(v)) => prop_assert_eq!(table.i32(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I64(v)) => prop_assert_eq!(table.i64(slot, 0, "x").unwrap(), *v),
+                        None => prop_assert_eq!(table.scalar(slot, -7i8, "x").unwrap(), -7),
+                        Some(Field::U8(v)) => prop_assert_eq!(table.scalar(slot, 0u8, "x").unwrap(), *v),
+                        Some(Field::I16(v)) => prop_assert_eq!(table.scalar(slot, 0i16, "x").unwrap(), *v),
+                        Some(Field::I32(v)) => prop_assert_eq!(table.scalar(slot, 0i32, "x").unwrap(), *v),
+                        Some(Field::I64(v)) => prop_assert_eq!(table.scalar(slot, 0i64, "x").unwrap(), *v),
                         Some(Field::Str(s)) => {
                             prop_assert_eq!(table.str(slot, "x").unwrap(), Some(s.as_str()))
                         }

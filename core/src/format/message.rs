@@ -50,7 +50,7 @@ impl<'a> Message<'a> {
     /// Checks the root `Message` table of the flatbuffer `buf`.
     pub fn parse(buf: &'a [u8]) -> FormatResult<Self> {
         let table = Table::root(buf, "Message")?;
-        let body_length = table.i64(MESSAGE_BODY_LENGTH, 0, "Message.bodyLength")?;
+        let body_length = table.scalar(MESSAGE_BODY_LENGTH, 0i64, "Message.bodyLength")?;
         Ok(Message { table, body_length })
     }
 
@@ -61,7 +61,8 @@ impl<'a> Message<'a> {
 
     /// The raw `MessageHeader` union tag (`Message.header_type`; 0 when absent).
     pub fn header_type(&self) -> FormatResult<u8> {
-        self.table.u8(MESSAGE_HEADER_TYPE, 0, "Message.header_type")
+        self.table
+            .scalar(MESSAGE_HEADER_TYPE, 0u8, "Message.header_type")
     }
 
     /// The header (`Message.header`); an absent or `NONE` header is an error.
@@ -128,7 +129,7 @@ pub struct RecordBatch<'a> {
 
 impl<'a> RecordBatch<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let length = table.i64(RECORD_BATCH_LENGTH, 0, "RecordBatch.length")?;
+        let length = table.scalar(RECORD_BATCH_LENGTH, 0i64, "RecordBatch.length")?;
         Ok(RecordBatch { table, length })
     }
 
@@ -230,10 +231,10 @@ pub struct BodyCompression {
 
 impl BodyCompression {
     fn read(t: &Table<'_>) -> FormatResult<Self> {
-        let codec = t.i8(BODY_COMPRESSION_CODEC, 0, "BodyCompression.codec")?;
+        let codec = t.scalar(BODY_COMPRESSION_CODEC, 0i8, "BodyCompression.codec")?;
         let codec = CompressionCodec::from_fb(codec)
             .ok_or_else(|| invalid("BodyCompression.codec", codec, t))?;
-        let method = t.i8(BODY_COMPRESSION_METHOD, 0, "BodyCompression.method")?;
+        let method = t.scalar(BODY_COMPRESSION_METHOD, 0i8, "BodyCompression.method")?;
         let method = BodyCompressionMethod::from_fb(method)
             .ok_or_else(|| invalid("BodyCompression.method", method, t))?;
         Ok(BodyCompression { codec, method })
@@ -269,8 +270,8 @@ pub struct DictionaryBatch<'a> {
 
 impl<'a> DictionaryBatch<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let id = table.i64(DICTIONARY_BATCH_ID, 0, "DictionaryBatch.id")?;
-        let is_delta = table.bool(DICTIONARY_BATCH_IS_DELTA, false, "DictionaryBatch.isDelta")?;
+        let id = table.scalar(DICTIONARY_BATCH_ID, 0i64, "DictionaryBatch.id")?;
+        let is_delta = table.scalar(DICTIONARY_BATCH_IS_DELTA, false, "DictionaryBatch.isDelta")?;
         Ok(DictionaryBatch {
             table,
             id,

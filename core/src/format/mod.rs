@@ -95,7 +95,7 @@ fn enum_field<T>(
     what: &'static str,
     from_fb: fn(i16) -> Option<T>,
 ) -> crate::error::FormatResult<T> {
-    let value = table.i16(slot, default, what)?;
+    let value = table.scalar(slot, default, what)?;
     from_fb(value).ok_or_else(|| invalid(what, value, table))
 }
 

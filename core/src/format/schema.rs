@@ -103,7 +103,7 @@ pub struct Field<'a> {
 
 impl<'a> Field<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let nullable = table.bool(FIELD_NULLABLE, false, "Field.nullable")?;
+        let nullable = table.scalar(FIELD_NULLABLE, false, "Field.nullable")?;
         Ok(Field { table, nullable })
     }
 
@@ -119,7 +119,7 @@ impl<'a> Field<'a> {
 
     /// The logical type (`Field.type`), or of the values if the field is dictionary encoded.
     pub fn type_(&self) -> FormatResult<Type<'a>> {
-        let tag = self.table.u8(FIELD_TYPE_TYPE, 0, "Field.type_type")?;
+        let tag = self.table.scalar(FIELD_TYPE_TYPE, 0u8, "Field.type_type")?;
         if tag > TYPE_LARGE_LIST_VIEW {
             return Err(invalid("Field.type union tag", tag, &self.table));
         }
@@ -257,9 +257,9 @@ impl<'a> Type<'a> {
             TYPE_UTF8 => Type::Utf8,
             TYPE_BOOL => Type::Bool,
             TYPE_DECIMAL => Type::Decimal {
-                precision: t.i32(0, 0, "Decimal.precision")?,
-                scale: t.i32(1, 0, "Decimal.scale")?,
-                bit_width: t.i32(2, 128, "Decimal.bitWidth")?,
+                precision: t.scalar(0, 0i32, "Decimal.precision")?,
+                scale: t.scalar(1, 0i32, "Decimal.scale")?,
+                bit_width: t.scalar(2, 128i32, "Decimal.bitWidth")?,
             },
             TYPE_DATE => Type::Date(enum_field(
                 t,
@@ -276,7 +276,7 @@ impl<'a> Type<'a> {
                     "Time.unit",
                     TimeUnit::from_fb,
                 )?,
-                bit_width: t.i32(1, 32, "Time.bitWidth")?,
+                bit_width: t.scalar(1, 32i32, "Time.bitWidth")?,
             },
             TYPE_TIMESTAMP => Type::Timestamp {
                 unit: enum_field(
@@ -298,13 +298,13 @@ impl<'a> Type<'a> {
                 type_ids: t.vector(1, "Union.typeIds")?,
             },
             TYPE_FIXED_SIZE_BINARY => Type::FixedSizeBinary {
-                byte_width: t.i32(0, 0, "FixedSizeBinary.byteWidth")?,
+                byte_width: t.scalar(0, 0i32, "FixedSizeBinary.byteWidth")?,
             },
             TYPE_FIXED_SIZE_LIST => Type::FixedSizeList {
-                list_size: t.i32(0, 0, "FixedSizeList.listSize")?,
+                list_size: t.scalar(0, 0i32, "FixedSizeList.listSize")?,
             },
             TYPE_MAP => Type::Map {
-                keys_sorted: t.bool(0, false, "Map.keysSorted")?,
+                keys_sorted: t.scalar(0, false, "Map.keysSorted")?,
             },
             TYPE_DURATION => Type::Duration(enum_field(
                 t,
@@ -328,7 +328,7 @@ impl<'a> Type<'a> {
 
 /// Reads an `Int` table; widths other than 8, 16, 32 and 64 are errors.
 fn int_type(t: &Table<'_>) -> FormatResult<IntType> {
-    let bits = t.i32(0, 0, "Int.bitWidth")?;
+    let bits = t.scalar(0, 0i32, "Int.bitWidth")?;
     let bit_width = match bits {
         8 => 8,
         16 => 16,
@@ -336,7 +336,7 @@ fn int_type(t: &Table<'_>) -> FormatResult<IntType> {
         64 => 64,
         _ => return Err(invalid("Int.bitWidth", bits, t)),
     };
-    let signed = t.bool(1, false, "Int.is_signed")?;
+    let signed = t.scalar(1, false, "Int.is_signed")?;
     Ok(IntType { bit_width, signed })
 }
 
@@ -353,7 +353,7 @@ pub struct DictionaryEncoding {
 
 impl DictionaryEncoding {
     fn read(t: &Table<'_>) -> FormatResult<Self> {
-        let id = t.i64(DICTIONARY_ID, 0, "DictionaryEncoding.id")?;
+        let id = t.scalar(DICTIONARY_ID, 0i64, "DictionaryEncoding.id")?;
         let index_type = match t.table(DICTIONARY_INDEX_TYPE, "DictionaryEncoding.indexType")? {
             Some(int) => int_type(&int)?,
             None => IntType {
@@ -361,9 +361,9 @@ impl DictionaryEncoding {
                 signed: true,
             },
         };
-        let is_ordered = t.bool(DICTIONARY_IS_ORDERED, false, "DictionaryEncoding.isOrdered")?;
+        let is_ordered = t.scalar(DICTIONARY_IS_ORDERED, false, "DictionaryEncoding.isOrdered")?;
         // DictionaryKind has one member: DenseArray (0).
-        let kind = t.i16(DICTIONARY_KIND, 0, "DictionaryEncoding.dictionaryKind")?;
+        let kind = t.scalar(DICTIONARY_KIND, 0i16, "DictionaryEncoding.dictionaryKind")?;
         if kind != 0 {
             return Err(invalid("DictionaryEncoding.dictionaryKind", kind, t));
         }
