@@ -5,9 +5,9 @@
 
 use super::Foreign;
 use super::message::{MetadataVersion, version};
-use super::missing;
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
+use super::{required, vector_or_empty};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::{Element, Table, Vector};
 use core::ops::Range;
@@ -31,26 +31,17 @@ impl<'a> Footer<'a> {
 
     /// The file's schema (`Footer.schema`); absent is an error.
     pub fn schema(&self) -> FormatResult<Schema<'a>> {
-        match self.table.table(FOOTER_SCHEMA, "Footer.schema")? {
-            Some(t) => Ok(Schema::from_table(t)),
-            None => Err(missing("Footer.schema", &self.table)),
-        }
+        required(&self.table, FOOTER_SCHEMA, "Footer.schema").map(Schema::from_table)
     }
 
     /// Where the dictionary batches lie (`Footer.dictionaries`; empty when absent).
     pub fn dictionaries(&self) -> FormatResult<Blocks<'a>> {
-        Ok(self
-            .table
-            .vector(FOOTER_DICTIONARIES, "Footer.dictionaries")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, FOOTER_DICTIONARIES, "Footer.dictionaries")
     }
 
     /// Where the record batches lie (`Footer.recordBatches`; empty when absent).
     pub fn record_batches(&self) -> FormatResult<Blocks<'a>> {
-        Ok(self
-            .table
-            .vector(FOOTER_RECORD_BATCHES, "Footer.recordBatches")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, FOOTER_RECORD_BATCHES, "Footer.recordBatches")
     }
 
     /// User-defined metadata (`Footer.custom_metadata`; empty when absent).

@@ -7,7 +7,7 @@
 
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
-use super::{Int64s, enum_field, invalid, missing};
+use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
 use crate::datatype::{CompressionCodec, fb_enum};
 use crate::error::FormatResult;
 use crate::flatbuffer::{Element, Table, Vector};
@@ -140,18 +140,12 @@ impl<'a> RecordBatch<'a> {
 
     /// One node per field, in pre-order (`RecordBatch.nodes`; empty when absent).
     pub fn nodes(&self) -> FormatResult<FieldNodes<'a>> {
-        Ok(self
-            .table
-            .vector(RECORD_BATCH_NODES, "RecordBatch.nodes")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, RECORD_BATCH_NODES, "RecordBatch.nodes")
     }
 
     /// The body's buffers, in pre-order (`RecordBatch.buffers`; empty when absent).
     pub fn buffers(&self) -> FormatResult<Buffers<'a>> {
-        Ok(self
-            .table
-            .vector(RECORD_BATCH_BUFFERS, "RecordBatch.buffers")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, RECORD_BATCH_BUFFERS, "RecordBatch.buffers")
     }
 
     /// How the body's buffers are compressed (`RecordBatch.compression`), if they are.
@@ -286,13 +280,11 @@ impl<'a> DictionaryBatch<'a> {
 
     /// The dictionary's values as a one-column record batch (`DictionaryBatch.data`).
     pub fn data(&self) -> FormatResult<RecordBatch<'a>> {
-        match self
-            .table
-            .table(DICTIONARY_BATCH_DATA, "DictionaryBatch.data")?
-        {
-            Some(t) => RecordBatch::from_table(t),
-            None => Err(missing("DictionaryBatch.data", &self.table)),
-        }
+        RecordBatch::from_table(required(
+            &self.table,
+            DICTIONARY_BATCH_DATA,
+            "DictionaryBatch.data",
+        )?)
     }
 
     /// Whether the values are appended to the dictionary rather than replacing it
@@ -306,8 +298,9 @@ impl<'a> DictionaryBatch<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::error::{FormatError, FormatErrorKind};
+    use crate::error::FormatErrorKind;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use crate::format::invalid_value;
     use std::vec::Vec;
 
     fn structs(pairs: &[(i64, i64)]) -> Value {
@@ -331,11 +324,12 @@ mod tests {
         m
     }
 
-    fn invalid_value(e: FormatError) -> (&'static str, i64) {
-        match e.kind {
-            FormatErrorKind::InvalidValue { what, value } => (what, value),
-            other => panic!("expected InvalidValue, got {other:?}"),
-        }
+    /// The record batch a message's flatbuffer `buf` carries.
+    fn header_batch(buf: &[u8]) -> RecordBatch<'_> {
+        let MessageHeader::RecordBatch(b) = Message::parse(buf).unwrap().header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        b
     }
 
     #[test]
@@ -403,9 +397,7 @@ mod tests {
     #[test]
     fn record_batch_defaults() {
         let buf = finish(&message(HEADER_RECORD_BATCH, Some(Obj::new())));
-        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
-            panic!("expected a record batch");
-        };
+        let b = header_batch(&buf);
         assert_eq!(b.length(), 0);
         assert!(b.nodes().unwrap().is_empty());
         assert!(b.buffers().unwrap().is_empty());
@@ -415,9 +407,7 @@ mod tests {
         // An empty BodyCompression table: LZ4 frame, per buffer.
         let batch = Obj::new().table(RECORD_BATCH_COMPRESSION, Obj::new());
         let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
-        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
-            panic!("expected a record batch");
-        };
+        let b = header_batch(&buf);
         assert_eq!(
             b.compression().unwrap(),
             Some(BodyCompression {
@@ -438,11 +428,8 @@ mod tests {
                 Obj::new().with(slot, Value::I8(-1)),
             );
             let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
-            let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap()
-            else {
-                panic!("expected a record batch");
-            };
-            assert_eq!(invalid_value(b.compression().unwrap_err()), (what, -1));
+            let e = header_batch(&buf).compression().unwrap_err();
+            assert_eq!(invalid_value(e), (what, -1));
         }
     }
 

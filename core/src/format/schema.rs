@@ -5,12 +5,12 @@
 //! [`Footer`](super::Footer); everything here borrows from that flatbuffer.
 
 use super::slots::*;
-use super::{Int32s, Int64s, enum_field, invalid, missing};
+use super::{Int32s, Int64s, enum_field, invalid, missing, vector_or_empty};
 use crate::datatype::{
     DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
 };
 use crate::error::FormatResult;
-use crate::flatbuffer::{Table, Tables, Vector};
+use crate::flatbuffer::{Table, Tables};
 
 /// The columns of a record batch, their byte order and metadata (`Schema` table).
 #[derive(Clone, Copy, Debug)]
@@ -52,10 +52,7 @@ impl<'a> Schema<'a> {
     ///
     /// Known values: 0 `UNUSED`, 1 `DICTIONARY_REPLACEMENT`, 2 `COMPRESSED_BODY`.
     pub fn features(&self) -> FormatResult<Int64s<'a>> {
-        Ok(self
-            .table
-            .vector(SCHEMA_FEATURES, "Schema.features")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, SCHEMA_FEATURES, "Schema.features")
     }
 }
 
@@ -428,8 +425,9 @@ fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::error::{FormatError, FormatErrorKind};
+    use crate::error::FormatErrorKind;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use crate::format::invalid_value;
     use std::vec;
     use std::vec::Vec;
 
@@ -449,13 +447,6 @@ mod tests {
     fn type_of(tag: u8, t: Obj) -> FormatResult<Type<'static>> {
         let buf = std::boxed::Box::leak(typed(tag, Some(t)).into_boxed_slice());
         schema(buf).fields()?.get(0)?.type_()
-    }
-
-    fn invalid_value(e: FormatError) -> (&'static str, i64) {
-        match e.kind {
-            FormatErrorKind::InvalidValue { what, value } => (what, value),
-            other => panic!("expected InvalidValue, got {other:?}"),
-        }
     }
 
     #[test]
