@@ -272,7 +272,22 @@ impl<W: embedded_io::Write> Sink<W> {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), WriteError<W::Error>> {
+    /// Whether the output still has to be ended: false once finished, an error after a failed
+    /// write.
+    fn unfinished(&self) -> Result<bool, WriteError<W::Error>> {
+        if self.finished {
+            return Ok(false);
+        }
+        self.check().map(|()| true)
+    }
+
+    /// Ends the output: the end-of-stream marker, then `tail` (nothing for a stream; a file's
+    /// footer, its length and the magic), then a flush; later batches are refused.
+    fn finish(&mut self, tail: &[&[u8]]) -> Result<(), WriteError<W::Error>> {
+        self.write_all(&END_OF_STREAM)?;
+        for piece in tail {
+            self.write_all(piece)?;
+        }
         self.inner.flush().map_err(|error| {
             self.broken = true;
             WriteError::Sink {
@@ -280,7 +295,9 @@ impl<W: embedded_io::Write> Sink<W> {
                 offset: self.position,
                 len: 0,
             }
-        })
+        })?;
+        self.finished = true;
+        Ok(())
     }
 }
 
