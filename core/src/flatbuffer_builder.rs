@@ -23,7 +23,6 @@
 //! [`Builder::finish`] returns the first such error.
 
 use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{Block, Buffer, FieldNode};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -127,47 +126,6 @@ impl Push for bool {
     type Bytes = [u8; 1];
     fn to_le(&self) -> [u8; 1] {
         [u8::from(*self)]
-    }
-}
-
-/// Two `i64`s, as the `FieldNode` and `Buffer` structs hold them.
-fn two_i64(a: i64, b: i64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    let (first, second) = out.split_at_mut(8);
-    first.copy_from_slice(&a.to_le_bytes());
-    second.copy_from_slice(&b.to_le_bytes());
-    out
-}
-
-impl Push for FieldNode {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 16];
-    fn to_le(&self) -> [u8; 16] {
-        two_i64(self.length, self.null_count)
-    }
-}
-
-impl Push for Buffer {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 16];
-    fn to_le(&self) -> [u8; 16] {
-        two_i64(self.offset, self.length)
-    }
-}
-
-impl Push for Block {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 24];
-    /// `offset` at 0, `metaDataLength` at 8, 4 bytes of zero padding, `bodyLength` at 16.
-    fn to_le(&self) -> [u8; 24] {
-        let mut out = [0u8; 24];
-        let (offset, rest) = out.split_at_mut(8);
-        offset.copy_from_slice(&self.offset.to_le_bytes());
-        let (meta, rest) = rest.split_at_mut(4);
-        meta.copy_from_slice(&self.meta_data_length.to_le_bytes());
-        let (_padding, body) = rest.split_at_mut(4);
-        body.copy_from_slice(&self.body_length.to_le_bytes());
-        out
     }
 }
 
@@ -570,6 +528,7 @@ mod tests {
     use super::*;
     use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
+    use crate::format::{Block, Buffer, FieldNode};
     use proptest::prelude::*;
     use std::string::String;
     use std::vec::Vec;
@@ -695,6 +654,11 @@ mod tests {
             tables.push(b.end_table());
         }
         let v = b.create_vector_of_offsets(&tables);
+        finish_with_vector(b, v)
+    }
+
+    /// Finishes `b` with a root table holding vector `v` in slot 0.
+    fn finish_with_vector(mut b: Builder, v: Offset<kind::Vector>) -> Vec<u8> {
         b.start_table();
         b.add_offset(0, v);
         let root = b.end_table();
@@ -782,10 +746,7 @@ mod tests {
             strings.push(b.create_string(&std::format!("string number {i}")));
         }
         let v = b.create_vector_of_offsets(&strings);
-        b.start_table();
-        b.add_offset(0, v);
-        let root = b.end_table();
-        let buf = b.finish(root).unwrap();
+        let buf = finish_with_vector(b, v);
         let t = Table::root(&buf, "Root").unwrap();
         let ts = t.tables(0, "s").unwrap().unwrap();
         assert_eq!(ts.len(), 500);
@@ -874,10 +835,7 @@ mod tests {
                 offsets.push(b.end_table());
             }
             let v = b.create_vector_of_offsets(&offsets);
-            b.start_table();
-            b.add_offset(0, v);
-            let root = b.end_table();
-            let buf = b.finish(root).unwrap();
+            let buf = finish_with_vector(b, v);
             let t = Table::root(&buf, "Root").unwrap();
             let ts = t.tables(0, "t").unwrap().unwrap();
             prop_assert_eq!(ts.len(), tables.len());

@@ -9,7 +9,7 @@ use super::schema::{KeyValues, Schema};
 use super::slots::*;
 use super::{required, vector_or_empty};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::flatbuffer::{Element, Table, Vector};
+use crate::flatbuffer::{Table, Vector};
 use core::ops::Range;
 
 /// The index at the end of an Arrow file: schema plus where each message lies (`Footer`).
@@ -63,22 +63,6 @@ pub struct Block {
     pub meta_data_length: i32,
     /// Length of the body that follows the metadata, as written.
     pub body_length: i64,
-}
-
-impl Element for Block {
-    /// `offset` at 0, `metaDataLength` at 8, 4 bytes of padding, `bodyLength` at 16.
-    const SIZE: usize = 24;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (offset, rest) = bytes.split_at_checked(8)?;
-        let (meta_data_length, rest) = rest.split_at_checked(4)?;
-        let (_padding, body_length) = rest.split_at_checked(4)?;
-        Some(Block {
-            offset: i64::from_le_slice(offset)?,
-            meta_data_length: i32::from_le_slice(meta_data_length)?,
-            body_length: i64::from_le_slice(body_length)?,
-        })
-    }
 }
 
 /// A footer's blocks.

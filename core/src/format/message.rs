@@ -10,7 +10,7 @@ use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
 use crate::datatype::{CompressionCodec, fb_enum};
 use crate::error::FormatResult;
-use crate::flatbuffer::{Element, Table, Vector};
+use crate::flatbuffer::{Table, Vector};
 
 fb_enum! {
     /// Version of the metadata format a message or file was written with (`MetadataVersion`).
@@ -175,18 +175,6 @@ pub struct FieldNode {
     pub null_count: i64,
 }
 
-impl Element for FieldNode {
-    const SIZE: usize = 16;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (length, null_count) = bytes.split_at_checked(8)?;
-        Some(FieldNode {
-            length: i64::from_le_slice(length)?,
-            null_count: i64::from_le_slice(null_count)?,
-        })
-    }
-}
-
 /// A record batch's field nodes.
 pub type FieldNodes<'a> = Vector<'a, FieldNode>;
 
@@ -197,18 +185,6 @@ pub struct Buffer {
     pub offset: i64,
     /// Length in bytes, as written (padding excluded).
     pub length: i64,
-}
-
-impl Element for Buffer {
-    const SIZE: usize = 16;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (offset, length) = bytes.split_at_checked(8)?;
-        Some(Buffer {
-            offset: i64::from_le_slice(offset)?,
-            length: i64::from_le_slice(length)?,
-        })
-    }
 }
 
 /// A record batch's buffers.
@@ -299,6 +275,7 @@ impl<'a> DictionaryBatch<'a> {
 mod tests {
     use super::*;
     use crate::error::FormatErrorKind;
+    use crate::flatbuffer::Element;
     use crate::flatbuffer::builder::{Obj, Value, finish};
     use crate::format::invalid_value;
     use std::vec::Vec;
@@ -543,6 +520,7 @@ mod tests {
     fn struct_elements_need_exact_sizes() {
         assert_eq!(FieldNode::from_le_slice(&[0; 15]), None);
         assert_eq!(Buffer::from_le_slice(&[0; 17]), None);
+        assert_eq!(crate::format::Block::from_le_slice(&[0; 23]), None);
         assert_eq!(
             Buffer::from_le_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]),
             Some(Buffer {
