@@ -518,25 +518,24 @@ pub(crate) mod builder {
             self.with(slot, Value::Tables(ts))
         }
 
+        /// A vector of `elem_size`-byte elements, given as their raw bytes.
+        pub(crate) fn vector(self, slot: u16, elem_size: usize, bytes: Vec<u8>) -> Self {
+            self.with(slot, Value::Vector { elem_size, bytes })
+        }
+
         pub(crate) fn i32s(self, slot: u16, values: &[i32]) -> Self {
-            let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            self.with(
+            self.vector(
                 slot,
-                Value::Vector {
-                    elem_size: 4,
-                    bytes,
-                },
+                4,
+                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             )
         }
 
         pub(crate) fn i64s(self, slot: u16, values: &[i64]) -> Self {
-            let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            self.with(
+            self.vector(
                 slot,
-                Value::Vector {
-                    elem_size: 8,
-                    bytes,
-                },
+                8,
+                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             )
         }
     }
@@ -774,13 +773,7 @@ pub(crate) mod tests {
             .tables(11, vec![child(1), child(2), child(3)])
             .with(12, Value::U8(2))
             .table(13, child(99))
-            .with(
-                14,
-                Value::Vector {
-                    elem_size: 16,
-                    bytes: (0u8..32).collect(),
-                },
-            );
+            .vector(14, 16, (0u8..32).collect());
         let buf = finish(&root);
         let t = Table::root(&buf, "Root").unwrap();
         assert_reads_every_kind_of_field(&t);
