@@ -240,6 +240,9 @@ pub enum Type<'a> {
 impl<'a> Type<'a> {
     /// Reads the `Type` union member `tag` from its table `t`.
     fn read(tag: u8, t: &Table<'a>) -> FormatResult<Self> {
+        // Time, Timestamp and Duration hold their unit in slot 0.
+        let unit =
+            |default: TimeUnit, what| enum_field(t, 0, default as i16, what, TimeUnit::from_fb);
         Ok(match tag {
             TYPE_NULL => Type::Null,
             TYPE_INT => Type::Int(int_type(t)?),
@@ -266,23 +269,11 @@ impl<'a> Type<'a> {
                 DateUnit::from_fb,
             )?),
             TYPE_TIME => Type::Time {
-                unit: enum_field(
-                    t,
-                    0,
-                    TimeUnit::Millisecond as i16,
-                    "Time.unit",
-                    TimeUnit::from_fb,
-                )?,
+                unit: unit(TimeUnit::Millisecond, "Time.unit")?,
                 bit_width: t.scalar(1, 32i32, "Time.bitWidth")?,
             },
             TYPE_TIMESTAMP => Type::Timestamp {
-                unit: enum_field(
-                    t,
-                    0,
-                    TimeUnit::Second as i16,
-                    "Timestamp.unit",
-                    TimeUnit::from_fb,
-                )?,
+                unit: unit(TimeUnit::Second, "Timestamp.unit")?,
                 timezone: t.str(1, "Timestamp.timezone")?,
             },
             TYPE_INTERVAL => {
@@ -303,13 +294,7 @@ impl<'a> Type<'a> {
             TYPE_MAP => Type::Map {
                 keys_sorted: t.scalar(0, false, "Map.keysSorted")?,
             },
-            TYPE_DURATION => Type::Duration(enum_field(
-                t,
-                0,
-                TimeUnit::Millisecond as i16,
-                "Duration.unit",
-                TimeUnit::from_fb,
-            )?),
+            TYPE_DURATION => Type::Duration(unit(TimeUnit::Millisecond, "Duration.unit")?),
             TYPE_LARGE_BINARY => Type::LargeBinary,
             TYPE_LARGE_UTF8 => Type::LargeUtf8,
             TYPE_LARGE_LIST => Type::LargeList,
