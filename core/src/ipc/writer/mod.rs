@@ -220,19 +220,14 @@ impl<W: embedded_io::Write> Sink<W> {
 
     /// Refuses to go on after `finish`, or after a failed write (the output would be corrupt).
     fn check(&self) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterFinish,
-            }
-            .into());
-        }
-        if self.broken {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterError,
-            }
-            .into());
-        }
-        Ok(())
+        let what = if self.finished {
+            Feature::WriteAfterFinish
+        } else if self.broken {
+            Feature::WriteAfterError
+        } else {
+            return Ok(());
+        };
+        Err(FormatErrorKind::Unsupported { what }.into())
     }
 
     /// Writes all of `bytes`, looping over partial writes.
