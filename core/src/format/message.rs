@@ -277,7 +277,7 @@ mod tests {
     use crate::error::FormatErrorKind;
     use crate::flatbuffer::Element;
     use crate::flatbuffer::builder::{Obj, Value, finish};
-    use crate::format::invalid_value;
+    use crate::format::{buffer, invalid_value, node};
     use std::vec::Vec;
 
     fn structs(pairs: &[(i64, i64)]) -> Value {
@@ -331,28 +331,10 @@ mod tests {
         };
         assert_eq!(b.length(), 10);
         let nodes = b.nodes().unwrap();
-        assert_eq!(
-            nodes.iter().collect::<Vec<_>>(),
-            [
-                FieldNode {
-                    length: 10,
-                    null_count: 1
-                },
-                FieldNode {
-                    length: 3,
-                    null_count: 0
-                }
-            ]
-        );
+        assert_eq!(nodes.iter().collect::<Vec<_>>(), [node(10, 1), node(3, 0)]);
         let buffers = b.buffers().unwrap();
         assert_eq!(buffers.len(), 3);
-        assert_eq!(
-            buffers.get(1),
-            Some(Buffer {
-                offset: 8,
-                length: 40
-            })
-        );
+        assert_eq!(buffers.get(1), Some(buffer(8, 40)));
         assert_eq!(buffers.get(3), None);
         assert_eq!(
             b.compression().unwrap(),
@@ -523,10 +505,7 @@ mod tests {
         assert_eq!(crate::format::Block::from_le_slice(&[0; 23]), None);
         assert_eq!(
             Buffer::from_le_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]),
-            Some(Buffer {
-                offset: 1,
-                length: 2
-            })
+            Some(buffer(1, 2))
         );
     }
 }

@@ -123,6 +123,18 @@ fn invalid_value(e: FormatError) -> (&'static str, i64) {
     }
 }
 
+/// A `FieldNode` (for tests).
+#[cfg(test)]
+pub(crate) fn node(length: i64, null_count: i64) -> FieldNode {
+    FieldNode { length, null_count }
+}
+
+/// A `Buffer` (for tests).
+#[cfg(test)]
+pub(crate) fn buffer(offset: i64, length: i64) -> Buffer {
+    Buffer { offset, length }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
