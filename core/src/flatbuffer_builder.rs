@@ -528,7 +528,7 @@ mod tests {
     use super::*;
     use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
-    use crate::format::{Block, Buffer, FieldNode};
+    use crate::format::{Block, Buffer, FieldNode, buffer, node};
     use proptest::prelude::*;
     use std::string::String;
     use std::vec::Vec;
@@ -540,16 +540,7 @@ mod tests {
         let ints = b.create_vector(&[1i32, -2, 3]);
         let longs = b.create_vector(&[i64::MIN, 0, i64::MAX]);
         let bytes = b.create_vector::<u8>(&[7, 8, 9, 10, 11]);
-        let nodes = b.create_vector(&[
-            FieldNode {
-                length: 5,
-                null_count: 1,
-            },
-            FieldNode {
-                length: 6,
-                null_count: 0,
-            },
-        ]);
+        let nodes = b.create_vector(&[node(5, 1), node(6, 0)]);
         let mut children = Vec::new();
         for x in [1i64, 2, 3] {
             b.start_table();
@@ -590,13 +581,7 @@ mod tests {
         let t = Table::root(&buf, "Root").unwrap();
         crate::flatbuffer::tests::assert_reads_every_kind_of_field(&t);
         let v = t.vector::<FieldNode>(14, "m").unwrap().unwrap();
-        assert_eq!(
-            v.get(1),
-            Some(FieldNode {
-                length: 6,
-                null_count: 0
-            })
-        );
+        assert_eq!(v.get(1), Some(node(6, 0)));
         let strings = t.tables(15, "n").unwrap().unwrap();
         assert_eq!(strings.len(), 3);
         let v = t.vector::<u8>(16, "o").unwrap().unwrap();
@@ -860,17 +845,7 @@ mod tests {
 
     #[test]
     fn struct_elements_round_trip_through_element() {
-        let buffers = [
-            Buffer {
-                offset: 0,
-                length: 10,
-            },
-            Buffer {
-                offset: 64,
-                length: 0,
-            },
-        ];
-        for value in buffers {
+        for value in [buffer(0, 10), buffer(64, 0)] {
             assert_eq!(Buffer::from_le_slice(&value.to_le()), Some(value));
         }
         let block = Block {

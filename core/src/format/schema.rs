@@ -710,23 +710,8 @@ mod tests {
         assert_eq!(md.len(), 3);
         assert!(!md.is_empty());
         let entries: Vec<_> = md.iter().map(|kv| kv.unwrap()).collect();
-        assert_eq!(
-            entries,
-            [
-                KeyValue {
-                    key: "k",
-                    value: "v"
-                },
-                KeyValue {
-                    key: "",
-                    value: "x"
-                },
-                KeyValue {
-                    key: "y",
-                    value: ""
-                },
-            ]
-        );
+        let entry = |key, value| KeyValue { key, value };
+        assert_eq!(entries, [entry("k", "v"), entry("", "x"), entry("y", "")]);
         assert_eq!(md.get(0).unwrap(), entries[0]);
         assert!(md.get(3).is_err());
 
@@ -752,18 +737,16 @@ mod tests {
         };
         let read = |buf: &[u8]| schema(buf).fields().unwrap().get(0).unwrap().dictionary();
         // indexType absent: signed 32-bit.
-        let buf = field(Obj::new().with(0, Value::I64(7)));
-        assert_eq!(
-            read(&buf).unwrap(),
+        let encoding = |id, bit_width, signed, is_ordered| {
+            let index_type = IntType { bit_width, signed };
             Some(DictionaryEncoding {
-                id: 7,
-                index_type: IntType {
-                    bit_width: 32,
-                    signed: true
-                },
-                is_ordered: false,
+                id,
+                index_type,
+                is_ordered,
             })
-        );
+        };
+        let buf = field(Obj::new().with(0, Value::I64(7)));
+        assert_eq!(read(&buf).unwrap(), encoding(7, 32, true, false));
         let buf = field(
             Obj::new()
                 .with(0, Value::I64(-1))
@@ -771,17 +754,7 @@ mod tests {
                 .with(2, Value::Bool(true))
                 .with(3, Value::I16(0)),
         );
-        assert_eq!(
-            read(&buf).unwrap(),
-            Some(DictionaryEncoding {
-                id: -1,
-                index_type: IntType {
-                    bit_width: 8,
-                    signed: false
-                },
-                is_ordered: true,
-            })
-        );
+        assert_eq!(read(&buf).unwrap(), encoding(-1, 8, false, true));
         let buf = field(Obj::new().with(3, Value::I16(1)));
         assert_eq!(
             invalid_value(read(&buf).unwrap_err()),
