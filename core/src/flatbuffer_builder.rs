@@ -593,11 +593,12 @@ mod tests {
     #[test]
     fn scalars_and_structs_are_aligned() {
         let mut b = Builder::new();
-        let blocks = b.create_vector(&[Block {
+        let written = Block {
             offset: 8,
             meta_data_length: 100,
             body_length: 64,
-        }]);
+        };
+        let blocks = b.create_vector(&[written]);
         let odd = b.create_string("odd");
         b.start_table();
         b.add_scalar(0, 1u8);
@@ -617,14 +618,7 @@ mod tests {
         let blocks_at = follow_at(&buf, field_pos(&buf, &t, 4));
         assert_eq!((blocks_at + 4) % 8, 0, "struct elements are 8-aligned");
         let block = t.vector::<Block>(4, "b").unwrap().unwrap().get(0).unwrap();
-        assert_eq!(
-            block,
-            Block {
-                offset: 8,
-                meta_data_length: 100,
-                body_length: 64
-            }
-        );
+        assert_eq!(block, written);
         // The padding inside a block is zero.
         assert_eq!(&buf[blocks_at + 4 + 12..blocks_at + 4 + 16], &[0; 4]);
     }
