@@ -1020,20 +1020,13 @@ pub(crate) mod tests {
         }
         let buf = finish(&obj);
         let mut t = Table::root(&buf, "Root").unwrap();
-        for _ in 1..=MAX_DEPTH {
-            t = t
-                .tables(0, "Root.children")
-                .unwrap()
-                .unwrap()
-                .get(0)
-                .unwrap();
+        fn first_child(t: Table<'_>) -> FormatResult<Table<'_>> {
+            t.tables(0, "Root.children").unwrap().unwrap().get(0)
         }
-        let e = t
-            .tables(0, "Root.children")
-            .unwrap()
-            .unwrap()
-            .get(0)
-            .unwrap_err();
+        for _ in 1..=MAX_DEPTH {
+            t = first_child(t).unwrap();
+        }
+        let e = first_child(t).unwrap_err();
         assert!(matches!(e.kind, FormatErrorKind::FlatbufferLimit { .. }));
         // A union value is a nested table as well; build a chain through slots 2/3.
         let mut obj = Obj::new();
