@@ -39,19 +39,20 @@ const VTABLE_HEADER: usize = 4;
 /// What an [`Offset`] points at.
 pub mod kind {
     /// A string.
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Str {}
     /// A table.
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Table {}
     /// A vector (of scalars, structs, tables or strings).
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Vector {}
 }
 
 /// A finished string, vector or table in the buffer being built, counted from the buffer's end.
 ///
 /// Only valid for the [`Builder`] that returned it.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Offset<K> {
     from_end: u32,
     _kind: PhantomData<fn() -> K>,
@@ -71,22 +72,6 @@ impl<K> Offset<K> {
         self.from_end
     }
 }
-
-impl<K> Clone for Offset<K> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<K> Copy for Offset<K> {}
-
-impl<K> PartialEq for Offset<K> {
-    fn eq(&self, other: &Self) -> bool {
-        self.from_end == other.from_end
-    }
-}
-
-impl<K> Eq for Offset<K> {}
 
 impl<K> core::fmt::Debug for Offset<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
