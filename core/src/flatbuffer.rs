@@ -654,13 +654,9 @@ pub(crate) mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    fn kind(e: &FormatError) -> &FormatErrorKind {
-        &e.kind
-    }
-
     fn assert_fb_error<T: core::fmt::Debug>(r: FormatResult<T>, what: &str) -> FormatError {
         let e = r.expect_err("expected an error");
-        match kind(&e) {
+        match &e.kind {
             FormatErrorKind::Flatbuffer { what: w } => assert_eq!(*w, what, "{e:?}"),
             other => panic!("expected a Flatbuffer error, got {other:?}"),
         }
