@@ -56,39 +56,48 @@ impl<'a> Schema<'a> {
     }
 }
 
-/// A vector of [`Field`]s: a schema's columns or a field's children.
-#[derive(Clone, Copy, Debug)]
-pub struct Fields<'a> {
-    tables: Tables<'a>,
+/// A vector of tables, each read as `$item` by `$read` when asked for: [`Fields`] and
+/// [`KeyValues`]. `$what` and `$one` name the items in the docs.
+macro_rules! table_vector {
+    ($(#[$doc:meta])* $name:ident of $item:ident ($what:literal, $one:literal) by $read:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name<'a> {
+            tables: Tables<'a>,
+        }
+
+        impl<'a> $name<'a> {
+            pub(super) fn read(t: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
+                Ok($name { tables: t.tables(slot, what)?.unwrap_or_else(Tables::empty) })
+            }
+
+            #[doc = concat!("Number of ", $what, ".")]
+            pub fn len(&self) -> usize {
+                self.tables.len()
+            }
+
+            #[doc = concat!("Whether there are no ", $what, ".")]
+            pub fn is_empty(&self) -> bool {
+                self.tables.is_empty()
+            }
+
+            #[doc = concat!($one, " `i`, after checking its table (an index out of range is an")]
+            #[doc = "error too)."]
+            pub fn get(&self, i: usize) -> FormatResult<$item<'a>> {
+                $read(self.tables.get(i)?)
+            }
+
+            #[doc = concat!("The ", $what, " in order, each checked as it is read.")]
+            pub fn iter(&self) -> impl Iterator<Item = FormatResult<$item<'a>>> + 'a {
+                self.tables.iter().map(|t| t.and_then($read))
+            }
+        }
+    };
 }
 
-impl<'a> Fields<'a> {
-    fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
-        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
-        Ok(Fields { tables })
-    }
-
-    /// Number of fields.
-    pub fn len(&self) -> usize {
-        self.tables.len()
-    }
-
-    /// Whether there are no fields.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
-
-    /// Field `i`, after checking its table (an index out of range is an error too).
-    pub fn get(&self, i: usize) -> FormatResult<Field<'a>> {
-        Field::from_table(self.tables.get(i)?)
-    }
-
-    /// The fields in order, each checked as it is read.
-    pub fn iter(&self) -> impl Iterator<Item = FormatResult<Field<'a>>> + 'a {
-        self.tables
-            .iter()
-            .map(|table| table.and_then(Field::from_table))
-    }
+table_vector! {
+    /// A vector of [`Field`]s: a schema's columns or a field's children.
+    Fields of Field ("fields", "Field") by Field::from_table
 }
 
 /// One column, or a child of a nested column (`Field` table).
@@ -366,37 +375,9 @@ pub struct KeyValue<'a> {
     pub value: &'a str,
 }
 
-/// A vector of [`KeyValue`] metadata entries.
-#[derive(Clone, Copy, Debug)]
-pub struct KeyValues<'a> {
-    tables: Tables<'a>,
-}
-
-impl<'a> KeyValues<'a> {
-    pub(super) fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
-        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
-        Ok(KeyValues { tables })
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.tables.len()
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
-
-    /// Entry `i` (an index out of range is an error too).
-    pub fn get(&self, i: usize) -> FormatResult<KeyValue<'a>> {
-        key_value(self.tables.get(i)?)
-    }
-
-    /// The entries in order, each checked as it is read.
-    pub fn iter(&self) -> impl Iterator<Item = FormatResult<KeyValue<'a>>> + 'a {
-        self.tables.iter().map(|t| t.and_then(key_value))
-    }
+table_vector! {
+    /// A vector of [`KeyValue`] metadata entries.
+    KeyValues of KeyValue ("entries", "Entry") by key_value
 }
 
 fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
