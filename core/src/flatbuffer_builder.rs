@@ -23,7 +23,6 @@
 //! [`Builder::finish`] returns the first such error.
 
 use crate::error::{Feature, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{Block, Buffer, FieldNode};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -40,19 +39,20 @@ const VTABLE_HEADER: usize = 4;
 /// What an [`Offset`] points at.
 pub mod kind {
     /// A string.
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Str {}
     /// A table.
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Table {}
     /// A vector (of scalars, structs, tables or strings).
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Vector {}
 }
 
 /// A finished string, vector or table in the buffer being built, counted from the buffer's end.
 ///
 /// Only valid for the [`Builder`] that returned it.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Offset<K> {
     from_end: u32,
     _kind: PhantomData<fn() -> K>,
@@ -72,22 +72,6 @@ impl<K> Offset<K> {
         self.from_end
     }
 }
-
-impl<K> Clone for Offset<K> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<K> Copy for Offset<K> {}
-
-impl<K> PartialEq for Offset<K> {
-    fn eq(&self, other: &Self) -> bool {
-        self.from_end == other.from_end
-    }
-}
-
-impl<K> Eq for Offset<K> {}
 
 impl<K> core::fmt::Debug for Offset<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -127,47 +111,6 @@ impl Push for bool {
     type Bytes = [u8; 1];
     fn to_le(&self) -> [u8; 1] {
         [u8::from(*self)]
-    }
-}
-
-/// Two `i64`s, as the `FieldNode` and `Buffer` structs hold them.
-fn two_i64(a: i64, b: i64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    let (first, second) = out.split_at_mut(8);
-    first.copy_from_slice(&a.to_le_bytes());
-    second.copy_from_slice(&b.to_le_bytes());
-    out
-}
-
-impl Push for FieldNode {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 16];
-    fn to_le(&self) -> [u8; 16] {
-        two_i64(self.length, self.null_count)
-    }
-}
-
-impl Push for Buffer {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 16];
-    fn to_le(&self) -> [u8; 16] {
-        two_i64(self.offset, self.length)
-    }
-}
-
-impl Push for Block {
-    const ALIGN: usize = 8;
-    type Bytes = [u8; 24];
-    /// `offset` at 0, `metaDataLength` at 8, 4 bytes of zero padding, `bodyLength` at 16.
-    fn to_le(&self) -> [u8; 24] {
-        let mut out = [0u8; 24];
-        let (offset, rest) = out.split_at_mut(8);
-        offset.copy_from_slice(&self.offset.to_le_bytes());
-        let (meta, rest) = rest.split_at_mut(4);
-        meta.copy_from_slice(&self.meta_data_length.to_le_bytes());
-        let (_padding, body) = rest.split_at_mut(4);
-        body.copy_from_slice(&self.body_length.to_le_bytes());
-        out
     }
 }
 
@@ -568,7 +511,9 @@ impl Builder {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
+    use crate::format::{Block, Buffer, FieldNode, buffer, node};
     use proptest::prelude::*;
     use std::string::String;
     use std::vec::Vec;
@@ -580,16 +525,7 @@ mod tests {
         let ints = b.create_vector(&[1i32, -2, 3]);
         let longs = b.create_vector(&[i64::MIN, 0, i64::MAX]);
         let bytes = b.create_vector::<u8>(&[7, 8, 9, 10, 11]);
-        let nodes = b.create_vector(&[
-            FieldNode {
-                length: 5,
-                null_count: 1,
-            },
-            FieldNode {
-                length: 6,
-                null_count: 0,
-            },
-        ]);
+        let nodes = b.create_vector(&[node(5, 1), node(6, 0)]);
         let mut children = Vec::new();
         for x in [1i64, 2, 3] {
             b.start_table();
@@ -630,29 +566,24 @@ mod tests {
         let t = Table::root(&buf, "Root").unwrap();
         crate::flatbuffer::tests::assert_reads_every_kind_of_field(&t);
         let v = t.vector::<FieldNode>(14, "m").unwrap().unwrap();
-        assert_eq!(
-            v.get(1),
-            Some(FieldNode {
-                length: 6,
-                null_count: 0
-            })
-        );
+        assert_eq!(v.get(1), Some(node(6, 0)));
         let strings = t.tables(15, "n").unwrap().unwrap();
         assert_eq!(strings.len(), 3);
         let v = t.vector::<u8>(16, "o").unwrap().unwrap();
         assert_eq!(v.as_bytes(), &[7, 8, 9, 10, 11]);
         // A default value is left out, so it reads back as the default.
-        assert_eq!(t.i32(17, 42, "p").unwrap(), 42);
+        assert_eq!(t.scalar(17, 42i32, "p").unwrap(), 42);
     }
 
     #[test]
     fn scalars_and_structs_are_aligned() {
         let mut b = Builder::new();
-        let blocks = b.create_vector(&[Block {
+        let written = Block {
             offset: 8,
             meta_data_length: 100,
             body_length: 64,
-        }]);
+        };
+        let blocks = b.create_vector(&[written]);
         let odd = b.create_string("odd");
         b.start_table();
         b.add_scalar(0, 1u8);
@@ -665,32 +596,14 @@ mod tests {
         let buf = b.finish(root).unwrap();
         let t = Table::root(&buf, "Root").unwrap();
         assert_eq!(t.offset() % 4, 0);
-        assert_eq!(t.i64(1, 0, "x").unwrap(), 2);
+        assert_eq!(t.scalar(1, 0i64, "x").unwrap(), 2);
         // Find the i64 field's position through the vtable: it must be 8-aligned.
-        let vt = t.offset()
-            - i32::from_le_bytes(buf[t.offset()..t.offset() + 4].try_into().unwrap()) as usize;
-        let field = |slot: usize| {
-            t.offset()
-                + u16::from_le_bytes(
-                    buf[vt + 4 + 2 * slot..vt + 6 + 2 * slot]
-                        .try_into()
-                        .unwrap(),
-                ) as usize
-        };
-        assert_eq!(field(1) % 8, 0);
-        assert_eq!(field(3) % 4, 0);
-        let blocks_at =
-            field(4) + u32::from_le_bytes(buf[field(4)..field(4) + 4].try_into().unwrap()) as usize;
+        assert_eq!(field_pos(&buf, &t, 1) % 8, 0);
+        assert_eq!(field_pos(&buf, &t, 3) % 4, 0);
+        let blocks_at = follow_at(&buf, field_pos(&buf, &t, 4));
         assert_eq!((blocks_at + 4) % 8, 0, "struct elements are 8-aligned");
         let block = t.vector::<Block>(4, "b").unwrap().unwrap().get(0).unwrap();
-        assert_eq!(
-            block,
-            Block {
-                offset: 8,
-                meta_data_length: 100,
-                body_length: 64
-            }
-        );
+        assert_eq!(block, written);
         // The padding inside a block is zero.
         assert_eq!(&buf[blocks_at + 4 + 12..blocks_at + 4 + 16], &[0; 4]);
     }
@@ -705,6 +618,11 @@ mod tests {
             tables.push(b.end_table());
         }
         let v = b.create_vector_of_offsets(&tables);
+        finish_with_vector(b, v)
+    }
+
+    /// Finishes `b` with a root table holding vector `v` in slot 0.
+    fn finish_with_vector(mut b: Builder, v: Offset<kind::Vector>) -> Vec<u8> {
         b.start_table();
         b.add_offset(0, v);
         let root = b.end_table();
@@ -721,8 +639,8 @@ mod tests {
             let ts = t.tables(0, "t").unwrap().unwrap();
             for (i, table) in ts.iter().enumerate() {
                 let table = table.unwrap();
-                assert_eq!(table.i32(0, -1, "x").unwrap(), i as i32);
-                assert!(table.bool(1, false, "y").unwrap());
+                assert_eq!(table.scalar(0, -1i32, "x").unwrap(), i as i32);
+                assert!(table.scalar(1, false, "y").unwrap());
             }
         }
     }
@@ -792,10 +710,7 @@ mod tests {
             strings.push(b.create_string(&std::format!("string number {i}")));
         }
         let v = b.create_vector_of_offsets(&strings);
-        b.start_table();
-        b.add_offset(0, v);
-        let root = b.end_table();
-        let buf = b.finish(root).unwrap();
+        let buf = finish_with_vector(b, v);
         let t = Table::root(&buf, "Root").unwrap();
         let ts = t.tables(0, "s").unwrap().unwrap();
         assert_eq!(ts.len(), 500);
@@ -807,20 +722,11 @@ mod tests {
     /// The strings of vector field `slot` of the root table.
     fn read_strings(buf: &[u8], slot: usize) -> Vec<String> {
         let t = Table::root(buf, "Root").unwrap();
-        let vt = t.offset()
-            - i32::from_le_bytes(buf[t.offset()..t.offset() + 4].try_into().unwrap()) as usize;
-        let field = t.offset()
-            + u16::from_le_bytes(
-                buf[vt + 4 + 2 * slot..vt + 6 + 2 * slot]
-                    .try_into()
-                    .unwrap(),
-            ) as usize;
-        let vector = field + u32::from_le_bytes(buf[field..field + 4].try_into().unwrap()) as usize;
+        let vector = follow_at(buf, field_pos(buf, &t, slot));
         let n = u32::from_le_bytes(buf[vector..vector + 4].try_into().unwrap()) as usize;
         (0..n)
             .map(|i| {
-                let at = vector + 4 + 4 * i;
-                let s = at + u32::from_le_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+                let s = follow_at(buf, vector + 4 + 4 * i);
                 let len = u32::from_le_bytes(buf[s..s + 4].try_into().unwrap()) as usize;
                 assert_eq!(buf[s + 4 + len], 0, "terminating zero");
                 String::from_utf8(buf[s + 4..s + 4 + len].to_vec()).unwrap()
@@ -893,10 +799,7 @@ mod tests {
                 offsets.push(b.end_table());
             }
             let v = b.create_vector_of_offsets(&offsets);
-            b.start_table();
-            b.add_offset(0, v);
-            let root = b.end_table();
-            let buf = b.finish(root).unwrap();
+            let buf = finish_with_vector(b, v);
             let t = Table::root(&buf, "Root").unwrap();
             let ts = t.tables(0, "t").unwrap().unwrap();
             prop_assert_eq!(ts.len(), tables.len());
@@ -904,11 +807,11 @@ mod tests {
                 let table = table.unwrap();
                 for slot in 0..12u16 {
                     match fields.get(&slot) {
-                        None => prop_assert_eq!(table.i8(slot, -7, "x").unwrap(), -7),
-                        Some(Field::U8(v)) => prop_assert_eq!(table.u8(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I16(v)) => prop_assert_eq!(table.i16(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I32(v)) => prop_assert_eq!(table.i32(slot, 0, "x").unwrap(), *v),
-                        Some(Field::I64(v)) => prop_assert_eq!(table.i64(slot, 0, "x").unwrap(), *v),
+                        None => prop_assert_eq!(table.scalar(slot, -7i8, "x").unwrap(), -7),
+                        Some(Field::U8(v)) => prop_assert_eq!(table.scalar(slot, 0u8, "x").unwrap(), *v),
+                        Some(Field::I16(v)) => prop_assert_eq!(table.scalar(slot, 0i16, "x").unwrap(), *v),
+                        Some(Field::I32(v)) => prop_assert_eq!(table.scalar(slot, 0i32, "x").unwrap(), *v),
+                        Some(Field::I64(v)) => prop_assert_eq!(table.scalar(slot, 0i64, "x").unwrap(), *v),
                         Some(Field::Str(s)) => {
                             prop_assert_eq!(table.str(slot, "x").unwrap(), Some(s.as_str()))
                         }
@@ -921,17 +824,7 @@ mod tests {
 
     #[test]
     fn struct_elements_round_trip_through_element() {
-        let buffers = [
-            Buffer {
-                offset: 0,
-                length: 10,
-            },
-            Buffer {
-                offset: 64,
-                length: 0,
-            },
-        ];
-        for value in buffers {
+        for value in [buffer(0, 10), buffer(64, 0)] {
             assert_eq!(Buffer::from_le_slice(&value.to_le()), Some(value));
         }
         let block = Block {

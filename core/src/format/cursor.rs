@@ -108,18 +108,13 @@ impl<'m> Cursor<'m> {
 
     /// Every field node and buffer was used.
     pub(crate) fn finish(&self) -> FormatResult<()> {
-        if self.next_node != self.nodes.len() {
-            return Err(FormatErrorKind::LayoutMismatch {
-                what: "field nodes left over",
-            }
-            .into());
-        }
-        if self.next_buffer != self.buffers.len() {
-            return Err(FormatErrorKind::LayoutMismatch {
-                what: "buffers left over",
-            }
-            .into());
-        }
-        Ok(())
+        let what = if self.next_node != self.nodes.len() {
+            "field nodes left over"
+        } else if self.next_buffer != self.buffers.len() {
+            "buffers left over"
+        } else {
+            return Ok(());
+        };
+        Err(FormatErrorKind::LayoutMismatch { what }.into())
     }
 }

@@ -5,11 +5,11 @@
 
 use super::Foreign;
 use super::message::{Message, MetadataVersion, version};
-use super::missing;
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
+use super::{required, vector_or_empty};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::flatbuffer::{Element, Table, Vector};
+use crate::flatbuffer::{Table, Vector};
 use core::ops::Range;
 
 /// The index at the end of an Arrow file: schema plus where each message lies (`Footer`).
@@ -31,26 +31,17 @@ impl<'a> Footer<'a> {
 
     /// The file's schema (`Footer.schema`); absent is an error.
     pub fn schema(&self) -> FormatResult<Schema<'a>> {
-        match self.table.table(FOOTER_SCHEMA, "Footer.schema")? {
-            Some(t) => Ok(Schema::from_table(t)),
-            None => Err(missing("Footer.schema", &self.table)),
-        }
+        required(&self.table, FOOTER_SCHEMA, "Footer.schema").map(Schema::from_table)
     }
 
     /// Where the dictionary batches lie (`Footer.dictionaries`; empty when absent).
     pub fn dictionaries(&self) -> FormatResult<Blocks<'a>> {
-        Ok(self
-            .table
-            .vector(FOOTER_DICTIONARIES, "Footer.dictionaries")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, FOOTER_DICTIONARIES, "Footer.dictionaries")
     }
 
     /// Where the record batches lie (`Footer.recordBatches`; empty when absent).
     pub fn record_batches(&self) -> FormatResult<Blocks<'a>> {
-        Ok(self
-            .table
-            .vector(FOOTER_RECORD_BATCHES, "Footer.recordBatches")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, FOOTER_RECORD_BATCHES, "Footer.recordBatches")
     }
 
     /// User-defined metadata (`Footer.custom_metadata`; empty when absent).
@@ -72,22 +63,6 @@ pub struct Block {
     pub meta_data_length: i32,
     /// Length of the body that follows the metadata, as written.
     pub body_length: i64,
-}
-
-impl Element for Block {
-    /// `offset` at 0, `metaDataLength` at 8, 4 bytes of padding, `bodyLength` at 16.
-    const SIZE: usize = 24;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (offset, rest) = bytes.split_at_checked(8)?;
-        let (meta_data_length, rest) = rest.split_at_checked(4)?;
-        let (_padding, body_length) = rest.split_at_checked(4)?;
-        Some(Block {
-            offset: i64::from_le_slice(offset)?,
-            meta_data_length: i32::from_le_slice(meta_data_length)?,
-            body_length: i64::from_le_slice(body_length)?,
-        })
-    }
 }
 
 /// A footer's blocks.
@@ -284,31 +259,18 @@ mod tests {
         assert_eq!(f.version().unwrap(), MetadataVersion::V5);
         let field = f.schema().unwrap().fields().unwrap().get(0).unwrap();
         assert_eq!(field.name().unwrap(), Some("x"));
+        let block = |offset, meta_data_length, body_length| Block {
+            offset,
+            meta_data_length,
+            body_length,
+        };
         let dictionaries = f.dictionaries().unwrap();
         assert_eq!(dictionaries.len(), 1);
-        assert_eq!(
-            dictionaries.get(0),
-            Some(Block {
-                offset: 8,
-                meta_data_length: 200,
-                body_length: 64
-            })
-        );
+        assert_eq!(dictionaries.get(0), Some(block(8, 200, 64)));
         let batches = f.record_batches().unwrap();
         assert_eq!(
             batches.iter().collect::<Vec<_>>(),
-            [
-                Block {
-                    offset: 272,
-                    meta_data_length: 180,
-                    body_length: 1024
-                },
-                Block {
-                    offset: 1476,
-                    meta_data_length: 180,
-                    body_length: -1
-                }
-            ]
+            [block(272, 180, 1024), block(1476, 180, -1)]
         );
         assert_eq!(batches.get(2), None);
         let md = f.custom_metadata().unwrap().get(0).unwrap();
@@ -321,32 +283,18 @@ mod tests {
         let mut parquet = b"PAR1".to_vec();
         parquet.extend_from_slice(&[0x15; 40]);
         parquet.extend_from_slice(b"\x20\0\0\0PAR1");
-        let parquet_kind = FormatErrorKind::NotArrow {
-            looks_like: Foreign::Parquet,
-        };
+        let not_arrow = |looks_like| FormatErrorKind::NotArrow { looks_like };
+        let parquet_kind = not_arrow(Foreign::Parquet);
         assert_eq!(kind(&parquet), parquet_kind);
         // Its end alone says Parquet, when the tail is not the whole file.
         let tail = parquet.get(20..).unwrap();
         let e = footer_range(tail, 20, parquet.len() as u64).unwrap_err();
         assert_eq!(e.kind, parquet_kind);
-        assert_eq!(
-            kind(b"FEA1\0\0\0\0\0\0\0\0\x10\0\0\0FEA1"),
-            FormatErrorKind::NotArrow {
-                looks_like: Foreign::FeatherV1
-            }
-        );
-        assert_eq!(
-            kind(b"[{\"a\": 1}, {\"a\": 2}]\n"),
-            FormatErrorKind::NotArrow {
-                looks_like: Foreign::Json
-            }
-        );
-        assert_eq!(
-            kind(b"a,b\n"),
-            FormatErrorKind::NotArrow {
-                looks_like: Foreign::Text
-            }
-        );
+        let feather = b"FEA1\0\0\0\0\0\0\0\0\x10\0\0\0FEA1";
+        assert_eq!(kind(feather), not_arrow(Foreign::FeatherV1));
+        let json = b"[{\"a\": 1}, {\"a\": 2}]\n";
+        assert_eq!(kind(json), not_arrow(Foreign::Json));
+        assert_eq!(kind(b"a,b\n"), not_arrow(Foreign::Text));
         assert_eq!(kind(b""), FormatErrorKind::EmptyInput);
         // ARROW1 at the start and not at the end: cut short.
         let mut cut = b"ARROW1\0\0".to_vec();

@@ -7,10 +7,10 @@
 
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
-use super::{Int64s, enum_field, invalid, missing};
+use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
 use crate::datatype::{CompressionCodec, fb_enum};
 use crate::error::FormatResult;
-use crate::flatbuffer::{Element, Table, Vector};
+use crate::flatbuffer::{Table, Vector};
 
 fb_enum! {
     /// Version of the metadata format a message or file was written with (`MetadataVersion`).
@@ -50,7 +50,7 @@ impl<'a> Message<'a> {
     /// Checks the root `Message` table of the flatbuffer `buf`.
     pub fn parse(buf: &'a [u8]) -> FormatResult<Self> {
         let table = Table::root(buf, "Message")?;
-        let body_length = table.i64(MESSAGE_BODY_LENGTH, 0, "Message.bodyLength")?;
+        let body_length = table.scalar(MESSAGE_BODY_LENGTH, 0i64, "Message.bodyLength")?;
         Ok(Message { table, body_length })
     }
 
@@ -61,7 +61,8 @@ impl<'a> Message<'a> {
 
     /// The raw `MessageHeader` union tag (`Message.header_type`; 0 when absent).
     pub fn header_type(&self) -> FormatResult<u8> {
-        self.table.u8(MESSAGE_HEADER_TYPE, 0, "Message.header_type")
+        self.table
+            .scalar(MESSAGE_HEADER_TYPE, 0u8, "Message.header_type")
     }
 
     /// The header (`Message.header`); an absent or `NONE` header is an error.
@@ -128,7 +129,7 @@ pub struct RecordBatch<'a> {
 
 impl<'a> RecordBatch<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let length = table.i64(RECORD_BATCH_LENGTH, 0, "RecordBatch.length")?;
+        let length = table.scalar(RECORD_BATCH_LENGTH, 0i64, "RecordBatch.length")?;
         Ok(RecordBatch { table, length })
     }
 
@@ -139,18 +140,12 @@ impl<'a> RecordBatch<'a> {
 
     /// One node per field, in pre-order (`RecordBatch.nodes`; empty when absent).
     pub fn nodes(&self) -> FormatResult<FieldNodes<'a>> {
-        Ok(self
-            .table
-            .vector(RECORD_BATCH_NODES, "RecordBatch.nodes")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, RECORD_BATCH_NODES, "RecordBatch.nodes")
     }
 
     /// The body's buffers, in pre-order (`RecordBatch.buffers`; empty when absent).
     pub fn buffers(&self) -> FormatResult<Buffers<'a>> {
-        Ok(self
-            .table
-            .vector(RECORD_BATCH_BUFFERS, "RecordBatch.buffers")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, RECORD_BATCH_BUFFERS, "RecordBatch.buffers")
     }
 
     /// How the body's buffers are compressed (`RecordBatch.compression`), if they are.
@@ -180,18 +175,6 @@ pub struct FieldNode {
     pub null_count: i64,
 }
 
-impl Element for FieldNode {
-    const SIZE: usize = 16;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (length, null_count) = bytes.split_at_checked(8)?;
-        Some(FieldNode {
-            length: i64::from_le_slice(length)?,
-            null_count: i64::from_le_slice(null_count)?,
-        })
-    }
-}
-
 /// A record batch's field nodes.
 pub type FieldNodes<'a> = Vector<'a, FieldNode>;
 
@@ -202,18 +185,6 @@ pub struct Buffer {
     pub offset: i64,
     /// Length in bytes, as written (padding excluded).
     pub length: i64,
-}
-
-impl Element for Buffer {
-    const SIZE: usize = 16;
-
-    fn from_le_slice(bytes: &[u8]) -> Option<Self> {
-        let (offset, length) = bytes.split_at_checked(8)?;
-        Some(Buffer {
-            offset: i64::from_le_slice(offset)?,
-            length: i64::from_le_slice(length)?,
-        })
-    }
 }
 
 /// A record batch's buffers.
@@ -230,10 +201,10 @@ pub struct BodyCompression {
 
 impl BodyCompression {
     fn read(t: &Table<'_>) -> FormatResult<Self> {
-        let codec = t.i8(BODY_COMPRESSION_CODEC, 0, "BodyCompression.codec")?;
+        let codec = t.scalar(BODY_COMPRESSION_CODEC, 0i8, "BodyCompression.codec")?;
         let codec = CompressionCodec::from_fb(codec)
             .ok_or_else(|| invalid("BodyCompression.codec", codec, t))?;
-        let method = t.i8(BODY_COMPRESSION_METHOD, 0, "BodyCompression.method")?;
+        let method = t.scalar(BODY_COMPRESSION_METHOD, 0i8, "BodyCompression.method")?;
         let method = BodyCompressionMethod::from_fb(method)
             .ok_or_else(|| invalid("BodyCompression.method", method, t))?;
         Ok(BodyCompression { codec, method })
@@ -269,8 +240,8 @@ pub struct DictionaryBatch<'a> {
 
 impl<'a> DictionaryBatch<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let id = table.i64(DICTIONARY_BATCH_ID, 0, "DictionaryBatch.id")?;
-        let is_delta = table.bool(DICTIONARY_BATCH_IS_DELTA, false, "DictionaryBatch.isDelta")?;
+        let id = table.scalar(DICTIONARY_BATCH_ID, 0i64, "DictionaryBatch.id")?;
+        let is_delta = table.scalar(DICTIONARY_BATCH_IS_DELTA, false, "DictionaryBatch.isDelta")?;
         Ok(DictionaryBatch {
             table,
             id,
@@ -285,13 +256,11 @@ impl<'a> DictionaryBatch<'a> {
 
     /// The dictionary's values as a one-column record batch (`DictionaryBatch.data`).
     pub fn data(&self) -> FormatResult<RecordBatch<'a>> {
-        match self
-            .table
-            .table(DICTIONARY_BATCH_DATA, "DictionaryBatch.data")?
-        {
-            Some(t) => RecordBatch::from_table(t),
-            None => Err(missing("DictionaryBatch.data", &self.table)),
-        }
+        RecordBatch::from_table(required(
+            &self.table,
+            DICTIONARY_BATCH_DATA,
+            "DictionaryBatch.data",
+        )?)
     }
 
     /// Whether the values are appended to the dictionary rather than replacing it
@@ -305,8 +274,10 @@ impl<'a> DictionaryBatch<'a> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::error::{FormatError, FormatErrorKind};
+    use crate::error::FormatErrorKind;
+    use crate::flatbuffer::Element;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use crate::format::{buffer, invalid_value, node};
     use std::vec::Vec;
 
     fn structs(pairs: &[(i64, i64)]) -> Value {
@@ -330,11 +301,12 @@ mod tests {
         m
     }
 
-    fn invalid_value(e: FormatError) -> (&'static str, i64) {
-        match e.kind {
-            FormatErrorKind::InvalidValue { what, value } => (what, value),
-            other => panic!("expected InvalidValue, got {other:?}"),
-        }
+    /// The record batch a message's flatbuffer `buf` carries.
+    fn header_batch(buf: &[u8]) -> RecordBatch<'_> {
+        let MessageHeader::RecordBatch(b) = Message::parse(buf).unwrap().header().unwrap() else {
+            panic!("expected a record batch");
+        };
+        b
     }
 
     #[test]
@@ -359,28 +331,10 @@ mod tests {
         };
         assert_eq!(b.length(), 10);
         let nodes = b.nodes().unwrap();
-        assert_eq!(
-            nodes.iter().collect::<Vec<_>>(),
-            [
-                FieldNode {
-                    length: 10,
-                    null_count: 1
-                },
-                FieldNode {
-                    length: 3,
-                    null_count: 0
-                }
-            ]
-        );
+        assert_eq!(nodes.iter().collect::<Vec<_>>(), [node(10, 1), node(3, 0)]);
         let buffers = b.buffers().unwrap();
         assert_eq!(buffers.len(), 3);
-        assert_eq!(
-            buffers.get(1),
-            Some(Buffer {
-                offset: 8,
-                length: 40
-            })
-        );
+        assert_eq!(buffers.get(1), Some(buffer(8, 40)));
         assert_eq!(buffers.get(3), None);
         assert_eq!(
             b.compression().unwrap(),
@@ -402,9 +356,7 @@ mod tests {
     #[test]
     fn record_batch_defaults() {
         let buf = finish(&message(HEADER_RECORD_BATCH, Some(Obj::new())));
-        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
-            panic!("expected a record batch");
-        };
+        let b = header_batch(&buf);
         assert_eq!(b.length(), 0);
         assert!(b.nodes().unwrap().is_empty());
         assert!(b.buffers().unwrap().is_empty());
@@ -414,9 +366,7 @@ mod tests {
         // An empty BodyCompression table: LZ4 frame, per buffer.
         let batch = Obj::new().table(RECORD_BATCH_COMPRESSION, Obj::new());
         let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
-        let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap() else {
-            panic!("expected a record batch");
-        };
+        let b = header_batch(&buf);
         assert_eq!(
             b.compression().unwrap(),
             Some(BodyCompression {
@@ -437,11 +387,8 @@ mod tests {
                 Obj::new().with(slot, Value::I8(-1)),
             );
             let buf = finish(&message(HEADER_RECORD_BATCH, Some(batch)));
-            let MessageHeader::RecordBatch(b) = Message::parse(&buf).unwrap().header().unwrap()
-            else {
-                panic!("expected a record batch");
-            };
-            assert_eq!(invalid_value(b.compression().unwrap_err()), (what, -1));
+            let e = header_batch(&buf).compression().unwrap_err();
+            assert_eq!(invalid_value(e), (what, -1));
         }
     }
 
@@ -555,12 +502,10 @@ mod tests {
     fn struct_elements_need_exact_sizes() {
         assert_eq!(FieldNode::from_le_slice(&[0; 15]), None);
         assert_eq!(Buffer::from_le_slice(&[0; 17]), None);
+        assert_eq!(crate::format::Block::from_le_slice(&[0; 23]), None);
         assert_eq!(
             Buffer::from_le_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]),
-            Some(Buffer {
-                offset: 1,
-                length: 2
-            })
+            Some(buffer(1, 2))
         );
     }
 }

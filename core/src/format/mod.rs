@@ -30,7 +30,7 @@ pub use message::{
 pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::flatbuffer::{Table, Vector};
+use crate::flatbuffer::{Element, Table, Vector};
 
 /// The magic bytes that open and close an IPC file.
 pub const MAGIC: &[u8; 6] = b"ARROW1";
@@ -87,6 +87,20 @@ fn missing(what: &'static str, table: &Table<'_>) -> FormatError {
     FormatError::new(FormatErrorKind::MissingField { what }).at(table.offset() as u64)
 }
 
+/// The vector in field `slot` of `table` (empty when absent).
+fn vector_or_empty<'a, T: Element>(
+    table: &Table<'a>,
+    slot: u16,
+    what: &'static str,
+) -> FormatResult<Vector<'a, T>> {
+    Ok(table.vector(slot, what)?.unwrap_or_else(Vector::empty))
+}
+
+/// The table in field `slot` of `table`; absent is a `MissingField` error.
+fn required<'a>(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Table<'a>> {
+    table.table(slot, what)?.ok_or_else(|| missing(what, table))
+}
+
 /// Reads an `i16` enum field and converts it with `from_fb`; unknown values are errors.
 fn enum_field<T>(
     table: &Table<'_>,
@@ -95,8 +109,30 @@ fn enum_field<T>(
     what: &'static str,
     from_fb: fn(i16) -> Option<T>,
 ) -> crate::error::FormatResult<T> {
-    let value = table.i16(slot, default, what)?;
+    let value = table.scalar(slot, default, what)?;
     from_fb(value).ok_or_else(|| invalid(what, value, table))
+}
+
+/// The `what` and `value` of an `InvalidValue` error (for the tests of the views).
+#[cfg(test)]
+#[allow(clippy::panic)]
+fn invalid_value(e: FormatError) -> (&'static str, i64) {
+    match e.kind {
+        FormatErrorKind::InvalidValue { what, value } => (what, value),
+        other => panic!("expected InvalidValue, got {other:?}"),
+    }
+}
+
+/// A `FieldNode` (for tests).
+#[cfg(test)]
+pub(crate) fn node(length: i64, null_count: i64) -> FieldNode {
+    FieldNode { length, null_count }
+}
+
+/// A `Buffer` (for tests).
+#[cfg(test)]
+pub(crate) fn buffer(offset: i64, length: i64) -> Buffer {
+    Buffer { offset, length }
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 //! [`Footer`](super::Footer); everything here borrows from that flatbuffer.
 
 use super::slots::*;
-use super::{Int32s, Int64s, enum_field, invalid, missing};
+use super::{Int32s, Int64s, enum_field, invalid, missing, vector_or_empty};
 use crate::datatype::{
     DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
 };
 use crate::error::FormatResult;
-use crate::flatbuffer::{Table, Tables, Vector};
+use crate::flatbuffer::{Table, Tables};
 
 /// The columns of a record batch, their byte order and metadata (`Schema` table).
 #[derive(Clone, Copy, Debug)]
@@ -52,46 +52,52 @@ impl<'a> Schema<'a> {
     ///
     /// Known values: 0 `UNUSED`, 1 `DICTIONARY_REPLACEMENT`, 2 `COMPRESSED_BODY`.
     pub fn features(&self) -> FormatResult<Int64s<'a>> {
-        Ok(self
-            .table
-            .vector(SCHEMA_FEATURES, "Schema.features")?
-            .unwrap_or_else(Vector::empty))
+        vector_or_empty(&self.table, SCHEMA_FEATURES, "Schema.features")
     }
 }
 
-/// A vector of [`Field`]s: a schema's columns or a field's children.
-#[derive(Clone, Copy, Debug)]
-pub struct Fields<'a> {
-    tables: Tables<'a>,
+/// A vector of tables, each read as `$item` by `$read` when asked for: [`Fields`] and
+/// [`KeyValues`]. `$what` and `$one` name the items in the docs.
+macro_rules! table_vector {
+    ($(#[$doc:meta])* $name:ident of $item:ident ($what:literal, $one:literal) by $read:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name<'a> {
+            tables: Tables<'a>,
+        }
+
+        impl<'a> $name<'a> {
+            pub(super) fn read(t: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
+                Ok($name { tables: t.tables(slot, what)?.unwrap_or_else(Tables::empty) })
+            }
+
+            #[doc = concat!("Number of ", $what, ".")]
+            pub fn len(&self) -> usize {
+                self.tables.len()
+            }
+
+            #[doc = concat!("Whether there are no ", $what, ".")]
+            pub fn is_empty(&self) -> bool {
+                self.tables.is_empty()
+            }
+
+            #[doc = concat!($one, " `i`, after checking its table (an index out of range is an")]
+            #[doc = "error too)."]
+            pub fn get(&self, i: usize) -> FormatResult<$item<'a>> {
+                $read(self.tables.get(i)?)
+            }
+
+            #[doc = concat!("The ", $what, " in order, each checked as it is read.")]
+            pub fn iter(&self) -> impl Iterator<Item = FormatResult<$item<'a>>> + 'a {
+                self.tables.iter().map(|t| t.and_then($read))
+            }
+        }
+    };
 }
 
-impl<'a> Fields<'a> {
-    fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
-        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
-        Ok(Fields { tables })
-    }
-
-    /// Number of fields.
-    pub fn len(&self) -> usize {
-        self.tables.len()
-    }
-
-    /// Whether there are no fields.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
-
-    /// Field `i`, after checking its table (an index out of range is an error too).
-    pub fn get(&self, i: usize) -> FormatResult<Field<'a>> {
-        Field::from_table(self.tables.get(i)?)
-    }
-
-    /// The fields in order, each checked as it is read.
-    pub fn iter(&self) -> impl Iterator<Item = FormatResult<Field<'a>>> + 'a {
-        self.tables
-            .iter()
-            .map(|table| table.and_then(Field::from_table))
-    }
+table_vector! {
+    /// A vector of [`Field`]s: a schema's columns or a field's children.
+    Fields of Field ("fields", "Field") by Field::from_table
 }
 
 /// One column, or a child of a nested column (`Field` table).
@@ -103,7 +109,7 @@ pub struct Field<'a> {
 
 impl<'a> Field<'a> {
     fn from_table(table: Table<'a>) -> FormatResult<Self> {
-        let nullable = table.bool(FIELD_NULLABLE, false, "Field.nullable")?;
+        let nullable = table.scalar(FIELD_NULLABLE, false, "Field.nullable")?;
         Ok(Field { table, nullable })
     }
 
@@ -119,7 +125,7 @@ impl<'a> Field<'a> {
 
     /// The logical type (`Field.type`), or of the values if the field is dictionary encoded.
     pub fn type_(&self) -> FormatResult<Type<'a>> {
-        let tag = self.table.u8(FIELD_TYPE_TYPE, 0, "Field.type_type")?;
+        let tag = self.table.scalar(FIELD_TYPE_TYPE, 0u8, "Field.type_type")?;
         if tag > TYPE_LARGE_LIST_VIEW {
             return Err(invalid("Field.type union tag", tag, &self.table));
         }
@@ -243,6 +249,9 @@ pub enum Type<'a> {
 impl<'a> Type<'a> {
     /// Reads the `Type` union member `tag` from its table `t`.
     fn read(tag: u8, t: &Table<'a>) -> FormatResult<Self> {
+        // Time, Timestamp and Duration hold their unit in slot 0.
+        let unit =
+            |default: TimeUnit, what| enum_field(t, 0, default as i16, what, TimeUnit::from_fb);
         Ok(match tag {
             TYPE_NULL => Type::Null,
             TYPE_INT => Type::Int(int_type(t)?),
@@ -257,9 +266,9 @@ impl<'a> Type<'a> {
             TYPE_UTF8 => Type::Utf8,
             TYPE_BOOL => Type::Bool,
             TYPE_DECIMAL => Type::Decimal {
-                precision: t.i32(0, 0, "Decimal.precision")?,
-                scale: t.i32(1, 0, "Decimal.scale")?,
-                bit_width: t.i32(2, 128, "Decimal.bitWidth")?,
+                precision: t.scalar(0, 0i32, "Decimal.precision")?,
+                scale: t.scalar(1, 0i32, "Decimal.scale")?,
+                bit_width: t.scalar(2, 128i32, "Decimal.bitWidth")?,
             },
             TYPE_DATE => Type::Date(enum_field(
                 t,
@@ -269,23 +278,11 @@ impl<'a> Type<'a> {
                 DateUnit::from_fb,
             )?),
             TYPE_TIME => Type::Time {
-                unit: enum_field(
-                    t,
-                    0,
-                    TimeUnit::Millisecond as i16,
-                    "Time.unit",
-                    TimeUnit::from_fb,
-                )?,
-                bit_width: t.i32(1, 32, "Time.bitWidth")?,
+                unit: unit(TimeUnit::Millisecond, "Time.unit")?,
+                bit_width: t.scalar(1, 32i32, "Time.bitWidth")?,
             },
             TYPE_TIMESTAMP => Type::Timestamp {
-                unit: enum_field(
-                    t,
-                    0,
-                    TimeUnit::Second as i16,
-                    "Timestamp.unit",
-                    TimeUnit::from_fb,
-                )?,
+                unit: unit(TimeUnit::Second, "Timestamp.unit")?,
                 timezone: t.str(1, "Timestamp.timezone")?,
             },
             TYPE_INTERVAL => {
@@ -298,21 +295,15 @@ impl<'a> Type<'a> {
                 type_ids: t.vector(1, "Union.typeIds")?,
             },
             TYPE_FIXED_SIZE_BINARY => Type::FixedSizeBinary {
-                byte_width: t.i32(0, 0, "FixedSizeBinary.byteWidth")?,
+                byte_width: t.scalar(0, 0i32, "FixedSizeBinary.byteWidth")?,
             },
             TYPE_FIXED_SIZE_LIST => Type::FixedSizeList {
-                list_size: t.i32(0, 0, "FixedSizeList.listSize")?,
+                list_size: t.scalar(0, 0i32, "FixedSizeList.listSize")?,
             },
             TYPE_MAP => Type::Map {
-                keys_sorted: t.bool(0, false, "Map.keysSorted")?,
+                keys_sorted: t.scalar(0, false, "Map.keysSorted")?,
             },
-            TYPE_DURATION => Type::Duration(enum_field(
-                t,
-                0,
-                TimeUnit::Millisecond as i16,
-                "Duration.unit",
-                TimeUnit::from_fb,
-            )?),
+            TYPE_DURATION => Type::Duration(unit(TimeUnit::Millisecond, "Duration.unit")?),
             TYPE_LARGE_BINARY => Type::LargeBinary,
             TYPE_LARGE_UTF8 => Type::LargeUtf8,
             TYPE_LARGE_LIST => Type::LargeList,
@@ -328,7 +319,7 @@ impl<'a> Type<'a> {
 
 /// Reads an `Int` table; widths other than 8, 16, 32 and 64 are errors.
 fn int_type(t: &Table<'_>) -> FormatResult<IntType> {
-    let bits = t.i32(0, 0, "Int.bitWidth")?;
+    let bits = t.scalar(0, 0i32, "Int.bitWidth")?;
     let bit_width = match bits {
         8 => 8,
         16 => 16,
@@ -336,7 +327,7 @@ fn int_type(t: &Table<'_>) -> FormatResult<IntType> {
         64 => 64,
         _ => return Err(invalid("Int.bitWidth", bits, t)),
     };
-    let signed = t.bool(1, false, "Int.is_signed")?;
+    let signed = t.scalar(1, false, "Int.is_signed")?;
     Ok(IntType { bit_width, signed })
 }
 
@@ -353,7 +344,7 @@ pub struct DictionaryEncoding {
 
 impl DictionaryEncoding {
     fn read(t: &Table<'_>) -> FormatResult<Self> {
-        let id = t.i64(DICTIONARY_ID, 0, "DictionaryEncoding.id")?;
+        let id = t.scalar(DICTIONARY_ID, 0i64, "DictionaryEncoding.id")?;
         let index_type = match t.table(DICTIONARY_INDEX_TYPE, "DictionaryEncoding.indexType")? {
             Some(int) => int_type(&int)?,
             None => IntType {
@@ -361,9 +352,9 @@ impl DictionaryEncoding {
                 signed: true,
             },
         };
-        let is_ordered = t.bool(DICTIONARY_IS_ORDERED, false, "DictionaryEncoding.isOrdered")?;
+        let is_ordered = t.scalar(DICTIONARY_IS_ORDERED, false, "DictionaryEncoding.isOrdered")?;
         // DictionaryKind has one member: DenseArray (0).
-        let kind = t.i16(DICTIONARY_KIND, 0, "DictionaryEncoding.dictionaryKind")?;
+        let kind = t.scalar(DICTIONARY_KIND, 0i16, "DictionaryEncoding.dictionaryKind")?;
         if kind != 0 {
             return Err(invalid("DictionaryEncoding.dictionaryKind", kind, t));
         }
@@ -384,37 +375,9 @@ pub struct KeyValue<'a> {
     pub value: &'a str,
 }
 
-/// A vector of [`KeyValue`] metadata entries.
-#[derive(Clone, Copy, Debug)]
-pub struct KeyValues<'a> {
-    tables: Tables<'a>,
-}
-
-impl<'a> KeyValues<'a> {
-    pub(super) fn read(table: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
-        let tables = table.tables(slot, what)?.unwrap_or_else(Tables::empty);
-        Ok(KeyValues { tables })
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.tables.len()
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
-
-    /// Entry `i` (an index out of range is an error too).
-    pub fn get(&self, i: usize) -> FormatResult<KeyValue<'a>> {
-        key_value(self.tables.get(i)?)
-    }
-
-    /// The entries in order, each checked as it is read.
-    pub fn iter(&self) -> impl Iterator<Item = FormatResult<KeyValue<'a>>> + 'a {
-        self.tables.iter().map(|t| t.and_then(key_value))
-    }
+table_vector! {
+    /// A vector of [`KeyValue`] metadata entries.
+    KeyValues of KeyValue ("entries", "Entry") by key_value
 }
 
 fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
@@ -428,8 +391,9 @@ fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::error::{FormatError, FormatErrorKind};
+    use crate::error::FormatErrorKind;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use crate::format::invalid_value;
     use std::vec;
     use std::vec::Vec;
 
@@ -449,13 +413,6 @@ mod tests {
     fn type_of(tag: u8, t: Obj) -> FormatResult<Type<'static>> {
         let buf = std::boxed::Box::leak(typed(tag, Some(t)).into_boxed_slice());
         schema(buf).fields()?.get(0)?.type_()
-    }
-
-    fn invalid_value(e: FormatError) -> (&'static str, i64) {
-        match e.kind {
-            FormatErrorKind::InvalidValue { what, value } => (what, value),
-            other => panic!("expected InvalidValue, got {other:?}"),
-        }
     }
 
     #[test]
@@ -734,23 +691,8 @@ mod tests {
         assert_eq!(md.len(), 3);
         assert!(!md.is_empty());
         let entries: Vec<_> = md.iter().map(|kv| kv.unwrap()).collect();
-        assert_eq!(
-            entries,
-            [
-                KeyValue {
-                    key: "k",
-                    value: "v"
-                },
-                KeyValue {
-                    key: "",
-                    value: "x"
-                },
-                KeyValue {
-                    key: "y",
-                    value: ""
-                },
-            ]
-        );
+        let entry = |key, value| KeyValue { key, value };
+        assert_eq!(entries, [entry("k", "v"), entry("", "x"), entry("y", "")]);
         assert_eq!(md.get(0).unwrap(), entries[0]);
         assert!(md.get(3).is_err());
 
@@ -776,18 +718,16 @@ mod tests {
         };
         let read = |buf: &[u8]| schema(buf).fields().unwrap().get(0).unwrap().dictionary();
         // indexType absent: signed 32-bit.
-        let buf = field(Obj::new().with(0, Value::I64(7)));
-        assert_eq!(
-            read(&buf).unwrap(),
+        let encoding = |id, bit_width, signed, is_ordered| {
+            let index_type = IntType { bit_width, signed };
             Some(DictionaryEncoding {
-                id: 7,
-                index_type: IntType {
-                    bit_width: 32,
-                    signed: true
-                },
-                is_ordered: false,
+                id,
+                index_type,
+                is_ordered,
             })
-        );
+        };
+        let buf = field(Obj::new().with(0, Value::I64(7)));
+        assert_eq!(read(&buf).unwrap(), encoding(7, 32, true, false));
         let buf = field(
             Obj::new()
                 .with(0, Value::I64(-1))
@@ -795,17 +735,7 @@ mod tests {
                 .with(2, Value::Bool(true))
                 .with(3, Value::I16(0)),
         );
-        assert_eq!(
-            read(&buf).unwrap(),
-            Some(DictionaryEncoding {
-                id: -1,
-                index_type: IntType {
-                    bit_width: 8,
-                    signed: false
-                },
-                is_ordered: true,
-            })
-        );
+        assert_eq!(read(&buf).unwrap(), encoding(-1, 8, false, true));
         let buf = field(Obj::new().with(3, Value::I16(1)));
         assert_eq!(
             invalid_value(read(&buf).unwrap_err()),

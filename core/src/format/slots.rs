@@ -1,7 +1,48 @@
-//! The layout of Arrow's flatbuffers: vtable slots of every table field and the enum and union
-//! values of `Schema.fbs`, `Message.fbs` and `File.fbs`, in declaration order.
+//! The layout of Arrow's flatbuffers: vtable slots of every table field, the enum and union
+//! values of `Schema.fbs`, `Message.fbs` and `File.fbs` in declaration order, and the byte layout
+//! of the `FieldNode`, `Buffer` and `Block` structs.
 //!
 //! One list shared by the readers in this module and the IPC writer, so the two cannot disagree.
+
+use super::{Block, Buffer, FieldNode};
+use crate::flatbuffer::Element;
+
+/// Reads ([`Element`]) and, with `alloc`, writes (`Push`) a flatbuffer struct of `SIZE` bytes
+/// whose integer fields lie at the given byte offsets, 8-aligned, with zero padding between.
+macro_rules! fb_struct {
+    ($name:ident: $size:literal { $($field:ident: $t:ty = $at:literal),* }) => {
+        impl Element for $name {
+            const SIZE: usize = $size;
+
+            fn from_le_slice(bytes: &[u8]) -> Option<Self> {
+                if bytes.len() != $size {
+                    return None;
+                }
+                let field = |at: usize, len: usize| bytes.get(at..at + len);
+                Some($name { $($field: <$t>::from_le_slice(field($at, size_of::<$t>())?)?),* })
+            }
+        }
+
+        #[cfg(feature = "alloc")]
+        impl crate::flatbuffer_builder::Push for $name {
+            const ALIGN: usize = 8;
+            type Bytes = [u8; $size];
+
+            fn to_le(&self) -> [u8; $size] {
+                let mut out = [0u8; $size];
+                $(if let Some(place) = out.get_mut($at..$at + size_of::<$t>()) {
+                    place.copy_from_slice(&self.$field.to_le_bytes());
+                })*
+                out
+            }
+        }
+    };
+}
+
+fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
+fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
+// 4 bytes of padding after `metaDataLength`.
+fb_struct!(Block: 24 { offset: i64 = 0, meta_data_length: i32 = 8, body_length: i64 = 16 });
 
 // Footer slots.
 pub(crate) const FOOTER_VERSION: u16 = 0;

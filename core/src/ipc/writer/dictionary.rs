@@ -37,37 +37,34 @@ pub(super) fn collect<'a>(
     array: &ArrayView<'a>,
     out: &mut Vec<UsedDictionary<'a>>,
 ) -> FormatResult<()> {
-    let children = field.data_type().children();
-    match (field.dictionary(), array.dictionary()) {
-        (Some(encoding), Some(dictionary)) => {
-            let values = &dictionary.values;
-            for (i, (child_field, child)) in children.iter().zip(values.children()).enumerate() {
-                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
+    // The children of an encoded array are those of its dictionary's values.
+    let (encoded, children) = match (field.dictionary(), array.dictionary()) {
+        (Some(encoding), Some(d)) => (Some((encoding.id, &d.values)), d.values.children()),
+        (None, None) => (None, array.children()),
+        _ => {
+            return Err(FormatErrorKind::InvalidArray {
+                what: "array type differs from its field",
+                index: 0,
             }
-            let seen = out
-                .iter()
-                .any(|d| d.id == encoding.id && Arc::ptr_eq(&d.values, values));
-            if !seen {
-                out.push(UsedDictionary {
-                    id: encoding.id,
-                    field: Field::new(field.name(), field.data_type().clone(), field.is_nullable()),
-                    values: Arc::clone(values),
-                });
-            }
-            Ok(())
+            .into());
         }
-        (None, None) => {
-            for (i, (child_field, child)) in children.iter().zip(array.children()).enumerate() {
-                collect(child_field, child, out).map_err(|e| e.in_field(i))?;
-            }
-            Ok(())
-        }
-        _ => Err(FormatErrorKind::InvalidArray {
-            what: "array type differs from its field",
-            index: 0,
-        }
-        .into()),
+    };
+    let child_fields = field.data_type().children();
+    for (i, (child_field, child)) in child_fields.iter().zip(children).enumerate() {
+        collect(child_field, child, out).map_err(|e| e.in_field(i))?;
     }
+    if let Some((id, values)) = encoded
+        && !out
+            .iter()
+            .any(|d| d.id == id && Arc::ptr_eq(&d.values, values))
+    {
+        out.push(UsedDictionary {
+            id,
+            field: Field::new(field.name(), field.data_type().clone(), field.is_nullable()),
+            values: Arc::clone(values),
+        });
+    }
+    Ok(())
 }
 
 /// Merges the entries of each dictionary id into one: the longest of its dictionaries, placed
@@ -138,10 +135,8 @@ pub(crate) fn slot_eq(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) 
         List(_) | LargeList(_) | ListView(_) | LargeListView(_) | FixedSizeList(..) | Map(..) => {
             let (ra, rb) = (a.list_range(i), b.list_range(j));
             ra.len() == rb.len()
-                && match (a.child(0), b.child(0)) {
-                    (Some(ca), Some(cb)) => ra.zip(rb).all(|(x, y)| slot_eq(ca, x, cb, y)),
-                    _ => false,
-                }
+                && (a.child(0).zip(b.child(0)))
+                    .is_some_and(|(ca, cb)| ra.zip(rb).all(|(x, y)| slot_eq(ca, x, cb, y)))
         }
         Struct(_) => a
             .children()
@@ -150,16 +145,10 @@ pub(crate) fn slot_eq(a: &ArrayView<'_>, i: usize, b: &ArrayView<'_>, j: usize) 
             .all(|(ca, cb)| slot_eq(ca, a.offset() + i, cb, b.offset() + j)),
         Union(..) => {
             let ((ca, x), (cb, y)) = (a.union_value(i), b.union_value(j));
-            ca == cb
-                && match (a.child(ca), b.child(cb)) {
-                    (Some(ca), Some(cb)) => slot_eq(ca, x, cb, y),
-                    _ => false,
-                }
+            ca == cb && (a.child(ca).zip(b.child(cb))).is_some_and(|(ca, cb)| slot_eq(ca, x, cb, y))
         }
-        RunEndEncoded(_) => match (a.child(1), b.child(1)) {
-            (Some(va), Some(vb)) => slot_eq(va, a.run_index(i), vb, b.run_index(j)),
-            _ => false,
-        },
+        RunEndEncoded(_) => (a.child(1).zip(b.child(1)))
+            .is_some_and(|(va, vb)| slot_eq(va, a.run_index(i), vb, b.run_index(j))),
         _ => a.fixed_bytes(i) == b.fixed_bytes(j),
     }
 }

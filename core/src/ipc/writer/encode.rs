@@ -16,6 +16,8 @@ use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::flatbuffer::Element;
+use crate::flatbuffer_builder::Push;
 use crate::format::FieldNode;
 use crate::schema::Field;
 use alloc::vec;
@@ -98,45 +100,29 @@ pub(super) fn copy_bits(bitmap: &[u8], offset: usize, len: usize) -> Vec<u8> {
 }
 
 /// An offset type: `i32` for Binary, Utf8, List and Map, `i64` for their large forms.
-trait OffsetType: Sized {
-    const WIDTH: usize;
+trait OffsetType: Element + Push + TryFrom<i64> + Into<i64> {
     /// Offset `i` of `buf`, widened (0 past the end; validation rules that out).
-    fn read(buf: &[u8], i: usize) -> i64;
-    /// Appends `value` in this width, or fails if it does not fit.
-    fn push(value: i64, out: &mut Vec<u8>) -> FormatResult<()>;
-}
-
-impl OffsetType for i32 {
-    const WIDTH: usize = 4;
     fn read(buf: &[u8], i: usize) -> i64 {
-        let at = i.saturating_mul(4);
-        buf.get(at..at.saturating_add(4))
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, |b| i64::from(i32::from_le_bytes(b)))
+        let at = i.saturating_mul(Self::SIZE);
+        buf.get(at..at.saturating_add(Self::SIZE))
+            .and_then(Self::from_le_slice)
+            .map_or(0, Into::into)
     }
+
+    /// Appends `value` in this width, or fails if it does not fit (only an `i32` can fail).
     fn push(value: i64, out: &mut Vec<u8>) -> FormatResult<()> {
-        let value = i32::try_from(value).map_err(|_| FormatErrorKind::InvalidValue {
+        let value = Self::try_from(value).map_err(|_| FormatErrorKind::InvalidValue {
             what: "offset past the 32-bit range",
             value,
         })?;
-        out.extend_from_slice(&value.to_le_bytes());
+        out.extend_from_slice(value.to_le().as_ref());
         Ok(())
     }
 }
 
-impl OffsetType for i64 {
-    const WIDTH: usize = 8;
-    fn read(buf: &[u8], i: usize) -> i64 {
-        let at = i.saturating_mul(8);
-        buf.get(at..at.saturating_add(8))
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, i64::from_le_bytes)
-    }
-    fn push(value: i64, out: &mut Vec<u8>) -> FormatResult<()> {
-        out.extend_from_slice(&value.to_le_bytes());
-        Ok(())
-    }
-}
+impl OffsetType for i32 {}
+
+impl OffsetType for i64 {}
 
 /// Bytes per binary view.
 const VIEW_SIZE: usize = 16;
@@ -173,8 +159,18 @@ impl<'a> Columns<'a> {
         });
     }
 
-    /// The validity buffer: empty without nulls, else the array's bits from slot 0.
-    fn validity(&mut self, array: &ArrayView<'a>) {
+    /// Buffer `b` of `array`.
+    fn buffer<'v>(array: &'v ArrayView<'a>, b: usize) -> FormatResult<&'v Bytes<'a>> {
+        array
+            .buffers()
+            .get(b)
+            .ok_or_else(|| invalid("wrong number of buffers", b))
+    }
+
+    /// The node of an array with a validity buffer, and that buffer: empty without nulls, else
+    /// the array's bits from slot 0.
+    fn node_and_validity(&mut self, array: &ArrayView<'a>) {
+        self.node(array.len(), array.null_count());
         let bitmap = match array.validity() {
             Some(bitmap) if array.null_count() > 0 => {
                 Bytes::from_vec(copy_bits(bitmap, array.offset(), array.len()))
@@ -186,10 +182,7 @@ impl<'a> Columns<'a> {
 
     /// Buffer `b` of `array`, which holds `width` bytes per slot, from slot 0.
     fn fixed(&mut self, array: &ArrayView<'a>, b: usize, width: usize) -> FormatResult<()> {
-        let buffer = array
-            .buffers()
-            .get(b)
-            .ok_or_else(|| invalid("wrong number of buffers", b))?;
+        let buffer = Self::buffer(array, b)?;
         let start = mul(array.offset(), width)?;
         let len = mul(array.len(), width)?;
         self.buffers.push(window(buffer, start..start + len)?);
@@ -198,10 +191,7 @@ impl<'a> Columns<'a> {
 
     /// Buffer `b` of `array`, a bitmap with one bit per slot, from slot 0.
     fn bits(&mut self, array: &ArrayView<'a>, b: usize) -> FormatResult<()> {
-        let buffer = array
-            .buffers()
-            .get(b)
-            .ok_or_else(|| invalid("wrong number of buffers", b))?;
+        let buffer = Self::buffer(array, b)?;
         let (offset, len) = (array.offset(), array.len());
         self.buffers.push(if offset.is_multiple_of(8) {
             let start = offset / 8;
@@ -216,21 +206,18 @@ impl<'a> Columns<'a> {
     fn offsets<O: OffsetType>(&mut self, array: &ArrayView<'a>) -> FormatResult<Range<usize>> {
         let (offset, len) = (array.offset(), array.len());
         if len == 0 {
-            self.buffers.push(Bytes::from_vec(vec![0; O::WIDTH]));
+            self.buffers.push(Bytes::from_vec(vec![0; O::SIZE]));
             return Ok(0..0);
         }
-        let buffer = array
-            .buffers()
-            .first()
-            .ok_or_else(|| invalid("wrong number of buffers", 0))?;
+        let buffer = Self::buffer(array, 0)?;
         let first = O::read(buffer, offset);
         let last = O::read(buffer, offset + len);
         if first == 0 {
-            let start = mul(offset, O::WIDTH)?;
-            let end = mul(offset + len + 1, O::WIDTH)?;
+            let start = mul(offset, O::SIZE)?;
+            let end = mul(offset + len + 1, O::SIZE)?;
             self.buffers.push(window(buffer, start..end)?);
         } else {
-            let mut rebased = Vec::with_capacity(mul(len + 1, O::WIDTH)?);
+            let mut rebased = Vec::with_capacity(mul(len + 1, O::SIZE)?);
             for i in offset..=offset + len {
                 O::push(O::read(buffer, i) - first, &mut rebased)?;
             }
@@ -247,6 +234,16 @@ impl<'a> Columns<'a> {
         child.slice(range.start, range.end.saturating_sub(range.start))
     }
 
+    /// The children of a struct or sparse union, each sliced to the array's slots.
+    fn children(&mut self, fields: &[Field], array: &ArrayView<'a>) -> FormatResult<()> {
+        let slots = array.offset()..array.offset() + array.len();
+        for (i, child_field) in fields.iter().enumerate() {
+            let child = Self::child(array, i, slots.clone())?;
+            self.array(child_field, &child).map_err(|e| e.in_field(i))?;
+        }
+        Ok(())
+    }
+
     fn array(&mut self, field: &Field, array: &ArrayView<'a>) -> FormatResult<()> {
         if array.data_type() != field.data_type()
             || array.dictionary().is_some() != field.dictionary().is_some()
@@ -255,16 +252,14 @@ impl<'a> Columns<'a> {
         }
         let (offset, len) = (array.offset(), array.len());
         if let Some(dictionary) = array.dictionary() {
-            self.node(len, array.null_count());
-            self.validity(array);
+            self.node_and_validity(array);
             return self.fixed(array, 0, dictionary.index_type.byte_width());
         }
         use DataType::*;
         match array.data_type() {
             Null => self.node(len, len),
             Boolean => {
-                self.node(len, array.null_count());
-                self.validity(array);
+                self.node_and_validity(array);
                 self.bits(array, 0)?;
             }
             Binary | Utf8 => self.var_binary::<i32>(array)?,
@@ -275,32 +270,22 @@ impl<'a> Columns<'a> {
             ListView(item) => self.list_view::<i32>(item, array)?,
             LargeListView(item) => self.list_view::<i64>(item, array)?,
             FixedSizeList(item, size) => {
-                self.node(len, array.null_count());
-                self.validity(array);
+                self.node_and_validity(array);
                 let size = usize::try_from(*size).map_err(|_| invalid("negative list size", 0))?;
                 let start = mul(offset, size)?;
                 let child = Self::child(array, 0, start..start + mul(len, size)?)?;
                 self.array(item, &child).map_err(|e| e.in_field(0))?;
             }
             Struct(fields) => {
-                self.node(len, array.null_count());
-                self.validity(array);
-                for (i, child_field) in fields.iter().enumerate() {
-                    let child = Self::child(array, i, offset..offset + len)?;
-                    self.array(child_field, &child).map_err(|e| e.in_field(i))?;
-                }
+                self.node_and_validity(array);
+                self.children(fields, array)?;
             }
             Union(fields, _, mode) => {
                 // V5: unions have no validity buffer; their nulls are their children's.
                 self.node(len, 0);
                 self.fixed(array, 0, 1)?;
                 match mode {
-                    UnionMode::Sparse => {
-                        for (i, child_field) in fields.iter().enumerate() {
-                            let child = Self::child(array, i, offset..offset + len)?;
-                            self.array(child_field, &child).map_err(|e| e.in_field(i))?;
-                        }
-                    }
+                    UnionMode::Sparse => self.children(fields, array)?,
                     UnionMode::Dense => self.dense_union(fields, array)?,
                 }
             }
@@ -309,8 +294,7 @@ impl<'a> Columns<'a> {
                 let width = other
                     .byte_width()
                     .ok_or_else(|| invalid("type has no layout", 0))?;
-                self.node(len, array.null_count());
-                self.validity(array);
+                self.node_and_validity(array);
                 self.fixed(array, 0, width)?;
             }
         }
@@ -321,16 +305,11 @@ impl<'a> Columns<'a> {
     /// for an empty slice). When some are left out, the views are copied with their buffer
     /// indices renumbered; otherwise views and buffers are shared as they are.
     fn views(&mut self, array: &ArrayView<'a>) -> FormatResult<()> {
-        self.node(array.len(), array.null_count());
-        self.validity(array);
+        self.node_and_validity(array);
         let data = array.buffers().get(1..).unwrap_or_default();
         let start = mul(array.offset(), VIEW_SIZE)?;
         let end = start + mul(array.len(), VIEW_SIZE)?;
-        let views = array
-            .buffers()
-            .first()
-            .ok_or_else(|| invalid("wrong number of buffers", 0))?;
-        let views = window(views, start..end)?;
+        let views = window(Self::buffer(array, 0)?, start..end)?;
         let mut used = vec![false; data.len()];
         for view in views.chunks_exact(VIEW_SIZE) {
             if let Some(buffer) = view_buffer(view)
@@ -372,20 +351,14 @@ impl<'a> Columns<'a> {
     }
 
     fn var_binary<O: OffsetType>(&mut self, array: &ArrayView<'a>) -> FormatResult<()> {
-        self.node(array.len(), array.null_count());
-        self.validity(array);
+        self.node_and_validity(array);
         let values = self.offsets::<O>(array)?;
-        let data = array
-            .buffers()
-            .get(1)
-            .ok_or_else(|| invalid("wrong number of buffers", 1))?;
-        self.buffers.push(window(data, values)?);
+        self.buffers.push(window(Self::buffer(array, 1)?, values)?);
         Ok(())
     }
 
     fn list<O: OffsetType>(&mut self, item: &Field, array: &ArrayView<'a>) -> FormatResult<()> {
-        self.node(array.len(), array.null_count());
-        self.validity(array);
+        self.node_and_validity(array);
         let values = self.offsets::<O>(array)?;
         let child = Self::child(array, 0, values)?;
         self.array(item, &child).map_err(|e| e.in_field(0))
@@ -398,8 +371,7 @@ impl<'a> Columns<'a> {
         item: &Field,
         array: &ArrayView<'a>,
     ) -> FormatResult<()> {
-        self.node(array.len(), array.null_count());
-        self.validity(array);
+        self.node_and_validity(array);
         let (offset, len) = (array.offset(), array.len());
         let (starts, sizes) = (array.buffer(0), array.buffer(1));
         let mut extent: Option<(i64, i64)> = None;
@@ -413,7 +385,7 @@ impl<'a> Columns<'a> {
             }
         }
         let (lo, hi) = extent.unwrap_or((0, 0));
-        let mut rebased = Vec::with_capacity(mul(len, O::WIDTH)?);
+        let mut rebased = Vec::with_capacity(mul(len, O::SIZE)?);
         for j in offset..offset + len {
             let start = if O::read(sizes, j) > 0 {
                 O::read(starts, j) - lo
@@ -423,7 +395,7 @@ impl<'a> Columns<'a> {
             O::push(start, &mut rebased)?;
         }
         self.buffers.push(Bytes::from_vec(rebased));
-        self.fixed(array, 1, O::WIDTH)?;
+        self.fixed(array, 1, O::SIZE)?;
         let child = Self::child(array, 0, index(lo)?..index(hi)?)?;
         self.array(item, &child).map_err(|e| e.in_field(0))
     }

@@ -11,7 +11,7 @@
 //! or stay as it is; anything else is an error for that batch, which is then not written.
 
 use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
-use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
+use super::{Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::error::{FormatErrorKind, Limit};
 use crate::format::{Block, LEADING_LEN, MAGIC};
@@ -71,10 +71,9 @@ impl<W: embedded_io::Write> FileWriter<W> {
     /// Writes the end-of-stream marker, the footer, its length and the trailing magic, and
     /// flushes the sink; later calls do nothing.
     pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
-        if self.sink.finished {
+        if !self.sink.unfinished()? {
             return Ok(());
         }
-        self.sink.check()?;
         let footer = self.encoder.footer(
             &self.dictionary_blocks,
             &self.record_batch_blocks,
@@ -86,13 +85,8 @@ impl<W: embedded_io::Write> FileWriter<W> {
                 requested: footer.len() as u64,
                 limit: i32::MAX as u64,
             })?;
-        self.sink.write_all(&END_OF_STREAM)?;
-        self.sink.write_all(&footer)?;
-        self.sink.write_all(&footer_len.to_le_bytes())?;
-        self.sink.write_all(MAGIC)?;
-        self.sink.flush()?;
-        self.sink.finished = true;
-        Ok(())
+        self.sink
+            .finish(&[&footer, &footer_len.to_le_bytes(), MAGIC])
     }
 
     /// Sets the custom metadata of the footer (what [`FileReader::metadata`] returns), written

@@ -166,31 +166,13 @@ pub(super) fn frame(flatbuffer: &[u8], alignment: usize, at: usize) -> FormatRes
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::format::{self, MessageHeader, MetadataVersion};
+    use crate::format::{self, MessageHeader, MetadataVersion, buffer, node};
 
     fn layout() -> BatchLayout {
         BatchLayout {
             length: 3,
-            nodes: alloc::vec![
-                FieldNode {
-                    length: 3,
-                    null_count: 1
-                },
-                FieldNode {
-                    length: 2,
-                    null_count: 0
-                },
-            ],
-            buffers: alloc::vec![
-                Buffer {
-                    offset: 0,
-                    length: 1
-                },
-                Buffer {
-                    offset: 64,
-                    length: 12
-                },
-            ],
+            nodes: alloc::vec![node(3, 1), node(2, 0)],
+            buffers: alloc::vec![buffer(0, 1), buffer(64, 12)],
             variadic_buffer_counts: alloc::vec![2],
             compression: Some(CompressionCodec::Zstd),
         }

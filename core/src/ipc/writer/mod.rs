@@ -220,19 +220,14 @@ impl<W: embedded_io::Write> Sink<W> {
 
     /// Refuses to go on after `finish`, or after a failed write (the output would be corrupt).
     fn check(&self) -> Result<(), WriteError<W::Error>> {
-        if self.finished {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterFinish,
-            }
-            .into());
-        }
-        if self.broken {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::WriteAfterError,
-            }
-            .into());
-        }
-        Ok(())
+        let what = if self.finished {
+            Feature::WriteAfterFinish
+        } else if self.broken {
+            Feature::WriteAfterError
+        } else {
+            return Ok(());
+        };
+        Err(FormatErrorKind::Unsupported { what }.into())
     }
 
     /// Writes all of `bytes`, looping over partial writes.
@@ -272,7 +267,22 @@ impl<W: embedded_io::Write> Sink<W> {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), WriteError<W::Error>> {
+    /// Whether the output still has to be ended: false once finished, an error after a failed
+    /// write.
+    fn unfinished(&self) -> Result<bool, WriteError<W::Error>> {
+        if self.finished {
+            return Ok(false);
+        }
+        self.check().map(|()| true)
+    }
+
+    /// Ends the output: the end-of-stream marker, then `tail` (nothing for a stream; a file's
+    /// footer, its length and the magic), then a flush; later batches are refused.
+    fn finish(&mut self, tail: &[&[u8]]) -> Result<(), WriteError<W::Error>> {
+        self.write_all(&END_OF_STREAM)?;
+        for piece in tail {
+            self.write_all(piece)?;
+        }
         self.inner.flush().map_err(|error| {
             self.broken = true;
             WriteError::Sink {
@@ -280,7 +290,9 @@ impl<W: embedded_io::Write> Sink<W> {
                 offset: self.position,
                 len: 0,
             }
-        })
+        })?;
+        self.finished = true;
+        Ok(())
     }
 }
 

@@ -139,27 +139,24 @@ fn time(b: &mut Builder, unit: TimeUnit, bit_width: i32) -> Offset<kind::Table> 
 /// Writes the `Type` union member for `data_type`: its tag and table.
 fn type_table(b: &mut Builder, data_type: &DataType) -> FormatResult<(u8, Offset<kind::Table>)> {
     use DataType::*;
-    let int = |b: &mut Builder, bit_width, signed| int_table(b, IntType { bit_width, signed });
+    let int = |b: &mut Builder, bit_width, signed| {
+        (TYPE_INT, int_table(b, IntType { bit_width, signed }))
+    };
+    let float = |b: &mut Builder, p: Precision| (TYPE_FLOATING_POINT, scalar_table(b, p as i16));
     Ok(match data_type {
         Null => (TYPE_NULL, empty_table(b)),
         Boolean => (TYPE_BOOL, empty_table(b)),
-        Int8 => (TYPE_INT, int(b, 8, true)),
-        Int16 => (TYPE_INT, int(b, 16, true)),
-        Int32 => (TYPE_INT, int(b, 32, true)),
-        Int64 => (TYPE_INT, int(b, 64, true)),
-        UInt8 => (TYPE_INT, int(b, 8, false)),
-        UInt16 => (TYPE_INT, int(b, 16, false)),
-        UInt32 => (TYPE_INT, int(b, 32, false)),
-        UInt64 => (TYPE_INT, int(b, 64, false)),
-        Float16 => (TYPE_FLOATING_POINT, scalar_table(b, Precision::Half as i16)),
-        Float32 => (
-            TYPE_FLOATING_POINT,
-            scalar_table(b, Precision::Single as i16),
-        ),
-        Float64 => (
-            TYPE_FLOATING_POINT,
-            scalar_table(b, Precision::Double as i16),
-        ),
+        Int8 => int(b, 8, true),
+        Int16 => int(b, 16, true),
+        Int32 => int(b, 32, true),
+        Int64 => int(b, 64, true),
+        UInt8 => int(b, 8, false),
+        UInt16 => int(b, 16, false),
+        UInt32 => int(b, 32, false),
+        UInt64 => int(b, 64, false),
+        Float16 => float(b, Precision::Half),
+        Float32 => float(b, Precision::Single),
+        Float64 => float(b, Precision::Double),
         Decimal32(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 32)),
         Decimal64(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 64)),
         Decimal128(p, s) => (TYPE_DECIMAL, decimal(b, *p, *s, 128)),

@@ -6,7 +6,7 @@
 //! replacement) otherwise.
 
 use super::encoder::{IpcFormat, MessageEncoder};
-use super::{END_OF_STREAM, Sink, WriteError, WriterOptions};
+use super::{Sink, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::schema::Schema;
 use alloc::sync::Arc;
@@ -45,13 +45,9 @@ impl<W: embedded_io::Write> StreamWriter<W> {
 
     /// Writes the end-of-stream marker and flushes the sink; later calls do nothing.
     pub fn finish(&mut self) -> Result<(), WriteError<W::Error>> {
-        if self.sink.finished {
-            return Ok(());
+        if self.sink.unfinished()? {
+            self.sink.finish(&[])?;
         }
-        self.sink.check()?;
-        self.sink.write_all(&END_OF_STREAM)?;
-        self.sink.flush()?;
-        self.sink.finished = true;
         Ok(())
     }
 
