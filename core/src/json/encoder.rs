@@ -1130,6 +1130,7 @@ mod tests {
     //! Which encoders get the fast path, and the general walk over a view on its own (the
     //! byte-for-byte checks of both paths are in `rows`).
 
+    use super::super::rows::tests::{encode, walk};
     use super::{Encoder, Frame, NODES};
     use crate::array::{ArrayView, RecordBatch};
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
@@ -1147,21 +1148,6 @@ mod tests {
             )
         }))
         .unwrap()
-    }
-
-    fn drain<const PLAN: usize>(
-        encoder: &mut Encoder<'_, DEFAULT_DEPTH, PLAN>,
-        size: usize,
-    ) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut buffer = std::vec![0u8; size];
-        loop {
-            let progress = encoder.encode(&mut buffer);
-            out.extend_from_slice(&buffer[..progress.written]);
-            if progress.done {
-                return out;
-            }
-        }
     }
 
     #[test]
@@ -1189,12 +1175,7 @@ mod tests {
         .unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
         assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));
-        let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
-            &narrow,
-            JsonFormat::LineDelimited,
-            options,
-        )
-        .unwrap();
+        let small = walk(&narrow, JsonFormat::LineDelimited, options);
         assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));
     }
@@ -1211,25 +1192,24 @@ mod tests {
         let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
         for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
             let options = EncoderOptions::default().with_explicit_nulls(explicit);
-            let walk = || {
-                Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(&batch, format, options).unwrap()
+            let walked = |size| encode(&mut walk(&batch, format, options), size, size);
+            let planned = |size| {
+                let mut planned = Encoder::batch(&batch, format, options).unwrap();
+                encode(&mut planned, size, size)
             };
-            let planned = || Encoder::batch(&batch, format, options).unwrap();
-            let whole = drain(&mut walk(), 1 << 16);
-            assert_eq!(drain(&mut planned(), 1 << 16), whole, "{columns} columns");
+            let whole = walked(1 << 16);
+            assert_eq!(planned(1 << 16), whole, "{columns} columns");
             for size in [1, 7, 64] {
-                assert_eq!(drain(&mut walk(), size), whole, "{size}-byte buffers");
+                assert_eq!(walked(size), whole, "{size}-byte buffers");
             }
             // Buffers that end within the rows the fast path writes, leading members or whole.
             for size in [512, 600, 700, 1000] {
-                assert_eq!(drain(&mut planned(), size), whole, "{size}-byte buffers");
+                assert_eq!(planned(size), whole, "{size}-byte buffers");
             }
         }
-        let first = drain(
-            &mut Encoder::batch(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
-                .unwrap(),
-            1 << 16,
-        );
+        let options = EncoderOptions::default();
+        let mut planned = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        let first = encode(&mut planned, 1 << 16, 1 << 16);
         assert!(first.starts_with(b"{\"c0\":1,\"c1\":1,"));
         assert!(core::mem::size_of::<Frame>() <= 64);
     }
