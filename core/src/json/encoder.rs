@@ -19,7 +19,7 @@
 //! `sink` module), and the step returns.
 
 use super::framing::Framing;
-use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
+use super::options::{EncoderOptions, JsonFormat};
 use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
@@ -1015,11 +1015,7 @@ pub(crate) fn leaf<'b>(
         }
         Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
         Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
-            let body = match cx.options.binary {
-                BinaryFormat::Base64 => Body::Base64,
-                _ => Body::Hex,
-            };
-            sink.quoted(node.bytes_value(i), body, b"\"");
+            sink.quoted(node.bytes_value(i), Body::binary(cx.options.binary), b"\"");
         }
         _ => {
             let flat = Leaf::new(node, zones);

@@ -10,6 +10,7 @@
 //! never needs to look at the spill.
 
 use super::escape;
+use super::options::BinaryFormat;
 
 /// Capacity of the spill: the longest run of short pieces one step can write (a separator, a
 /// decimal of up to [`DECIMAL_TEXT`](super::number::DECIMAL_TEXT) bytes, a bracket).
@@ -49,6 +50,16 @@ pub(crate) enum Body {
     Hex,
     /// Bytes as padded base64.
     Base64,
+}
+
+impl Body {
+    /// The body of binary values written as `format`.
+    pub(crate) fn binary(format: BinaryFormat) -> Self {
+        match format {
+            BinaryFormat::Base64 => Body::Base64,
+            _ => Body::Hex,
+        }
+    }
 }
 
 /// A quoted value or key being written: the rest of its source bytes, then a closing suffix.
