@@ -1063,15 +1063,21 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
             | Kind::LargeList
             | Kind::ListView
             | Kind::LargeListView
-            | Kind::FixedSizeList(_) => {
-                let mut most = depth + 1;
+            | Kind::FixedSizeList(_)
+            | Kind::Union { .. } => {
+                // A union opens no frame of its own: its children are its values.
+                let (depth, hops) = match node.kind {
+                    Kind::Union { .. } => (depth, hops + 1),
+                    _ => (depth + 1, hops),
+                };
+                let mut most = depth;
                 for k in 0..node.children as usize {
                     let Some(child) = children(k) else { break };
                     if node.kind == Kind::Struct {
                         let name = nodes.node(child).map_or("", |c| c.name);
                         self.plain_names &= escape::is_plain(name);
                     }
-                    most = most.max(self.frames(child, depth + 1, hops)?);
+                    most = most.max(self.frames(child, depth, hops)?);
                 }
                 most
             }
@@ -1093,14 +1099,6 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
                 let values = key_node.end;
                 let most = self.frames(keys, depth + opened, hops)?;
                 most.max(self.frames(values, depth + opened, hops)?)
-            }
-            Kind::Union { .. } => {
-                let mut most = depth;
-                for k in 0..node.children as usize {
-                    let Some(child) = children(k) else { break };
-                    most = most.max(self.frames(child, depth, hops + 1)?);
-                }
-                most
             }
             Kind::RunEndEncoded => match children(1) {
                 Some(values) => self.frames(values, depth, hops + 1)?,

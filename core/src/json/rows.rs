@@ -19,7 +19,7 @@
 use super::encoder::leaf as short_value;
 use super::escape;
 use super::framing::Framing;
-use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
+use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
@@ -911,16 +911,13 @@ struct Piece {
 }
 
 impl Piece {
+    /// The piece of `parts` one after another, if they fit.
     fn new(parts: &[&[u8]]) -> Option<Self> {
-        let mut text = Scratch::<PIECE>::new();
-        let mut len = 0;
+        let (mut bytes, mut len) = ([0; PIECE], 0);
         for part in parts {
-            text.extend(part);
+            bytes.get_mut(len..len + part.len())?.copy_from_slice(part);
             len += part.len();
         }
-        let mut bytes = [0; PIECE];
-        (len == text.as_bytes().len()).then_some(())?;
-        bytes.get_mut(..len)?.copy_from_slice(text.as_bytes());
         Some(Piece { bytes, len })
     }
 }
