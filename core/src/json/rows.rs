@@ -1269,6 +1269,14 @@ pub(super) mod tests {
         core::array::from_fn(|k| (!nulls.contains(&k)).then_some(values[k]))
     }
 
+    /// `values` through `f`, nulls kept.
+    fn map<T, U>(values: [Option<T>; 8], f: impl Fn(T) -> U) -> [Option<U>; 8] {
+        values.map(|v| v.map(&f))
+    }
+
+    /// Float16 bits: 1, NaN, -infinity, the least subnormal, -0 and the greatest finite.
+    const HALVES: [u16; 8] = [0x3C00, 0, 0x7E00, 0xFC00, 1, 0, 0x8000, 0x7BFF];
+
     fn prim<T: crate::builder::Primitive + Copy>(
         data_type: DataType,
         values: &[Option<T>],
@@ -1292,19 +1300,9 @@ pub(super) mod tests {
     /// One column of every type the encoder writes, eight rows each.
     fn columns() -> Vec<(&'static str, ArrayView<'static>)> {
         let ints = nulls([1i32, 0, -1, i32::MIN, 0, i32::MAX, 0, 99_999], &[1, 6]);
-        let floats = nulls(
-            [
-                0.1f64,
-                0.0,
-                -0.0,
-                f64::NAN,
-                1e300,
-                f64::NEG_INFINITY,
-                123_456.789,
-                0.0,
-            ],
-            &[1, 7],
-        );
+        let (nan, infinity) = (f64::NAN, f64::INFINITY);
+        let floats = [0.1, 0.0, -0.0, nan, 1e300, -infinity, 123_456.789, 0.0];
+        let floats = nulls(floats, &[1, 7]);
         let mut texts = StringBuilder::new();
         texts.extend_options(TEXTS);
         let mut large = StringBuilder::new_large();
@@ -1425,14 +1423,14 @@ pub(super) mod tests {
         text_runs.extend_options(TEXTS.map(|t| t.map(|_| "run")));
         let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
         runs.extend_options(nulls([1, 1, 0, 0, 2, 3, 3, 3], &[2, 3]));
+        let (max, min) = (i64::MAX, i64::MIN);
+        let extremes = [max, 0, min, -1, 253_402_300_800, -62_167_219_201, 0, 86_399];
+        let zoned = |unit, tz: &str| DataType::Timestamp(unit, Some(tz.into()));
+        let booleans = [true, false, false, true, false, false, true, false];
         vec![
             (
                 "b",
-                ArrayView::from_values(nulls(
-                    [true, false, false, true, false, false, true, false],
-                    &[1, 4],
-                ))
-                .unwrap(),
+                ArrayView::from_values(nulls(booleans, &[1, 4])).unwrap(),
             ),
             (
                 "i8",
@@ -1448,83 +1446,50 @@ pub(super) mod tests {
                     &nulls([65535u16, 0, 0, 1, 10, 0, 100, 9], &[1, 5]),
                 ),
             ),
-            ("i32", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_19_bytes___", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_20_bytes____", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_21_bytes_____", prim::<i32>(DataType::Int32, &ints)),
-            (
-                "u32",
-                prim::<u32>(DataType::UInt32, &ints.map(|v| v.map(|v| v as u32))),
-            ),
+            ("i32", prim(DataType::Int32, &ints)),
+            ("name_of_19_bytes___", prim(DataType::Int32, &ints)),
+            ("name_of_20_bytes____", prim(DataType::Int32, &ints)),
+            ("name_of_21_bytes_____", prim(DataType::Int32, &ints)),
+            ("u32", prim(DataType::UInt32, &map(ints, |v| v as u32))),
             (
                 "i64",
-                prim::<i64>(
-                    DataType::Int64,
-                    &ints.map(|v| v.map(|v| i64::from(v) << 33)),
-                ),
+                prim(DataType::Int64, &map(ints, |v| i64::from(v) << 33)),
             ),
             (
                 "u64",
-                prim::<u64>(DataType::UInt64, &ints.map(|v| v.map(|v| (v as u64) << 32))),
+                prim(DataType::UInt64, &map(ints, |v| (v as u64) << 32)),
             ),
-            (
-                "f32",
-                prim::<f32>(DataType::Float32, &floats.map(|f| f.map(|f| f as f32))),
-            ),
-            ("f64", prim::<f64>(DataType::Float64, &floats)),
-            (
-                "f16",
-                prim::<u16>(
-                    DataType::Float16,
-                    &nulls([0x3C00, 0, 0x7E00, 0xFC00, 1, 0, 0x8000, 0x7BFF], &[1, 5]),
-                ),
-            ),
-            ("date", prim::<i32>(DataType::Date32, &ints)),
+            ("f32", prim(DataType::Float32, &map(floats, |f| f as f32))),
+            ("f64", prim(DataType::Float64, &floats)),
+            ("f16", prim(DataType::Float16, &nulls(HALVES, &[1, 5]))),
+            ("date", prim(DataType::Date32, &ints)),
             (
                 "ts",
-                prim::<i64>(
-                    DataType::Timestamp(TimeUnit::Millisecond, Some("+05:30".into())),
-                    &ints.map(|v| v.map(i64::from)),
+                prim(
+                    zoned(TimeUnit::Millisecond, "+05:30"),
+                    &map(ints, i64::from),
                 ),
             ),
             (
                 "ts_extremes",
-                prim::<i64>(
-                    DataType::Timestamp(TimeUnit::Second, Some("-08:00".into())),
-                    &nulls(
-                        [
-                            i64::MAX,
-                            0,
-                            i64::MIN,
-                            -1,
-                            253_402_300_800,
-                            -62_167_219_201,
-                            0,
-                            86_399,
-                        ],
-                        &[1],
-                    ),
-                ),
+                prim(zoned(TimeUnit::Second, "-08:00"), &nulls(extremes, &[1])),
             ),
             (
                 "ts_nanos",
-                prim::<i64>(
+                prim(
                     DataType::Timestamp(TimeUnit::Nanosecond, None),
-                    &ints.map(|v| v.map(|v| i64::from(v) * 1_000_000_007)),
+                    &map(ints, |v| i64::from(v) * 1_000_000_007),
                 ),
             ),
             (
                 "date64",
-                prim::<i64>(
-                    DataType::Date64,
-                    &ints.map(|v| v.map(|v| i64::from(v) * 86_400_001)),
-                ),
+                prim(DataType::Date64, &map(ints, |v| i64::from(v) * 86_400_001)),
             ),
             (
                 "dec",
-                prim::<i128>(
+                prim(
                     DataType::Decimal128(38, 4),
-                    &ints.map(|v| v.map(|v| i128::from(v) * 1_000_000_007)),
+                    &map(ints, |v| i128::from(v) * 1_000_000_007),
                 ),
             ),
             ("s", texts.finish().unwrap()),

@@ -871,22 +871,9 @@ mod tests {
         let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
         for days in -135_140..157_000 {
             assert_eq!(civil_from_days(days), (y, m, d), "{days}");
-            let len = [
-                31,
-                28 + u32::from(leap(y)),
-                31,
-                30,
-                31,
-                30,
-                31,
-                31,
-                30,
-                31,
-                30,
-                31,
-            ];
+            const DAYS: [u32; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
             d += 1;
-            if d > len[m as usize - 1] {
+            if d > DAYS[m as usize - 1] + u32::from(m == 2 && leap(y)) {
                 d = 1;
                 m += 1;
                 if m > 12 {
