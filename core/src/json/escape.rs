@@ -74,15 +74,8 @@ pub(crate) fn escape_sequence(byte: u8) -> ([u8; 6], usize) {
         0x0C => b'f',
         0x0D => b'r',
         _ => {
-            let long = [
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                hex_digit(byte >> 4),
-                hex_digit(byte & 0xF),
-            ];
-            return (long, 6);
+            let [high, low] = hex_pair(byte);
+            return ([b'\\', b'u', b'0', b'0', high, low], 6);
         }
     };
     ([b'\\', short, 0, 0, 0, 0], 2)
