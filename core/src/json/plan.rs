@@ -449,11 +449,7 @@ impl<'b, const N: usize> Plan<'b, N> {
     ) -> Result<Self, usize> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
-            columns: if array {
-                0
-            } else {
-                u32::try_from(columns).map_err(|_| 0usize)?
-            },
+            columns: u32::try_from(if array { 0 } else { columns }).map_err(|_| 0usize)?,
             rest: 0,
             options,
         };
