@@ -486,11 +486,9 @@ impl<'s> Zones<'s> {
 
 /// `±HH:MM`, `±HHMM` or `±HH` in minutes east of UTC (strictly within a day, as chrono allows).
 fn fixed_offset(tz: &str) -> Option<i32> {
-    let b = tz.as_bytes();
-    let digits = match b {
-        [_, h1, h2, b':', m1, m2] => [*h1, *h2, *m1, *m2],
-        [_, h1, h2, m1, m2] => [*h1, *h2, *m1, *m2],
-        [_, h1, h2] => [*h1, *h2, b'0', b'0'],
+    let (sign, digits) = match *tz.as_bytes() {
+        [sign, h1, h2, b':', m1, m2] | [sign, h1, h2, m1, m2] => (sign, [h1, h2, m1, m2]),
+        [sign, h1, h2] => (sign, [h1, h2, b'0', b'0']),
         _ => return None,
     };
     if !digits.iter().all(u8::is_ascii_digit) {
@@ -501,9 +499,9 @@ fn fixed_offset(tz: &str) -> Option<i32> {
     if minutes * 60 >= SECONDS_PER_DAY as i32 {
         return None;
     }
-    match b.first() {
-        Some(b'+') => Some(minutes),
-        Some(b'-') => Some(-minutes),
+    match sign {
+        b'+' => Some(minutes),
+        b'-' => Some(-minutes),
         _ => None,
     }
 }
