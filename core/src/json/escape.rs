@@ -285,15 +285,12 @@ pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
 
 /// Text up to this long is escaped by [`escape_short`] when its buffer holds a [`SHORT_WINDOW`]
 /// from the text's start.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_TEXT: usize = 32;
 
 /// Bytes of a text's buffer [`escape_short`] reads from the text's start.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_WINDOW: usize = 2 * SHORT_TEXT;
 
 /// Bytes past the escaped text that [`escape_short`] may write over.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_REACH: usize = SHORT_TEXT;
 
 /// One bit per byte of `block`, lowest first: set where the byte needs escaping.
@@ -301,7 +298,6 @@ pub(crate) const SHORT_REACH: usize = SHORT_TEXT;
 /// The bytes are checked as in [`is_clean`] (sixteen per vector instruction), then each eight
 /// marks gather into a byte with one multiply: the marks sit at bits `8i + 7`, and the multiplier's
 /// bits `7j` move mark `i` alone to bit `56 + i` (no two products share a bit, so nothing carries).
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 fn escape_mask(block: &[u8; SHORT_TEXT]) -> u32 {
     let mut marks = [0u8; SHORT_TEXT];
@@ -326,7 +322,6 @@ fn escape_mask(block: &[u8; SHORT_TEXT]) -> u32 {
 /// The bytes to escape are found all at once ([`escape_mask`]); between two of them, the clean
 /// run is one fixed-size block copy (its bytes past the run are written over), so a short value
 /// with a few quotes costs a copy and a store per escape rather than a scan per eight bytes.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn escape_short(window: &[u8; SHORT_WINDOW], len: usize, out: &mut [u8]) -> usize {
     let len = len.min(SHORT_TEXT);

@@ -198,12 +198,10 @@ pub(crate) fn write_i64(out: &mut [u8; INT_BUFFER], v: i64) -> usize {
     sign + digits_at(out, sign, v.unsigned_abs())
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Bytes the `i32`/`u32` formatters may touch: a sign, two leading digits and one eight-byte
 /// store.
 pub(crate) const SHORT_INT: usize = 16;
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// `"00"` to `"99"`, two bytes each.
 const PAIRS: &[u8; 200] = b"\
     0001020304050607080910111213141516171819\
@@ -212,7 +210,6 @@ const PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `u` (< 2^32) at `out[at..]`, `at` ≤ 1; returns the number of digits.
 ///
 /// Below 10^8, the eight digits with their leading zeros shifted out; above, one or two digits
@@ -246,7 +243,6 @@ fn digits_u32(out: &mut [u8; SHORT_INT], at: usize, u: u32) -> usize {
     10 - short
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `v` in decimal at the start of `out`; returns its length. Bytes after the digits may be
 /// overwritten too.
 #[inline(always)]
@@ -256,7 +252,6 @@ pub(crate) fn write_i32(out: &mut [u8; SHORT_INT], v: i32) -> usize {
     sign + digits_u32(out, sign, v.unsigned_abs())
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `v` in decimal at the start of `out`; returns its length (see [`write_i32`]).
 #[inline(always)]
 pub(crate) fn write_u32(out: &mut [u8; SHORT_INT], v: u32) -> usize {

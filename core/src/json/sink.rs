@@ -98,14 +98,12 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         self.pos
     }
 
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     /// Takes back everything written since [`Sink::written`] returned `mark` (the fast path's
     /// unfinished row; nothing of it is in the spill or a stream).
     pub(crate) fn rewind(&mut self, mark: usize) {
         self.pos = mark.min(self.pos);
     }
 
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     /// The whole buffer and the write position, for the fast path's own loops (which keep
     /// `pos` within the buffer).
     pub(crate) fn parts(&mut self) -> (&mut [u8], &mut usize) {
@@ -231,7 +229,6 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
 
     /// Writes `"`, the `len` bytes of text at the start of `window` escaped
     /// ([`escape::escape_short`]), and `"`, if the worst case fits; returns whether it wrote.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn short_escaped(
         &mut self,
