@@ -19,7 +19,7 @@
 //! `sink` module), and the step returns.
 
 use super::framing::Framing;
-use super::options::{BinaryFormat, EncoderOptions, JsonFormat};
+use super::options::{EncoderOptions, JsonFormat};
 use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
@@ -1015,11 +1015,7 @@ pub(crate) fn leaf<'b>(
         }
         Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
         Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
-            let body = match cx.options.binary {
-                BinaryFormat::Base64 => Body::Base64,
-                _ => Body::Hex,
-            };
-            sink.quoted(node.bytes_value(i), body, b"\"");
+            sink.quoted(node.bytes_value(i), Body::binary(cx.options.binary), b"\"");
         }
         _ => {
             let flat = Leaf::new(node, zones);
@@ -1067,15 +1063,21 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
             | Kind::LargeList
             | Kind::ListView
             | Kind::LargeListView
-            | Kind::FixedSizeList(_) => {
-                let mut most = depth + 1;
+            | Kind::FixedSizeList(_)
+            | Kind::Union { .. } => {
+                // A union opens no frame of its own: its children are its values.
+                let (depth, hops) = match node.kind {
+                    Kind::Union { .. } => (depth, hops + 1),
+                    _ => (depth + 1, hops),
+                };
+                let mut most = depth;
                 for k in 0..node.children as usize {
                     let Some(child) = children(k) else { break };
                     if node.kind == Kind::Struct {
                         let name = nodes.node(child).map_or("", |c| c.name);
                         self.plain_names &= escape::is_plain(name);
                     }
-                    most = most.max(self.frames(child, depth + 1, hops)?);
+                    most = most.max(self.frames(child, depth, hops)?);
                 }
                 most
             }
@@ -1097,14 +1099,6 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
                 let values = key_node.end;
                 let most = self.frames(keys, depth + opened, hops)?;
                 most.max(self.frames(values, depth + opened, hops)?)
-            }
-            Kind::Union { .. } => {
-                let mut most = depth;
-                for k in 0..node.children as usize {
-                    let Some(child) = children(k) else { break };
-                    most = most.max(self.frames(child, depth, hops + 1)?);
-                }
-                most
             }
             Kind::RunEndEncoded => match children(1) {
                 Some(values) => self.frames(values, depth, hops + 1)?,
@@ -1130,6 +1124,7 @@ mod tests {
     //! Which encoders get the fast path, and the general walk over a view on its own (the
     //! byte-for-byte checks of both paths are in `rows`).
 
+    use super::super::rows::tests::{encode, walk};
     use super::{Encoder, Frame, NODES};
     use crate::array::{ArrayView, RecordBatch};
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
@@ -1147,21 +1142,6 @@ mod tests {
             )
         }))
         .unwrap()
-    }
-
-    fn drain<const PLAN: usize>(
-        encoder: &mut Encoder<'_, DEFAULT_DEPTH, PLAN>,
-        size: usize,
-    ) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut buffer = std::vec![0u8; size];
-        loop {
-            let progress = encoder.encode(&mut buffer);
-            out.extend_from_slice(&buffer[..progress.written]);
-            if progress.done {
-                return out;
-            }
-        }
     }
 
     #[test]
@@ -1189,48 +1169,38 @@ mod tests {
         .unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
         assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));
-        let small = Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(
-            &narrow,
-            JsonFormat::LineDelimited,
-            options,
-        )
-        .unwrap();
+        let small = walk(&narrow, JsonFormat::LineDelimited, options);
         assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));
     }
 
     #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
-        for columns in [NODES, NODES + 1, 40, 70] {
-            the_walk_alone_writes_what_the_fast_path_writes_of(columns);
-        }
-    }
-
-    fn the_walk_alone_writes_what_the_fast_path_writes_of(columns: usize) {
-        let batch = wide(columns);
         let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
-        for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
-            let options = EncoderOptions::default().with_explicit_nulls(explicit);
-            let walk = || {
-                Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(&batch, format, options).unwrap()
-            };
-            let planned = || Encoder::batch(&batch, format, options).unwrap();
-            let whole = drain(&mut walk(), 1 << 16);
-            assert_eq!(drain(&mut planned(), 1 << 16), whole, "{columns} columns");
-            for size in [1, 7, 64] {
-                assert_eq!(drain(&mut walk(), size), whole, "{size}-byte buffers");
-            }
-            // Buffers that end within the rows the fast path writes, leading members or whole.
-            for size in [512, 600, 700, 1000] {
-                assert_eq!(drain(&mut planned(), size), whole, "{size}-byte buffers");
+        for columns in [NODES, NODES + 1, 40, 70] {
+            let batch = wide(columns);
+            for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
+                let options = EncoderOptions::default().with_explicit_nulls(explicit);
+                let walked = |size| encode(&mut walk(&batch, format, options), size, size);
+                let planned = |size| {
+                    let mut planned = Encoder::batch(&batch, format, options).unwrap();
+                    encode(&mut planned, size, size)
+                };
+                let whole = walked(1 << 16);
+                assert_eq!(planned(1 << 16), whole, "{columns} columns");
+                if format == JsonFormat::LineDelimited {
+                    assert!(whole.starts_with(b"{\"c0\":1,\"c1\":1,"));
+                }
+                for size in [1, 7, 64] {
+                    assert_eq!(walked(size), whole, "{size}-byte buffers");
+                }
+                // Buffers that end within the rows the fast path writes, leading members or
+                // whole.
+                for size in [512, 600, 700, 1000] {
+                    assert_eq!(planned(size), whole, "{size}-byte buffers");
+                }
             }
         }
-        let first = drain(
-            &mut Encoder::batch(&batch, JsonFormat::LineDelimited, EncoderOptions::default())
-                .unwrap(),
-            1 << 16,
-        );
-        assert!(first.starts_with(b"{\"c0\":1,\"c1\":1,"));
         assert!(core::mem::size_of::<Frame>() <= 64);
     }
 }

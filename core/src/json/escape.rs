@@ -74,15 +74,8 @@ pub(crate) fn escape_sequence(byte: u8) -> ([u8; 6], usize) {
         0x0C => b'f',
         0x0D => b'r',
         _ => {
-            let long = [
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                hex_digit(byte >> 4),
-                hex_digit(byte & 0xF),
-            ];
-            return (long, 6);
+            let [high, low] = hex_pair(byte);
+            return ([b'\\', b'u', b'0', b'0', high, low], 6);
         }
     };
     ([b'\\', short, 0, 0, 0, 0], 2)
@@ -292,15 +285,12 @@ pub(crate) fn escape_into(src: &[u8], out: &mut [u8]) -> usize {
 
 /// Text up to this long is escaped by [`escape_short`] when its buffer holds a [`SHORT_WINDOW`]
 /// from the text's start.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_TEXT: usize = 32;
 
 /// Bytes of a text's buffer [`escape_short`] reads from the text's start.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_WINDOW: usize = 2 * SHORT_TEXT;
 
 /// Bytes past the escaped text that [`escape_short`] may write over.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SHORT_REACH: usize = SHORT_TEXT;
 
 /// One bit per byte of `block`, lowest first: set where the byte needs escaping.
@@ -308,7 +298,6 @@ pub(crate) const SHORT_REACH: usize = SHORT_TEXT;
 /// The bytes are checked as in [`is_clean`] (sixteen per vector instruction), then each eight
 /// marks gather into a byte with one multiply: the marks sit at bits `8i + 7`, and the multiplier's
 /// bits `7j` move mark `i` alone to bit `56 + i` (no two products share a bit, so nothing carries).
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 fn escape_mask(block: &[u8; SHORT_TEXT]) -> u32 {
     let mut marks = [0u8; SHORT_TEXT];
@@ -333,7 +322,6 @@ fn escape_mask(block: &[u8; SHORT_TEXT]) -> u32 {
 /// The bytes to escape are found all at once ([`escape_mask`]); between two of them, the clean
 /// run is one fixed-size block copy (its bytes past the run are written over), so a short value
 /// with a few quotes costs a copy and a store per escape rather than a scan per eight bytes.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn escape_short(window: &[u8; SHORT_WINDOW], len: usize, out: &mut [u8]) -> usize {
     let len = len.min(SHORT_TEXT);
@@ -509,11 +497,9 @@ mod tests {
         for len in 0..40 {
             for at in 0..=len {
                 for bad in [0u8, 0x1F, b'"', b'\\'] {
-                    let mut bytes: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
                     // Bytes just outside the escaped ranges must not be flagged.
-                    for (i, b) in bytes.iter_mut().enumerate() {
-                        *b = [b' ', b'!', b'#', b'[', b']', 0x7F, 0x80, 0xFF][i % 8];
-                    }
+                    let near = [b' ', b'!', b'#', b'[', b']', 0x7F, 0x80, 0xFF];
+                    let mut bytes: Vec<u8> = (0..len).map(|i| near[i % 8]).collect();
                     if at < len {
                         bytes[at] = bad;
                     }

@@ -18,15 +18,14 @@ pub(crate) struct Framing {
 impl Framing {
     /// A whole document: `[` rows `]`, or lines.
     pub(crate) fn document(format: JsonFormat) -> Self {
-        match format {
-            JsonFormat::JsonArray => Framing {
-                open: b"[",
-                separator: Some(b','),
-                row_end: None,
-                close: b"]",
-                first_row: true,
-            },
-            _ => Self::lines(),
+        let close: &[u8] = if format == JsonFormat::JsonArray {
+            b"]"
+        } else {
+            b""
+        };
+        Framing {
+            close,
+            ..Self::continuing(format, false, 1)
         }
     }
 
@@ -41,17 +40,13 @@ impl Framing {
                 close: b"",
                 first_row: !started,
             },
-            _ => Self::lines(),
-        }
-    }
-
-    fn lines() -> Self {
-        Framing {
-            open: b"",
-            separator: None,
-            row_end: Some(b'\n'),
-            close: b"",
-            first_row: true,
+            _ => Framing {
+                open: b"",
+                separator: None,
+                row_end: Some(b'\n'),
+                close: b"",
+                first_row: true,
+            },
         }
     }
 }

@@ -198,12 +198,10 @@ pub(crate) fn write_i64(out: &mut [u8; INT_BUFFER], v: i64) -> usize {
     sign + digits_at(out, sign, v.unsigned_abs())
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Bytes the `i32`/`u32` formatters may touch: a sign, two leading digits and one eight-byte
 /// store.
 pub(crate) const SHORT_INT: usize = 16;
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// `"00"` to `"99"`, two bytes each.
 const PAIRS: &[u8; 200] = b"\
     0001020304050607080910111213141516171819\
@@ -212,7 +210,6 @@ const PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `u` (< 2^32) at `out[at..]`, `at` ≤ 1; returns the number of digits.
 ///
 /// Below 10^8, the eight digits with their leading zeros shifted out; above, one or two digits
@@ -246,7 +243,6 @@ fn digits_u32(out: &mut [u8; SHORT_INT], at: usize, u: u32) -> usize {
     10 - short
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `v` in decimal at the start of `out`; returns its length. Bytes after the digits may be
 /// overwritten too.
 #[inline(always)]
@@ -256,7 +252,6 @@ pub(crate) fn write_i32(out: &mut [u8; SHORT_INT], v: i32) -> usize {
     sign + digits_u32(out, sign, v.unsigned_abs())
 }
 
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Writes `v` in decimal at the start of `out`; returns its length (see [`write_i32`]).
 #[inline(always)]
 pub(crate) fn write_u32(out: &mut [u8; SHORT_INT], v: u32) -> usize {
@@ -310,24 +305,24 @@ fn drop_exponent_plus(out: &mut [u8; FLOAT_TEXT], n: usize) -> usize {
 /// `1e16`, `1.5e-7`) at the start of `out`; returns its length.
 #[inline(always)]
 pub(crate) fn write_f64(out: &mut [u8; FLOAT_TEXT], v: f64) -> usize {
-    let mut buffer = zmij::Buffer::new();
-    let text = buffer.format_finite(v).as_bytes();
-    copy_text(out, text);
     // Only an exponent of 16 or more is written with a `+`.
-    if v.abs() >= 1e16 {
-        drop_exponent_plus(out, text.len())
-    } else {
-        text.len()
-    }
+    write_float(out, v, v.abs() >= 1e16)
 }
 
 /// Writes a finite `v` like [`write_f64`] (the shortest text that reads back as the same `f32`).
 #[inline(always)]
 pub(crate) fn write_f32(out: &mut [u8; FLOAT_TEXT], v: f32) -> usize {
+    write_float(out, v, v.abs() >= 1e7)
+}
+
+/// Writes zmij's text of a finite `v` at the start of `out`, without the `+` of its exponent
+/// when it may have one (`plus`); returns its length.
+#[inline(always)]
+fn write_float<F: zmij::Float>(out: &mut [u8; FLOAT_TEXT], v: F, plus: bool) -> usize {
     let mut buffer = zmij::Buffer::new();
     let text = buffer.format_finite(v).as_bytes();
     copy_text(out, text);
-    if v.abs() >= 1e7 {
+    if plus {
         drop_exponent_plus(out, text.len())
     } else {
         text.len()
@@ -442,20 +437,43 @@ fn write_scaled(negative: bool, digits: &[u8], scale: i8, text: &mut Scratch<DEC
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    //! The formatters against Rust's `Display` and ryu; and the test helpers of the JSON
+    //! modules' text writers.
+
     use super::*;
     use std::string::{String, ToString};
 
-    fn u(v: u64) -> String {
-        let mut out = [0; INT_BUFFER];
-        let n = write_u64(&mut out, v);
+    /// The text `write` puts at the start of an `N`-byte buffer (returning its length).
+    pub(crate) fn written<const N: usize>(write: impl FnOnce(&mut [u8; N]) -> usize) -> String {
+        let mut out = [0; N];
+        let n = write(&mut out);
         String::from_utf8(out[..n].to_vec()).unwrap()
     }
 
+    /// The text `write` appends to an empty [`Scratch`].
+    pub(crate) fn scratch<const N: usize>(write: impl FnOnce(&mut Scratch<N>)) -> String {
+        let mut text = Scratch::new();
+        write(&mut text);
+        String::from_utf8(text.as_bytes().to_vec()).unwrap()
+    }
+
+    /// Xorshift64 from `x`: the pseudo-random cases of the formatters' tests.
+    pub(crate) fn xorshift(mut x: u64) -> impl Iterator<Item = u64> {
+        core::iter::repeat_with(move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+    }
+
+    fn u(v: u64) -> String {
+        written(|out| write_u64(out, v))
+    }
+
     fn i(v: i64) -> String {
-        let mut out = [0; INT_BUFFER];
-        let n = write_i64(&mut out, v);
-        String::from_utf8(out[..n].to_vec()).unwrap()
+        written(|out| write_i64(out, v))
     }
 
     #[test]
@@ -466,13 +484,11 @@ mod tests {
             cases.extend([p - 1, p, p + 1, next - 1]);
             p = next;
         }
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            cases.push(x >> (x % 64));
-        }
+        cases.extend(
+            xorshift(0x9E37_79B9_7F4A_7C15)
+                .take(20_000)
+                .map(|x| x >> (x % 64)),
+        );
         for v in cases {
             assert_eq!(u(v), v.to_string());
             assert_eq!(i(v as i64), (v as i64).to_string());
@@ -494,29 +510,18 @@ mod tests {
             i64::from(i32::MAX),
             i64::from(u32::MAX),
         ]);
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..100_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+        for x in xorshift(0x9E37_79B9_7F4A_7C15).take(100_000) {
             cases.push((x >> (x % 64)) as i64);
             cases.push(x as i32 as i64);
         }
         for v in cases {
-            let mut out = [0; SHORT_INT];
             if let Ok(v) = i32::try_from(v) {
-                let n = write_i32(&mut out, v);
-                assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), v.to_string());
+                assert_eq!(written(|out| write_i32(out, v)), v.to_string());
             }
             if let Ok(v) = u32::try_from(v) {
-                let n = write_u32(&mut out, v);
-                assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), v.to_string());
+                assert_eq!(written(|out| write_u32(out, v)), v.to_string());
             }
         }
-    }
-
-    fn ryu_f64(v: f64) -> String {
-        ryu::Buffer::new().format_finite(v).to_string()
     }
 
     #[test]
@@ -539,27 +544,17 @@ mod tests {
             5e-324,
             123_456_789_012_345_680.0,
         ];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+        for x in xorshift(0x2545_F491_4F6C_DD1D).take(200_000) {
             cases.push(f64::from_bits(x));
             cases.push((x >> 11) as f64 / (1u64 << 53) as f64);
         }
+        let ryu = |v: f64| ryu::Buffer::new().format_finite(v).to_string();
         for v in cases.into_iter().filter(|v| v.is_finite()) {
-            let mut out = [0; FLOAT_TEXT];
-            let n = write_f64(&mut out, v);
-            assert_eq!(
-                core::str::from_utf8(&out[..n]).unwrap(),
-                ryu_f64(v),
-                "{v:e}"
-            );
+            assert_eq!(written(|out| write_f64(out, v)), ryu(v), "{v:e}");
             let f = v as f32;
             if f.is_finite() {
-                let n = write_f32(&mut out, f);
                 let expected = ryu::Buffer::new().format_finite(f).to_string();
-                assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), expected, "{f:e}");
+                assert_eq!(written(|out| write_f32(out, f)), expected, "{f:e}");
             }
         }
     }
@@ -595,9 +590,7 @@ mod tests {
     }
 
     fn dec(bytes: &[u8], scale: i8) -> String {
-        let mut text = Scratch::<DECIMAL_TEXT>::new();
-        decimal(bytes, scale, &mut text);
-        String::from_utf8(text.as_bytes().to_vec()).unwrap()
+        scratch::<DECIMAL_TEXT>(|text| decimal(bytes, scale, text))
     }
 
     #[test]

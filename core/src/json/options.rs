@@ -66,60 +66,31 @@ impl EncoderOptions {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    /// Sets [`EncoderOptions::explicit_nulls`].
-    #[must_use]
-    pub fn with_explicit_nulls(mut self, explicit_nulls: bool) -> Self {
-        self.explicit_nulls = explicit_nulls;
-        self
-    }
+/// The `with_*` builder methods of [`EncoderOptions`]: each sets the field it names.
+macro_rules! with_fields {
+    ($($with:ident: $field:ident: $type:ty,)*) => {
+        impl EncoderOptions {
+            $(
+                #[doc = concat!("Sets [`EncoderOptions::", stringify!($field), "`].")]
+                #[must_use]
+                pub fn $with(mut self, $field: $type) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
 
-    /// Sets [`EncoderOptions::large_ints_as_strings`].
-    #[must_use]
-    pub fn with_large_ints_as_strings(mut self, as_strings: bool) -> Self {
-        self.large_ints_as_strings = as_strings;
-        self
-    }
-
-    /// Sets [`EncoderOptions::non_finite_as_strings`].
-    #[must_use]
-    pub fn with_non_finite_as_strings(mut self, as_strings: bool) -> Self {
-        self.non_finite_as_strings = as_strings;
-        self
-    }
-
-    /// Sets [`EncoderOptions::timestamps_as_epoch`].
-    #[must_use]
-    pub fn with_timestamps_as_epoch(mut self, as_epoch: bool) -> Self {
-        self.timestamps_as_epoch = as_epoch;
-        self
-    }
-
-    /// Sets [`EncoderOptions::decimals_as_strings`].
-    #[must_use]
-    pub fn with_decimals_as_strings(mut self, as_strings: bool) -> Self {
-        self.decimals_as_strings = as_strings;
-        self
-    }
-
-    /// Sets [`EncoderOptions::timestamps_utc`].
-    #[must_use]
-    pub fn with_timestamps_utc(mut self, utc: bool) -> Self {
-        self.timestamps_utc = utc;
-        self
-    }
-
-    /// Sets [`EncoderOptions::time_zones`].
-    #[must_use]
-    pub fn with_time_zones(mut self, resolver: Option<ZoneResolver>) -> Self {
-        self.time_zones = resolver;
-        self
-    }
-
-    /// Sets [`EncoderOptions::binary`].
-    #[must_use]
-    pub fn with_binary(mut self, binary: BinaryFormat) -> Self {
-        self.binary = binary;
-        self
-    }
+with_fields! {
+    with_explicit_nulls: explicit_nulls: bool,
+    with_large_ints_as_strings: large_ints_as_strings: bool,
+    with_non_finite_as_strings: non_finite_as_strings: bool,
+    with_timestamps_as_epoch: timestamps_as_epoch: bool,
+    with_decimals_as_strings: decimals_as_strings: bool,
+    with_timestamps_utc: timestamps_utc: bool,
+    with_time_zones: time_zones: Option<ZoneResolver>,
+    with_binary: binary: BinaryFormat,
 }

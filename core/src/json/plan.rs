@@ -9,7 +9,7 @@
 //! the rest.
 
 use super::escape;
-use super::options::{BinaryFormat, EncoderOptions};
+use super::options::EncoderOptions;
 use super::sink::Body;
 use super::temporal::{Zone, Zones};
 use crate::columnar::{self, Native, bit};
@@ -449,11 +449,7 @@ impl<'b, const N: usize> Plan<'b, N> {
     ) -> Result<Self, usize> {
         let mut plan = Plan {
             nodes: heapless::Vec::new(),
-            columns: if array {
-                0
-            } else {
-                u32::try_from(columns).map_err(|_| 0usize)?
-            },
+            columns: u32::try_from(if array { 0 } else { columns }).map_err(|_| 0usize)?,
             rest: 0,
             options,
         };
@@ -609,16 +605,13 @@ impl<'b, const N: usize> Plan<'b, N> {
                     let child = self.reserve(1, array, zones)?;
                     self.fill(child, nodes, at + 1, "", zones)?;
                     let offsets = match array.kind {
-                        view::Kind::List => {
-                            node.leaf = Leaf::list(array);
-                            ListOffsets::Prepared(4)
-                        }
-                        view::Kind::LargeList => {
-                            node.leaf = Leaf::list(array);
-                            ListOffsets::Prepared(8)
-                        }
+                        view::Kind::List => ListOffsets::Prepared(4),
+                        view::Kind::LargeList => ListOffsets::Prepared(8),
                         _ => ListOffsets::Array,
                     };
+                    if offsets != ListOffsets::Array {
+                        node.leaf = Leaf::list(array);
+                    }
                     Shape::List {
                         child: u8::try_from(child).ok()?,
                         offsets,
@@ -627,10 +620,7 @@ impl<'b, const N: usize> Plan<'b, N> {
                 view::Kind::Binary
                 | view::Kind::LargeBinary
                 | view::Kind::BinaryView
-                | view::Kind::FixedSizeBinary(_) => Shape::Bytes(match self.options.binary {
-                    BinaryFormat::Base64 => Body::Base64,
-                    _ => Body::Hex,
-                }),
+                | view::Kind::FixedSizeBinary(_) => Shape::Bytes(Body::binary(self.options.binary)),
                 view::Kind::Utf8View => Shape::Bytes(Body::Text),
                 view::Kind::Float16
                 | view::Kind::Decimal(..)

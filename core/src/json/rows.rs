@@ -19,7 +19,7 @@
 use super::encoder::leaf as short_value;
 use super::escape;
 use super::framing::Framing;
-use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
+use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
@@ -171,25 +171,18 @@ const VALUE_TEXT: usize = temporal::WINDOW;
 /// Writes a float's text (finite or not) at the start of `out`; returns its length.
 #[inline(always)]
 fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
-    if v.is_finite() {
-        match out.first_chunk_mut::<FLOAT_TEXT>() {
-            Some(w) => number::write_f64(w, v),
-            None => 0,
-        }
-    } else {
-        copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
+    match out.first_chunk_mut::<FLOAT_TEXT>() {
+        Some(w) if v.is_finite() => number::write_f64(w, v),
+        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
     }
 }
 
+/// [`f64_text`] of an `f32`.
 #[inline(always)]
 fn f32_text(out: &mut [u8; VALUE_TEXT], v: f32, cx: Context) -> usize {
-    if v.is_finite() {
-        match out.first_chunk_mut::<FLOAT_TEXT>() {
-            Some(w) => number::write_f32(w, v),
-            None => 0,
-        }
-    } else {
-        copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx))
+    match out.first_chunk_mut::<FLOAT_TEXT>() {
+        Some(w) if v.is_finite() => number::write_f32(w, v),
+        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
     }
 }
 
@@ -220,19 +213,15 @@ fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) ->
 /// Writes an `i32` at the start of `out`; returns its length.
 #[inline(always)]
 fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
-    match out.first_chunk_mut::<SHORT_INT>() {
-        Some(w) => number::write_i32(w, v),
-        None => 0,
-    }
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_i32(w, v))
 }
 
 /// Writes a `u32` at the start of `out`; returns its length.
 #[inline(always)]
 fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
-    match out.first_chunk_mut::<SHORT_INT>() {
-        Some(w) => number::write_u32(w, v),
-        None => 0,
-    }
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_u32(w, v))
 }
 
 /// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
@@ -922,16 +911,13 @@ struct Piece {
 }
 
 impl Piece {
+    /// The piece of `parts` one after another, if they fit.
     fn new(parts: &[&[u8]]) -> Option<Self> {
-        let mut text = Scratch::<PIECE>::new();
-        let mut len = 0;
+        let (mut bytes, mut len) = ([0; PIECE], 0);
         for part in parts {
-            text.extend(part);
+            bytes.get_mut(len..len + part.len())?.copy_from_slice(part);
             len += part.len();
         }
-        let mut bytes = [0; PIECE];
-        (len == text.as_bytes().len()).then_some(())?;
-        bytes.get_mut(..len)?.copy_from_slice(text.as_bytes());
         Some(Piece { bytes, len })
     }
 }
@@ -1233,7 +1219,7 @@ impl<'b> Single<'b> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! The fast path hands over to the general walk wherever a buffer ends: these tests end the
     //! first buffer at every byte of the output, for every type, and compare with one call.
 
@@ -1245,13 +1231,13 @@ mod tests {
         UnionBuilder,
     };
     use crate::datatype::{DataType, TimeUnit, UnionMode};
-    use crate::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat};
+    use crate::json::{BinaryFormat, DEFAULT_DEPTH, Encoder, EncoderOptions, JsonFormat};
     use std::string::String;
     use std::vec;
     use std::vec::Vec;
 
     /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
-    fn encode<const D: usize, const P: usize>(
+    pub(crate) fn encode<const D: usize, const P: usize>(
         encoder: &mut Encoder<'_, D, P>,
         first: usize,
         rest: usize,
@@ -1268,6 +1254,28 @@ mod tests {
             size = rest;
         }
     }
+
+    /// An encoder of `batch` without a plan: the general walk writes every row.
+    pub(crate) fn walk<'b>(
+        batch: &'b RecordBatch<'_>,
+        format: JsonFormat,
+        options: EncoderOptions,
+    ) -> Encoder<'b, DEFAULT_DEPTH, 0> {
+        Encoder::batch_with_depth(batch, format, options).unwrap()
+    }
+
+    /// `values`, the rows `nulls` null.
+    fn nulls<T: Copy>(values: [T; 8], nulls: &[usize]) -> [Option<T>; 8] {
+        core::array::from_fn(|k| (!nulls.contains(&k)).then_some(values[k]))
+    }
+
+    /// `values` through `f`, nulls kept.
+    fn map<T, U>(values: [Option<T>; 8], f: impl Fn(T) -> U) -> [Option<U>; 8] {
+        values.map(|v| v.map(&f))
+    }
+
+    /// Float16 bits: 1, NaN, -infinity, the least subnormal, -0 and the greatest finite.
+    const HALVES: [u16; 8] = [0x3C00, 0, 0x7E00, 0xFC00, 1, 0, 0x8000, 0x7BFF];
 
     fn prim<T: crate::builder::Primitive + Copy>(
         data_type: DataType,
@@ -1291,26 +1299,10 @@ mod tests {
 
     /// One column of every type the encoder writes, eight rows each.
     fn columns() -> Vec<(&'static str, ArrayView<'static>)> {
-        let ints = [
-            Some(1i32),
-            None,
-            Some(-1),
-            Some(i32::MIN),
-            Some(0),
-            Some(i32::MAX),
-            None,
-            Some(99_999),
-        ];
-        let floats = [
-            Some(0.1f64),
-            None,
-            Some(-0.0),
-            Some(f64::NAN),
-            Some(1e300),
-            Some(f64::NEG_INFINITY),
-            Some(123_456.789),
-            None,
-        ];
+        let ints = nulls([1i32, 0, -1, i32::MIN, 0, i32::MAX, 0, 99_999], &[1, 6]);
+        let (nan, infinity) = (f64::NAN, f64::INFINITY);
+        let floats = [0.1, 0.0, -0.0, nan, 1e300, -infinity, 123_456.789, 0.0];
+        let floats = nulls(floats, &[1, 7]);
         let mut texts = StringBuilder::new();
         texts.extend_options(TEXTS);
         let mut large = StringBuilder::new_large();
@@ -1430,146 +1422,74 @@ mod tests {
         let mut text_runs = RunEndBuilder::new(StringBuilder::new());
         text_runs.extend_options(TEXTS.map(|t| t.map(|_| "run")));
         let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
-        runs.extend_options([
-            Some(1),
-            Some(1),
-            None,
-            None,
-            Some(2),
-            Some(3),
-            Some(3),
-            Some(3),
-        ]);
+        runs.extend_options(nulls([1, 1, 0, 0, 2, 3, 3, 3], &[2, 3]));
+        let (max, min) = (i64::MAX, i64::MIN);
+        let extremes = [max, 0, min, -1, 253_402_300_800, -62_167_219_201, 0, 86_399];
+        let zoned = |unit, tz: &str| DataType::Timestamp(unit, Some(tz.into()));
+        let booleans = [true, false, false, true, false, false, true, false];
         vec![
             (
                 "b",
-                ArrayView::from_values([
-                    Some(true),
-                    None,
-                    Some(false),
-                    Some(true),
-                    None,
-                    Some(false),
-                    Some(true),
-                    Some(false),
-                ])
-                .unwrap(),
+                ArrayView::from_values(nulls(booleans, &[1, 4])).unwrap(),
             ),
             (
                 "i8",
-                prim::<i8>(
+                prim(
                     DataType::Int8,
-                    &[
-                        Some(-128),
-                        None,
-                        Some(127),
-                        Some(0),
-                        Some(1),
-                        None,
-                        Some(-1),
-                        Some(9),
-                    ],
+                    &nulls([-128i8, 0, 127, 0, 1, 0, -1, 9], &[1, 5]),
                 ),
             ),
             (
                 "u16",
-                prim::<u16>(
+                prim(
                     DataType::UInt16,
-                    &[
-                        Some(65535),
-                        None,
-                        Some(0),
-                        Some(1),
-                        Some(10),
-                        None,
-                        Some(100),
-                        Some(9),
-                    ],
+                    &nulls([65535u16, 0, 0, 1, 10, 0, 100, 9], &[1, 5]),
                 ),
             ),
-            ("i32", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_19_bytes___", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_20_bytes____", prim::<i32>(DataType::Int32, &ints)),
-            ("name_of_21_bytes_____", prim::<i32>(DataType::Int32, &ints)),
-            (
-                "u32",
-                prim::<u32>(DataType::UInt32, &ints.map(|v| v.map(|v| v as u32))),
-            ),
+            ("i32", prim(DataType::Int32, &ints)),
+            ("name_of_19_bytes___", prim(DataType::Int32, &ints)),
+            ("name_of_20_bytes____", prim(DataType::Int32, &ints)),
+            ("name_of_21_bytes_____", prim(DataType::Int32, &ints)),
+            ("u32", prim(DataType::UInt32, &map(ints, |v| v as u32))),
             (
                 "i64",
-                prim::<i64>(
-                    DataType::Int64,
-                    &ints.map(|v| v.map(|v| i64::from(v) << 33)),
-                ),
+                prim(DataType::Int64, &map(ints, |v| i64::from(v) << 33)),
             ),
             (
                 "u64",
-                prim::<u64>(DataType::UInt64, &ints.map(|v| v.map(|v| (v as u64) << 32))),
+                prim(DataType::UInt64, &map(ints, |v| (v as u64) << 32)),
             ),
-            (
-                "f32",
-                prim::<f32>(DataType::Float32, &floats.map(|f| f.map(|f| f as f32))),
-            ),
-            ("f64", prim::<f64>(DataType::Float64, &floats)),
-            (
-                "f16",
-                prim::<u16>(
-                    DataType::Float16,
-                    &[
-                        Some(0x3C00),
-                        None,
-                        Some(0x7E00),
-                        Some(0xFC00),
-                        Some(1),
-                        None,
-                        Some(0x8000),
-                        Some(0x7BFF),
-                    ],
-                ),
-            ),
-            ("date", prim::<i32>(DataType::Date32, &ints)),
+            ("f32", prim(DataType::Float32, &map(floats, |f| f as f32))),
+            ("f64", prim(DataType::Float64, &floats)),
+            ("f16", prim(DataType::Float16, &nulls(HALVES, &[1, 5]))),
+            ("date", prim(DataType::Date32, &ints)),
             (
                 "ts",
-                prim::<i64>(
-                    DataType::Timestamp(TimeUnit::Millisecond, Some("+05:30".into())),
-                    &ints.map(|v| v.map(i64::from)),
+                prim(
+                    zoned(TimeUnit::Millisecond, "+05:30"),
+                    &map(ints, i64::from),
                 ),
             ),
             (
                 "ts_extremes",
-                prim::<i64>(
-                    DataType::Timestamp(TimeUnit::Second, Some("-08:00".into())),
-                    &[
-                        Some(i64::MAX),
-                        None,
-                        Some(i64::MIN),
-                        Some(-1),
-                        Some(253_402_300_800),
-                        Some(-62_167_219_201),
-                        Some(0),
-                        Some(86_399),
-                    ],
-                ),
+                prim(zoned(TimeUnit::Second, "-08:00"), &nulls(extremes, &[1])),
             ),
             (
                 "ts_nanos",
-                prim::<i64>(
+                prim(
                     DataType::Timestamp(TimeUnit::Nanosecond, None),
-                    &ints.map(|v| v.map(|v| i64::from(v) * 1_000_000_007)),
+                    &map(ints, |v| i64::from(v) * 1_000_000_007),
                 ),
             ),
             (
                 "date64",
-                prim::<i64>(
-                    DataType::Date64,
-                    &ints.map(|v| v.map(|v| i64::from(v) * 86_400_001)),
-                ),
+                prim(DataType::Date64, &map(ints, |v| i64::from(v) * 86_400_001)),
             ),
             (
                 "dec",
-                prim::<i128>(
+                prim(
                     DataType::Decimal128(38, 4),
-                    &ints.map(|v| v.map(|v| i128::from(v) * 1_000_000_007)),
+                    &map(ints, |v| i128::from(v) * 1_000_000_007),
                 ),
             ),
             ("s", texts.finish().unwrap()),
@@ -1602,75 +1522,64 @@ mod tests {
         ]
     }
 
+    /// Both formats with each of [`options`].
+    fn settings() -> impl Iterator<Item = (JsonFormat, EncoderOptions)> {
+        let formats = [JsonFormat::JsonArray, JsonFormat::LineDelimited];
+        options()
+            .into_iter()
+            .flat_map(move |o| formats.map(|f| (f, o)))
+    }
+
+    /// The [`columns`] named in `names` (separated by spaces), each once.
+    fn columns_named(names: &str) -> RecordBatch<'static> {
+        let names: Vec<&str> = names.split(' ').collect();
+        let columns: Vec<_> = columns()
+            .into_iter()
+            .filter(|(name, _)| names.contains(name))
+            .collect();
+        assert_eq!(columns.len(), names.len());
+        RecordBatch::from_columns(columns).unwrap()
+    }
+
     /// Every split of the first buffer, then whole buffers; and small buffers throughout.
     fn check_every_split<'b>(make: impl Fn() -> Encoder<'b>, what: &str) {
         let whole = encode(&mut make(), 1 << 20, 1 << 20);
         assert!(!whole.is_empty(), "{what}");
         for first in 0..=whole.len() {
-            assert_eq!(
-                encode(&mut make(), first, 1 << 20),
-                whole,
-                "{what}: first buffer {first}"
-            );
+            let split = encode(&mut make(), first, 1 << 20);
+            assert_eq!(split, whole, "{what}: first buffer {first}");
         }
         for size in [1, 2, 3, 5, 8, 13, 64, 95, 96, 97, 128, 200] {
-            assert_eq!(
-                encode(&mut make(), size, size),
-                whole,
-                "{what}: buffers of {size}"
-            );
+            let small = encode(&mut make(), size, size);
+            assert_eq!(small, whole, "{what}: buffers of {size}");
         }
     }
 
     #[test]
     fn every_split_of_the_buffer_gives_the_same_bytes() {
         let columns = columns();
-        let mut all = Vec::new();
         for (name, column) in &columns {
             let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
-            all.push((*name, column.clone()));
-            for options in options() {
-                for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
-                    let what = std::format!("{name} {format:?} {options:?}");
-                    check_every_split(|| Encoder::batch(&batch, format, options).unwrap(), &what);
-                    check_every_split(
-                        || Encoder::array(column, format, options).unwrap(),
-                        &std::format!("array {what}"),
-                    );
-                }
+            for (format, options) in settings() {
+                let what = std::format!("{name} {format:?} {options:?}");
+                check_every_split(|| Encoder::batch(&batch, format, options).unwrap(), &what);
+                check_every_split(
+                    || Encoder::array(column, format, options).unwrap(),
+                    &std::format!("array {what}"),
+                );
             }
         }
         // All columns in one row (more arrays than the plan holds: the general walk writes the
         // columns past its leading ones), and as many as the plan holds.
-        let everything = RecordBatch::from_columns(all.clone()).unwrap();
-        let names = [
-            "b",
-            "i64",
-            "f64",
-            "ts",
-            "dec",
-            "s",
-            "sv",
-            "list",
-            "dict",
-            "map",
-            "union",
-            "runs",
-            "int_map",
-            "dense",
-            "text_runs",
-        ];
-        all.retain(|(name, _)| names.contains(name));
-        let planned = RecordBatch::from_columns(all).unwrap();
+        let everything = RecordBatch::from_columns(columns).unwrap();
+        let planned =
+            columns_named("b i64 f64 ts dec s sv list dict map union runs int_map dense text_runs");
         assert!(count(&planned) <= NODES);
         let sliced = planned.slice(2, 5).unwrap();
         for batch in [&everything, &planned, &sliced] {
-            for options in options() {
-                for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
-                    let what =
-                        std::format!("{} columns {format:?} {options:?}", batch.columns().len());
-                    check_every_split(|| Encoder::batch(batch, format, options).unwrap(), &what);
-                }
+            for (format, options) in settings() {
+                let what = std::format!("{} columns {format:?} {options:?}", batch.columns().len());
+                check_every_split(|| Encoder::batch(batch, format, options).unwrap(), &what);
             }
         }
     }
@@ -1679,38 +1588,32 @@ mod tests {
     fn the_fast_path_writes_what_the_walk_writes() {
         // Every column alone, unions, run ends and maps among them, the fast path writing all of
         // it; and every column in one batch, the walk writing the columns past the plan's.
-        use crate::json::DEFAULT_DEPTH;
         use crate::json::encoder::walk_values;
         let columns = columns();
         let everything = RecordBatch::from_columns(columns.clone()).unwrap();
         assert!(count(&everything) > NODES);
-        for options in options() {
-            for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
-                let walk = |batch: &RecordBatch<'_>| {
-                    let mut walk =
-                        Encoder::<'_, DEFAULT_DEPTH, 0>::batch_with_depth(batch, format, options)
-                            .unwrap();
-                    encode(&mut walk, 1 << 20, 1 << 20)
-                };
-                let fast = |batch: &RecordBatch<'_>| {
-                    let mut fast = Encoder::batch(batch, format, options).unwrap();
-                    encode(&mut fast, 1 << 20, 1 << 20)
-                };
-                for (name, column) in &columns {
-                    let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
-                    let before = walk_values();
-                    let written = fast(&batch);
-                    assert_eq!(walk_values(), before, "{name}: the walk wrote values");
-                    assert_eq!(written, walk(&batch), "{name} {format:?} {options:?}");
-                }
-                for batch in [&everything, &everything.slice(3, 4).unwrap()] {
-                    assert_eq!(fast(batch), walk(batch), "{format:?} {options:?}");
-                }
-                for (name, column) in &columns {
-                    let sliced =
-                        RecordBatch::from_columns([(*name, column.slice(3, 4).unwrap())]).unwrap();
-                    assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
-                }
+        for (format, options) in settings() {
+            let walk = |batch: &RecordBatch<'_>| {
+                encode(&mut walk(batch, format, options), 1 << 20, 1 << 20)
+            };
+            let fast = |batch: &RecordBatch<'_>| {
+                let mut fast = Encoder::batch(batch, format, options).unwrap();
+                encode(&mut fast, 1 << 20, 1 << 20)
+            };
+            for (name, column) in &columns {
+                let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
+                let before = walk_values();
+                let written = fast(&batch);
+                assert_eq!(walk_values(), before, "{name}: the walk wrote values");
+                assert_eq!(written, walk(&batch), "{name} {format:?} {options:?}");
+            }
+            for batch in [&everything, &everything.slice(3, 4).unwrap()] {
+                assert_eq!(fast(batch), walk(batch), "{format:?} {options:?}");
+            }
+            for (name, column) in &columns {
+                let sliced =
+                    RecordBatch::from_columns([(*name, column.slice(3, 4).unwrap())]).unwrap();
+                assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
             }
         }
     }
@@ -1730,38 +1633,27 @@ mod tests {
         // a short value): with buffers from 97 bytes to `write_to`'s 512, every row that does
         // not fit whole goes through the walk, and the walk hands each member back to the fast
         // path, those crossing the end of a buffer through the spill.
-        let names = [
-            "b", "i64", "f64", "ts", "date64", "dec", "s", "list", "dict", "fixed",
-        ];
-        let columns: Vec<_> = columns()
-            .into_iter()
-            .filter(|(name, _)| names.contains(name))
-            .collect();
-        assert_eq!(columns.len(), names.len());
-        let batch = RecordBatch::from_columns(columns).unwrap();
+        use crate::json::encoder::walk_values;
+        let batch = columns_named("b i64 f64 ts date64 dec s list dict fixed");
+        let format = JsonFormat::LineDelimited;
         for options in options() {
-            let make = || Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+            let make = || Encoder::batch(&batch, format, options).unwrap();
             let whole = encode(&mut make(), 1 << 20, 1 << 20);
             for size in [97, 128, 200, 256, 300, 512] {
-                let before = crate::json::encoder::walk_values();
+                let before = walk_values();
                 assert_eq!(
                     encode(&mut make(), size, size),
                     whole,
                     "{size}-byte buffers"
                 );
-                assert_eq!(crate::json::encoder::walk_values(), before, "{size}");
+                assert_eq!(walk_values(), before, "{size}");
             }
             // The count is of the walk's values: an encoder without a plan walks them all.
-            let before = crate::json::encoder::walk_values();
-            let mut walk = Encoder::<'_, { crate::json::DEFAULT_DEPTH }, 0>::batch_with_depth(
-                &batch,
-                JsonFormat::LineDelimited,
-                options,
-            )
-            .unwrap();
+            let before = walk_values();
             let mut out = vec![0; 512];
+            let mut walk = walk(&batch, format, options);
             while !walk.encode(&mut out).done {}
-            assert!(crate::json::encoder::walk_values() > before + 8 * 5);
+            assert!(walk_values() > before + 8 * 5);
         }
     }
 
@@ -1789,14 +1681,13 @@ mod tests {
             let whole = RecordBatch::from_columns([(name, column)]).unwrap();
             // Sliced at an offset that is not a multiple of 8 (validity words straddle bytes).
             let sliced = whole.slice(13, 90).unwrap();
-            for batch in [&whole, &sliced] {
-                for options in options() {
-                    let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
-                    check_every_split(
-                        || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap(),
-                        &what,
-                    );
-                }
+            for (batch, options) in [&whole, &sliced]
+                .into_iter()
+                .flat_map(|b| options().map(|o| (b, o)))
+            {
+                let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
+                let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
+                check_every_split(make, &what);
             }
         }
     }

@@ -10,6 +10,7 @@
 //! never needs to look at the spill.
 
 use super::escape;
+use super::options::BinaryFormat;
 
 /// Capacity of the spill: the longest run of short pieces one step can write (a separator, a
 /// decimal of up to [`DECIMAL_TEXT`](super::number::DECIMAL_TEXT) bytes, a bracket).
@@ -51,6 +52,16 @@ pub(crate) enum Body {
     Base64,
 }
 
+impl Body {
+    /// The body of binary values written as `format`.
+    pub(crate) fn binary(format: BinaryFormat) -> Self {
+        match format {
+            BinaryFormat::Base64 => Body::Base64,
+            _ => Body::Hex,
+        }
+    }
+}
+
 /// A quoted value or key being written: the rest of its source bytes, then a closing suffix.
 #[derive(Debug, Clone)]
 pub(crate) struct Stream<'b> {
@@ -87,14 +98,12 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         self.pos
     }
 
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     /// Takes back everything written since [`Sink::written`] returned `mark` (the fast path's
     /// unfinished row; nothing of it is in the spill or a stream).
     pub(crate) fn rewind(&mut self, mark: usize) {
         self.pos = mark.min(self.pos);
     }
 
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     /// The whole buffer and the write position, for the fast path's own loops (which keep
     /// `pos` within the buffer).
     pub(crate) fn parts(&mut self) -> (&mut [u8], &mut usize) {
@@ -220,7 +229,6 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
 
     /// Writes `"`, the `len` bytes of text at the start of `window` escaped
     /// ([`escape::escape_short`]), and `"`, if the worst case fits; returns whether it wrote.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn short_escaped(
         &mut self,

@@ -139,14 +139,21 @@ fn put_fraction(out: &mut [u8; WINDOW], at: usize, nanos: u32) -> usize {
     len
 }
 
-/// Writes temporal text built in a [`Text`] between quotes at the start of `out`; returns its
-/// length.
-#[cold]
-fn quoted(out: &mut [u8; WINDOW], write: impl FnOnce(&mut Text)) -> usize {
+/// Temporal text that `write` builds in a [`Text`], between quotes.
+#[inline(always)]
+pub(crate) fn quote(write: impl FnOnce(&mut Text)) -> Text {
     let mut text = Text::new();
     text.push(b'"');
     write(&mut text);
     text.push(b'"');
+    text
+}
+
+/// Writes temporal text built in a [`Text`] between quotes at the start of `out`; returns its
+/// length.
+#[cold]
+fn quoted(out: &mut [u8; WINDOW], write: impl FnOnce(&mut Text)) -> usize {
+    let text = quote(write);
     let n = text.as_bytes().len().min(WINDOW);
     if let (Some(dst), Some(src)) = (out.get_mut(..n), text.as_bytes().get(..n)) {
         dst.copy_from_slice(src);
@@ -267,16 +274,19 @@ pub(crate) fn date64(millis: i64, out: &mut [u8; WINDOW]) -> usize {
 
 /// Time32/Time64: time of day; outside 0–24 h, signed and with hours past 24.
 pub(crate) fn time(value: i64, unit: TimeUnit, text: &mut Text) {
+    let (seconds, nanos) = signed_seconds(value, unit, text);
+    clock(seconds, nanos as u32, text);
+}
+
+/// Writes `-` before a negative count of `unit`s; returns its magnitude's whole seconds and
+/// nanoseconds.
+fn signed_seconds(value: i64, unit: TimeUnit, text: &mut Text) -> (u64, u64) {
     if value < 0 {
         text.push(b'-');
     }
     let magnitude = value.unsigned_abs();
     let per = per_second(unit) as u64;
-    clock(
-        magnitude / per,
-        (magnitude % per * (1_000_000_000 / per)) as u32,
-        text,
-    );
+    (magnitude / per, magnitude % per * (1_000_000_000 / per))
 }
 
 /// The rules of a named timezone: its offset from UTC at any instant. An
@@ -387,20 +397,8 @@ fn parse(timezone: &str) -> Result<Parsed<'_>, ZoneError> {
             .ok_or(ZoneError::InvalidOffset);
     }
     let name = timezone.strip_prefix("Etc/").unwrap_or(timezone);
-    const UTC: [&str; 11] = [
-        "UTC",
-        "Z",
-        "GMT",
-        "UCT",
-        "Universal",
-        "Zulu",
-        "Greenwich",
-        "GMT0",
-        "GMT+0",
-        "GMT-0",
-        "Zero",
-    ];
-    if UTC.iter().any(|alias| alias.eq_ignore_ascii_case(name)) {
+    const UTC: &str = "UTC Z GMT UCT Universal Zulu Greenwich GMT0 GMT+0 GMT-0 Zero";
+    if UTC.split(' ').any(|alias| alias.eq_ignore_ascii_case(name)) {
         return Ok(Parsed::Zone(Zone::Offset(0)));
     }
     if let Some(hours) = name.strip_prefix("GMT")
@@ -408,11 +406,8 @@ fn parse(timezone: &str) -> Result<Parsed<'_>, ZoneError> {
         && let Some(h) = hours.get(1..).and_then(|h| h.parse::<i32>().ok())
         && (0..=14).contains(&h)
     {
-        return Ok(Parsed::Zone(Zone::Offset(if sign == b'+' {
-            -h * 60
-        } else {
-            h * 60
-        })));
+        let east = if sign == b'+' { -h } else { h };
+        return Ok(Parsed::Zone(Zone::Offset(east * 60)));
     }
     Ok(Parsed::Name(timezone))
 }
@@ -491,11 +486,9 @@ impl<'s> Zones<'s> {
 
 /// `±HH:MM`, `±HHMM` or `±HH` in minutes east of UTC (strictly within a day, as chrono allows).
 fn fixed_offset(tz: &str) -> Option<i32> {
-    let b = tz.as_bytes();
-    let digits = match b {
-        [_, h1, h2, b':', m1, m2] => [*h1, *h2, *m1, *m2],
-        [_, h1, h2, m1, m2] => [*h1, *h2, *m1, *m2],
-        [_, h1, h2] => [*h1, *h2, b'0', b'0'],
+    let (sign, digits) = match *tz.as_bytes() {
+        [sign, h1, h2, b':', m1, m2] | [sign, h1, h2, m1, m2] => (sign, [h1, h2, m1, m2]),
+        [sign, h1, h2] => (sign, [h1, h2, b'0', b'0']),
         _ => return None,
     };
     if !digits.iter().all(u8::is_ascii_digit) {
@@ -506,9 +499,9 @@ fn fixed_offset(tz: &str) -> Option<i32> {
     if minutes * 60 >= SECONDS_PER_DAY as i32 {
         return None;
     }
-    match b.first() {
-        Some(b'+') => Some(minutes),
-        Some(b'-') => Some(-minutes),
+    match sign {
+        b'+' => Some(minutes),
+        b'-' => Some(-minutes),
         _ => None,
     }
 }
@@ -598,14 +591,9 @@ pub(crate) fn duration(value: i64, unit: TimeUnit, text: &mut Text) {
         text.extend(b"P0D");
         return;
     }
-    if value < 0 {
-        text.push(b'-');
-    }
-    let magnitude = value.unsigned_abs();
-    let per = per_second(unit) as u64;
+    let (seconds, mut nanos) = signed_seconds(value, unit, text);
     text.extend(b"PT");
-    text.unsigned(magnitude / per);
-    let mut nanos = magnitude % per * (1_000_000_000 / per);
+    text.unsigned(seconds);
     if nanos > 0 {
         let mut width = 9;
         while nanos.is_multiple_of(10) {
@@ -681,20 +669,13 @@ fn interval(months: i32, days: i32, sub_day: i64, per_second: i64, digits: usize
 
 #[cfg(test)]
 mod tests {
+    use super::super::number::tests::{scratch as text, written, xorshift};
     use super::*;
     use std::string::String;
 
-    fn text(f: impl FnOnce(&mut Text)) -> String {
-        let mut t = Text::new();
-        f(&mut t);
-        String::from_utf8(t.as_bytes().to_vec()).unwrap()
-    }
-
     /// The text a quoted writer puts in a window, without its quotes.
     fn window(f: impl FnOnce(&mut [u8; WINDOW]) -> usize) -> String {
-        let mut w = [0; WINDOW];
-        let n = f(&mut w);
-        let quoted = core::str::from_utf8(&w[..n]).unwrap();
+        let quoted = written(f);
         quoted
             .strip_prefix('"')
             .unwrap()
@@ -709,35 +690,31 @@ mod tests {
     #[test]
     fn timestamps_match_arrow_json() {
         use TimeUnit::*;
-        let naive = |v, u| window(|w| timestamp(v, u, Zone::Naive, w));
-        assert_eq!(naive(NANOS, Nanosecond), "2018-11-13T17:11:10.011375885");
-        assert_eq!(
-            naive(NANOS / 1000, Microsecond),
-            "2018-11-13T17:11:10.011375"
-        );
-        assert_eq!(
-            naive(NANOS / 1_000_000, Millisecond),
-            "2018-11-13T17:11:10.011"
-        );
-        assert_eq!(naive(NANOS / 1_000_000_000, Second), "2018-11-13T17:11:10");
-        let utc = zone(Some("+00:00"));
-        assert_eq!(
-            window(|w| timestamp(NANOS, Nanosecond, utc, w)),
-            "2018-11-13T17:11:10.011375885Z"
-        );
-        let india = zone(Some("+05:30"));
-        assert_eq!(
-            window(|w| timestamp(0, Second, india, w)),
-            "1970-01-01T05:30:00+05:30"
-        );
-        assert_eq!(
-            window(|w| timestamp(-1, Millisecond, zone(Some("-0800")), w)),
-            "1969-12-31T15:59:59.999-08:00"
-        );
-        assert_eq!(
-            window(|w| timestamp(0, Second, zone(Some("Etc/GMT+5")), w)),
-            "1969-12-31T19:00:00-05:00"
-        );
+        // The instant in each unit, naive and at offset 0.
+        for (unit, fraction) in [
+            (Nanosecond, ".011375885"),
+            (Microsecond, ".011375"),
+            (Millisecond, ".011"),
+            (Second, ""),
+        ] {
+            let value = NANOS / (1_000_000_000 / per_second(unit));
+            let naive = std::format!("2018-11-13T17:11:10{fraction}");
+            assert_eq!(window(|w| timestamp(value, unit, Zone::Naive, w)), naive);
+            let utc = window(|w| timestamp(value, unit, zone(Some("+00:00")), w));
+            assert_eq!(utc, naive + "Z");
+        }
+        // Zoned ("" for none).
+        for (value, unit, tz, expected) in [
+            (0, Second, "+05:30", "1970-01-01T05:30:00+05:30"),
+            (-1, Millisecond, "-0800", "1969-12-31T15:59:59.999-08:00"),
+            (0, Second, "Etc/GMT+5", "1969-12-31T19:00:00-05:00"),
+            // The days of an i64's extremes (see also `dates_cover_every_day_an_i64_reaches`).
+            (i64::MAX, Second, "Z", "+292277026596-12-04T15:30:07Z"),
+            (i64::MIN, Second, "", "-292277022657-01-27T08:29:52"),
+        ] {
+            let zone = zone(Some(tz).filter(|tz| !tz.is_empty()));
+            assert_eq!(window(|w| timestamp(value, unit, zone, w)), expected);
+        }
         assert_eq!(zone(Some("America/New_York")), Zone::Offset(0));
         assert_eq!(zone(Some("UTC")), Zone::Offset(0));
         assert_eq!(zone(Some("-01")), Zone::Offset(-60));
@@ -872,35 +849,14 @@ mod tests {
             window(|w| date64(1_542_129_070_011, w)),
             "2018-11-13T17:11:10.011"
         );
-        assert_eq!(
-            window(|w| timestamp(i64::MAX, TimeUnit::Second, Zone::Offset(0), w)),
-            "+292277026596-12-04T15:30:07Z"
-        );
-        assert_eq!(
-            window(|w| timestamp(i64::MIN, TimeUnit::Second, Zone::Naive, w)),
-            "-292277022657-01-27T08:29:52"
-        );
         // Every day of 1600–2400 against a day-by-day walk.
         let (mut y, mut m, mut d) = (1600i64, 1u32, 1u32);
         let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
         for days in -135_140..157_000 {
             assert_eq!(civil_from_days(days), (y, m, d), "{days}");
-            let len = [
-                31,
-                28 + u32::from(leap(y)),
-                31,
-                30,
-                31,
-                30,
-                31,
-                31,
-                30,
-                31,
-                30,
-                31,
-            ];
+            const DAYS: [u32; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
             d += 1;
-            if d > len[m as usize - 1] {
+            if d > DAYS[m as usize - 1] + u32::from(m == 2 && leap(y)) {
                 d = 1;
                 m += 1;
                 if m > 12 {
@@ -926,17 +882,9 @@ mod tests {
             Zone::Offset(330),
             Zone::Offset(-1_439),
         ];
-        let units = [
-            TimeUnit::Second,
-            TimeUnit::Millisecond,
-            TimeUnit::Microsecond,
-            TimeUnit::Nanosecond,
-        ];
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
-        for n in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+        use TimeUnit::*;
+        let units = [Second, Millisecond, Microsecond, Nanosecond];
+        for (n, x) in xorshift(0x9E37_79B9_7F4A_7C15).take(200_000).enumerate() {
             let unit = units[n % 4];
             let zone = zones[n / 4 % 4];
             // 10,000 years either side of the epoch, some values a whole number of ms or us.

@@ -7,6 +7,7 @@ use super::number::{self, DECIMAL_TEXT, Scratch};
 use super::options::EncoderOptions;
 use super::sink::{Body, Sink};
 use super::temporal::{self, Text};
+use crate::columnar::Native;
 use crate::datatype::IntervalUnit;
 
 /// Settings every step reads.
@@ -48,25 +49,14 @@ pub(crate) fn windowed(
 /// Writes temporal text between quotes.
 #[inline(always)]
 pub(crate) fn quoted_text(sink: &mut Sink<'_, '_, '_>, write: impl FnOnce(&mut Text)) {
-    let mut text = Text::new();
-    text.push(b'"');
-    write(&mut text);
-    text.push(b'"');
-    sink.put(text.as_bytes());
+    sink.put(temporal::quote(write).as_bytes());
 }
 
-pub(crate) fn le_i32(bytes: &[u8], at: usize) -> i32 {
+/// The little-endian value at `bytes[at..]` (0 past the end).
+fn le<T: Native>(bytes: &[u8], at: usize) -> T {
     bytes
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, i32::from_le_bytes)
-}
-
-pub(crate) fn le_i64(bytes: &[u8], at: usize) -> i64 {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, i64::from_le_bytes)
+        .get(at..at + T::WIDTH)
+        .map_or_else(T::default, T::from_le_slice)
 }
 
 /// Writes `"name":`.
@@ -97,15 +87,10 @@ pub(crate) fn decimal(sink: &mut Sink<'_, '_, '_>, bytes: &[u8], scale: i8, cx: 
 /// An interval of `unit` from its bytes, as quoted text.
 pub(crate) fn interval(sink: &mut Sink<'_, '_, '_>, unit: IntervalUnit, bytes: &[u8]) {
     quoted_text(sink, |t| match unit {
-        IntervalUnit::YearMonth => temporal::interval_year_month(le_i32(bytes, 0), t),
-        IntervalUnit::DayTime => {
-            temporal::interval_day_time(le_i32(bytes, 0), le_i32(bytes, 4), t);
+        IntervalUnit::YearMonth => temporal::interval_year_month(le(bytes, 0), t),
+        IntervalUnit::DayTime => temporal::interval_day_time(le(bytes, 0), le(bytes, 4), t),
+        IntervalUnit::MonthDayNano => {
+            temporal::interval_month_day_nano(le(bytes, 0), le(bytes, 4), le(bytes, 8), t);
         }
-        IntervalUnit::MonthDayNano => temporal::interval_month_day_nano(
-            le_i32(bytes, 0),
-            le_i32(bytes, 4),
-            le_i64(bytes, 8),
-            t,
-        ),
     });
 }
