@@ -397,8 +397,21 @@ fn parse(timezone: &str) -> Result<Parsed<'_>, ZoneError> {
             .ok_or(ZoneError::InvalidOffset);
     }
     let name = timezone.strip_prefix("Etc/").unwrap_or(timezone);
-    const UTC: &str = "UTC Z GMT UCT Universal Zulu Greenwich GMT0 GMT+0 GMT-0 Zero";
-    if UTC.split(' ').any(|alias| alias.eq_ignore_ascii_case(name)) {
+    // A list, not one string split at spaces: this runs for every timestamp the walk writes.
+    const UTC: [&str; 11] = [
+        "UTC",
+        "Z",
+        "GMT",
+        "UCT",
+        "Universal",
+        "Zulu",
+        "Greenwich",
+        "GMT0",
+        "GMT+0",
+        "GMT-0",
+        "Zero",
+    ];
+    if UTC.iter().any(|alias| alias.eq_ignore_ascii_case(name)) {
         return Ok(Parsed::Zone(Zone::Offset(0)));
     }
     if let Some(hours) = name.strip_prefix("GMT")
