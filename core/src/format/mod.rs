@@ -384,16 +384,15 @@ mod tests {
             .iter()
             .map(|f| f.unwrap().type_().unwrap())
             .collect();
-        assert!(types.contains(&Type::Int(IntType {
-            bit_width: 8,
-            signed: true
-        })));
-        assert!(types.contains(&Type::Int(IntType {
-            bit_width: 64,
-            signed: false
-        })));
-        assert!(types.contains(&Type::FloatingPoint(Precision::Double)));
-        assert!(types.contains(&Type::Utf8));
+        let int = |bit_width, signed| Type::Int(IntType { bit_width, signed });
+        for t in [
+            int(8, true),
+            int(64, false),
+            Type::FloatingPoint(Precision::Double),
+            Type::Utf8,
+        ] {
+            assert!(types.contains(&t), "{t:?}");
+        }
         let batches = footer.record_batches().unwrap();
         assert!(!batches.is_empty());
         let message = Message::parse(message_bytes(&file, batches.get(0).unwrap().offset)).unwrap();
