@@ -493,7 +493,6 @@ pub(crate) mod builder {
     }
 
     /// A table: its fields by vtable slot.
-    #[derive(Default)]
     pub(crate) struct Obj(pub(crate) Vec<(u16, Value)>);
 
     impl Obj {
@@ -524,19 +523,13 @@ pub(crate) mod builder {
         }
 
         pub(crate) fn i32s(self, slot: u16, values: &[i32]) -> Self {
-            self.vector(
-                slot,
-                4,
-                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )
+            let bytes = values.iter().flat_map(|v| v.to_le_bytes());
+            self.vector(slot, 4, bytes.collect())
         }
 
         pub(crate) fn i64s(self, slot: u16, values: &[i64]) -> Self {
-            self.vector(
-                slot,
-                8,
-                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )
+            let bytes = values.iter().flat_map(|v| v.to_le_bytes());
+            self.vector(slot, 8, bytes.collect())
         }
     }
 
