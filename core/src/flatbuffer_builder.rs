@@ -463,16 +463,10 @@ impl Builder {
                 place.copy_from_slice(&offset.to_le_bytes());
             }
         }
-        let shared = if self.dedup {
-            self.vtables
-                .iter()
-                .copied()
-                .find(|&at| self.bytes_at(at, vtable_len) == vtable.as_slice())
-        } else {
-            None
-        };
+        let same = |&&at: &&usize| self.bytes_at(at, vtable_len) == vtable;
+        let shared = self.vtables.iter().filter(|_| self.dedup).find(same);
         let vtable_at = match shared {
-            Some(at) => at,
+            Some(&at) => at,
             None => {
                 // The table's soffset is 4-aligned and vtables have an even size: no padding.
                 self.prepend(&vtable);
