@@ -507,7 +507,7 @@ mod tests {
     use super::*;
     use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
-    use crate::format::{Block, Buffer, FieldNode, buffer, node};
+    use crate::format::{Block, Buffer, FieldNode, block, buffer, node};
     use proptest::prelude::*;
     use std::string::String;
     use std::vec::Vec;
@@ -569,11 +569,7 @@ mod tests {
     #[test]
     fn scalars_and_structs_are_aligned() {
         let mut b = Builder::new();
-        let written = Block {
-            offset: 8,
-            meta_data_length: 100,
-            body_length: 64,
-        };
+        let written = block(8, 100, 64);
         let blocks = b.create_vector(&[written]);
         let odd = b.create_string("odd");
         b.start_table();
@@ -810,11 +806,7 @@ mod tests {
         for value in [buffer(0, 10), buffer(64, 0)] {
             assert_eq!(Buffer::from_le_slice(&value.to_le()), Some(value));
         }
-        let block = Block {
-            offset: -1,
-            meta_data_length: i32::MIN,
-            body_length: i64::MAX,
-        };
+        let block = block(-1, i32::MIN, i64::MAX);
         assert_eq!(Block::from_le_slice(&block.to_le()), Some(block));
     }
 }

@@ -135,6 +135,16 @@ pub(crate) fn buffer(offset: i64, length: i64) -> Buffer {
     Buffer { offset, length }
 }
 
+/// A `Block` (for tests).
+#[cfg(test)]
+pub(crate) fn block(offset: i64, meta_data_length: i32, body_length: i64) -> Block {
+    Block {
+        offset,
+        meta_data_length,
+        body_length,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -166,7 +166,7 @@ pub(super) fn frame(flatbuffer: &[u8], alignment: usize, at: usize) -> FormatRes
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::format::{self, MessageHeader, MetadataVersion, buffer, node};
+    use crate::format::{self, MessageHeader, MetadataVersion, block, buffer, node};
 
     fn layout() -> BatchLayout {
         BatchLayout {
@@ -239,15 +239,8 @@ mod tests {
     #[test]
     fn footers_read_back() {
         let schema = super::super::schema::tests::every_type();
-        let blocks = |n: i64| -> Vec<Block> {
-            (0..n)
-                .map(|i| Block {
-                    offset: 64 * i,
-                    meta_data_length: 64,
-                    body_length: 128 * i,
-                })
-                .collect()
-        };
+        let blocks =
+            |n: i64| -> Vec<Block> { (0..n).map(|i| block(64 * i, 64, 128 * i)).collect() };
         let metadata = alloc::vec![(
             alloc::string::String::from("k"),
             alloc::string::String::from("v")
