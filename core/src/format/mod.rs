@@ -413,13 +413,6 @@ mod tests {
         assert!(batch.compression().unwrap().is_none());
         assert_eq!(message.body_length(), batches.get(0).unwrap().body_length);
 
-        let (endianness, _) = walk_file(&read(
-            &files,
-            "1.0.0-bigendian/generated_primitive.arrow_file",
-        ))
-        .unwrap();
-        assert_eq!(endianness, Endianness::Big);
-
         for (name, codec) in [
             ("generated_lz4.arrow_file", CompressionCodec::Lz4Frame),
             ("generated_zstd.arrow_file", CompressionCodec::Zstd),
