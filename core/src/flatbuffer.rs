@@ -493,7 +493,6 @@ pub(crate) mod builder {
     }
 
     /// A table: its fields by vtable slot.
-    #[derive(Default)]
     pub(crate) struct Obj(pub(crate) Vec<(u16, Value)>);
 
     impl Obj {
@@ -524,19 +523,13 @@ pub(crate) mod builder {
         }
 
         pub(crate) fn i32s(self, slot: u16, values: &[i32]) -> Self {
-            self.vector(
-                slot,
-                4,
-                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )
+            let bytes = values.iter().flat_map(|v| v.to_le_bytes());
+            self.vector(slot, 4, bytes.collect())
         }
 
         pub(crate) fn i64s(self, slot: u16, values: &[i64]) -> Self {
-            self.vector(
-                slot,
-                8,
-                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )
+            let bytes = values.iter().flat_map(|v| v.to_le_bytes());
+            self.vector(slot, 8, bytes.collect())
         }
     }
 
@@ -639,17 +632,12 @@ pub(crate) mod builder {
         pad(&mut out, 8);
         out
     }
-
-    /// Converts a byte string into a builder string value (for invalid UTF-8).
-    pub(crate) fn raw_str(bytes: &[u8]) -> Value {
-        Value::Str(bytes.into())
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 pub(crate) mod tests {
-    use super::builder::{Obj, Value, finish, raw_str};
+    use super::builder::{Obj, Value, finish};
     use super::*;
     use std::vec;
     use std::vec::Vec;
@@ -775,6 +763,7 @@ pub(crate) mod tests {
         assert_reads_every_kind_of_field(&t);
 
         // A struct vector: two 16-byte elements.
+        #[derive(Debug, PartialEq)]
         struct Pair(u64, u64);
         impl Element for Pair {
             const SIZE: usize = 16;
@@ -785,15 +774,8 @@ pub(crate) mod tests {
         }
         let v = t.vector::<Pair>(14, "m").unwrap().unwrap();
         assert_eq!(v.len(), 2);
-        let second = v.get(1).unwrap();
-        assert_eq!(
-            second.0,
-            u64::from_le_bytes([16, 17, 18, 19, 20, 21, 22, 23])
-        );
-        assert_eq!(
-            second.1,
-            u64::from_le_bytes([24, 25, 26, 27, 28, 29, 30, 31])
-        );
+        let le = |first: u8| u64::from_le_bytes(core::array::from_fn(|i| first + i as u8));
+        assert_eq!(v.get(1), Some(Pair(le(16), le(24))));
         assert_eq!(v.iter().count(), 2);
     }
 
@@ -975,7 +957,7 @@ pub(crate) mod tests {
 
     #[test]
     fn invalid_utf8() {
-        let buf = finish(&Obj::new().with(0, raw_str(b"ok\xFFno")));
+        let buf = finish(&Obj::new().with(0, Value::Str(b"ok\xFFno".into())));
         let t = Table::root(&buf, "Root").unwrap();
         let e = assert_fb_error(t.str(0, "Root.s"), "Root.s");
         // The offset points at the first bad byte.
@@ -1042,12 +1024,15 @@ pub(crate) mod tests {
 
     #[test]
     fn union_without_value_reads_as_none() {
-        let buf = finish(&Obj::new().with(0, Value::U8(3)));
-        let t = Table::root(&buf, "Root").unwrap();
-        assert!(t.union(0, 1, "Root.u").unwrap().is_none());
-        let buf = finish(&Obj::new().table(1, Obj::new()));
-        let t = Table::root(&buf, "Root").unwrap();
-        assert!(t.union(0, 1, "Root.u").unwrap().is_none());
+        // A tag without a value, and a value without a tag.
+        for root in [
+            Obj::new().with(0, Value::U8(3)),
+            Obj::new().table(1, Obj::new()),
+        ] {
+            let buf = finish(&root);
+            let t = Table::root(&buf, "Root").unwrap();
+            assert!(t.union(0, 1, "Root.u").unwrap().is_none());
+        }
     }
 
     #[test]

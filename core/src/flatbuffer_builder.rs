@@ -463,16 +463,10 @@ impl Builder {
                 place.copy_from_slice(&offset.to_le_bytes());
             }
         }
-        let shared = if self.dedup {
-            self.vtables
-                .iter()
-                .copied()
-                .find(|&at| self.bytes_at(at, vtable_len) == vtable.as_slice())
-        } else {
-            None
-        };
+        let same = |&&at: &&usize| self.bytes_at(at, vtable_len) == vtable;
+        let shared = self.vtables.iter().filter(|_| self.dedup).find(same);
         let vtable_at = match shared {
-            Some(at) => at,
+            Some(&at) => at,
             None => {
                 // The table's soffset is 4-aligned and vtables have an even size: no padding.
                 self.prepend(&vtable);
@@ -513,7 +507,7 @@ mod tests {
     use super::*;
     use crate::flatbuffer::tests::{field_pos, follow_at};
     use crate::flatbuffer::{Element, Table};
-    use crate::format::{Block, Buffer, FieldNode, buffer, node};
+    use crate::format::{Block, Buffer, FieldNode, block, buffer, node};
     use proptest::prelude::*;
     use std::string::String;
     use std::vec::Vec;
@@ -526,20 +520,17 @@ mod tests {
         let longs = b.create_vector(&[i64::MIN, 0, i64::MAX]);
         let bytes = b.create_vector::<u8>(&[7, 8, 9, 10, 11]);
         let nodes = b.create_vector(&[node(5, 1), node(6, 0)]);
-        let mut children = Vec::new();
-        for x in [1i64, 2, 3] {
+        // A table holding `x` in slot 0.
+        let child = |b: &mut Builder, x: i64| {
             b.start_table();
             b.add_scalar(0, x);
-            children.push(b.end_table());
-        }
+            b.end_table()
+        };
+        let children: Vec<_> = [1, 2, 3].map(|x| child(&mut b, x)).into();
         let children = b.create_vector_of_offsets(&children);
         let strings = b.create_vector_of_strings(&["a", "", "bcd"]);
-        b.start_table();
-        b.add_scalar(0, 99i64);
-        let union_value = b.end_table();
-        b.start_table();
-        b.add_scalar(0, 11i64);
-        let sub = b.end_table();
+        let union_value = child(&mut b, 99);
+        let sub = child(&mut b, 11);
 
         b.start_table();
         b.add_scalar(0, 200u8);
@@ -578,11 +569,7 @@ mod tests {
     #[test]
     fn scalars_and_structs_are_aligned() {
         let mut b = Builder::new();
-        let written = Block {
-            offset: 8,
-            meta_data_length: 100,
-            body_length: 64,
-        };
+        let written = block(8, 100, 64);
         let blocks = b.create_vector(&[written]);
         let odd = b.create_string("odd");
         b.start_table();
@@ -755,14 +742,6 @@ mod tests {
         ]
     }
 
-    fn read_i64s(t: &Table<'_>, slot: u16) -> Vec<i64> {
-        t.vector::<i64>(slot, "v")
-            .unwrap()
-            .unwrap()
-            .iter()
-            .collect()
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 
@@ -776,16 +755,13 @@ mod tests {
             let mut b = Builder::with_capacity(16).with_vtable_dedup(dedup);
             let mut offsets = Vec::new();
             for fields in &tables {
-                let mut refs = Vec::new();
-                for (slot, f) in fields {
-                    match f {
-                        Field::Str(s) => refs.push((*slot, Some(b.create_string(s).end_distance()))),
-                        Field::I64s(v) => refs.push((*slot, Some(b.create_vector(v).end_distance()))),
-                        _ => refs.push((*slot, None)),
-                    }
-                }
+                let targets: Vec<_> = fields.values().map(|f| match f {
+                    Field::Str(s) => Some(b.create_string(s).end_distance()),
+                    Field::I64s(v) => Some(b.create_vector(v).end_distance()),
+                    _ => None,
+                }).collect();
                 b.start_table();
-                for ((slot, f), (_, target)) in fields.iter().zip(&refs) {
+                for ((slot, f), target) in fields.iter().zip(&targets) {
                     match f {
                         Field::U8(v) => b.add_scalar(*slot, *v),
                         Field::I16(v) => b.add_scalar(*slot, *v),
@@ -815,7 +791,10 @@ mod tests {
                         Some(Field::Str(s)) => {
                             prop_assert_eq!(table.str(slot, "x").unwrap(), Some(s.as_str()))
                         }
-                        Some(Field::I64s(v)) => prop_assert_eq!(&read_i64s(&table, slot), v),
+                        Some(Field::I64s(v)) => {
+                            let read = table.vector::<i64>(slot, "x").unwrap().unwrap();
+                            prop_assert_eq!(&read.iter().collect::<Vec<_>>(), v)
+                        }
                     }
                 }
             }
@@ -827,11 +806,7 @@ mod tests {
         for value in [buffer(0, 10), buffer(64, 0)] {
             assert_eq!(Buffer::from_le_slice(&value.to_le()), Some(value));
         }
-        let block = Block {
-            offset: -1,
-            meta_data_length: i32::MIN,
-            body_length: i64::MAX,
-        };
+        let block = block(-1, i32::MIN, i64::MAX);
         assert_eq!(Block::from_le_slice(&block.to_le()), Some(block));
     }
 }

@@ -142,13 +142,9 @@ mod tests {
                 fast.append(i.is_multiple_of(3));
                 slow.append(i.is_multiple_of(3));
             }
-            fast.append_n(run, true);
-            for _ in 0..run {
-                slow.append(true);
-            }
-            fast.append_n(run / 2, false);
-            for _ in 0..run / 2 {
-                slow.append(false);
+            for (n, value) in [(run, true), (run / 2, false)] {
+                fast.append_n(n, value);
+                (0..n).for_each(|_| slow.append(value));
             }
             assert_eq!(fast.as_slice(), slow.as_slice());
             assert_eq!(fast.len(), first + run + run / 2);

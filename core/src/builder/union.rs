@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn sparse_and_dense_read_back() {
-        for mode in [UnionMode::Sparse, UnionMode::Dense] {
+        for (mode, child_lens) in [(UnionMode::Sparse, [5, 5]), (UnionMode::Dense, [2, 3])] {
             let array = build(mode);
             let read = |array: &ArrayView<'_>, i| {
                 let (child, slot) = array.union_value(i);
@@ -271,11 +271,8 @@ mod tests {
             }
             let sliced = array.slice(3, 2).unwrap();
             assert_eq!(read(&sliced, 1), expected[4]);
-            let child_lens: Vec<usize> = array.children().iter().map(|c| c.len()).collect();
-            match mode {
-                UnionMode::Sparse => assert_eq!(child_lens, [5, 5]),
-                UnionMode::Dense => assert_eq!(child_lens, [2, 3]),
-            }
+            let lens: Vec<usize> = array.children().iter().map(|c| c.len()).collect();
+            assert_eq!(lens, child_lens, "{mode:?}");
         }
     }
 

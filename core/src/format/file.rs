@@ -221,6 +221,7 @@ mod tests {
     use super::*;
     use crate::error::FormatErrorKind;
     use crate::flatbuffer::builder::{Obj, Value, finish};
+    use crate::format::block;
     use std::string::ToString;
     use std::vec;
     use std::vec::Vec;
@@ -259,11 +260,6 @@ mod tests {
         assert_eq!(f.version().unwrap(), MetadataVersion::V5);
         let field = f.schema().unwrap().fields().unwrap().get(0).unwrap();
         assert_eq!(field.name().unwrap(), Some("x"));
-        let block = |offset, meta_data_length, body_length| Block {
-            offset,
-            meta_data_length,
-            body_length,
-        };
         let dictionaries = f.dictionaries().unwrap();
         assert_eq!(dictionaries.len(), 1);
         assert_eq!(dictionaries.get(0), Some(block(8, 200, 64)));

@@ -326,9 +326,7 @@ mod tests {
         assert_eq!(m.header_type().unwrap(), HEADER_RECORD_BATCH);
         assert_eq!(m.body_length(), 1234);
         assert!(m.custom_metadata().unwrap().is_empty());
-        let MessageHeader::RecordBatch(b) = m.header().unwrap() else {
-            panic!("expected a record batch");
-        };
+        let b = header_batch(&buf);
         assert_eq!(b.length(), 10);
         let nodes = b.nodes().unwrap();
         assert_eq!(nodes.iter().collect::<Vec<_>>(), [node(10, 1), node(3, 0)]);
@@ -394,35 +392,29 @@ mod tests {
 
     #[test]
     fn dictionary_batch() {
-        let dict = Obj::new()
+        let full = Obj::new()
             .with(DICTIONARY_BATCH_ID, Value::I64(42))
             .table(
                 DICTIONARY_BATCH_DATA,
                 Obj::new().with(RECORD_BATCH_LENGTH, Value::I64(3)),
             )
             .with(DICTIONARY_BATCH_IS_DELTA, Value::Bool(true));
-        let buf = finish(&message(HEADER_DICTIONARY_BATCH, Some(dict)));
-        let MessageHeader::DictionaryBatch(d) = Message::parse(&buf).unwrap().header().unwrap()
-        else {
-            panic!("expected a dictionary batch");
+        let missing = FormatErrorKind::MissingField {
+            what: "DictionaryBatch.data",
         };
-        assert_eq!(d.id(), 42);
-        assert!(d.is_delta());
-        assert_eq!(d.data().unwrap().length(), 3);
-
-        let buf = finish(&message(HEADER_DICTIONARY_BATCH, Some(Obj::new())));
-        let MessageHeader::DictionaryBatch(d) = Message::parse(&buf).unwrap().header().unwrap()
-        else {
-            panic!("expected a dictionary batch");
-        };
-        assert_eq!(d.id(), 0);
-        assert!(!d.is_delta());
-        assert_eq!(
-            d.data().unwrap_err().kind,
-            FormatErrorKind::MissingField {
-                what: "DictionaryBatch.data"
-            }
-        );
+        // Absent fields: id 0, not a delta, and no data.
+        for (dict, expected) in [
+            (full, (42, true, Ok(3))),
+            (Obj::new(), (0, false, Err(missing))),
+        ] {
+            let buf = finish(&message(HEADER_DICTIONARY_BATCH, Some(dict)));
+            let MessageHeader::DictionaryBatch(d) = Message::parse(&buf).unwrap().header().unwrap()
+            else {
+                panic!("expected a dictionary batch");
+            };
+            let data = d.data().map(|b| b.length()).map_err(|e| e.kind);
+            assert_eq!((d.id(), d.is_delta(), data), expected);
+        }
     }
 
     #[test]

@@ -401,6 +401,10 @@ mod tests {
         Schema::from_table(Table::root(buf, "Schema").unwrap())
     }
 
+    fn first_field(buf: &[u8]) -> Field<'_> {
+        schema(buf).fields().unwrap().get(0).unwrap()
+    }
+
     /// A one-field schema whose field has type union `tag` with table `t`.
     fn typed(tag: u8, t: Option<Obj>) -> Vec<u8> {
         let mut field = Obj::new().str(0, "f").with(2, Value::U8(tag));
@@ -416,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn types_without_parameters() {
+    fn types_without_parameters_and_defaults() {
         let cases = [
             (TYPE_NULL, Type::Null),
             (TYPE_BINARY, Type::Binary),
@@ -432,15 +436,7 @@ mod tests {
             (TYPE_UTF8_VIEW, Type::Utf8View),
             (TYPE_LIST_VIEW, Type::ListView),
             (TYPE_LARGE_LIST_VIEW, Type::LargeListView),
-        ];
-        for (tag, expected) in cases {
-            assert_eq!(type_of(tag, Obj::new()).unwrap(), expected);
-        }
-    }
-
-    #[test]
-    fn type_defaults_follow_the_fbs() {
-        let cases = [
+            // Absent parameters follow the `.fbs` defaults.
             (TYPE_FLOATING_POINT, Type::FloatingPoint(Precision::Half)),
             (
                 TYPE_DECIMAL,
@@ -515,64 +511,70 @@ mod tests {
             .with(0, Value::I32(38))
             .with(1, Value::I32(-2))
             .with(2, Value::I32(256));
-        assert_eq!(
-            type_of(TYPE_DECIMAL, decimal).unwrap(),
-            Type::Decimal {
-                precision: 38,
-                scale: -2,
-                bit_width: 256
-            }
-        );
-        let ts = Obj::new().with(0, Value::I16(3)).str(1, "Europe/Paris");
-        assert_eq!(
-            type_of(TYPE_TIMESTAMP, ts).unwrap(),
-            Type::Timestamp {
-                unit: TimeUnit::Nanosecond,
-                timezone: Some("Europe/Paris")
-            }
-        );
-        let time = Obj::new().with(0, Value::I16(2)).with(1, Value::I32(64));
-        assert_eq!(
-            type_of(TYPE_TIME, time).unwrap(),
-            Type::Time {
-                unit: TimeUnit::Microsecond,
-                bit_width: 64
-            }
-        );
-        let union = Obj::new().with(0, Value::I16(1)).i32s(1, &[5, 7]);
+        let unit = |unit: i16| Obj::new().with(0, Value::I16(unit));
+        let cases = [
+            (
+                TYPE_DECIMAL,
+                decimal,
+                Type::Decimal {
+                    precision: 38,
+                    scale: -2,
+                    bit_width: 256,
+                },
+            ),
+            (
+                TYPE_TIMESTAMP,
+                unit(3).str(1, "Europe/Paris"),
+                Type::Timestamp {
+                    unit: TimeUnit::Nanosecond,
+                    timezone: Some("Europe/Paris"),
+                },
+            ),
+            (
+                TYPE_TIME,
+                unit(2).with(1, Value::I32(64)),
+                Type::Time {
+                    unit: TimeUnit::Microsecond,
+                    bit_width: 64,
+                },
+            ),
+            (TYPE_DATE, unit(0), Type::Date(DateUnit::Day)),
+            (
+                TYPE_INTERVAL,
+                unit(2),
+                Type::Interval(IntervalUnit::MonthDayNano),
+            ),
+            (
+                TYPE_FLOATING_POINT,
+                unit(2),
+                Type::FloatingPoint(Precision::Double),
+            ),
+            (
+                TYPE_FIXED_SIZE_BINARY,
+                Obj::new().with(0, Value::I32(16)),
+                Type::FixedSizeBinary { byte_width: 16 },
+            ),
+            (
+                TYPE_FIXED_SIZE_LIST,
+                Obj::new().with(0, Value::I32(3)),
+                Type::FixedSizeList { list_size: 3 },
+            ),
+            (
+                TYPE_MAP,
+                Obj::new().with(0, Value::Bool(true)),
+                Type::Map { keys_sorted: true },
+            ),
+            (TYPE_DURATION, unit(0), Type::Duration(TimeUnit::Second)),
+        ];
+        for (tag, t, expected) in cases {
+            assert_eq!(type_of(tag, t).unwrap(), expected, "tag {tag}");
+        }
+        let union = unit(1).i32s(1, &[5, 7]);
         let Type::Union { mode, type_ids } = type_of(TYPE_UNION, union).unwrap() else {
             panic!("expected a union");
         };
         assert_eq!(mode, UnionMode::Dense);
         assert_eq!(type_ids.unwrap().iter().collect::<Vec<_>>(), [5, 7]);
-        assert_eq!(
-            type_of(TYPE_DATE, Obj::new().with(0, Value::I16(0))).unwrap(),
-            Type::Date(DateUnit::Day)
-        );
-        assert_eq!(
-            type_of(TYPE_INTERVAL, Obj::new().with(0, Value::I16(2))).unwrap(),
-            Type::Interval(IntervalUnit::MonthDayNano)
-        );
-        assert_eq!(
-            type_of(TYPE_FLOATING_POINT, Obj::new().with(0, Value::I16(2))).unwrap(),
-            Type::FloatingPoint(Precision::Double)
-        );
-        assert_eq!(
-            type_of(TYPE_FIXED_SIZE_BINARY, Obj::new().with(0, Value::I32(16))).unwrap(),
-            Type::FixedSizeBinary { byte_width: 16 }
-        );
-        assert_eq!(
-            type_of(TYPE_FIXED_SIZE_LIST, Obj::new().with(0, Value::I32(3))).unwrap(),
-            Type::FixedSizeList { list_size: 3 }
-        );
-        assert_eq!(
-            type_of(TYPE_MAP, Obj::new().with(0, Value::Bool(true))).unwrap(),
-            Type::Map { keys_sorted: true }
-        );
-        assert_eq!(
-            type_of(TYPE_DURATION, Obj::new().with(0, Value::I16(0))).unwrap(),
-            Type::Duration(TimeUnit::Second)
-        );
     }
 
     #[test]
@@ -594,22 +596,16 @@ mod tests {
 
     #[test]
     fn unknown_or_absent_type() {
-        let e = type_of(TYPE_LARGE_LIST_VIEW + 1, Obj::new()).unwrap_err();
-        assert_eq!(invalid_value(e), ("Field.type union tag", 27));
-        let e = type_of(255, Obj::new()).unwrap_err();
-        assert_eq!(invalid_value(e), ("Field.type union tag", 255));
+        for (tag, value) in [(TYPE_LARGE_LIST_VIEW + 1, 27), (255, 255)] {
+            let e = type_of(tag, Obj::new()).unwrap_err();
+            assert_eq!(invalid_value(e), ("Field.type union tag", value));
+        }
         for buf in [
             typed(0, Some(Obj::new())),
             typed(TYPE_INT, None),
             typed(0, None),
         ] {
-            let e = schema(&buf)
-                .fields()
-                .unwrap()
-                .get(0)
-                .unwrap()
-                .type_()
-                .unwrap_err();
+            let e = first_field(&buf).type_().unwrap_err();
             assert_eq!(e.kind, FormatErrorKind::MissingField { what: "Field.type" });
             assert!(e.offset().is_some());
         }
@@ -716,7 +712,7 @@ mod tests {
                     ],
             ))
         };
-        let read = |buf: &[u8]| schema(buf).fields().unwrap().get(0).unwrap().dictionary();
+        let read = |buf: &[u8]| first_field(buf).dictionary();
         // indexType absent: signed 32-bit.
         let encoding = |id, bit_width, signed, is_ordered| {
             let index_type = IntType { bit_width, signed };
@@ -750,17 +746,9 @@ mod tests {
 
     #[test]
     fn bad_utf8_name_names_the_field() {
-        let buf = finish(&Obj::new().tables(
-            1,
-            vec![Obj::new().with(0, crate::flatbuffer::builder::raw_str(b"\xC3"))],
-        ));
-        let e = schema(&buf)
-            .fields()
-            .unwrap()
-            .get(0)
-            .unwrap()
-            .name()
-            .unwrap_err();
+        let buf =
+            finish(&Obj::new().tables(1, vec![Obj::new().with(0, Value::Str(b"\xC3".into()))]));
+        let e = first_field(&buf).name().unwrap_err();
         assert_eq!(e.kind, FormatErrorKind::Flatbuffer { what: "Field.name" });
     }
 }

@@ -166,7 +166,7 @@ pub(super) fn frame(flatbuffer: &[u8], alignment: usize, at: usize) -> FormatRes
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::format::{self, MessageHeader, MetadataVersion, buffer, node};
+    use crate::format::{self, MessageHeader, MetadataVersion, block, buffer, node};
 
     fn layout() -> BatchLayout {
         BatchLayout {
@@ -188,12 +188,14 @@ mod tests {
             batch.buffers().unwrap().iter().collect::<Vec<_>>(),
             expected.buffers
         );
-        let counts = batch
-            .variadic_buffer_counts()
-            .unwrap()
-            .map(|c| c.iter().collect::<Vec<_>>())
-            .unwrap_or_default();
-        assert_eq!(counts, expected.variadic_buffer_counts);
+        // No counts are written when there are none.
+        let counts = batch.variadic_buffer_counts().unwrap();
+        let counts = counts.map(|c| c.iter().collect::<Vec<_>>());
+        let expected_counts = &expected.variadic_buffer_counts;
+        assert_eq!(
+            counts.as_ref(),
+            Some(expected_counts).filter(|c| !c.is_empty())
+        );
         assert_eq!(
             batch.compression().unwrap().map(|c| c.codec),
             expected.compression
@@ -203,27 +205,21 @@ mod tests {
     #[test]
     fn record_batch_messages_read_back() {
         let layout = layout();
-        let buf = record_batch_message(&layout, 128).unwrap();
-        let message = format::Message::parse(&buf).unwrap();
-        assert_eq!(message.version().unwrap(), MetadataVersion::V5);
-        assert_eq!(message.body_length(), 128);
-        let MessageHeader::RecordBatch(batch) = message.header().unwrap() else {
-            panic!("not a record batch");
-        };
-        check_batch(batch, &layout);
-
         let plain = BatchLayout {
             variadic_buffer_counts: Vec::new(),
             compression: None,
             ..layout.clone()
         };
-        let buf = record_batch_message(&plain, 0).unwrap();
-        let message = format::Message::parse(&buf).unwrap();
-        let MessageHeader::RecordBatch(batch) = message.header().unwrap() else {
-            panic!("not a record batch");
-        };
-        assert!(batch.variadic_buffer_counts().unwrap().is_none());
-        check_batch(batch, &plain);
+        for (layout, body_length) in [(layout, 128), (plain, 0)] {
+            let buf = record_batch_message(&layout, body_length).unwrap();
+            let message = format::Message::parse(&buf).unwrap();
+            assert_eq!(message.version().unwrap(), MetadataVersion::V5);
+            assert_eq!(u64::try_from(message.body_length()), Ok(body_length));
+            let MessageHeader::RecordBatch(batch) = message.header().unwrap() else {
+                panic!("not a record batch");
+            };
+            check_batch(batch, &layout);
+        }
     }
 
     #[test]
@@ -243,15 +239,8 @@ mod tests {
     #[test]
     fn footers_read_back() {
         let schema = super::super::schema::tests::every_type();
-        let blocks = |n: i64| -> Vec<Block> {
-            (0..n)
-                .map(|i| Block {
-                    offset: 64 * i,
-                    meta_data_length: 64,
-                    body_length: 128 * i,
-                })
-                .collect()
-        };
+        let blocks =
+            |n: i64| -> Vec<Block> { (0..n).map(|i| block(64 * i, 64, 128 * i)).collect() };
         let metadata = alloc::vec![(
             alloc::string::String::from("k"),
             alloc::string::String::from("v")

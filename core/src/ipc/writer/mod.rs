@@ -307,6 +307,7 @@ mod tests {
     use alloc::sync::Arc;
     use alloc::vec;
     use alloc::vec::Vec;
+    use embedded_io::ErrorKind;
 
     fn batch() -> RecordBatch<'static> {
         let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
@@ -334,42 +335,28 @@ mod tests {
         zero_when_full: bool,
     }
 
-    #[derive(Debug, PartialEq)]
-    struct Full;
-
-    impl core::fmt::Display for Full {
-        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-            f.write_str("full")
-        }
-    }
-
-    impl core::error::Error for Full {}
-
-    impl embedded_io::Error for Full {
-        fn kind(&self) -> embedded_io::ErrorKind {
-            embedded_io::ErrorKind::WriteZero
-        }
-    }
+    /// The error of a full `Trickle`.
+    const FULL: ErrorKind = ErrorKind::WriteZero;
 
     impl embedded_io::ErrorType for Trickle {
-        type Error = Full;
+        type Error = ErrorKind;
     }
 
     impl embedded_io::Write for Trickle {
-        fn write(&mut self, buf: &[u8]) -> Result<usize, Full> {
+        fn write(&mut self, buf: &[u8]) -> Result<usize, ErrorKind> {
             let room = self.limit - self.out.len();
             if room == 0 {
                 return if self.zero_when_full {
                     Ok(0)
                 } else {
-                    Err(Full)
+                    Err(FULL)
                 };
             }
             let n = buf.len().min(self.step).min(room);
             self.out.extend_from_slice(&buf[..n]);
             Ok(n)
         }
-        fn flush(&mut self) -> Result<(), Full> {
+        fn flush(&mut self) -> Result<(), ErrorKind> {
             Ok(())
         }
     }
@@ -383,7 +370,7 @@ mod tests {
         }
     }
 
-    fn file_through(sink: Trickle) -> Result<Vec<u8>, WriteError<Full>> {
+    fn file_through(sink: Trickle) -> Result<Vec<u8>, WriteError<ErrorKind>> {
         let batch = batch();
         let mut writer =
             FileWriter::new(sink, Arc::clone(batch.schema()), WriterOptions::default())?;
@@ -423,7 +410,7 @@ mod tests {
         for limit in [0, 5, 64, 200, whole - 1] {
             match file_through(trickle(10, limit, false)) {
                 Err(WriteError::Sink { error, offset, .. }) => {
-                    assert_eq!((error, offset), (Full, limit as u64));
+                    assert_eq!((error, offset), (FULL, limit as u64));
                 }
                 other => panic!("{limit}: {other:?}"),
             }
@@ -481,21 +468,11 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        for alignment in [8, 16, 32, 64] {
-            assert!(
-                WriterOptions::default()
-                    .with_alignment(alignment)
-                    .validate()
-                    .is_ok()
-            );
-        }
-        for alignment in [0, 1, 4, 24, 128] {
-            assert!(
-                WriterOptions::default()
-                    .with_alignment(alignment)
-                    .validate()
-                    .is_err()
-            );
+        for (alignments, ok) in [(&[8, 16, 32, 64][..], true), (&[0, 1, 4, 24, 128], false)] {
+            for &alignment in alignments {
+                let options = WriterOptions::default().with_alignment(alignment);
+                assert_eq!(options.validate().is_ok(), ok, "{alignment}");
+            }
         }
     }
 }

@@ -347,11 +347,15 @@ pub(crate) mod tests {
 
     #[test]
     fn nesting_past_the_readers_limit_is_an_error() {
-        let mut dt = DataType::Int32;
-        for _ in 0..=MAX_FIELD_NESTING {
-            dt = DataType::List(Arc::new(Field::new("item", dt, true)));
-        }
-        let schema = Schema::new(vec![Field::new("deep", dt, true)]);
+        // A field `deep` of `levels` nested lists of Int32.
+        let nested = |levels| {
+            let mut dt = DataType::Int32;
+            for _ in 0..levels {
+                dt = DataType::List(Arc::new(Field::new("item", dt, true)));
+            }
+            Schema::new(vec![Field::new("deep", dt, true)])
+        };
+        let schema = nested(MAX_FIELD_NESTING + 1);
         let mut b = Builder::new();
         let e = schema_table(&mut b, &schema).unwrap_err();
         assert!(
@@ -368,11 +372,7 @@ pub(crate) mod tests {
         );
 
         // One level less is fine, and the reader takes it.
-        let mut dt = DataType::Int32;
-        for _ in 0..MAX_FIELD_NESTING {
-            dt = DataType::List(Arc::new(Field::new("item", dt, true)));
-        }
-        let schema = Schema::new(vec![Field::new("deep", dt, true)]);
+        let schema = nested(MAX_FIELD_NESTING);
         assert_eq!(read_back_through_message(&schema), schema);
     }
 
