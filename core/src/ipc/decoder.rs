@@ -205,11 +205,7 @@ impl FileDecoder {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let result = self.step();
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
+        self.step().inspect_err(|e| self.failed = Some(e.clone()))
     }
 
     /// Ranges to fetch ahead, while the caller works on batches it has: those of the windows
@@ -423,13 +419,8 @@ impl FileDecoder {
             if self.next >= self.end {
                 return Ok(None);
             }
-            let block = self.record_batch_blocks.get(self.next).copied().ok_or(
-                FormatErrorKind::InvalidValue {
-                    what: "record batch index",
-                    value: i64::try_from(self.next).unwrap_or(i64::MAX),
-                },
-            )?;
-            blocks.push((self.next, block));
+            let block = self.record_batch_blocks.get(self.next).copied();
+            blocks.push((self.next, block.ok_or(no_batch(self.next))?));
             self.next = self.end;
         } else {
             let end = self.end.min(batches);
@@ -645,6 +636,14 @@ pub(super) fn read_footer(bytes: &[u8], footer_start: u64) -> FormatResult<Foote
         dictionaries: blocks(footer.dictionaries()).map_err(located)?,
         record_batches: blocks(footer.record_batches()).map_err(located)?,
     })
+}
+
+/// The error for record batch `index` when the file has no such batch.
+pub(super) fn no_batch(index: usize) -> FormatErrorKind {
+    FormatErrorKind::InvalidValue {
+        what: "record batch index",
+        value: i64::try_from(index).unwrap_or(i64::MAX),
+    }
 }
 
 /// The parts of `reads` not pushed yet.

@@ -291,11 +291,7 @@ impl StreamDecoder {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let result = self.decode();
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
+        self.decode().inspect_err(|e| self.failed = Some(e.clone()))
     }
 
     /// Reads only the fields `projection` selects from the next batch on: their buffers are
