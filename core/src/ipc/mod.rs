@@ -85,6 +85,7 @@ use crate::compression::Decompressor;
 use crate::datatype::Endianness;
 use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
+use crate::no_alloc::unexpected;
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
 use alloc::sync::Arc;
@@ -320,9 +321,4 @@ impl ReadState {
         })?;
         self.dictionaries.insert(id, values, header.is_delta())
     }
-}
-
-fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
-    let found = message.header_type().unwrap_or(0);
-    FormatErrorKind::UnexpectedMessage { expected, found }.into()
 }

@@ -27,6 +27,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
+use crate::no_alloc::{body_length, no_schema, truncated};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -331,18 +332,7 @@ impl StreamDecoder {
                 }
                 Framed::Message(raw) => raw,
                 Framed::End if self.state.is_some() => return Ok(StreamDecodeResult::Finished),
-                Framed::End => {
-                    let position = self.input.position;
-                    return Err(FormatError::from(if position == 0 {
-                        FormatErrorKind::EmptyInput
-                    } else {
-                        FormatErrorKind::Truncated {
-                            what: "stream (no schema message)",
-                            needed: 8,
-                            available: position,
-                        }
-                    }));
-                }
+                Framed::End => return Err(no_schema(self.input.position).into()),
             };
             let located = |e: FormatError| e.rebase(raw.metadata_offset);
             let message = format::Message::parse(&raw.metadata).map_err(located)?;
@@ -446,16 +436,7 @@ impl StreamDecoder {
                             truncated("message metadata", len, self.input.len, metadata_offset)
                         });
                     };
-                    let body_len = format::Message::parse(&metadata)
-                        .map_err(|e| e.rebase(metadata_offset))?
-                        .body_length();
-                    let len = usize::try_from(body_len).map_err(|_| {
-                        FormatError::from(FormatErrorKind::InvalidValue {
-                            what: "Message.bodyLength",
-                            value: body_len,
-                        })
-                        .at(metadata_offset)
-                    })?;
+                    let len = body_length(&metadata, metadata_offset)?;
                     self.step = Step::Body {
                         offset,
                         metadata_offset,
@@ -668,15 +649,6 @@ fn not_a_file(leading: &[u8]) -> FormatError {
     } else {
         FormatError::from(FormatErrorKind::BadMagic).at(0)
     }
-}
-
-fn truncated(what: &'static str, needed: usize, available: usize, at: u64) -> FormatError {
-    FormatError::from(FormatErrorKind::Truncated {
-        what,
-        needed: needed as u64,
-        available: available as u64,
-    })
-    .at(at)
 }
 
 #[cfg(test)]

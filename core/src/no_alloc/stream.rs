@@ -9,9 +9,9 @@
 
 use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
-use super::{InScratch, Stored, stored, too_small};
-use crate::datatype::Endianness;
-use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
+use super::{InScratch, Stored, body_length, keep, little_endian, no_schema, stored};
+use super::{too_small, truncated, unexpected};
+use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
@@ -51,24 +51,15 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             position: 0,
             finished: false,
         };
-        let read = stream.read_message()?.ok_or(if stream.position == 0 {
-            FormatErrorKind::EmptyInput
-        } else {
-            FormatErrorKind::Truncated {
-                what: "stream (no schema message)",
-                needed: 8,
-                available: stream.position,
-            }
-        })?;
+        let read = stream.read_message()?.ok_or(no_schema(stream.position))?;
         stream.schema = read.message.clone();
         let located = |e: FormatError| e.rebase(read.offset);
-        let schema = stream.schema().map_err(located)?;
-        if schema.endianness().map_err(located)? == Endianness::Big {
-            return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: Feature::BigEndianWithoutAlloc,
-            })
-            .into());
-        }
+        little_endian(
+            stream
+                .schema()
+                .and_then(|s| s.endianness())
+                .map_err(located)?,
+        )?;
         stream.free = read.body.end;
         Ok(stream)
     }
@@ -79,11 +70,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             format::Message::parse(self.scratch.get(self.schema.clone()).unwrap_or_default())?;
         match message.header()? {
             format::MessageHeader::Schema(schema) => Ok(schema),
-            _ => Err(FormatErrorKind::UnexpectedMessage {
-                expected: "Schema",
-                found: message.header_type()?,
-            }
-            .into()),
+            _ => Err(unexpected("Schema", message)),
         }
     }
 
@@ -110,23 +97,13 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                     if let Some(old) = self.dictionaries.iter_mut().find(|d| d.id == kept.id) {
                         *old = kept;
                     } else {
-                        self.dictionaries.push(kept).map_err(|_| {
-                            FormatError::from(FormatErrorKind::CapacityExceeded {
-                                what: Capacity::Dictionaries,
-                                needed: D as u64 + 1,
-                                capacity: D as u64,
-                            })
-                        })?;
+                        keep(&mut self.dictionaries, kept)?;
                     }
                     self.free = read.body.end;
                 }
                 _ => {
-                    return Err(FormatError::from(FormatErrorKind::UnexpectedMessage {
-                        expected: "RecordBatch or DictionaryBatch",
-                        found: message.header_type().map_err(located)?,
-                    })
-                    .at(read.offset)
-                    .into());
+                    let expected = "RecordBatch or DictionaryBatch";
+                    return Err(unexpected(expected, message).at(read.offset).into());
                 }
             }
         };
@@ -204,16 +181,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             buf,
             "message metadata",
         )?;
-        let body_len = format::Message::parse(buf)
-            .map_err(|e| e.rebase(metadata_at))?
-            .body_length();
-        let body_len = usize::try_from(body_len).map_err(|_| {
-            FormatError::from(FormatErrorKind::InvalidValue {
-                what: "Message.bodyLength",
-                value: body_len,
-            })
-            .at(metadata_at)
-        })?;
+        let body_len = body_length(buf, metadata_at)?;
         let body = message.end..message.end.saturating_add(body_len);
         let buf = self
             .scratch
@@ -234,13 +202,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         if (got == 0 && may_end) || got == word.len() {
             return Ok(got);
         }
-        Err(FormatError::from(FormatErrorKind::Truncated {
-            what: "message length prefix",
-            needed: word.len() as u64,
-            available: got as u64,
-        })
-        .at(offset)
-        .into())
+        Err(truncated("message length prefix", word.len(), got, offset).into())
     }
 
     /// The reader.
@@ -259,13 +221,7 @@ fn fill_exact<R: embedded_io::Read>(
     let start = *position;
     let got = fill(reader, position, buf)?;
     if got < buf.len() {
-        return Err(FormatError::from(FormatErrorKind::Truncated {
-            what,
-            needed: buf.len() as u64,
-            available: got as u64,
-        })
-        .at(start)
-        .into());
+        return Err(truncated(what, buf.len(), got, start).into());
     }
     Ok(())
 }
