@@ -350,7 +350,10 @@ impl FileDecoder {
                     continue;
                 };
                 let exhausted = ready.is_empty();
-                let batch = decode_batch(&mut self.state, &p)?;
+                let state = &mut self.state;
+                let batch = decode_block(p.index, p.block, &p.message, |m| {
+                    state.record_batch(m, &p.body)
+                })?;
                 if exhausted {
                     // Gone at once, so a driver reading ahead plans the next window now.
                     self.windows.pop_front();
@@ -518,7 +521,10 @@ impl FileDecoder {
                     let body = bytes
                         .slice(meta_len(block)..bytes.len())
                         .unwrap_or_default();
-                    apply_dictionary(&mut self.state, d, *block, &message, &body)?;
+                    let state = &mut self.state;
+                    decode_block(d, *block, &message, |m| {
+                        state.dictionary_batch(m, &body, true)
+                    })?;
                 }
                 let mut pending = Vec::with_capacity(window.blocks.len());
                 for &(index, block) in &window.blocks {
@@ -718,30 +724,17 @@ fn body_extent(block: &Block) -> Range<u64> {
     end - block.body_length as u64..end
 }
 
-/// Decodes dictionary block `index` from its message and body into the dictionaries.
-fn apply_dictionary(
-    state: &mut ReadState,
+/// Decodes block `index` of its kind with `decode`, given its parsed message; errors are
+/// located in the file and name the block.
+fn decode_block<T>(
     index: usize,
     block: Block,
     message: &MessageBytes,
-    body: &Bytes<'static>,
-) -> FormatResult<()> {
+    decode: impl FnOnce(format::Message<'_>) -> FormatResult<T>,
+) -> FormatResult<T> {
     let batch = index as u64;
     let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
-    state.dictionary_batch(parsed, body, true).map_err(|e| {
-        e.rebase(block.offset as u64 + block.meta_data_length as u64)
-            .in_batch(batch)
-    })
-}
-
-/// Decodes a pending record batch.
-fn decode_batch(state: &mut ReadState, p: &Pending) -> FormatResult<RecordBatch<'static>> {
-    let batch = p.index as u64;
-    let parsed = p.message.parse(p.block).map_err(|e| e.in_batch(batch))?;
-    state.record_batch(parsed, &p.body).map_err(|e| {
-        e.rebase(p.block.offset as u64 + p.block.meta_data_length as u64)
-            .in_batch(batch)
-    })
+    decode(parsed).map_err(|e| e.rebase(body_extent(&block).start).in_batch(batch))
 }
 
 /// A message's flatbuffer and where it starts in the file.

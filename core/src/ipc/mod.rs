@@ -278,10 +278,9 @@ impl ReadState {
         RecordBatch::try_new(Arc::clone(&self.projected), columns, rows)
     }
 
-    /// Decodes a dictionary batch message with its body into the dictionary map.
-    /// Decodes a dictionary batch into the dictionaries. In a file (`file`), a dictionary is
-    /// never replaced, only extended by deltas (the format's rule: files are read in any
-    /// order).
+    /// Decodes a dictionary batch message with its body into the dictionaries. In a file
+    /// (`file`), a dictionary is never replaced, only extended by deltas (the format's rule:
+    /// files are read in any order).
     fn dictionary_batch(
         &mut self,
         message: format::Message<'_>,

@@ -118,11 +118,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                 }
                 .into());
             };
-            let schema =
-                format::Message::parse(scratch.get(self.schema.clone()).unwrap_or_default())?;
-            let format::MessageHeader::Schema(schema) = schema.header()? else {
-                return Err(FormatErrorKind::LayoutMismatch { what: "schema" }.into());
-            };
+            let schema = self.schema()?;
             let dictionaries = InScratch {
                 scratch,
                 stored: &self.dictionaries,
