@@ -516,11 +516,7 @@ impl FileDecoder {
                     // Dictionaries outlive the window: an owned copy keeps them from pinning
                     // the window's memory for the rest of the reading.
                     let bytes = Bytes::from_vec(get(pushed, extent(block), d)?.to_vec());
-                    let message =
-                        MessageBytes::of_block(*block, &bytes).map_err(|e| e.in_batch(d as u64))?;
-                    let body = bytes
-                        .slice(meta_len(block)..bytes.len())
-                        .unwrap_or_default();
+                    let (message, body) = MessageBytes::of_block(d, *block, &bytes)?;
                     let state = &mut self.state;
                     decode_block(d, *block, &message, |m| {
                         state.dictionary_batch(m, &body, true)
@@ -534,11 +530,7 @@ impl FileDecoder {
                         metadata_extent(&block)
                     };
                     let bytes = get(pushed, range, index)?;
-                    let message = MessageBytes::of_block(block, &bytes)
-                        .map_err(|e| e.in_batch(index as u64))?;
-                    let body = bytes
-                        .slice(meta_len(&block)..bytes.len())
-                        .unwrap_or_default();
+                    let (message, body) = MessageBytes::of_block(index, block, &bytes)?;
                     pending.push(Pending {
                         index,
                         block,
@@ -705,10 +697,6 @@ fn chunks(pushed: &Pushed, p: &Pending) -> FormatResult<Body<'static>> {
     })
 }
 
-fn meta_len(block: &Block) -> usize {
-    usize::try_from(block.meta_data_length).unwrap_or_default()
-}
-
 fn extent(block: &Block) -> Range<u64> {
     let start = block.offset as u64;
     start..start + block.meta_data_length as u64 + block.body_length as u64
@@ -745,13 +733,25 @@ struct MessageBytes {
 }
 
 impl MessageBytes {
-    /// The flatbuffer inside a block's first `metaDataLength` bytes (`bytes` may hold more).
-    fn of_block(block: Block, bytes: &Bytes<'static>) -> FormatResult<Self> {
-        let flatbuffer = block.flatbuffer(bytes)?;
-        Ok(MessageBytes {
+    /// The flatbuffer inside the first `metaDataLength` bytes of `bytes`, which hold block
+    /// `index` of its kind, and the body after them (if `bytes` hold it).
+    fn of_block(
+        index: usize,
+        block: Block,
+        bytes: &Bytes<'static>,
+    ) -> FormatResult<(Self, Bytes<'static>)> {
+        let flatbuffer = block
+            .flatbuffer(bytes)
+            .map_err(|e| e.in_batch(index as u64))?;
+        let message = MessageBytes {
             offset: block.offset as u64 + flatbuffer.start as u64,
             bytes: bytes.slice(flatbuffer).unwrap_or_default(),
-        })
+        };
+        let meta_len = usize::try_from(block.meta_data_length).unwrap_or_default();
+        Ok((
+            message,
+            bytes.slice(meta_len..bytes.len()).unwrap_or_default(),
+        ))
     }
 
     /// The message view, checked to declare the body length its block does.

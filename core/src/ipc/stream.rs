@@ -25,7 +25,6 @@ pub struct GenericStreamReader<R, Io> {
     /// Bytes read from `reader`.
     pub(super) position: u64,
     schema: Arc<Schema>,
-    batch_schema: Arc<Schema>,
     /// The iterator has returned an error.
     failed: bool,
     io: PhantomData<Io>,
@@ -48,7 +47,6 @@ impl<R, Io> GenericStreamReader<R, Io> {
             reader,
             decoder,
             position,
-            batch_schema: Arc::clone(&schema),
             schema,
             failed: false,
             io: PhantomData,
@@ -64,14 +62,13 @@ impl<R, Io> GenericStreamReader<R, Io> {
     /// ones decoded, and batches have [`Self::batch_schema`].
     pub fn set_projection(&mut self, projection: Projection) {
         self.decoder.set_projection(projection);
-        if let Some(projected) = self.decoder.batch_schema() {
-            self.batch_schema = Arc::clone(projected);
-        }
     }
 
     /// The schema of the batches this reader returns: the stream's, projected.
     pub fn batch_schema(&self) -> &Arc<Schema> {
-        &self.batch_schema
+        let projected = self.decoder.batch_schema();
+        debug_assert!(projected.is_some(), "the decoder has read the schema");
+        projected.unwrap_or(&self.schema)
     }
 
     /// The decoder this reader drives.

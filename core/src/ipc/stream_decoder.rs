@@ -27,7 +27,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
-use crate::no_alloc::{body_length, no_schema, truncated};
+use crate::no_alloc::{body_length, metadata_length, no_schema, truncated};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -547,25 +547,18 @@ impl StreamDecoder {
             };
             return Ok(None);
         }
-        let invalid = FormatErrorKind::InvalidValue {
-            what: "message metadata length",
-            value: i64::from(len),
-        };
-        let len = u64::try_from(len).map_err(|_| refuse(FormatError::from(invalid).at(offset)))?;
+        let len = metadata_length(len, offset).map_err(refuse)?;
         let limit = self.options.max_metadata_size;
-        let len = usize::try_from(len)
-            .ok()
-            .filter(|_| len <= limit)
-            .ok_or_else(|| {
-                refuse(
-                    FormatError::from(FormatErrorKind::LimitExceeded {
-                        what: Limit::MessageMetadata,
-                        requested: len,
-                        limit,
-                    })
-                    .at(offset),
-                )
-            })?;
+        if len as u64 > limit {
+            return Err(refuse(
+                FormatError::from(FormatErrorKind::LimitExceeded {
+                    what: Limit::MessageMetadata,
+                    requested: len as u64,
+                    limit,
+                })
+                .at(offset),
+            ));
+        }
         self.step = Step::Metadata { offset, len };
         Ok(None)
     }

@@ -110,6 +110,17 @@ pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
     }
 }
 
+/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
+pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "message metadata length",
+            value: i64::from(len),
+        })
+        .at(at)
+    })
+}
+
 /// The body length a stream message's `metadata` (at `at` in the stream) declares.
 pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
     let len = format::Message::parse(metadata)

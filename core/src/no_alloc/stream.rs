@@ -9,7 +9,8 @@
 
 use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
-use super::{InScratch, Stored, body_length, keep, little_endian, no_schema, stored};
+use super::stored;
+use super::{InScratch, Stored, body_length, keep, little_endian, metadata_length, no_schema};
 use super::{too_small, truncated, unexpected};
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
@@ -140,8 +141,10 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
     fn read_message(&mut self) -> Result<Option<Read>, Error<R::Error>> {
         let offset = self.position;
         let mut word = [0u8; 4];
-        if self.fill(&mut word, true)? == 0 {
-            return Ok(None);
+        match fill(&mut self.reader, &mut self.position, &mut word)? {
+            0 => return Ok(None),
+            4 => {}
+            got => return Err(truncated("message length prefix", 4, got, offset).into()),
         }
         // At the start of the input, a length no stream begins with is refused as the format
         // its bytes look like, if they look like one.
@@ -150,21 +153,14 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             .flatten()
             .map(|looks_like| FormatError::from(FormatErrorKind::NotArrow { looks_like }));
         if word == CONTINUATION {
-            self.fill(&mut word, false)?;
+            let (reader, position) = (&mut self.reader, &mut self.position);
+            fill_exact(reader, position, &mut word, "message length prefix")?;
         }
         let len = i32::from_le_bytes(word);
         if len == 0 {
             return Ok(None);
         }
-        let len = usize::try_from(len).map_err(|_| {
-            foreign.clone().unwrap_or_else(|| {
-                FormatError::from(FormatErrorKind::InvalidValue {
-                    what: "message metadata length",
-                    value: i64::from(len),
-                })
-                .at(offset)
-            })
-        })?;
+        let len = metadata_length(len, offset).map_err(|e| foreign.clone().unwrap_or(e))?;
         let message = self.free..self.free.saturating_add(len);
         let available = self.scratch.len();
         let buf = self.scratch.get_mut(message.clone()).ok_or_else(|| {
@@ -189,16 +185,6 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             body,
             offset,
         }))
-    }
-
-    /// Fills `word` (a length prefix); a clean end of input before it is 0 when `may_end`.
-    fn fill(&mut self, word: &mut [u8; 4], may_end: bool) -> Result<usize, Error<R::Error>> {
-        let offset = self.position;
-        let got = fill(&mut self.reader, &mut self.position, word)?;
-        if (got == 0 && may_end) || got == word.len() {
-            return Ok(got);
-        }
-        Err(truncated("message length prefix", word.len(), got, offset).into())
     }
 
     /// The reader.
