@@ -452,15 +452,8 @@ impl FileDecoder {
             Vec::new()
         };
         let whole = self.mode == Mode::Batch || self.state.projection.is_all();
-        let wanted: Vec<Range<u64>> = dictionaries
-            .iter()
-            .map(extent)
-            .chain(
-                blocks
-                    .iter()
-                    .map(|(_, b)| if whole { extent(b) } else { metadata_extent(b) }),
-            )
-            .collect();
+        let blocks_read = blocks.iter().map(|(_, b)| first_read(b, whole));
+        let wanted: Vec<Range<u64>> = dictionaries.iter().map(extent).chain(blocks_read).collect();
         let mut checks_magic = false;
         let reads = if self.mode == Mode::Batch {
             wanted
@@ -524,12 +517,7 @@ impl FileDecoder {
                 }
                 let mut pending = Vec::with_capacity(window.blocks.len());
                 for &(index, block) in &window.blocks {
-                    let range = if window.whole {
-                        extent(&block)
-                    } else {
-                        metadata_extent(&block)
-                    };
-                    let bytes = get(pushed, range, index)?;
+                    let bytes = get(pushed, first_read(&block, window.whole), index)?;
                     let (message, body) = MessageBytes::of_block(index, block, &bytes)?;
                     pending.push(Pending {
                         index,
@@ -702,9 +690,13 @@ fn extent(block: &Block) -> Range<u64> {
     start..start + block.meta_data_length as u64 + block.body_length as u64
 }
 
-fn metadata_extent(block: &Block) -> Range<u64> {
-    let start = block.offset as u64;
-    start..start + block.meta_data_length as u64
+/// The bytes of `block` a window reads first: all of them when `whole`, else its metadata.
+fn first_read(block: &Block, whole: bool) -> Range<u64> {
+    let all = extent(block);
+    if whole {
+        return all;
+    }
+    all.start..all.start + block.meta_data_length as u64
 }
 
 fn body_extent(block: &Block) -> Range<u64> {
