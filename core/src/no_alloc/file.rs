@@ -93,12 +93,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         };
         let located = |e: FormatError| e.rebase(footer.start);
         let footer = reader.footer().map_err(located)?;
-        little_endian(
-            footer
-                .schema()
-                .and_then(|s| s.endianness())
-                .map_err(located)?,
-        )?;
+        little_endian(footer.schema(), reader.footer_start)?;
         let count = footer.dictionaries().map_err(located)?.len();
         for i in 0..count {
             let block = reader

@@ -135,9 +135,14 @@ pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
     })
 }
 
-/// Refuses a big-endian schema, which only the `alloc` path reads.
-fn little_endian(endianness: Endianness) -> FormatResult<()> {
-    if endianness == Endianness::Big {
+/// Refuses a big-endian schema, which only the `alloc` path reads; errors reading the schema
+/// are rebased onto `at`, where its flatbuffer starts.
+fn little_endian(schema: FormatResult<format::Schema<'_>>, at: u64) -> FormatResult<()> {
+    if schema
+        .and_then(|s| s.endianness())
+        .map_err(|e| e.rebase(at))?
+        == Endianness::Big
+    {
         return Err(FormatErrorKind::Unsupported {
             what: Feature::BigEndianWithoutAlloc,
         }
@@ -215,27 +220,6 @@ fn stored_dictionary(bytes: &[u8], block: Block, base: usize) -> FormatResult<St
     .map_err(|e| e.at(block.offset as u64))
 }
 
-/// The record batch and body of dictionary `id` among those kept in `scratch`.
-fn find_dictionary<'a>(
-    scratch: &'a [u8],
-    stored: &[Stored],
-    id: i64,
-) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
-    let kept = stored
-        .iter()
-        .rev()
-        .find(|d| d.id == id)
-        .ok_or(FormatErrorKind::MissingDictionary { id })?;
-    let message = format::Message::parse(scratch.get(kept.message.clone()).unwrap_or_default())?;
-    let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
-        return Err(FormatErrorKind::MissingDictionary { id }.into());
-    };
-    Ok((
-        header.data()?,
-        scratch.get(kept.body.clone()).unwrap_or_default(),
-    ))
-}
-
 /// The dictionaries kept in a reader's scratch.
 struct InScratch<'a, 'd> {
     scratch: &'a [u8],
@@ -243,7 +227,21 @@ struct InScratch<'a, 'd> {
 }
 
 impl<'a> Dictionaries<'a> for InScratch<'a, '_> {
+    /// The record batch and body of dictionary `id`: the last one kept with that id.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
-        find_dictionary(self.scratch, self.stored, id)
+        let kept = self
+            .stored
+            .iter()
+            .rev()
+            .find(|d| d.id == id)
+            .ok_or(FormatErrorKind::MissingDictionary { id })?;
+        let scratch = self.scratch;
+        let message =
+            format::Message::parse(scratch.get(kept.message.clone()).unwrap_or_default())?;
+        let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
+            return Err(FormatErrorKind::MissingDictionary { id }.into());
+        };
+        let body = scratch.get(kept.body.clone()).unwrap_or_default();
+        Ok((header.data()?, body))
     }
 }

@@ -54,13 +54,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         };
         let read = stream.read_message()?.ok_or(no_schema(stream.position))?;
         stream.schema = read.message.clone();
-        let located = |e: FormatError| e.rebase(read.offset);
-        little_endian(
-            stream
-                .schema()
-                .and_then(|s| s.endianness())
-                .map_err(located)?,
-        )?;
+        little_endian(stream.schema(), read.offset)?;
         stream.free = read.body.end;
         Ok(stream)
     }
