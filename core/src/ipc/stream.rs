@@ -148,6 +148,7 @@ macro_rules! reading_methods {
         }
     };
 }
+#[cfg(feature = "async")]
 pub(super) use reading_methods;
 
 reading_methods!(embedded_io::Read, BlockingIo, fill, {});
