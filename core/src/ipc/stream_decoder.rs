@@ -65,10 +65,10 @@ enum Step {
     Prefix,
     /// The prefix has been read; the metadata of `len` bytes comes next.
     Metadata { offset: u64, len: usize },
-    /// The metadata has been read; the body of `len` bytes comes next.
+    /// The metadata has been read (it ends where the body starts); the body of `len` bytes
+    /// comes next.
     Body {
         offset: u64,
-        metadata_offset: u64,
         metadata: Bytes<'static>,
         len: usize,
     },
@@ -439,7 +439,6 @@ impl StreamDecoder {
                     let len = body_length(&metadata, metadata_offset)?;
                     self.step = Step::Body {
                         offset,
-                        metadata_offset,
                         metadata,
                         len,
                     };
@@ -452,20 +451,17 @@ impl StreamDecoder {
                         });
                     };
                     let Step::Body {
-                        offset,
-                        metadata_offset,
-                        metadata,
-                        ..
+                        offset, metadata, ..
                     } = core::mem::replace(&mut self.step, Step::Prefix)
                     else {
                         debug_assert!(false, "the step was Body");
                         return Ok(Framed::End);
                     };
                     return Ok(Framed::Message(RawMessage {
+                        metadata_offset: body_at - metadata.len() as u64,
                         metadata,
                         body,
                         offset,
-                        metadata_offset,
                     }));
                 }
             }
