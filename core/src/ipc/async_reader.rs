@@ -9,10 +9,10 @@
 //! runs on whatever polls it, on one thread or many, and its futures are `Send` when the
 //! source's are.
 
-use super::decoder::{DecodeResult, FileDecoder};
+use super::decoder::{DecodeResult, FileDecoder, no_batch};
 use super::{Projection, ReaderOptions, ScanOptions};
 use crate::array::RecordBatch;
-use crate::error::{Error, FormatErrorKind};
+use crate::error::Error;
 use crate::source::AsyncRandomAccess;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -107,11 +107,7 @@ impl<'s, S: AsyncRandomAccess + ?Sized> AsyncFileReader<'s, S> {
         self.decoder.select_batch(index);
         match self.next_batch().await {
             Some(result) => result,
-            None => Err(FormatErrorKind::InvalidValue {
-                what: "record batch index",
-                value: i64::try_from(index).unwrap_or(i64::MAX),
-            }
-            .into()),
+            None => Err(no_batch(index).into()),
         }
     }
 

@@ -6,7 +6,7 @@
 //! runs on whatever polls it, and its futures are `Send` when the reader's are.
 
 use super::ReaderOptions;
-use super::stream::{GenericStreamReader, next_of};
+use super::stream::{GenericStreamReader, reading_methods};
 use super::stream_decoder::{StreamDecodeResult, StreamDecoder};
 use crate::array::RecordBatch;
 use crate::error::Error;
@@ -27,34 +27,9 @@ pub enum AsyncIo {}
 /// [`Self::into_stream`].
 pub type AsyncStreamReader<R> = GenericStreamReader<R, AsyncIo>;
 
+reading_methods!(embedded_io_async::Read, AsyncIo, fill_async, async { .await });
+
 impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
-    /// Reads the schema message that opens the stream.
-    pub async fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
-        Self::with_decoder(reader, StreamDecoder::new(options)).await
-    }
-
-    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
-    /// [`StreamDecoder::for_file`] reads a file front to back.
-    pub async fn with_decoder(
-        mut reader: R,
-        mut decoder: StreamDecoder,
-    ) -> Result<Self, Error<R::Error>> {
-        let mut position = 0;
-        // The decoder's first result other than a request is the schema, or an error.
-        let _schema = drive(&mut reader, &mut position, &mut decoder).await?;
-        Ok(Self::opened(reader, decoder, position)?)
-    }
-
-    /// The next record batch, applying any dictionary batches before it; `None` at the end.
-    pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-        loop {
-            let step = drive(&mut self.reader, &mut self.position, &mut self.decoder).await;
-            if let Some(next) = next_of(step?) {
-                return Ok(next);
-            }
-        }
-    }
-
     /// The batches as a [`futures_core::Stream`], ending after the last one or an error. It is
     /// `Send` when the reader and its read futures are.
     ///
@@ -67,25 +42,6 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
             idle: Some(Box::new(self)),
             running: None,
             step: next_of_reader::<R>,
-        }
-    }
-}
-
-/// Runs `decoder` until it has a result other than a request for bytes, reading what it asks
-/// for from `reader`.
-async fn drive<R: embedded_io_async::Read>(
-    reader: &mut R,
-    position: &mut u64,
-    decoder: &mut StreamDecoder,
-) -> Result<StreamDecodeResult, Error<R::Error>> {
-    loop {
-        match decoder.try_decode()? {
-            StreamDecodeResult::NeedsData { at_least } => {
-                let mut buffer = StreamDecoder::read_buffer(at_least);
-                let got = fill_async(reader, position, &mut buffer).await?;
-                decoder.push_read(buffer, got);
-            }
-            other => return Ok(other),
         }
     }
 }

@@ -209,28 +209,27 @@ impl<'a> Decoder<'_, 'a> {
             })
             .at(range.start)
         })?;
-        if self.compression.is_some() {
-            self.compressed = self.compressed.saturating_add(raw.len() as u64);
-            if self.compressed > self.body.len() {
-                return Err(FormatError::from(FormatErrorKind::LayoutMismatch {
-                    what: "compressed buffers overlap: their lengths add up to more than the body",
-                })
-                .at(range.start));
-            }
-        }
         let bytes = match self.compression {
             None => raw,
-            Some(codec) => match self
-                .decompressor
-                .decompress(codec, &raw, self.context.max_decompressed)
-                .map_err(|e| e.rebase(range.start))?
-            {
-                Decompressed::Borrowed(data) => {
-                    let skip = raw.len() - data.len();
-                    raw.slice(skip..raw.len()).unwrap_or_default()
+            Some(codec) => {
+                self.compressed = self.compressed.saturating_add(raw.len() as u64);
+                if self.compressed > self.body.len() {
+                    let what =
+                        "compressed buffers overlap: their lengths add up to more than the body";
+                    return Err(
+                        FormatError::from(FormatErrorKind::LayoutMismatch { what }).at(range.start)
+                    );
                 }
-                Decompressed::Owned(data) => Bytes::from_vec(data),
-            },
+                let max = self.context.max_decompressed;
+                match self.decompressor.decompress(codec, &raw, max) {
+                    Ok(Decompressed::Borrowed(data)) => {
+                        let skip = raw.len() - data.len();
+                        raw.slice(skip..raw.len()).unwrap_or_default()
+                    }
+                    Ok(Decompressed::Owned(data)) => Bytes::from_vec(data),
+                    Err(e) => return Err(e.rebase(range.start)),
+                }
+            }
         };
         Ok(if self.context.big_endian {
             swapped(bytes, swap)

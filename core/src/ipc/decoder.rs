@@ -205,11 +205,7 @@ impl FileDecoder {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let result = self.step();
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
+        self.step().inspect_err(|e| self.failed = Some(e.clone()))
     }
 
     /// Ranges to fetch ahead, while the caller works on batches it has: those of the windows
@@ -354,7 +350,10 @@ impl FileDecoder {
                     continue;
                 };
                 let exhausted = ready.is_empty();
-                let batch = decode_batch(&mut self.state, &p)?;
+                let state = &mut self.state;
+                let batch = decode_block(p.index, p.block, &p.message, |m| {
+                    state.record_batch(m, &p.body)
+                })?;
                 if exhausted {
                     // Gone at once, so a driver reading ahead plans the next window now.
                     self.windows.pop_front();
@@ -423,13 +422,8 @@ impl FileDecoder {
             if self.next >= self.end {
                 return Ok(None);
             }
-            let block = self.record_batch_blocks.get(self.next).copied().ok_or(
-                FormatErrorKind::InvalidValue {
-                    what: "record batch index",
-                    value: i64::try_from(self.next).unwrap_or(i64::MAX),
-                },
-            )?;
-            blocks.push((self.next, block));
+            let block = self.record_batch_blocks.get(self.next).copied();
+            blocks.push((self.next, block.ok_or(no_batch(self.next))?));
             self.next = self.end;
         } else {
             let end = self.end.min(batches);
@@ -458,15 +452,8 @@ impl FileDecoder {
             Vec::new()
         };
         let whole = self.mode == Mode::Batch || self.state.projection.is_all();
-        let wanted: Vec<Range<u64>> = dictionaries
-            .iter()
-            .map(extent)
-            .chain(
-                blocks
-                    .iter()
-                    .map(|(_, b)| if whole { extent(b) } else { metadata_extent(b) }),
-            )
-            .collect();
+        let blocks_read = blocks.iter().map(|(_, b)| first_read(b, whole));
+        let wanted: Vec<Range<u64>> = dictionaries.iter().map(extent).chain(blocks_read).collect();
         let mut checks_magic = false;
         let reads = if self.mode == Mode::Batch {
             wanted
@@ -522,26 +509,16 @@ impl FileDecoder {
                     // Dictionaries outlive the window: an owned copy keeps them from pinning
                     // the window's memory for the rest of the reading.
                     let bytes = Bytes::from_vec(get(pushed, extent(block), d)?.to_vec());
-                    let message =
-                        MessageBytes::of_block(*block, &bytes).map_err(|e| e.in_batch(d as u64))?;
-                    let body = bytes
-                        .slice(meta_len(block)..bytes.len())
-                        .unwrap_or_default();
-                    apply_dictionary(&mut self.state, d, *block, &message, &body)?;
+                    let (message, body) = MessageBytes::of_block(d, *block, &bytes)?;
+                    let state = &mut self.state;
+                    decode_block(d, *block, &message, |m| {
+                        state.dictionary_batch(m, &body, true)
+                    })?;
                 }
                 let mut pending = Vec::with_capacity(window.blocks.len());
                 for &(index, block) in &window.blocks {
-                    let range = if window.whole {
-                        extent(&block)
-                    } else {
-                        metadata_extent(&block)
-                    };
-                    let bytes = get(pushed, range, index)?;
-                    let message = MessageBytes::of_block(block, &bytes)
-                        .map_err(|e| e.in_batch(index as u64))?;
-                    let body = bytes
-                        .slice(meta_len(&block)..bytes.len())
-                        .unwrap_or_default();
+                    let bytes = get(pushed, first_read(&block, window.whole), index)?;
+                    let (message, body) = MessageBytes::of_block(index, block, &bytes)?;
                     pending.push(Pending {
                         index,
                         block,
@@ -647,6 +624,14 @@ pub(super) fn read_footer(bytes: &[u8], footer_start: u64) -> FormatResult<Foote
     })
 }
 
+/// The error for record batch `index` when the file has no such batch.
+pub(super) fn no_batch(index: usize) -> FormatErrorKind {
+    FormatErrorKind::InvalidValue {
+        what: "record batch index",
+        value: i64::try_from(index).unwrap_or(i64::MAX),
+    }
+}
+
 /// The parts of `reads` not pushed yet.
 fn missing(pushed: &Pushed, reads: &[Range<u64>]) -> Vec<Range<u64>> {
     reads.iter().flat_map(|r| pushed.missing(r)).collect()
@@ -700,18 +685,18 @@ fn chunks(pushed: &Pushed, p: &Pending) -> FormatResult<Body<'static>> {
     })
 }
 
-fn meta_len(block: &Block) -> usize {
-    usize::try_from(block.meta_data_length).unwrap_or_default()
-}
-
 fn extent(block: &Block) -> Range<u64> {
     let start = block.offset as u64;
     start..start + block.meta_data_length as u64 + block.body_length as u64
 }
 
-fn metadata_extent(block: &Block) -> Range<u64> {
-    let start = block.offset as u64;
-    start..start + block.meta_data_length as u64
+/// The bytes of `block` a window reads first: all of them when `whole`, else its metadata.
+fn first_read(block: &Block, whole: bool) -> Range<u64> {
+    let all = extent(block);
+    if whole {
+        return all;
+    }
+    all.start..all.start + block.meta_data_length as u64
 }
 
 fn body_extent(block: &Block) -> Range<u64> {
@@ -719,30 +704,17 @@ fn body_extent(block: &Block) -> Range<u64> {
     end - block.body_length as u64..end
 }
 
-/// Decodes dictionary block `index` from its message and body into the dictionaries.
-fn apply_dictionary(
-    state: &mut ReadState,
+/// Decodes block `index` of its kind with `decode`, given its parsed message; errors are
+/// located in the file and name the block.
+fn decode_block<T>(
     index: usize,
     block: Block,
     message: &MessageBytes,
-    body: &Bytes<'static>,
-) -> FormatResult<()> {
+    decode: impl FnOnce(format::Message<'_>) -> FormatResult<T>,
+) -> FormatResult<T> {
     let batch = index as u64;
     let parsed = message.parse(block).map_err(|e| e.in_batch(batch))?;
-    state.dictionary_batch(parsed, body, true).map_err(|e| {
-        e.rebase(block.offset as u64 + block.meta_data_length as u64)
-            .in_batch(batch)
-    })
-}
-
-/// Decodes a pending record batch.
-fn decode_batch(state: &mut ReadState, p: &Pending) -> FormatResult<RecordBatch<'static>> {
-    let batch = p.index as u64;
-    let parsed = p.message.parse(p.block).map_err(|e| e.in_batch(batch))?;
-    state.record_batch(parsed, &p.body).map_err(|e| {
-        e.rebase(p.block.offset as u64 + p.block.meta_data_length as u64)
-            .in_batch(batch)
-    })
+    decode(parsed).map_err(|e| e.rebase(body_extent(&block).start).in_batch(batch))
 }
 
 /// A message's flatbuffer and where it starts in the file.
@@ -753,13 +725,25 @@ struct MessageBytes {
 }
 
 impl MessageBytes {
-    /// The flatbuffer inside a block's first `metaDataLength` bytes (`bytes` may hold more).
-    fn of_block(block: Block, bytes: &Bytes<'static>) -> FormatResult<Self> {
-        let flatbuffer = block.flatbuffer(bytes)?;
-        Ok(MessageBytes {
+    /// The flatbuffer inside the first `metaDataLength` bytes of `bytes`, which hold block
+    /// `index` of its kind, and the body after them (if `bytes` hold it).
+    fn of_block(
+        index: usize,
+        block: Block,
+        bytes: &Bytes<'static>,
+    ) -> FormatResult<(Self, Bytes<'static>)> {
+        let flatbuffer = block
+            .flatbuffer(bytes)
+            .map_err(|e| e.in_batch(index as u64))?;
+        let message = MessageBytes {
             offset: block.offset as u64 + flatbuffer.start as u64,
             bytes: bytes.slice(flatbuffer).unwrap_or_default(),
-        })
+        };
+        let meta_len = usize::try_from(block.meta_data_length).unwrap_or_default();
+        Ok((
+            message,
+            bytes.slice(meta_len..bytes.len()).unwrap_or_default(),
+        ))
     }
 
     /// The message view, checked to declare the body length its block does.

@@ -8,10 +8,10 @@
 //! dictionary blocks ride along the first time a batch needs them); [`FileReader::scan`] reads
 //! many batches in planned windows.
 
-use super::decoder::{DecodeResult, FileDecoder};
+use super::decoder::{DecodeResult, FileDecoder, no_batch};
 use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
-use crate::error::{Error, FormatErrorKind};
+use crate::error::Error;
 use crate::source::RandomAccess;
 
 /// Reads an Arrow IPC file from a [`RandomAccess`] source.
@@ -61,11 +61,7 @@ impl<R: RandomAccess> FileReader<R> {
         self.decoder.select_batch(index);
         match self.drive()? {
             DecodeResult::Data(batch) => Ok(batch),
-            _ => Err(FormatErrorKind::InvalidValue {
-                what: "record batch index",
-                value: i64::try_from(index).unwrap_or(i64::MAX),
-            }
-            .into()),
+            _ => Err(no_batch(index).into()),
         }
     }
 

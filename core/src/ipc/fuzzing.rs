@@ -47,20 +47,23 @@ pub fn decode_message<'a>(
     let body = Body::Whole(Bytes::borrowed(body));
     let dictionaries = Dictionaries::default();
     let mut decompressor = Decompressor::new();
+    let mut decode = |fields: &[Field], header| {
+        decode_columns(
+            fields,
+            &Projection::All,
+            header,
+            &body,
+            &dictionaries,
+            context,
+            &mut decompressor,
+        )
+    };
     Ok(match message.header()? {
         MessageHeader::Schema(fb) => {
             Decoded::Schema(Schema::from_fb(fb, field_budget(metadata.len()))?)
         }
         MessageHeader::RecordBatch(header) => {
-            let (columns, rows) = decode_columns(
-                schema.fields(),
-                &Projection::All,
-                header,
-                &body,
-                &dictionaries,
-                context,
-                &mut decompressor,
-            )?;
+            let (columns, rows) = decode(schema.fields(), header)?;
             Decoded::RecordBatch(RecordBatch::try_new(Arc::clone(schema), columns, rows)?)
         }
         MessageHeader::DictionaryBatch(header) => {
@@ -68,15 +71,7 @@ pub fn decode_message<'a>(
             let Some(field) = fields.get(&header.id()) else {
                 return Ok(Decoded::Other);
             };
-            let (columns, _) = decode_columns(
-                core::slice::from_ref(field),
-                &Projection::All,
-                header.data()?,
-                &body,
-                &dictionaries,
-                context,
-                &mut decompressor,
-            )?;
+            let (columns, _) = decode(core::slice::from_ref(field), header.data()?)?;
             Decoded::Dictionary(header.id(), columns.first().map_or(0, |c| c.len()))
         }
         _ => Decoded::Other,

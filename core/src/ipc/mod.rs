@@ -85,6 +85,7 @@ use crate::compression::Decompressor;
 use crate::datatype::Endianness;
 use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, MetadataVersion};
+use crate::no_alloc::unexpected;
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
 use alloc::sync::Arc;
@@ -277,10 +278,9 @@ impl ReadState {
         RecordBatch::try_new(Arc::clone(&self.projected), columns, rows)
     }
 
-    /// Decodes a dictionary batch message with its body into the dictionary map.
-    /// Decodes a dictionary batch into the dictionaries. In a file (`file`), a dictionary is
-    /// never replaced, only extended by deltas (the format's rule: files are read in any
-    /// order).
+    /// Decodes a dictionary batch message with its body into the dictionaries. In a file
+    /// (`file`), a dictionary is never replaced, only extended by deltas (the format's rule:
+    /// files are read in any order).
     fn dictionary_batch(
         &mut self,
         message: format::Message<'_>,
@@ -320,9 +320,4 @@ impl ReadState {
         })?;
         self.dictionaries.insert(id, values, header.is_delta())
     }
-}
-
-fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
-    let found = message.header_type().unwrap_or(0);
-    FormatErrorKind::UnexpectedMessage { expected, found }.into()
 }

@@ -230,29 +230,32 @@ mod tests {
     }
 
     #[test]
-    fn unknown_paths_are_errors_naming_the_path() {
-        let err = Projection::from_paths(&schema(), &["c.z"]).unwrap_err();
-        assert_eq!(err.kind, ProjectionErrorKind::UnknownField);
-        assert_eq!(err.path, "c.z");
-    }
-
-    #[test]
-    fn paths_below_a_field_that_is_not_a_struct_are_errors() {
+    fn bad_paths_are_errors_naming_the_path() {
+        use ProjectionErrorKind::{AmbiguousField, NotAStruct, UnknownField};
         let item = Field::new("item", DataType::Int32, true);
-        let schema = Schema::new(vec![
+        let list = Schema::new(vec![
             Field::new("a", DataType::Int64, true),
             Field::new("l", DataType::List(item.into()), true),
         ]);
-        for path in ["a.nope", "l.item", "l.item.x"] {
-            let err = Projection::from_paths(&schema, &[path]).unwrap_err();
-            assert_eq!(err.kind, ProjectionErrorKind::NotAStruct, "{path}");
-            assert_eq!(err.path, path);
+        let twice = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("a", DataType::Utf8, true),
+        ]);
+        let cases: [(&Schema, &[&str], _, &str); 8] = [
+            (&schema(), &["c.z"], UnknownField, "c.z"),
+            (&list, &["a.nope"], NotAStruct, "a.nope"),
+            (&list, &["l.item"], NotAStruct, "l.item"),
+            (&list, &["l.item.x"], NotAStruct, "l.item.x"),
+            // Also when the field is already selected whole, in either order.
+            (&list, &["a", "a.x"], NotAStruct, "a.x"),
+            (&list, &["a.x", "a"], NotAStruct, "a.x"),
+            (&schema(), &["c", "c.z"], UnknownField, "c.z"),
+            (&twice, &["a"], AmbiguousField, "a"),
+        ];
+        for (schema, paths, kind, path) in cases {
+            let err = Projection::from_paths(schema, paths).unwrap_err();
+            assert_eq!((err.kind, err.path.as_str()), (kind, path), "{paths:?}");
         }
-        // Also when the field is already selected whole, in either order.
-        let err = Projection::from_paths(&schema, &["a", "a.x"]).unwrap_err();
-        assert_eq!(err.kind, ProjectionErrorKind::NotAStruct);
-        let err = Projection::from_paths(&super::tests::schema(), &["c", "c.z"]).unwrap_err();
-        assert_eq!(err.kind, ProjectionErrorKind::UnknownField);
     }
 
     #[test]
@@ -282,16 +285,5 @@ mod tests {
             Projection::from_paths(&schema, &["a.b"]).unwrap_err().kind,
             ProjectionErrorKind::UnknownField
         );
-    }
-
-    #[test]
-    fn a_name_two_fields_share_is_ambiguous() {
-        let schema = Schema::new(vec![
-            Field::new("a", DataType::Int64, true),
-            Field::new("a", DataType::Utf8, true),
-        ]);
-        let err = Projection::from_paths(&schema, &["a"]).unwrap_err();
-        assert_eq!(err.kind, ProjectionErrorKind::AmbiguousField);
-        assert_eq!(err.path, "a");
     }
 }

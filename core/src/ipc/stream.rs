@@ -25,7 +25,6 @@ pub struct GenericStreamReader<R, Io> {
     /// Bytes read from `reader`.
     pub(super) position: u64,
     schema: Arc<Schema>,
-    batch_schema: Arc<Schema>,
     /// The iterator has returned an error.
     failed: bool,
     io: PhantomData<Io>,
@@ -48,7 +47,6 @@ impl<R, Io> GenericStreamReader<R, Io> {
             reader,
             decoder,
             position,
-            batch_schema: Arc::clone(&schema),
             schema,
             failed: false,
             io: PhantomData,
@@ -64,14 +62,13 @@ impl<R, Io> GenericStreamReader<R, Io> {
     /// ones decoded, and batches have [`Self::batch_schema`].
     pub fn set_projection(&mut self, projection: Projection) {
         self.decoder.set_projection(projection);
-        if let Some(projected) = self.decoder.batch_schema() {
-            self.batch_schema = Arc::clone(projected);
-        }
     }
 
     /// The schema of the batches this reader returns: the stream's, projected.
     pub fn batch_schema(&self) -> &Arc<Schema> {
-        &self.batch_schema
+        let projected = self.decoder.batch_schema();
+        debug_assert!(projected.is_some(), "the decoder has read the schema");
+        projected.unwrap_or(&self.schema)
     }
 
     /// The decoder this reader drives.
@@ -90,44 +87,71 @@ impl<R, Io> GenericStreamReader<R, Io> {
     }
 }
 
-/// What a decoder's result other than a request means for the next batch: the batch, `None`
-/// at the end, or, for a schema (a stream that starts again), another step.
-pub(super) fn next_of(result: StreamDecodeResult) -> Option<Option<RecordBatch<'static>>> {
-    match result {
-        StreamDecodeResult::Data(batch) => Some(Some(batch)),
-        StreamDecodeResult::Schema => None,
-        _ => Some(None),
-    }
-}
+/// The methods of a [`GenericStreamReader`] whose reads are `$fill`'s (awaited with `$await`,
+/// which is `.await` or nothing): the two readers are one loop, written once.
+macro_rules! reading_methods {
+    ($Read:path, $Io:ty, $fill:path, $($async:ident)? { $($await:tt)* }) => {
+        impl<R: $Read> GenericStreamReader<R, $Io> {
+            /// Reads the schema message that opens the stream.
+            pub $($async)? fn new(
+                reader: R,
+                options: ReaderOptions,
+            ) -> Result<Self, Error<R::Error>> {
+                Self::with_decoder(reader, StreamDecoder::new(options))$($await)*
+            }
 
-impl<R: embedded_io::Read> StreamReader<R> {
-    /// Reads the schema message that opens the stream.
-    pub fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
-        Self::with_decoder(reader, StreamDecoder::new(options))
-    }
+            /// Reads the schema message with `decoder`, which has been handed nothing yet: a
+            /// [`StreamDecoder::for_file`] reads a file front to back.
+            pub $($async)? fn with_decoder(
+                mut reader: R,
+                mut decoder: StreamDecoder,
+            ) -> Result<Self, Error<R::Error>> {
+                let mut position = 0;
+                // The decoder's first result other than a request is the schema, or an error.
+                let _schema = Self::drive(&mut reader, &mut position, &mut decoder)$($await)*?;
+                Ok(Self::opened(reader, decoder, position)?)
+            }
 
-    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
-    /// [`StreamDecoder::for_file`] reads a file front to back.
-    pub fn with_decoder(
-        mut reader: R,
-        mut decoder: StreamDecoder,
-    ) -> Result<Self, Error<R::Error>> {
-        let mut position = 0;
-        // The decoder's first result other than a request is the schema, or an error.
-        let _schema = drive(&mut reader, &mut position, &mut decoder)?;
-        Ok(Self::opened(reader, decoder, position)?)
-    }
+            /// The next record batch, applying any dictionary batches before it; `None` at the
+            /// end.
+            pub $($async)? fn next_batch(
+                &mut self,
+            ) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
+                loop {
+                    let (reader, decoder) = (&mut self.reader, &mut self.decoder);
+                    match Self::drive(reader, &mut self.position, decoder)$($await)*? {
+                        StreamDecodeResult::Data(batch) => return Ok(Some(batch)),
+                        StreamDecodeResult::Schema => {} // a stream that starts again
+                        _ => return Ok(None),
+                    }
+                }
+            }
 
-    /// The next record batch, applying any dictionary batches before it; `None` at the end.
-    pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-        loop {
-            let step = drive(&mut self.reader, &mut self.position, &mut self.decoder);
-            if let Some(next) = next_of(step?) {
-                return Ok(next);
+            /// Runs `decoder` until it has a result other than a request for bytes, reading
+            /// what it asks for from `reader`.
+            $($async)? fn drive(
+                reader: &mut R,
+                position: &mut u64,
+                decoder: &mut StreamDecoder,
+            ) -> Result<StreamDecodeResult, Error<R::Error>> {
+                loop {
+                    match decoder.try_decode()? {
+                        StreamDecodeResult::NeedsData { at_least } => {
+                            let mut buffer = StreamDecoder::read_buffer(at_least);
+                            let got = $fill(reader, position, &mut buffer)$($await)*?;
+                            decoder.push_read(buffer, got);
+                        }
+                        other => return Ok(other),
+                    }
+                }
             }
         }
-    }
+    };
 }
+#[cfg(feature = "async")]
+pub(super) use reading_methods;
+
+reading_methods!(embedded_io::Read, BlockingIo, fill, {});
 
 impl<R: embedded_io::Read> Iterator for StreamReader<R> {
     type Item = Result<RecordBatch<'static>, Error<R::Error>>;
@@ -141,24 +165,5 @@ impl<R: embedded_io::Read> Iterator for StreamReader<R> {
             self.failed = true;
         }
         item
-    }
-}
-
-/// Runs `decoder` until it has a result other than a request for bytes, reading what it asks
-/// for from `reader`.
-fn drive<R: embedded_io::Read>(
-    reader: &mut R,
-    position: &mut u64,
-    decoder: &mut StreamDecoder,
-) -> Result<StreamDecodeResult, Error<R::Error>> {
-    loop {
-        match decoder.try_decode()? {
-            StreamDecodeResult::NeedsData { at_least } => {
-                let mut buffer = StreamDecoder::read_buffer(at_least);
-                let got = fill(reader, position, &mut buffer)?;
-                decoder.push_read(buffer, got);
-            }
-            other => return Ok(other),
-        }
     }
 }

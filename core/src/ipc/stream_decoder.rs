@@ -27,6 +27,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
+use crate::no_alloc::{body_length, metadata_length, no_schema, truncated};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -64,10 +65,10 @@ enum Step {
     Prefix,
     /// The prefix has been read; the metadata of `len` bytes comes next.
     Metadata { offset: u64, len: usize },
-    /// The metadata has been read; the body of `len` bytes comes next.
+    /// The metadata has been read (it ends where the body starts); the body of `len` bytes
+    /// comes next.
     Body {
         offset: u64,
-        metadata_offset: u64,
         metadata: Bytes<'static>,
         len: usize,
     },
@@ -291,11 +292,7 @@ impl StreamDecoder {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        let result = self.decode();
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
+        self.decode().inspect_err(|e| self.failed = Some(e.clone()))
     }
 
     /// Reads only the fields `projection` selects from the next batch on: their buffers are
@@ -335,18 +332,7 @@ impl StreamDecoder {
                 }
                 Framed::Message(raw) => raw,
                 Framed::End if self.state.is_some() => return Ok(StreamDecodeResult::Finished),
-                Framed::End => {
-                    let position = self.input.position;
-                    return Err(FormatError::from(if position == 0 {
-                        FormatErrorKind::EmptyInput
-                    } else {
-                        FormatErrorKind::Truncated {
-                            what: "stream (no schema message)",
-                            needed: 8,
-                            available: position,
-                        }
-                    }));
-                }
+                Framed::End => return Err(no_schema(self.input.position).into()),
             };
             let located = |e: FormatError| e.rebase(raw.metadata_offset);
             let message = format::Message::parse(&raw.metadata).map_err(located)?;
@@ -450,19 +436,9 @@ impl StreamDecoder {
                             truncated("message metadata", len, self.input.len, metadata_offset)
                         });
                     };
-                    let body_len = format::Message::parse(&metadata)
-                        .map_err(|e| e.rebase(metadata_offset))?
-                        .body_length();
-                    let len = usize::try_from(body_len).map_err(|_| {
-                        FormatError::from(FormatErrorKind::InvalidValue {
-                            what: "Message.bodyLength",
-                            value: body_len,
-                        })
-                        .at(metadata_offset)
-                    })?;
+                    let len = body_length(&metadata, metadata_offset)?;
                     self.step = Step::Body {
                         offset,
-                        metadata_offset,
                         metadata,
                         len,
                     };
@@ -475,20 +451,17 @@ impl StreamDecoder {
                         });
                     };
                     let Step::Body {
-                        offset,
-                        metadata_offset,
-                        metadata,
-                        ..
+                        offset, metadata, ..
                     } = core::mem::replace(&mut self.step, Step::Prefix)
                     else {
                         debug_assert!(false, "the step was Body");
                         return Ok(Framed::End);
                     };
                     return Ok(Framed::Message(RawMessage {
+                        metadata_offset: body_at - metadata.len() as u64,
                         metadata,
                         body,
                         offset,
-                        metadata_offset,
                     }));
                 }
             }
@@ -570,25 +543,18 @@ impl StreamDecoder {
             };
             return Ok(None);
         }
-        let invalid = FormatErrorKind::InvalidValue {
-            what: "message metadata length",
-            value: i64::from(len),
-        };
-        let len = u64::try_from(len).map_err(|_| refuse(FormatError::from(invalid).at(offset)))?;
+        let len = metadata_length(len, offset).map_err(refuse)?;
         let limit = self.options.max_metadata_size;
-        let len = usize::try_from(len)
-            .ok()
-            .filter(|_| len <= limit)
-            .ok_or_else(|| {
-                refuse(
-                    FormatError::from(FormatErrorKind::LimitExceeded {
-                        what: Limit::MessageMetadata,
-                        requested: len,
-                        limit,
-                    })
-                    .at(offset),
-                )
-            })?;
+        if len as u64 > limit {
+            return Err(refuse(
+                FormatError::from(FormatErrorKind::LimitExceeded {
+                    what: Limit::MessageMetadata,
+                    requested: len as u64,
+                    limit,
+                })
+                .at(offset),
+            ));
+        }
         self.step = Step::Metadata { offset, len };
         Ok(None)
     }
@@ -672,15 +638,6 @@ fn not_a_file(leading: &[u8]) -> FormatError {
     } else {
         FormatError::from(FormatErrorKind::BadMagic).at(0)
     }
-}
-
-fn truncated(what: &'static str, needed: usize, available: usize, at: u64) -> FormatError {
-    FormatError::from(FormatErrorKind::Truncated {
-        what,
-        needed: needed as u64,
-        available: available as u64,
-    })
-    .at(at)
 }
 
 #[cfg(test)]

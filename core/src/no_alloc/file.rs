@@ -9,9 +9,9 @@
 //! bytes it needs.
 
 use super::Batch;
-use super::{InScratch, Stored, block_message, stored_dictionary, too_small};
-use crate::datatype::Endianness;
-use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
+use super::{InScratch, Stored, block_message, keep, little_endian, stored_dictionary};
+use super::{too_small, unexpected};
+use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
 use crate::source::RandomAccess;
 use core::ops::Range;
@@ -93,17 +93,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         };
         let located = |e: FormatError| e.rebase(footer.start);
         let footer = reader.footer().map_err(located)?;
-        if footer
-            .schema()
-            .and_then(|s| s.endianness())
-            .map_err(located)?
-            == Endianness::Big
-        {
-            return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: Feature::BigEndianWithoutAlloc,
-            })
-            .into());
-        }
+        little_endian(footer.schema(), reader.footer_start)?;
         let count = footer.dictionaries().map_err(located)?.len();
         for i in 0..count {
             let block = reader
@@ -113,7 +103,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
                 .get(i);
             if let Some(block) = block {
                 reader
-                    .read_dictionary(i, block)
+                    .read_dictionary(block)
                     .map_err(|e| e.in_batch(i as u64))?;
             }
         }
@@ -180,12 +170,9 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         let (message, _, body) = block_message(bytes, block)?;
         let header = message.header()?;
         let format::MessageHeader::RecordBatch(batch) = header else {
-            return Err(FormatError::from(FormatErrorKind::UnexpectedMessage {
-                expected: "RecordBatch",
-                found: message.header_type()?,
-            })
-            .at(block.offset as u64)
-            .into());
+            return Err(unexpected("RecordBatch", message)
+                .at(block.offset as u64)
+                .into());
         };
         let dictionaries = InScratch {
             scratch,
@@ -198,8 +185,8 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         })
     }
 
-    /// Reads dictionary block `i` after the dictionaries before it, and keeps it.
-    fn read_dictionary(&mut self, i: usize, block: Block) -> Result<(), Error<S::Error>> {
+    /// Reads the next dictionary block after the dictionaries before it, and keeps it.
+    fn read_dictionary(&mut self, block: Block) -> Result<(), Error<S::Error>> {
         let range = self.read_block(block, self.blocks_at, "a dictionary block")?;
         let bytes = self.scratch.get(range.clone()).unwrap_or_default();
         let stored = stored_dictionary(bytes, block, range.start)?;
@@ -209,13 +196,8 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
             })
             .into());
         }
-        self.dictionaries.push(stored).map_err(|_| {
-            FormatError::from(FormatErrorKind::CapacityExceeded {
-                what: Capacity::Dictionaries,
-                needed: i as u64 + 1,
-                capacity: D as u64,
-            })
-        })?;
+        // Every block before this one is kept: with no room left, this is block `D`.
+        keep(&mut self.dictionaries, stored)?;
         self.blocks_at = range.end;
         Ok(())
     }

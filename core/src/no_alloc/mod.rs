@@ -60,7 +60,8 @@ pub type Encoder<'b, const DEPTH: usize = { crate::json::DEFAULT_DEPTH }> =
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
 
-use crate::error::{Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::datatype::Endianness;
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block};
 use crate::view::Dictionaries;
 use core::ops::Range;
@@ -71,6 +72,94 @@ struct Stored {
     id: i64,
     message: Range<usize>,
     body: Range<usize>,
+}
+
+// The errors below are raised the same way by the readers of `crate::ipc`, which use them too.
+
+/// The error for `message` when a message with an `expected` header should come.
+pub(crate) fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
+    let found = message.header_type().unwrap_or(0);
+    FormatErrorKind::UnexpectedMessage { expected, found }.into()
+}
+
+/// The error for `needed` bytes of `what` at `at` in a stream, of which `available` came.
+pub(crate) fn truncated(
+    what: &'static str,
+    needed: usize,
+    available: usize,
+    at: u64,
+) -> FormatError {
+    FormatError::from(FormatErrorKind::Truncated {
+        what,
+        needed: needed as u64,
+        available: available as u64,
+    })
+    .at(at)
+}
+
+/// The error for a stream whose input ended at `position`, before its schema message.
+pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
+    if position == 0 {
+        FormatErrorKind::EmptyInput
+    } else {
+        FormatErrorKind::Truncated {
+            what: "stream (no schema message)",
+            needed: 8,
+            available: position,
+        }
+    }
+}
+
+/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
+pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "message metadata length",
+            value: i64::from(len),
+        })
+        .at(at)
+    })
+}
+
+/// The body length a stream message's `metadata` (at `at` in the stream) declares.
+pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
+    let len = format::Message::parse(metadata)
+        .map_err(|e| e.rebase(at))?
+        .body_length();
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "Message.bodyLength",
+            value: len,
+        })
+        .at(at)
+    })
+}
+
+/// Refuses a big-endian schema, which only the `alloc` path reads; errors reading the schema
+/// are rebased onto `at`, where its flatbuffer starts.
+fn little_endian(schema: FormatResult<format::Schema<'_>>, at: u64) -> FormatResult<()> {
+    if schema
+        .and_then(|s| s.endianness())
+        .map_err(|e| e.rebase(at))?
+        == Endianness::Big
+    {
+        return Err(FormatErrorKind::Unsupported {
+            what: Feature::BigEndianWithoutAlloc,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Keeps another dictionary among a reader's `D`.
+fn keep<const D: usize>(kept: &mut heapless::Vec<Stored, D>, stored: Stored) -> FormatResult<()> {
+    kept.push(stored).map_err(|_| {
+        FormatError::from(FormatErrorKind::CapacityExceeded {
+            what: Capacity::Dictionaries,
+            needed: D as u64 + 1,
+            capacity: D as u64,
+        })
+    })
 }
 
 /// A scratch buffer too small for `what`.
@@ -102,11 +191,7 @@ fn stored(
     ranges: (Range<usize>, Range<usize>),
 ) -> FormatResult<Stored> {
     let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
-        return Err(FormatErrorKind::UnexpectedMessage {
-            expected: "DictionaryBatch",
-            found: message.header_type()?,
-        }
-        .into());
+        return Err(unexpected("DictionaryBatch", message));
     };
     if header.is_delta() {
         return Err(FormatErrorKind::Unsupported {
@@ -135,27 +220,6 @@ fn stored_dictionary(bytes: &[u8], block: Block, base: usize) -> FormatResult<St
     .map_err(|e| e.at(block.offset as u64))
 }
 
-/// The record batch and body of dictionary `id` among those kept in `scratch`.
-fn find_dictionary<'a>(
-    scratch: &'a [u8],
-    stored: &[Stored],
-    id: i64,
-) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
-    let kept = stored
-        .iter()
-        .rev()
-        .find(|d| d.id == id)
-        .ok_or(FormatErrorKind::MissingDictionary { id })?;
-    let message = format::Message::parse(scratch.get(kept.message.clone()).unwrap_or_default())?;
-    let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
-        return Err(FormatErrorKind::MissingDictionary { id }.into());
-    };
-    Ok((
-        header.data()?,
-        scratch.get(kept.body.clone()).unwrap_or_default(),
-    ))
-}
-
 /// The dictionaries kept in a reader's scratch.
 struct InScratch<'a, 'd> {
     scratch: &'a [u8],
@@ -163,7 +227,21 @@ struct InScratch<'a, 'd> {
 }
 
 impl<'a> Dictionaries<'a> for InScratch<'a, '_> {
+    /// The record batch and body of dictionary `id`: the last one kept with that id.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
-        find_dictionary(self.scratch, self.stored, id)
+        let kept = self
+            .stored
+            .iter()
+            .rev()
+            .find(|d| d.id == id)
+            .ok_or(FormatErrorKind::MissingDictionary { id })?;
+        let scratch = self.scratch;
+        let message =
+            format::Message::parse(scratch.get(kept.message.clone()).unwrap_or_default())?;
+        let format::MessageHeader::DictionaryBatch(header) = message.header()? else {
+            return Err(FormatErrorKind::MissingDictionary { id }.into());
+        };
+        let body = scratch.get(kept.body.clone()).unwrap_or_default();
+        Ok((header.data()?, body))
     }
 }

@@ -9,9 +9,10 @@
 
 use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
-use super::{InScratch, Stored, stored, too_small};
-use crate::datatype::Endianness;
-use crate::error::{Capacity, Error, Feature, FormatError, FormatErrorKind, FormatResult};
+use super::stored;
+use super::{InScratch, Stored, body_length, keep, little_endian, metadata_length, no_schema};
+use super::{too_small, truncated, unexpected};
+use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, CONTINUATION, Foreign};
 use crate::source::fill;
 use core::ops::Range;
@@ -51,24 +52,9 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             position: 0,
             finished: false,
         };
-        let read = stream.read_message()?.ok_or(if stream.position == 0 {
-            FormatErrorKind::EmptyInput
-        } else {
-            FormatErrorKind::Truncated {
-                what: "stream (no schema message)",
-                needed: 8,
-                available: stream.position,
-            }
-        })?;
+        let read = stream.read_message()?.ok_or(no_schema(stream.position))?;
         stream.schema = read.message.clone();
-        let located = |e: FormatError| e.rebase(read.offset);
-        let schema = stream.schema().map_err(located)?;
-        if schema.endianness().map_err(located)? == Endianness::Big {
-            return Err(FormatError::from(FormatErrorKind::Unsupported {
-                what: Feature::BigEndianWithoutAlloc,
-            })
-            .into());
-        }
+        little_endian(stream.schema(), read.offset)?;
         stream.free = read.body.end;
         Ok(stream)
     }
@@ -79,11 +65,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             format::Message::parse(self.scratch.get(self.schema.clone()).unwrap_or_default())?;
         match message.header()? {
             format::MessageHeader::Schema(schema) => Ok(schema),
-            _ => Err(FormatErrorKind::UnexpectedMessage {
-                expected: "Schema",
-                found: message.header_type()?,
-            }
-            .into()),
+            _ => Err(unexpected("Schema", message)),
         }
     }
 
@@ -110,23 +92,13 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                     if let Some(old) = self.dictionaries.iter_mut().find(|d| d.id == kept.id) {
                         *old = kept;
                     } else {
-                        self.dictionaries.push(kept).map_err(|_| {
-                            FormatError::from(FormatErrorKind::CapacityExceeded {
-                                what: Capacity::Dictionaries,
-                                needed: D as u64 + 1,
-                                capacity: D as u64,
-                            })
-                        })?;
+                        keep(&mut self.dictionaries, kept)?;
                     }
                     self.free = read.body.end;
                 }
                 _ => {
-                    return Err(FormatError::from(FormatErrorKind::UnexpectedMessage {
-                        expected: "RecordBatch or DictionaryBatch",
-                        found: message.header_type().map_err(located)?,
-                    })
-                    .at(read.offset)
-                    .into());
+                    let expected = "RecordBatch or DictionaryBatch";
+                    return Err(unexpected(expected, message).at(read.offset).into());
                 }
             }
         };
@@ -141,11 +113,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                 }
                 .into());
             };
-            let schema =
-                format::Message::parse(scratch.get(self.schema.clone()).unwrap_or_default())?;
-            let format::MessageHeader::Schema(schema) = schema.header()? else {
-                return Err(FormatErrorKind::LayoutMismatch { what: "schema" }.into());
-            };
+            let schema = self.schema()?;
             let dictionaries = InScratch {
                 scratch,
                 stored: &self.dictionaries,
@@ -167,8 +135,10 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
     fn read_message(&mut self) -> Result<Option<Read>, Error<R::Error>> {
         let offset = self.position;
         let mut word = [0u8; 4];
-        if self.fill(&mut word, true)? == 0 {
-            return Ok(None);
+        match fill(&mut self.reader, &mut self.position, &mut word)? {
+            0 => return Ok(None),
+            4 => {}
+            got => return Err(truncated("message length prefix", 4, got, offset).into()),
         }
         // At the start of the input, a length no stream begins with is refused as the format
         // its bytes look like, if they look like one.
@@ -177,21 +147,14 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             .flatten()
             .map(|looks_like| FormatError::from(FormatErrorKind::NotArrow { looks_like }));
         if word == CONTINUATION {
-            self.fill(&mut word, false)?;
+            let (reader, position) = (&mut self.reader, &mut self.position);
+            fill_exact(reader, position, &mut word, "message length prefix")?;
         }
         let len = i32::from_le_bytes(word);
         if len == 0 {
             return Ok(None);
         }
-        let len = usize::try_from(len).map_err(|_| {
-            foreign.clone().unwrap_or_else(|| {
-                FormatError::from(FormatErrorKind::InvalidValue {
-                    what: "message metadata length",
-                    value: i64::from(len),
-                })
-                .at(offset)
-            })
-        })?;
+        let len = metadata_length(len, offset).map_err(|e| foreign.clone().unwrap_or(e))?;
         let message = self.free..self.free.saturating_add(len);
         let available = self.scratch.len();
         let buf = self.scratch.get_mut(message.clone()).ok_or_else(|| {
@@ -204,16 +167,7 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             buf,
             "message metadata",
         )?;
-        let body_len = format::Message::parse(buf)
-            .map_err(|e| e.rebase(metadata_at))?
-            .body_length();
-        let body_len = usize::try_from(body_len).map_err(|_| {
-            FormatError::from(FormatErrorKind::InvalidValue {
-                what: "Message.bodyLength",
-                value: body_len,
-            })
-            .at(metadata_at)
-        })?;
+        let body_len = body_length(buf, metadata_at)?;
         let body = message.end..message.end.saturating_add(body_len);
         let buf = self
             .scratch
@@ -225,22 +179,6 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
             body,
             offset,
         }))
-    }
-
-    /// Fills `word` (a length prefix); a clean end of input before it is 0 when `may_end`.
-    fn fill(&mut self, word: &mut [u8; 4], may_end: bool) -> Result<usize, Error<R::Error>> {
-        let offset = self.position;
-        let got = fill(&mut self.reader, &mut self.position, word)?;
-        if (got == 0 && may_end) || got == word.len() {
-            return Ok(got);
-        }
-        Err(FormatError::from(FormatErrorKind::Truncated {
-            what: "message length prefix",
-            needed: word.len() as u64,
-            available: got as u64,
-        })
-        .at(offset)
-        .into())
     }
 
     /// The reader.
@@ -259,13 +197,7 @@ fn fill_exact<R: embedded_io::Read>(
     let start = *position;
     let got = fill(reader, position, buf)?;
     if got < buf.len() {
-        return Err(FormatError::from(FormatErrorKind::Truncated {
-            what,
-            needed: buf.len() as u64,
-            available: got as u64,
-        })
-        .at(start)
-        .into());
+        return Err(truncated(what, buf.len(), got, start).into());
     }
     Ok(())
 }
