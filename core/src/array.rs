@@ -249,15 +249,12 @@ impl<'a> ArrayView<'a> {
 
     /// Slot `i` of an Int16/32/64 or UInt8–32 array widened to i64 (run ends, indices).
     pub fn integer(&self, i: usize) -> i64 {
-        let j = self.offset + i;
-        match self.data_type {
-            DataType::Int8 => read::<i8>(self.buffer(0), j).into(),
-            DataType::Int16 => read::<i16>(self.buffer(0), j).into(),
-            DataType::Int32 => read::<i32>(self.buffer(0), j).into(),
-            DataType::Int64 => read::<i64>(self.buffer(0), j),
-            DataType::UInt8 => read::<u8>(self.buffer(0), j).into(),
-            DataType::UInt16 => read::<u16>(self.buffer(0), j).into(),
-            DataType::UInt32 => read::<u32>(self.buffer(0), j).into(),
+        match Kind::of_data_type(&self.data_type) {
+            // A UInt64 may not fit: 0, as for any other type.
+            Kind::Int(int) if int.signed || int.bit_width < 64 => {
+                let value = columnar::int_at(self.buffer(0), self.offset + i, int);
+                value.map_or(0, |v| v as i64)
+            }
             _ => 0,
         }
     }

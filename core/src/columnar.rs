@@ -108,21 +108,29 @@ pub(crate) fn bytes_for_bits(bits: usize) -> usize {
     bits.div_ceil(8)
 }
 
+/// Element `j` of a buffer of `int`s, widened (`None` for a width other than 8, 16, 32 or 64):
+/// the one reader of integers whose type is known only when read (dictionary keys, run ends).
+#[inline(always)]
+pub(crate) fn int_at(buf: &[u8], j: usize, int: IntType) -> Option<i128> {
+    Some(match (int.bit_width, int.signed) {
+        (8, true) => read::<i8>(buf, j).into(),
+        (16, true) => read::<i16>(buf, j).into(),
+        (32, true) => read::<i32>(buf, j).into(),
+        (64, true) => read::<i64>(buf, j).into(),
+        (8, false) => read::<u8>(buf, j).into(),
+        (16, false) => read::<u16>(buf, j).into(),
+        (32, false) => read::<u32>(buf, j).into(),
+        (64, false) => read::<u64>(buf, j).into(),
+        _ => return None,
+    })
+}
+
 /// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
 #[inline(always)]
 pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
-    let key: i128 = match (index_type.bit_width, index_type.signed) {
-        (8, true) => read::<i8>(keys, j).into(),
-        (16, true) => read::<i16>(keys, j).into(),
-        (32, true) => read::<i32>(keys, j).into(),
-        (64, true) => read::<i64>(keys, j).into(),
-        (8, false) => read::<u8>(keys, j).into(),
-        (16, false) => read::<u16>(keys, j).into(),
-        (32, false) => read::<u32>(keys, j).into(),
-        (64, false) => read::<u64>(keys, j).into(),
-        _ => return usize::MAX,
-    };
-    usize::try_from(key).unwrap_or(usize::MAX)
+    int_at(keys, j, index_type)
+        .and_then(|key| usize::try_from(key).ok())
+        .unwrap_or(usize::MAX)
 }
 
 /// The range `offsets[j]..offsets[j + 1]` of an offsets buffer of `O`s.
