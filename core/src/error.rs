@@ -173,9 +173,7 @@ impl FormatError {
     /// Records the absolute byte offset, unless one is already recorded.
     #[must_use]
     pub fn at(mut self, offset: u64) -> Self {
-        if self.offset == UNKNOWN {
-            self.offset = offset;
-        }
+        self.offset = known(self.offset).unwrap_or(offset);
         self
     }
 
@@ -192,9 +190,7 @@ impl FormatError {
     /// Records the batch index, unless one is already recorded.
     #[must_use]
     pub fn in_batch(mut self, batch: u64) -> Self {
-        if self.batch == UNKNOWN {
-            self.batch = batch;
-        }
+        self.batch = known(self.batch).unwrap_or(batch);
         self
     }
 
@@ -252,25 +248,21 @@ impl FormatError {
         {
             return Ok(());
         }
-        f.write_str(" (")?;
-        let mut sep = false;
+        let mut sep = " (";
         if let Some(field) = field {
-            f.write_str("field ")?;
+            write!(f, "{sep}field ")?;
             write_field(f, field, schema)?;
-            sep = true;
+            sep = ", ";
         }
         if let Some(batch) = batch {
-            write!(f, "{}batch {batch}", if sep { ", " } else { "" })?;
-            sep = true;
+            write!(f, "{sep}batch {batch}")?;
+            sep = ", ";
         }
-        if let Some(offset) = offset {
-            write!(f, "{}byte offset {offset}", if sep { ", " } else { "" })?;
-            sep = true;
+        match offset {
+            Some(offset) => write!(f, "{sep}byte offset {offset})"),
+            None if unplaced => f.write_str(" (location unknown)"),
+            None => f.write_str(")"),
         }
-        if !sep {
-            f.write_str("location unknown")?;
-        }
-        f.write_str(")")
     }
 }
 
@@ -709,90 +701,82 @@ impl fmt::Display for FormatErrorKind {
     }
 }
 
-/// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FlatbufferBound {
-    /// How deep tables nest (`ReaderOptions`' depth limit when reading).
-    NestingDepth,
-    /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
-    FieldCount,
-    /// How deep fields may nest for readers to take the schema (when writing).
-    FieldNesting,
-    /// The size of a flatbuffer being built.
-    BufferSize,
-    /// The length of a vector being built.
-    VectorLength,
-    /// The size of a table being built (its vtable holds 16-bit offsets).
-    TableSize,
+/// Defines a fieldless enum whose `Display` is one text per variant.
+macro_rules! texts {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident => $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$variant_meta])* $variant,)*
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $($name::$variant => $text,)*
+                })
+            }
+        }
+    };
 }
 
-impl fmt::Display for FlatbufferBound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FlatbufferBound::NestingDepth => "nesting depth",
-            FlatbufferBound::FieldCount => "field count",
-            FlatbufferBound::FieldNesting => "field nesting depth",
-            FlatbufferBound::BufferSize => "builder buffer size",
-            FlatbufferBound::VectorLength => "vector length",
-            FlatbufferBound::TableSize => "table size",
-        })
+texts! {
+    /// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum FlatbufferBound {
+        /// How deep tables nest (`ReaderOptions`' depth limit when reading).
+        NestingDepth => "nesting depth",
+        /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
+        FieldCount => "field count",
+        /// How deep fields may nest for readers to take the schema (when writing).
+        FieldNesting => "field nesting depth",
+        /// The size of a flatbuffer being built.
+        BufferSize => "builder buffer size",
+        /// The length of a vector being built.
+        VectorLength => "vector length",
+        /// The size of a table being built (its vtable holds 16-bit offsets).
+        TableSize => "table size",
     }
 }
 
-/// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Limit {
-    /// A message's metadata (its flatbuffer), read or written.
-    MessageMetadata,
-    /// A message's body, written.
-    MessageBody,
-    /// A file's footer, written, or read front to back.
-    FileFooter,
-    /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
-    DecompressedBuffer,
-    /// A ZSTD frame's window.
-    ZstdWindow,
-    /// A read the reader planned (beyond what the platform can address).
-    PlannedRead,
-    /// An offset of a variable-length, list or map array, beyond its offset type (a large or
-    /// view type holds more).
-    Offsets,
-    /// A run end beyond the run-end type (a wider one holds more).
-    RunEnd,
-    /// A dense union child's length beyond its 32-bit offsets.
-    DenseUnionChild,
-    /// A dictionary index beyond the index type (a wider one holds more).
-    DictionaryIndex,
-    /// A view value's length beyond 32 bits.
-    ViewValue,
-    /// A delta dictionary's length, or its offsets or run ends, beyond their type once
-    /// appended to the dictionary before it.
-    AppendedDictionary,
-    /// A dictionary validity bitmap beyond the bytes its slots hold.
-    DictionaryValidity,
-}
-
-impl fmt::Display for Limit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Limit::MessageMetadata => "message metadata",
-            Limit::MessageBody => "message body",
-            Limit::FileFooter => "file footer",
-            Limit::DecompressedBuffer => "declared uncompressed buffer size",
-            Limit::ZstdWindow => "ZSTD frame window size",
-            Limit::PlannedRead => "planned read",
-            Limit::Offsets => "offsets (a large or view type holds more)",
-            Limit::RunEnd => "run end (use a wider run-end type)",
-            Limit::DenseUnionChild => "dense union child length",
-            Limit::DictionaryIndex => "dictionary index (use a wider index type)",
-            Limit::ViewValue => "view value length",
-            Limit::AppendedDictionary => "appended dictionary length or offsets",
-            Limit::DictionaryValidity => {
-                "a dictionary validity bitmap beyond the bytes its slots hold"
-            }
-        })
+texts! {
+    /// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Limit {
+        /// A message's metadata (its flatbuffer), read or written.
+        MessageMetadata => "message metadata",
+        /// A message's body, written.
+        MessageBody => "message body",
+        /// A file's footer, written, or read front to back.
+        FileFooter => "file footer",
+        /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
+        DecompressedBuffer => "declared uncompressed buffer size",
+        /// A ZSTD frame's window.
+        ZstdWindow => "ZSTD frame window size",
+        /// A read the reader planned (beyond what the platform can address).
+        PlannedRead => "planned read",
+        /// An offset of a variable-length, list or map array, beyond its offset type (a large or
+        /// view type holds more).
+        Offsets => "offsets (a large or view type holds more)",
+        /// A run end beyond the run-end type (a wider one holds more).
+        RunEnd => "run end (use a wider run-end type)",
+        /// A dense union child's length beyond its 32-bit offsets.
+        DenseUnionChild => "dense union child length",
+        /// A dictionary index beyond the index type (a wider one holds more).
+        DictionaryIndex => "dictionary index (use a wider index type)",
+        /// A view value's length beyond 32 bits.
+        ViewValue => "view value length",
+        /// A delta dictionary's length, or its offsets or run ends, beyond their type once
+        /// appended to the dictionary before it.
+        AppendedDictionary => "appended dictionary length or offsets",
+        /// A dictionary validity bitmap beyond the bytes its slots hold.
+        DictionaryValidity => "a dictionary validity bitmap beyond the bytes its slots hold",
     }
 }
 
@@ -883,22 +867,15 @@ impl fmt::Display for Feature {
     }
 }
 
-/// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Capacity {
-    /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
-    Arrays,
-    /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
-    Dictionaries,
-}
-
-impl fmt::Display for Capacity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Capacity::Arrays => "arrays in one batch (the Batch's N)",
-            Capacity::Dictionaries => "dictionaries (the reader's D)",
-        })
+texts! {
+    /// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Capacity {
+        /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
+        Arrays => "arrays in one batch (the Batch's N)",
+        /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
+        Dictionaries => "dictionaries (the reader's D)",
     }
 }
 
