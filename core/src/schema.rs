@@ -4,9 +4,9 @@
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType, UnionMode};
-use crate::error::{FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FieldPath, FlatbufferBound, FormatErrorKind, FormatResult};
 use crate::format;
-use crate::view::{Kind, TypeIds};
+use crate::view::{Kind, TypeIds, invalid};
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -242,10 +242,6 @@ fn metadata_from_fb(kvs: format::KeyValues<'_>) -> FormatResult<Metadata> {
     kvs.iter()
         .map(|kv| kv.map(|kv| (kv.key.to_string(), kv.value.to_string())))
         .collect()
-}
-
-fn invalid(what: &'static str, value: i64) -> FormatError {
-    FormatErrorKind::InvalidValue { what, value }.into()
 }
 
 fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Field> {

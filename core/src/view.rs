@@ -153,7 +153,8 @@ impl TypeIds<'_> {
     }
 }
 
-fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
+/// A value out of its allowed range.
+pub(crate) fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
     FormatErrorKind::InvalidValue {
         what,
         value: value.into(),
@@ -262,7 +263,7 @@ impl<'a> Kind<'a> {
     }
 
     /// Bytes per value of a fixed-width type.
-    fn byte_width(self) -> Option<usize> {
+    pub(crate) fn byte_width(self) -> Option<usize> {
         Some(match self {
             Kind::Int(int) => int.byte_width(),
             Kind::Float16 => 2,
@@ -463,12 +464,9 @@ impl<'a> Node<'a> {
 
     /// Slot `i` of an integer array widened to i64 (run ends).
     fn integer(&self, i: usize) -> i64 {
-        match self.kind {
-            Kind::Int(IntType { bit_width: 16, .. }) => self.value::<i16>(i).into(),
-            Kind::Int(IntType { bit_width: 32, .. }) => self.value::<i32>(i).into(),
-            Kind::Int(IntType { bit_width: 64, .. }) => self.value::<i64>(i),
-            _ => 0,
-        }
+        let Kind::Int(int) = self.kind else { return 0 };
+        let value = columnar::int_at(self.buffers[0], self.offset.wrapping_add(i), int);
+        value.map_or(0, |v| v as i64)
     }
 
     /// The dictionary index in slot `i`.
