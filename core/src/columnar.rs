@@ -133,17 +133,6 @@ pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// The range `offsets[j]..offsets[j + 1]` of an offsets buffer of `O`s.
-#[inline(always)]
-#[cfg(feature = "alloc")]
-pub(crate) fn offset_range<O: Native + Into<i64>>(offsets: &[u8], j: usize) -> Range<usize> {
-    let (start, end): (i64, i64) = (
-        read::<O>(offsets, j).into(),
-        read::<O>(offsets, j + 1).into(),
-    );
-    start as usize..end as usize
-}
-
 /// The bytes of view `j` of a binary or string view array; `data(k)` is variadic buffer `k`.
 #[inline(always)]
 pub(crate) fn view_bytes<'d>(
