@@ -647,12 +647,10 @@ impl fmt::Display for FormatErrorKind {
                  with the footer length and ARROW1 magic ({} bytes)",
                 crate::format::TRAILER_LEN
             ),
-            InvalidUtf8 { index, byte } => {
-                write!(
-                    f,
-                    "invalid UTF-8 in row {index}, at byte {byte} of the value"
-                )
-            }
+            InvalidUtf8 { index, byte } => write!(
+                f,
+                "invalid UTF-8 in row {index}, at byte {byte} of the value"
+            ),
             Flatbuffer { what } => write!(f, "malformed flatbuffer reading {what}"),
             FlatbufferLimit { what, limit } => {
                 write!(f, "flatbuffer exceeds the {what} limit of {limit}")
@@ -817,53 +815,47 @@ pub enum Feature {
 
 impl fmt::Display for Feature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        f.write_str(match self {
             Feature::Codec(codec) => {
                 let feature = match codec {
                     CompressionCodec::Lz4Frame => "lz4",
                     CompressionCodec::Zstd => "zstd",
                 };
-                write!(
+                let codec = codec.name();
+                return write!(
                     f,
-                    "{} compression (build with the `{feature}` feature)",
-                    codec.name()
-                )
+                    "{codec} compression (build with the `{feature}` feature)"
+                );
             }
-            Feature::CodecDictionary(codec) => write!(
-                f,
-                "{} preset dictionary (dictionary id in frame header)",
-                codec.name()
-            ),
-            Feature::CompressionWithoutAlloc => {
-                f.write_str("compressed batches without the alloc feature")
+            Feature::CodecDictionary(codec) => {
+                let codec = codec.name();
+                return write!(
+                    f,
+                    "{codec} preset dictionary (dictionary id in frame header)"
+                );
             }
-            Feature::BigEndianWithoutAlloc => {
-                f.write_str("big-endian data without the alloc feature")
-            }
-            Feature::DeltaDictionaryWithoutAlloc => {
-                f.write_str("delta dictionaries without the alloc feature")
-            }
-            Feature::MetadataVersion => {
-                f.write_str("message metadata versions before V4 (Arrow 0.8)")
-            }
-            Feature::ReplacedDictionaryInFile => f.write_str(
+            Feature::CompressionWithoutAlloc => "compressed batches without the alloc feature",
+            Feature::BigEndianWithoutAlloc => "big-endian data without the alloc feature",
+            Feature::DeltaDictionaryWithoutAlloc => "delta dictionaries without the alloc feature",
+            Feature::MetadataVersion => "message metadata versions before V4 (Arrow 0.8)",
+            Feature::ReplacedDictionaryInFile => {
                 "replaced dictionaries in a file (a file holds one dictionary per id, extended \
-                 only by deltas)",
-            ),
-            Feature::DeltaDictionary => f.write_str(
-                "a delta dictionary of this type, of another type, or with values encoded with \
-                 other dictionaries",
-            ),
-            Feature::SharedDictionaryMismatch => f.write_str(
-                "columns that share a dictionary id hold different dictionaries in one batch",
-            ),
-            Feature::DataTypeLayout => f.write_str("a data type without a buffer layout"),
-            Feature::WriteAfterFinish => f.write_str("writing a batch after finish"),
-            Feature::WriteAfterError => f.write_str("writing after an earlier write failed"),
-            Feature::FlatbufferBuilderMisuse => {
-                f.write_str("a flatbuffer built out of order (a bug in quiver's writer)")
+                 only by deltas)"
             }
-        }
+            Feature::DeltaDictionary => {
+                "a delta dictionary of this type, of another type, or with values encoded with \
+                 other dictionaries"
+            }
+            Feature::SharedDictionaryMismatch => {
+                "columns that share a dictionary id hold different dictionaries in one batch"
+            }
+            Feature::DataTypeLayout => "a data type without a buffer layout",
+            Feature::WriteAfterFinish => "writing a batch after finish",
+            Feature::WriteAfterError => "writing after an earlier write failed",
+            Feature::FlatbufferBuilderMisuse => {
+                "a flatbuffer built out of order (a bug in quiver's writer)"
+            }
+        })
     }
 }
 
