@@ -4,15 +4,15 @@
 //! shared with the flatbuffer accessors in [`crate::format`]. [`DataType`] itself holds child
 //! fields, so it lives behind the `alloc` feature.
 
-/// Defines a fieldless enum of a `.fbs` file whose discriminants are the flatbuffer values, with
+/// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
 /// `from_fb` to read one: the one table of values, which the writer writes with `as`.
 macro_rules! fb_enum {
-    (
+    ($(
         $(#[$meta:meta])*
         pub enum $name:ident: $repr:ty {
             $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
         }
-    ) => {
+    )*) => {$(
         $(#[$meta])*
         pub enum $name {
             $($(#[$variant_meta])* $variant = $value,)*
@@ -27,7 +27,7 @@ macro_rules! fb_enum {
                 }
             }
         }
-    };
+    )*};
 }
 pub(crate) use fb_enum;
 
@@ -44,9 +44,7 @@ fb_enum! {
         /// Nanoseconds.
         Nanosecond = 3,
     }
-}
 
-fb_enum! {
     /// Unit of a `Date` value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum DateUnit: i16 {
@@ -55,9 +53,7 @@ fb_enum! {
         /// Milliseconds since the epoch, 64 bits.
         Millisecond = 1,
     }
-}
 
-fb_enum! {
     /// Unit of an `Interval` value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum IntervalUnit: i16 {
@@ -68,9 +64,7 @@ fb_enum! {
         /// Months (i32), days (i32) and nanoseconds (i64).
         MonthDayNano = 2,
     }
-}
 
-fb_enum! {
     /// Precision of a floating-point value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum Precision: i16 {
@@ -81,9 +75,7 @@ fb_enum! {
         /// 64-bit IEEE 754.
         Double = 2,
     }
-}
 
-fb_enum! {
     /// Layout of a union's children.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum UnionMode: i16 {
@@ -92,9 +84,7 @@ fb_enum! {
         /// Children are packed; an offsets buffer indexes into the selected child.
         Dense = 1,
     }
-}
 
-fb_enum! {
     /// Byte order of a file's buffers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
     pub enum Endianness: i16 {
@@ -103,6 +93,15 @@ fb_enum! {
         Little = 0,
         /// Big-endian: the reader byte-swaps buffers into owned memory.
         Big = 1,
+    }
+
+    /// Compression codec of a record batch body (`BodyCompression.codec`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CompressionCodec: i8 {
+        /// LZ4 frame format.
+        Lz4Frame = 0,
+        /// Zstandard.
+        Zstd = 1,
     }
 }
 
@@ -119,17 +118,6 @@ impl IntType {
     /// Size of one value in bytes.
     pub fn byte_width(self) -> usize {
         usize::from(self.bit_width / 8)
-    }
-}
-
-fb_enum! {
-    /// Compression codec of a record batch body (`BodyCompression.codec`).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum CompressionCodec: i8 {
-        /// LZ4 frame format.
-        Lz4Frame = 0,
-        /// Zstandard.
-        Zstd = 1,
     }
 }
 
