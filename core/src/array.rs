@@ -6,7 +6,7 @@
 //! borrowed or shared [`Bytes`].
 
 use crate::bytes::Bytes;
-use crate::columnar::{self, bad, index_at, need, read};
+use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
@@ -265,10 +265,7 @@ impl<'a> ArrayView<'a> {
 
     /// The dictionary index stored in slot `i` of a dictionary-encoded array.
     pub fn dictionary_index(&self, i: usize) -> usize {
-        match &self.dictionary {
-            Some(d) => index_at(self.buffer(0), self.offset + i, d.index_type),
-            None => usize::MAX,
-        }
+        self.node().key(i)
     }
 
     /// The bytes of slot `i` of a Binary, Utf8 (any offset width), view or fixed-size binary array.
