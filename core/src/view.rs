@@ -477,24 +477,21 @@ impl<'a> Node<'a> {
         })
     }
 
-    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as indices
-    /// (`(0, 0)` past the buffer, which validation rules out).
+    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as a range of
+    /// indices (`0..0` past the buffer, which validation rules out).
     #[inline(always)]
-    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> (usize, usize) {
+    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> Range<usize> {
         let at = self.offset.wrapping_add(i).wrapping_mul(O::WIDTH);
         let Some(pair) = self.buffers[0].get(at..at.wrapping_add(2 * O::WIDTH)) else {
-            return (0, 0);
+            return 0..0;
         };
         let (start, end) = pair.split_at(O::WIDTH);
-        (
-            O::from_le_slice(start).to_usize(),
-            O::from_le_slice(end).to_usize(),
-        )
+        O::from_le_slice(start).to_usize()..O::from_le_slice(end).to_usize()
     }
 
     /// The bytes of slot `i` of a binary, text, view or fixed-size binary array.
     pub(crate) fn bytes_value(&self, i: usize) -> &'a [u8] {
-        let (start, end) = match self.kind {
+        let range = match self.kind {
             Kind::Binary | Kind::Utf8 => self.offsets::<i32>(i),
             Kind::LargeBinary | Kind::LargeUtf8 => self.offsets::<i64>(i),
             Kind::BinaryView | Kind::Utf8View => {
@@ -507,7 +504,7 @@ impl<'a> Node<'a> {
             Kind::FixedSizeBinary(_) => return self.fixed_bytes(i),
             _ => return &[],
         };
-        self.buffers[1].get(start..end).unwrap_or_default()
+        self.buffers[1].get(range).unwrap_or_default()
     }
 
     /// The child slots list slot `i` spans (any list, list view, map or fixed-size list).
@@ -515,14 +512,8 @@ impl<'a> Node<'a> {
         let [first, second] = self.buffers;
         let j = self.offset.wrapping_add(i);
         match self.kind {
-            Kind::List | Kind::Map => {
-                let (start, end) = self.offsets::<i32>(i);
-                start..end
-            }
-            Kind::LargeList => {
-                let (start, end) = self.offsets::<i64>(i);
-                start..end
-            }
+            Kind::List | Kind::Map => self.offsets::<i32>(i),
+            Kind::LargeList => self.offsets::<i64>(i),
             Kind::ListView => {
                 let start = read::<i32>(first, j) as usize;
                 start..start.saturating_add(read::<i32>(second, j) as usize)
