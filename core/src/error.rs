@@ -211,10 +211,7 @@ impl FormatError {
             self.field = FieldPath::EMPTY;
             return self;
         };
-        let mut path = root;
-        for index in self.field.indices().skip(1) {
-            path = path.child(index);
-        }
+        let mut path = self.field.indices().skip(1).fold(root, FieldPath::child);
         if self.field.is_cut() {
             path.meta |= FieldPath::CUT;
         }
@@ -350,37 +347,34 @@ impl FieldPath {
         if self.is_cut() {
             return self;
         }
-        let mut out = self;
-        let mut used = self.used();
-        for byte in Leb128::new(index as u64) {
-            match out.bytes.get_mut(used) {
-                Some(slot) => *slot = byte,
-                None => {
-                    // Keep the levels above; this one does not fit.
-                    return FieldPath {
-                        meta: self.meta | FieldPath::CUT,
-                        ..self
-                    };
-                }
-            }
+        let (mut out, mut used, mut value) = (self, self.used(), index as u64);
+        loop {
+            // LEB128: the low 7 bits, with the high bit set when more bytes follow.
+            let low = (value & 0x7F) as u8;
+            value >>= 7;
+            let Some(slot) = out.bytes.get_mut(used) else {
+                // Keep the levels above; this one does not fit.
+                return FieldPath {
+                    meta: self.meta | FieldPath::CUT,
+                    ..self
+                };
+            };
+            *slot = if value == 0 { low } else { low | 0x80 };
             used += 1;
+            if value == 0 {
+                out.meta = used as u8;
+                return out;
+            }
         }
-        out.meta = used as u8;
-        out
     }
 
     /// This path below field `index`: `index` becomes the outermost level. Levels that no
     /// longer fit are cut from the inner end.
     fn under(self, index: usize) -> Self {
-        let mut out = FieldPath::EMPTY.child(index);
-        for level in self.indices() {
-            let deeper = out.child(level);
-            if deeper.is_cut() {
-                out = deeper;
-                break;
-            }
-            out = deeper;
-        }
+        // A cut path takes no more children.
+        let mut out = self
+            .indices()
+            .fold(FieldPath::EMPTY.child(index), FieldPath::child);
         if self.is_cut() {
             out.meta |= FieldPath::CUT;
         }
@@ -421,32 +415,6 @@ impl FieldPath {
     /// Whether deeper levels were cut off because they did not fit.
     pub fn is_cut(self) -> bool {
         self.meta & FieldPath::CUT != 0
-    }
-}
-
-/// The LEB128 bytes of a value.
-struct Leb128 {
-    value: u64,
-    done: bool,
-}
-
-impl Leb128 {
-    fn new(value: u64) -> Self {
-        Leb128 { value, done: false }
-    }
-}
-
-impl Iterator for Leb128 {
-    type Item = u8;
-
-    fn next(&mut self) -> Option<u8> {
-        if self.done {
-            return None;
-        }
-        let low = (self.value & 0x7F) as u8;
-        self.value >>= 7;
-        self.done = self.value == 0;
-        Some(if self.done { low } else { low | 0x80 })
     }
 }
 
