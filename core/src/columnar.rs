@@ -288,16 +288,10 @@ pub(crate) fn check_utf8<O: Native + Into<i64>>(
     }
     core::str::from_utf8(text).map_err(|e| {
         let at = first + e.valid_up_to();
-        // The value holding that byte: the first slot (offsets do not decrease) ending past it.
-        let (mut slot, mut last_slot) = (offset, end - 1);
-        while slot < last_slot {
-            let mid = slot + (last_slot - slot) / 2;
-            if read::<O>(offsets, mid + 1).into() as usize <= at {
-                slot = mid + 1;
-            } else {
-                last_slot = mid;
-            }
-        }
+        // The value holding that byte: the first slot (offsets do not decrease) ending past it,
+        // found as a run is among its run ends.
+        let slot_end = |k: usize| read::<O>(offsets, offset + k + 1).into();
+        let slot = offset + run_index(slot_end, end - offset - 1, at);
         let start = read::<O>(offsets, slot).into() as usize;
         invalid_utf8(slot, at.saturating_sub(start))
     })?;
