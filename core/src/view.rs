@@ -812,7 +812,10 @@ pub(crate) fn check<'a>(
         return Ok(null_count);
     }
     let child_len = |k: usize| child(k).map_or(0, |c| c.len);
-    let every_child = || (0..node.children as usize).map_while(&child);
+    let children_cover = |what| {
+        let mut children = (0..node.children as usize).map_while(&child).enumerate();
+        children.try_for_each(|(i, child)| need(child.len >= end, what, i))
+    };
     let checked = match node.kind {
         Kind::Null => Ok(()),
         Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
@@ -863,21 +866,10 @@ pub(crate) fn check<'a>(
                 end,
             )
         }
-        Kind::Struct => {
-            for (i, child) in every_child().enumerate() {
-                need(child.len >= end, "struct child shorter than the struct", i)?;
-            }
-            Ok(())
-        }
+        Kind::Struct => children_cover("struct child shorter than the struct"),
         Kind::Union { dense, .. } => {
             if !dense {
-                for (i, child) in every_child().enumerate() {
-                    need(
-                        child.len >= end,
-                        "sparse union child shorter than the union",
-                        i,
-                    )?;
-                }
+                children_cover("sparse union child shorter than the union")?;
             }
             columnar::check_union(
                 first,
