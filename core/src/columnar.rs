@@ -103,11 +103,6 @@ pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
     count
 }
 
-/// Bytes a bitmap of `bits` bits needs.
-pub(crate) fn bytes_for_bits(bits: usize) -> usize {
-    bits.div_ceil(8)
-}
-
 /// Element `j` of a buffer of `int`s, widened (`None` for a width other than 8, 16, 32 or 64):
 /// the one reader of integers whose type is known only when read (dictionary keys, run ends).
 #[inline(always)]
@@ -193,7 +188,7 @@ pub(crate) fn check_nulls(
     match validity {
         Some(bitmap) => {
             need(
-                bitmap.len() >= bytes_for_bits(end),
+                bitmap.len() >= end.div_ceil(8),
                 "validity bitmap too short",
                 end,
             )?;
