@@ -166,7 +166,8 @@ impl Schema {
     }
 
     /// The fields on `path`, from the top-level field down (an error's
-    /// [`FormatError::field`]); fewer than the path's levels where it leaves this schema.
+    /// [`FormatError::field`](crate::error::FormatError::field)); fewer than the path's levels
+    /// where it leaves this schema.
     pub fn fields_on_path(&self, path: FieldPath) -> impl Iterator<Item = &Field> + '_ {
         let mut level = self.fields.as_slice();
         let mut indices = path.indices();
