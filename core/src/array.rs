@@ -6,7 +6,7 @@
 //! borrowed or shared [`Bytes`].
 
 use crate::bytes::Bytes;
-use crate::columnar::{self, bad, index_at, need, read};
+use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType, UnionMode};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
@@ -236,9 +236,7 @@ impl<'a> ArrayView<'a> {
 
     /// The bytes of fixed-width slot `i` (decimals, intervals, fixed-size binary).
     pub fn fixed_bytes(&self, i: usize) -> &[u8] {
-        let width = self.data_type.byte_width().unwrap_or(0);
-        let start = (self.offset + i) * width;
-        self.buffer(0).get(start..start + width).unwrap_or_default()
+        self.node().fixed_bytes(i)
     }
 
     /// Boolean value of slot `i`.
@@ -249,44 +247,30 @@ impl<'a> ArrayView<'a> {
 
     /// Slot `i` of an Int16/32/64 or UInt8–32 array widened to i64 (run ends, indices).
     pub fn integer(&self, i: usize) -> i64 {
-        let j = self.offset + i;
-        match self.data_type {
-            DataType::Int8 => read::<i8>(self.buffer(0), j).into(),
-            DataType::Int16 => read::<i16>(self.buffer(0), j).into(),
-            DataType::Int32 => read::<i32>(self.buffer(0), j).into(),
-            DataType::Int64 => read::<i64>(self.buffer(0), j),
-            DataType::UInt8 => read::<u8>(self.buffer(0), j).into(),
-            DataType::UInt16 => read::<u16>(self.buffer(0), j).into(),
-            DataType::UInt32 => read::<u32>(self.buffer(0), j).into(),
+        match Kind::of_data_type(&self.data_type) {
+            // A UInt64 may not fit: 0, as for any other type.
+            Kind::Int(int) if int.signed || int.bit_width < 64 => {
+                let value = columnar::int_at(self.buffer(0), self.offset + i, int);
+                value.map_or(0, |v| v as i64)
+            }
             _ => 0,
         }
     }
 
+    /// This array as a view node, whose accessors read the values of both forms.
+    #[inline(always)]
+    fn node(&self) -> view::Node<'_> {
+        view::node_of(self, "", 0)
+    }
+
     /// The dictionary index stored in slot `i` of a dictionary-encoded array.
     pub fn dictionary_index(&self, i: usize) -> usize {
-        match &self.dictionary {
-            Some(d) => index_at(self.buffer(0), self.offset + i, d.index_type),
-            None => usize::MAX,
-        }
+        self.node().key(i)
     }
 
     /// The bytes of slot `i` of a Binary, Utf8 (any offset width), view or fixed-size binary array.
     pub fn bytes_value(&self, i: usize) -> &[u8] {
-        let j = self.offset + i;
-        let (offsets, data) = (self.buffer(0), self.buffer(1));
-        match self.data_type {
-            DataType::Binary | DataType::Utf8 => data
-                .get(columnar::offset_range::<i32>(offsets, j))
-                .unwrap_or_default(),
-            DataType::LargeBinary | DataType::LargeUtf8 => data
-                .get(columnar::offset_range::<i64>(offsets, j))
-                .unwrap_or_default(),
-            DataType::BinaryView | DataType::Utf8View => {
-                columnar::view_bytes(offsets, j, |k| self.buffer(k + 1))
-            }
-            DataType::FixedSizeBinary(_) => self.fixed_bytes(i),
-            _ => &[],
-        }
+        self.node().bytes_value(i)
     }
 
     /// The text of slot `i` of a Utf8, LargeUtf8 or Utf8View array (validated on construction).
@@ -297,26 +281,7 @@ impl<'a> ArrayView<'a> {
     /// The range of child slots that list slot `i` spans (any list, list view, map or
     /// fixed-size list).
     pub fn list_range(&self, i: usize) -> Range<usize> {
-        let j = self.offset + i;
-        match self.data_type {
-            DataType::List(_) | DataType::Map(..) => {
-                columnar::offset_range::<i32>(self.buffer(0), j)
-            }
-            DataType::LargeList(_) => columnar::offset_range::<i64>(self.buffer(0), j),
-            DataType::ListView(_) => {
-                let s = read::<i32>(self.buffer(0), j) as usize;
-                s..s + read::<i32>(self.buffer(1), j) as usize
-            }
-            DataType::LargeListView(_) => {
-                let s = read::<i64>(self.buffer(0), j) as usize;
-                s..s.saturating_add(read::<i64>(self.buffer(1), j) as usize)
-            }
-            DataType::FixedSizeList(_, size) => {
-                let size = size as usize;
-                j * size..(j + 1) * size
-            }
-            _ => 0..0,
-        }
+        self.node().list_range(i)
     }
 
     /// For union slot `i`: the index of the selected child and the slot within that child.

@@ -38,13 +38,8 @@ impl<'a> Bytes<'a> {
 
     /// A window of shared memory (empty if `range` does not fit it).
     pub fn from_owner(owner: Owner, range: Range<usize>) -> Self {
-        let len = (*owner).as_ref().len();
-        let range = if range.start <= range.end && range.end <= len {
-            range
-        } else {
-            0..0
-        };
-        Bytes(Repr::Shared(owner, range))
+        let fits = range.start <= range.end && range.end <= (*owner).as_ref().len();
+        Bytes(Repr::Shared(owner, if fits { range } else { 0..0 }))
     }
 
     /// The sub-window `range` (relative to this buffer), or `None` if it does not fit.

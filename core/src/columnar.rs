@@ -103,37 +103,29 @@ pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
     count
 }
 
-/// Bytes a bitmap of `bits` bits needs.
-pub(crate) fn bytes_for_bits(bits: usize) -> usize {
-    bits.div_ceil(8)
+/// Element `j` of a buffer of `int`s, widened (`None` for a width other than 8, 16, 32 or 64):
+/// the one reader of integers whose type is known only when read (dictionary keys, run ends).
+#[inline(always)]
+pub(crate) fn int_at(buf: &[u8], j: usize, int: IntType) -> Option<i128> {
+    Some(match (int.bit_width, int.signed) {
+        (8, true) => read::<i8>(buf, j).into(),
+        (16, true) => read::<i16>(buf, j).into(),
+        (32, true) => read::<i32>(buf, j).into(),
+        (64, true) => read::<i64>(buf, j).into(),
+        (8, false) => read::<u8>(buf, j).into(),
+        (16, false) => read::<u16>(buf, j).into(),
+        (32, false) => read::<u32>(buf, j).into(),
+        (64, false) => read::<u64>(buf, j).into(),
+        _ => return None,
+    })
 }
 
 /// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
 #[inline(always)]
 pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
-    let key: i128 = match (index_type.bit_width, index_type.signed) {
-        (8, true) => read::<i8>(keys, j).into(),
-        (16, true) => read::<i16>(keys, j).into(),
-        (32, true) => read::<i32>(keys, j).into(),
-        (64, true) => read::<i64>(keys, j).into(),
-        (8, false) => read::<u8>(keys, j).into(),
-        (16, false) => read::<u16>(keys, j).into(),
-        (32, false) => read::<u32>(keys, j).into(),
-        (64, false) => read::<u64>(keys, j).into(),
-        _ => return usize::MAX,
-    };
-    usize::try_from(key).unwrap_or(usize::MAX)
-}
-
-/// The range `offsets[j]..offsets[j + 1]` of an offsets buffer of `O`s.
-#[inline(always)]
-#[cfg(feature = "alloc")]
-pub(crate) fn offset_range<O: Native + Into<i64>>(offsets: &[u8], j: usize) -> Range<usize> {
-    let (start, end): (i64, i64) = (
-        read::<O>(offsets, j).into(),
-        read::<O>(offsets, j + 1).into(),
-    );
-    start as usize..end as usize
+    int_at(keys, j, index_type)
+        .and_then(|key| usize::try_from(key).ok())
+        .unwrap_or(usize::MAX)
 }
 
 /// The bytes of view `j` of a binary or string view array; `data(k)` is variadic buffer `k`.
@@ -196,7 +188,7 @@ pub(crate) fn check_nulls(
     match validity {
         Some(bitmap) => {
             need(
-                bitmap.len() >= bytes_for_bits(end),
+                bitmap.len() >= end.div_ceil(8),
                 "validity bitmap too short",
                 end,
             )?;
@@ -291,16 +283,10 @@ pub(crate) fn check_utf8<O: Native + Into<i64>>(
     }
     core::str::from_utf8(text).map_err(|e| {
         let at = first + e.valid_up_to();
-        // The value holding that byte: the first slot (offsets do not decrease) ending past it.
-        let (mut slot, mut last_slot) = (offset, end - 1);
-        while slot < last_slot {
-            let mid = slot + (last_slot - slot) / 2;
-            if read::<O>(offsets, mid + 1).into() as usize <= at {
-                slot = mid + 1;
-            } else {
-                last_slot = mid;
-            }
-        }
+        // The value holding that byte: the first slot (offsets do not decrease) ending past it,
+        // found as a run is among its run ends.
+        let slot_end = |k: usize| read::<O>(offsets, offset + k + 1).into();
+        let slot = offset + run_index(slot_end, end - offset - 1, at);
         let start = read::<O>(offsets, slot).into() as usize;
         invalid_utf8(slot, at.saturating_sub(start))
     })?;

@@ -4,15 +4,15 @@
 //! shared with the flatbuffer accessors in [`crate::format`]. [`DataType`] itself holds child
 //! fields, so it lives behind the `alloc` feature.
 
-/// Defines a fieldless enum of a `.fbs` file whose discriminants are the flatbuffer values, with
+/// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
 /// `from_fb` to read one: the one table of values, which the writer writes with `as`.
 macro_rules! fb_enum {
-    (
+    ($(
         $(#[$meta:meta])*
         pub enum $name:ident: $repr:ty {
             $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
         }
-    ) => {
+    )*) => {$(
         $(#[$meta])*
         pub enum $name {
             $($(#[$variant_meta])* $variant = $value,)*
@@ -27,7 +27,7 @@ macro_rules! fb_enum {
                 }
             }
         }
-    };
+    )*};
 }
 pub(crate) use fb_enum;
 
@@ -44,9 +44,7 @@ fb_enum! {
         /// Nanoseconds.
         Nanosecond = 3,
     }
-}
 
-fb_enum! {
     /// Unit of a `Date` value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum DateUnit: i16 {
@@ -55,9 +53,7 @@ fb_enum! {
         /// Milliseconds since the epoch, 64 bits.
         Millisecond = 1,
     }
-}
 
-fb_enum! {
     /// Unit of an `Interval` value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum IntervalUnit: i16 {
@@ -68,9 +64,7 @@ fb_enum! {
         /// Months (i32), days (i32) and nanoseconds (i64).
         MonthDayNano = 2,
     }
-}
 
-fb_enum! {
     /// Precision of a floating-point value.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum Precision: i16 {
@@ -81,9 +75,7 @@ fb_enum! {
         /// 64-bit IEEE 754.
         Double = 2,
     }
-}
 
-fb_enum! {
     /// Layout of a union's children.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum UnionMode: i16 {
@@ -92,9 +84,7 @@ fb_enum! {
         /// Children are packed; an offsets buffer indexes into the selected child.
         Dense = 1,
     }
-}
 
-fb_enum! {
     /// Byte order of a file's buffers.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
     pub enum Endianness: i16 {
@@ -103,6 +93,15 @@ fb_enum! {
         Little = 0,
         /// Big-endian: the reader byte-swaps buffers into owned memory.
         Big = 1,
+    }
+
+    /// Compression codec of a record batch body (`BodyCompression.codec`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CompressionCodec: i8 {
+        /// LZ4 frame format.
+        Lz4Frame = 0,
+        /// Zstandard.
+        Zstd = 1,
     }
 }
 
@@ -119,17 +118,6 @@ impl IntType {
     /// Size of one value in bytes.
     pub fn byte_width(self) -> usize {
         usize::from(self.bit_width / 8)
-    }
-}
-
-fb_enum! {
-    /// Compression codec of a record batch body (`BodyCompression.codec`).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum CompressionCodec: i8 {
-        /// LZ4 frame format.
-        Lz4Frame = 0,
-        /// Zstandard.
-        Zstd = 1,
     }
 }
 
@@ -262,21 +250,10 @@ mod logical {
 
         /// Width in bytes of one value in the fixed-width data buffer, for fixed-width types.
         pub fn byte_width(&self) -> Option<usize> {
-            use DataType::*;
-            Some(match self {
-                Int8 | UInt8 => 1,
-                Int16 | UInt16 | Float16 => 2,
-                Int32 | UInt32 | Float32 | Date32 | Time32(_) | Decimal32(..) => 4,
-                Int64 | UInt64 | Float64 | Date64 | Time64(_) | Timestamp(..) | Duration(_)
-                | Decimal64(..) => 8,
-                Decimal128(..) => 16,
-                Decimal256(..) => 32,
-                Interval(IntervalUnit::YearMonth) => 4,
-                Interval(IntervalUnit::DayTime) => 8,
-                Interval(IntervalUnit::MonthDayNano) => 16,
-                FixedSizeBinary(w) => usize::try_from(*w).ok()?,
-                _ => return None,
-            })
+            match self {
+                DataType::FixedSizeBinary(w) => usize::try_from(*w).ok(),
+                _ => crate::view::Kind::of_data_type(self).byte_width(),
+            }
         }
 
         /// The integer type of a width and signedness (`None` for a width other than 8, 16,
@@ -464,41 +441,36 @@ mod tests {
 
     #[test]
     fn fb_enums_read_back_what_the_writer_writes() {
-        use TimeUnit::*;
-        for unit in [Second, Millisecond, Microsecond, Nanosecond] {
-            assert_eq!(TimeUnit::from_fb(unit as i16), Some(unit));
+        /// Each value reads back from its `.fbs` value.
+        macro_rules! round_trip {
+            ($($t:ident as $repr:ty: [$($v:ident),*];)*) => {$(
+                for v in [$($t::$v),*] {
+                    assert_eq!($t::from_fb(v as $repr), Some(v));
+                }
+            )*};
         }
-        for unit in [DateUnit::Day, DateUnit::Millisecond] {
-            assert_eq!(DateUnit::from_fb(unit as i16), Some(unit));
+        use crate::format::MetadataVersion;
+        round_trip! {
+            TimeUnit as i16: [Second, Millisecond, Microsecond, Nanosecond];
+            DateUnit as i16: [Day, Millisecond];
+            IntervalUnit as i16: [YearMonth, DayTime, MonthDayNano];
+            Precision as i16: [Half, Single, Double];
+            UnionMode as i16: [Sparse, Dense];
+            Endianness as i16: [Little, Big];
+            CompressionCodec as i8: [Lz4Frame, Zstd];
+            MetadataVersion as i16: [V1, V2, V3, V4, V5];
         }
-        use IntervalUnit::*;
-        for unit in [YearMonth, DayTime, MonthDayNano] {
-            assert_eq!(IntervalUnit::from_fb(unit as i16), Some(unit));
-        }
-        for p in [Precision::Half, Precision::Single, Precision::Double] {
-            assert_eq!(Precision::from_fb(p as i16), Some(p));
-        }
-        for mode in [UnionMode::Sparse, UnionMode::Dense] {
-            assert_eq!(UnionMode::from_fb(mode as i16), Some(mode));
-        }
-        for e in [Endianness::Little, Endianness::Big] {
-            assert_eq!(Endianness::from_fb(e as i16), Some(e));
-        }
-        for codec in [CompressionCodec::Lz4Frame, CompressionCodec::Zstd] {
-            assert_eq!(CompressionCodec::from_fb(codec as i8), Some(codec));
-        }
-        use crate::format::MetadataVersion::{self, *};
-        for v in [V1, V2, V3, V4, V5] {
-            assert_eq!(MetadataVersion::from_fb(v as i16), Some(v));
-        }
-        assert_eq!((V5 as i16, MetadataVersion::from_fb(5)), (4, None));
+        assert_eq!(
+            (MetadataVersion::V5 as i16, MetadataVersion::from_fb(5)),
+            (4, None)
+        );
         assert_eq!(TimeUnit::from_fb(4), None);
         assert_eq!(IntervalUnit::from_fb(-1), None);
         assert_eq!(CompressionCodec::from_fb(2), None);
         assert_eq!(
             (
-                Nanosecond as i16,
-                MonthDayNano as i16,
+                TimeUnit::Nanosecond as i16,
+                IntervalUnit::MonthDayNano as i16,
                 Endianness::Big as i16
             ),
             (3, 2, 1)

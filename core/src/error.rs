@@ -173,9 +173,7 @@ impl FormatError {
     /// Records the absolute byte offset, unless one is already recorded.
     #[must_use]
     pub fn at(mut self, offset: u64) -> Self {
-        if self.offset == UNKNOWN {
-            self.offset = offset;
-        }
+        self.offset = known(self.offset).unwrap_or(offset);
         self
     }
 
@@ -192,9 +190,7 @@ impl FormatError {
     /// Records the batch index, unless one is already recorded.
     #[must_use]
     pub fn in_batch(mut self, batch: u64) -> Self {
-        if self.batch == UNKNOWN {
-            self.batch = batch;
-        }
+        self.batch = known(self.batch).unwrap_or(batch);
         self
     }
 
@@ -215,10 +211,7 @@ impl FormatError {
             self.field = FieldPath::EMPTY;
             return self;
         };
-        let mut path = root;
-        for index in self.field.indices().skip(1) {
-            path = path.child(index);
-        }
+        let mut path = self.field.indices().skip(1).fold(root, FieldPath::child);
         if self.field.is_cut() {
             path.meta |= FieldPath::CUT;
         }
@@ -252,25 +245,21 @@ impl FormatError {
         {
             return Ok(());
         }
-        f.write_str(" (")?;
-        let mut sep = false;
+        let mut sep = " (";
         if let Some(field) = field {
-            f.write_str("field ")?;
+            write!(f, "{sep}field ")?;
             write_field(f, field, schema)?;
-            sep = true;
+            sep = ", ";
         }
         if let Some(batch) = batch {
-            write!(f, "{}batch {batch}", if sep { ", " } else { "" })?;
-            sep = true;
+            write!(f, "{sep}batch {batch}")?;
+            sep = ", ";
         }
-        if let Some(offset) = offset {
-            write!(f, "{}byte offset {offset}", if sep { ", " } else { "" })?;
-            sep = true;
+        match offset {
+            Some(offset) => write!(f, "{sep}byte offset {offset})"),
+            None if unplaced => f.write_str(" (location unknown)"),
+            None => f.write_str(")"),
         }
-        if !sep {
-            f.write_str("location unknown")?;
-        }
-        f.write_str(")")
     }
 }
 
@@ -358,37 +347,34 @@ impl FieldPath {
         if self.is_cut() {
             return self;
         }
-        let mut out = self;
-        let mut used = self.used();
-        for byte in Leb128::new(index as u64) {
-            match out.bytes.get_mut(used) {
-                Some(slot) => *slot = byte,
-                None => {
-                    // Keep the levels above; this one does not fit.
-                    return FieldPath {
-                        meta: self.meta | FieldPath::CUT,
-                        ..self
-                    };
-                }
-            }
+        let (mut out, mut used, mut value) = (self, self.used(), index as u64);
+        loop {
+            // LEB128: the low 7 bits, with the high bit set when more bytes follow.
+            let low = (value & 0x7F) as u8;
+            value >>= 7;
+            let Some(slot) = out.bytes.get_mut(used) else {
+                // Keep the levels above; this one does not fit.
+                return FieldPath {
+                    meta: self.meta | FieldPath::CUT,
+                    ..self
+                };
+            };
+            *slot = if value == 0 { low } else { low | 0x80 };
             used += 1;
+            if value == 0 {
+                out.meta = used as u8;
+                return out;
+            }
         }
-        out.meta = used as u8;
-        out
     }
 
     /// This path below field `index`: `index` becomes the outermost level. Levels that no
     /// longer fit are cut from the inner end.
     fn under(self, index: usize) -> Self {
-        let mut out = FieldPath::EMPTY.child(index);
-        for level in self.indices() {
-            let deeper = out.child(level);
-            if deeper.is_cut() {
-                out = deeper;
-                break;
-            }
-            out = deeper;
-        }
+        // A cut path takes no more children.
+        let mut out = self
+            .indices()
+            .fold(FieldPath::EMPTY.child(index), FieldPath::child);
         if self.is_cut() {
             out.meta |= FieldPath::CUT;
         }
@@ -429,32 +415,6 @@ impl FieldPath {
     /// Whether deeper levels were cut off because they did not fit.
     pub fn is_cut(self) -> bool {
         self.meta & FieldPath::CUT != 0
-    }
-}
-
-/// The LEB128 bytes of a value.
-struct Leb128 {
-    value: u64,
-    done: bool,
-}
-
-impl Leb128 {
-    fn new(value: u64) -> Self {
-        Leb128 { value, done: false }
-    }
-}
-
-impl Iterator for Leb128 {
-    type Item = u8;
-
-    fn next(&mut self) -> Option<u8> {
-        if self.done {
-            return None;
-        }
-        let low = (self.value & 0x7F) as u8;
-        self.value >>= 7;
-        self.done = self.value == 0;
-        Some(if self.done { low } else { low | 0x80 })
     }
 }
 
@@ -655,12 +615,10 @@ impl fmt::Display for FormatErrorKind {
                  with the footer length and ARROW1 magic ({} bytes)",
                 crate::format::TRAILER_LEN
             ),
-            InvalidUtf8 { index, byte } => {
-                write!(
-                    f,
-                    "invalid UTF-8 in row {index}, at byte {byte} of the value"
-                )
-            }
+            InvalidUtf8 { index, byte } => write!(
+                f,
+                "invalid UTF-8 in row {index}, at byte {byte} of the value"
+            ),
             Flatbuffer { what } => write!(f, "malformed flatbuffer reading {what}"),
             FlatbufferLimit { what, limit } => {
                 write!(f, "flatbuffer exceeds the {what} limit of {limit}")
@@ -709,90 +667,82 @@ impl fmt::Display for FormatErrorKind {
     }
 }
 
-/// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FlatbufferBound {
-    /// How deep tables nest (`ReaderOptions`' depth limit when reading).
-    NestingDepth,
-    /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
-    FieldCount,
-    /// How deep fields may nest for readers to take the schema (when writing).
-    FieldNesting,
-    /// The size of a flatbuffer being built.
-    BufferSize,
-    /// The length of a vector being built.
-    VectorLength,
-    /// The size of a table being built (its vtable holds 16-bit offsets).
-    TableSize,
+/// Defines a fieldless enum whose `Display` is one text per variant.
+macro_rules! texts {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident => $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$variant_meta])* $variant,)*
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $($name::$variant => $text,)*
+                })
+            }
+        }
+    };
 }
 
-impl fmt::Display for FlatbufferBound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FlatbufferBound::NestingDepth => "nesting depth",
-            FlatbufferBound::FieldCount => "field count",
-            FlatbufferBound::FieldNesting => "field nesting depth",
-            FlatbufferBound::BufferSize => "builder buffer size",
-            FlatbufferBound::VectorLength => "vector length",
-            FlatbufferBound::TableSize => "table size",
-        })
+texts! {
+    /// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum FlatbufferBound {
+        /// How deep tables nest (`ReaderOptions`' depth limit when reading).
+        NestingDepth => "nesting depth",
+        /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
+        FieldCount => "field count",
+        /// How deep fields may nest for readers to take the schema (when writing).
+        FieldNesting => "field nesting depth",
+        /// The size of a flatbuffer being built.
+        BufferSize => "builder buffer size",
+        /// The length of a vector being built.
+        VectorLength => "vector length",
+        /// The size of a table being built (its vtable holds 16-bit offsets).
+        TableSize => "table size",
     }
 }
 
-/// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Limit {
-    /// A message's metadata (its flatbuffer), read or written.
-    MessageMetadata,
-    /// A message's body, written.
-    MessageBody,
-    /// A file's footer, written, or read front to back.
-    FileFooter,
-    /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
-    DecompressedBuffer,
-    /// A ZSTD frame's window.
-    ZstdWindow,
-    /// A read the reader planned (beyond what the platform can address).
-    PlannedRead,
-    /// An offset of a variable-length, list or map array, beyond its offset type (a large or
-    /// view type holds more).
-    Offsets,
-    /// A run end beyond the run-end type (a wider one holds more).
-    RunEnd,
-    /// A dense union child's length beyond its 32-bit offsets.
-    DenseUnionChild,
-    /// A dictionary index beyond the index type (a wider one holds more).
-    DictionaryIndex,
-    /// A view value's length beyond 32 bits.
-    ViewValue,
-    /// A delta dictionary's length, or its offsets or run ends, beyond their type once
-    /// appended to the dictionary before it.
-    AppendedDictionary,
-    /// A dictionary validity bitmap beyond the bytes its slots hold.
-    DictionaryValidity,
-}
-
-impl fmt::Display for Limit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Limit::MessageMetadata => "message metadata",
-            Limit::MessageBody => "message body",
-            Limit::FileFooter => "file footer",
-            Limit::DecompressedBuffer => "declared uncompressed buffer size",
-            Limit::ZstdWindow => "ZSTD frame window size",
-            Limit::PlannedRead => "planned read",
-            Limit::Offsets => "offsets (a large or view type holds more)",
-            Limit::RunEnd => "run end (use a wider run-end type)",
-            Limit::DenseUnionChild => "dense union child length",
-            Limit::DictionaryIndex => "dictionary index (use a wider index type)",
-            Limit::ViewValue => "view value length",
-            Limit::AppendedDictionary => "appended dictionary length or offsets",
-            Limit::DictionaryValidity => {
-                "a dictionary validity bitmap beyond the bytes its slots hold"
-            }
-        })
+texts! {
+    /// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Limit {
+        /// A message's metadata (its flatbuffer), read or written.
+        MessageMetadata => "message metadata",
+        /// A message's body, written.
+        MessageBody => "message body",
+        /// A file's footer, written, or read front to back.
+        FileFooter => "file footer",
+        /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
+        DecompressedBuffer => "declared uncompressed buffer size",
+        /// A ZSTD frame's window.
+        ZstdWindow => "ZSTD frame window size",
+        /// A read the reader planned (beyond what the platform can address).
+        PlannedRead => "planned read",
+        /// An offset of a variable-length, list or map array, beyond its offset type (a large or
+        /// view type holds more).
+        Offsets => "offsets (a large or view type holds more)",
+        /// A run end beyond the run-end type (a wider one holds more).
+        RunEnd => "run end (use a wider run-end type)",
+        /// A dense union child's length beyond its 32-bit offsets.
+        DenseUnionChild => "dense union child length",
+        /// A dictionary index beyond the index type (a wider one holds more).
+        DictionaryIndex => "dictionary index (use a wider index type)",
+        /// A view value's length beyond 32 bits.
+        ViewValue => "view value length",
+        /// A delta dictionary's length, or its offsets or run ends, beyond their type once
+        /// appended to the dictionary before it.
+        AppendedDictionary => "appended dictionary length or offsets",
+        /// A dictionary validity bitmap beyond the bytes its slots hold.
+        DictionaryValidity => "a dictionary validity bitmap beyond the bytes its slots hold",
     }
 }
 
@@ -833,72 +783,59 @@ pub enum Feature {
 
 impl fmt::Display for Feature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        f.write_str(match self {
             Feature::Codec(codec) => {
                 let feature = match codec {
                     CompressionCodec::Lz4Frame => "lz4",
                     CompressionCodec::Zstd => "zstd",
                 };
-                write!(
+                let codec = codec.name();
+                return write!(
                     f,
-                    "{} compression (build with the `{feature}` feature)",
-                    codec.name()
-                )
+                    "{codec} compression (build with the `{feature}` feature)"
+                );
             }
-            Feature::CodecDictionary(codec) => write!(
-                f,
-                "{} preset dictionary (dictionary id in frame header)",
-                codec.name()
-            ),
-            Feature::CompressionWithoutAlloc => {
-                f.write_str("compressed batches without the alloc feature")
+            Feature::CodecDictionary(codec) => {
+                let codec = codec.name();
+                return write!(
+                    f,
+                    "{codec} preset dictionary (dictionary id in frame header)"
+                );
             }
-            Feature::BigEndianWithoutAlloc => {
-                f.write_str("big-endian data without the alloc feature")
-            }
-            Feature::DeltaDictionaryWithoutAlloc => {
-                f.write_str("delta dictionaries without the alloc feature")
-            }
-            Feature::MetadataVersion => {
-                f.write_str("message metadata versions before V4 (Arrow 0.8)")
-            }
-            Feature::ReplacedDictionaryInFile => f.write_str(
+            Feature::CompressionWithoutAlloc => "compressed batches without the alloc feature",
+            Feature::BigEndianWithoutAlloc => "big-endian data without the alloc feature",
+            Feature::DeltaDictionaryWithoutAlloc => "delta dictionaries without the alloc feature",
+            Feature::MetadataVersion => "message metadata versions before V4 (Arrow 0.8)",
+            Feature::ReplacedDictionaryInFile => {
                 "replaced dictionaries in a file (a file holds one dictionary per id, extended \
-                 only by deltas)",
-            ),
-            Feature::DeltaDictionary => f.write_str(
-                "a delta dictionary of this type, of another type, or with values encoded with \
-                 other dictionaries",
-            ),
-            Feature::SharedDictionaryMismatch => f.write_str(
-                "columns that share a dictionary id hold different dictionaries in one batch",
-            ),
-            Feature::DataTypeLayout => f.write_str("a data type without a buffer layout"),
-            Feature::WriteAfterFinish => f.write_str("writing a batch after finish"),
-            Feature::WriteAfterError => f.write_str("writing after an earlier write failed"),
-            Feature::FlatbufferBuilderMisuse => {
-                f.write_str("a flatbuffer built out of order (a bug in quiver's writer)")
+                 only by deltas)"
             }
-        }
+            Feature::DeltaDictionary => {
+                "a delta dictionary of this type, of another type, or with values encoded with \
+                 other dictionaries"
+            }
+            Feature::SharedDictionaryMismatch => {
+                "columns that share a dictionary id hold different dictionaries in one batch"
+            }
+            Feature::DataTypeLayout => "a data type without a buffer layout",
+            Feature::WriteAfterFinish => "writing a batch after finish",
+            Feature::WriteAfterError => "writing after an earlier write failed",
+            Feature::FlatbufferBuilderMisuse => {
+                "a flatbuffer built out of order (a bug in quiver's writer)"
+            }
+        })
     }
 }
 
-/// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Capacity {
-    /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
-    Arrays,
-    /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
-    Dictionaries,
-}
-
-impl fmt::Display for Capacity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Capacity::Arrays => "arrays in one batch (the Batch's N)",
-            Capacity::Dictionaries => "dictionaries (the reader's D)",
-        })
+texts! {
+    /// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Capacity {
+        /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
+        Arrays => "arrays in one batch (the Batch's N)",
+        /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
+        Dictionaries => "dictionaries (the reader's D)",
     }
 }
 

@@ -4,36 +4,34 @@
 //!
 //! Bytes flow one way through the crate, one idea per module:
 //!
-//! - [`source`]: [`RandomAccess`](source::RandomAccess), the positioned reads a file reader asks of its source (with a
-//!   whole list of ranges per call, so a remote source can fetch them concurrently), and
-//!   [`source::Counting`], which records every read.
+//! - [`source`]: [`RandomAccess`](source::RandomAccess), the positioned reads a file reader asks of
+//!   its source (with a whole list of ranges per call, so a remote source can fetch them
+//!   concurrently), and [`source::Counting`], which records every read.
 //! - [`flatbuffer`] and [`format`]: zero-copy, bounds-checked views of the Arrow flatbuffers
 //!   (`Footer`, `Message`, `Schema`, `RecordBatch`, …). No allocation; usable without `alloc`.
 //! - [`datatype`] and [`schema`]: the owned data model, [`DataType`](datatype::DataType),
 //!   [`Field`](schema::Field), [`Schema`](schema::Schema).
-//! - [`ipc`]: the [`ipc::FileDecoder`], which plans every read of a file and decodes the bytes
-//!   it is handed, doing no I/O; the [`FileReader`](ipc::FileReader) (one read for the footer, one per block,
-//!   or planned windows) and, with `async`, the `AsyncFileReader`, loops around it; the
+//! - [`ipc`]: the [`ipc::FileDecoder`], which plans every read of a file and decodes the bytes it
+//!   is handed, doing no I/O; the [`FileReader`](ipc::FileReader) (one read for the footer, one per
+//!   block, or planned windows) and, with `async`, the `AsyncFileReader`, loops around it; the
 //!   [`ipc::StreamDecoder`], which decodes a stream from bytes pushed in any chunks, and the
-//!   [`StreamReader`](ipc::StreamReader) (any [`embedded_io::Read`]) and, with `async`, the `AsyncStreamReader`
-//!   around it; the [`FileWriter`](ipc::FileWriter) and
-//!   [`StreamWriter`](ipc::StreamWriter)
-//!   (any [`embedded_io::Write`]), which build their flatbuffers with a builder of their own;
-//!   [`compression`] decodes and
-//!   encodes LZ4_FRAME and ZSTD.
+//!   [`StreamReader`](ipc::StreamReader) (any [`embedded_io::Read`]) and, with `async`, the
+//!   `AsyncStreamReader` around it; the [`FileWriter`](ipc::FileWriter) and
+//!   [`StreamWriter`](ipc::StreamWriter) (any [`embedded_io::Write`]), which build their
+//!   flatbuffers with a builder of their own; [`compression`] decodes and encodes LZ4_FRAME and
+//!   ZSTD.
 //! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,
 //!   `RecordBatch::from_columns`) or with one builder per type.
 //! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`](array::ArrayView) and
-//!   [`RecordBatch`](array::RecordBatch),
-//!   validated once on construction; their buffers are borrowed from the block that was read,
-//!   or owned when decompressed or byte-swapped.
+//!   [`RecordBatch`](array::RecordBatch), validated once on construction; their buffers are
+//!   borrowed from the block that was read, or owned when decompressed or byte-swapped.
 //! - [`json`]: the JSON serializer, a state machine that writes record batches as NDJSON or one
 //!   JSON array into buffers the caller lends, resuming at any byte, allocating nothing.
-//! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into
-//!   the fewest reads within hole and size limits (a pure function, no I/O).
+//! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into the
+//!   fewest reads within hole and size limits (a pure function, no I/O).
 //! - [`error`]: [`Error`](error::Error) (the source's own error, or a
-//!   [`FormatError`](error::FormatError) saying what was wrong
-//!   and where: byte offset, batch, field path).
+//!   [`FormatError`](error::FormatError) saying what was wrong and where: byte offset, batch, field
+//!   path).
 //!
 //! ```
 //! use quiver::error::FormatErrorKind;

@@ -52,58 +52,38 @@ pub const DEFAULT_RANGE_SIZE_LIMIT: u64 = 32 * 1024 * 1024;
 /// When no two inputs partially overlap, the result equals Arrow C++'s
 /// `internal::CoalesceReadRanges` for the same limits. Arrow C++ does not accept partial overlaps.
 ///
-/// The result does not depend on the order of `ranges`. It costs one sort and two allocations
-/// (the sorted copy and the result). No arithmetic can overflow: ranges ending at `u64::MAX` and
-/// limits of `u64::MAX` are fine.
+/// The result does not depend on the order of `ranges`. It costs one sort and one allocation
+/// (the sorted copy, merged in place into the result). No arithmetic can overflow: ranges ending
+/// at `u64::MAX` and limits of `u64::MAX` are fine.
 #[must_use]
 pub fn coalesce(
     ranges: &[Range<u64>],
     hole_size_limit: u64,
     range_size_limit: u64,
 ) -> Vec<Range<u64>> {
-    let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
-    sorted.sort_unstable_by_key(|r| r.start);
-
-    let mut reads: Vec<Range<u64>> = Vec::new();
-    // The piece being built: the union of the sorted ranges seen so far that chain-overlap.
-    let mut piece: Option<Range<u64>> = None;
-    for range in sorted {
-        match piece.as_mut() {
-            Some(current) if range.start < current.end => {
-                current.end = current.end.max(range.end);
-            }
-            _ => {
-                if let Some(done) = piece.replace(range) {
-                    push_piece(&mut reads, done, hole_size_limit, range_size_limit);
-                }
-            }
+    let mut reads: Vec<Range<u64>> = ranges.iter().filter(|r| !r.is_empty()).cloned().collect();
+    reads.sort_unstable_by_key(|r| r.start);
+    // A range that overlaps the piece before it (the union of the ranges so far that
+    // chain-overlap) joins it.
+    reads.dedup_by(|range, piece| {
+        let overlaps = range.start < piece.end;
+        if overlaps {
+            piece.end = piece.end.max(range.end);
         }
-    }
-    if let Some(done) = piece {
-        push_piece(&mut reads, done, hole_size_limit, range_size_limit);
-    }
+        overlaps
+    });
+    // A piece joins the read before it if the gap and the merged size allow it. Pieces are
+    // disjoint and sorted, so `piece.start >= read.end` and `piece.end > read.start`: neither
+    // subtraction saturates.
+    reads.dedup_by(|piece, read| {
+        let joins = piece.start.saturating_sub(read.end) <= hole_size_limit
+            && piece.end.saturating_sub(read.start) <= range_size_limit;
+        if joins {
+            read.end = piece.end;
+        }
+        joins
+    });
     reads
-}
-
-/// Appends `piece` to the last read if the gap and the merged size allow it, else starts a new
-/// read. `piece` starts at or after the end of every read so far.
-fn push_piece(
-    reads: &mut Vec<Range<u64>>,
-    piece: Range<u64>,
-    hole_size_limit: u64,
-    range_size_limit: u64,
-) {
-    if let Some(last) = reads.last_mut() {
-        // Pieces are disjoint and sorted, so `piece.start >= last.end` and
-        // `piece.end > last.start`: neither subtraction saturates.
-        let gap = piece.start.saturating_sub(last.end);
-        let merged = piece.end.saturating_sub(last.start);
-        if gap <= hole_size_limit && merged <= range_size_limit {
-            last.end = piece.end;
-            return;
-        }
-    }
-    reads.push(piece);
 }
 
 /// Finds `range` inside the reads returned by [`coalesce`]. Returns the index of the read that

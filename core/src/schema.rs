@@ -4,9 +4,9 @@
 //! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType, UnionMode};
-use crate::error::{FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FieldPath, FlatbufferBound, FormatErrorKind, FormatResult};
 use crate::format;
-use crate::view::{Kind, TypeIds};
+use crate::view::{Kind, TypeIds, invalid};
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -166,7 +166,8 @@ impl Schema {
     }
 
     /// The fields on `path`, from the top-level field down (an error's
-    /// [`FormatError::field`]); fewer than the path's levels where it leaves this schema.
+    /// [`FormatError::field`](crate::error::FormatError::field)); fewer than the path's levels
+    /// where it leaves this schema.
     pub fn fields_on_path(&self, path: FieldPath) -> impl Iterator<Item = &Field> + '_ {
         let mut level = self.fields.as_slice();
         let mut indices = path.indices();
@@ -213,23 +214,17 @@ impl Schema {
     /// from the message length, so the owned schema stays proportional to the bytes read.
     pub fn from_fb(fb: format::Schema<'_>, max_fields: usize) -> FormatResult<Self> {
         let mut budget = max_fields;
-        let mut fields = Vec::new();
-        for (i, field) in fb.fields()?.iter().enumerate() {
-            let field = field
-                .and_then(|field| field_from_fb(field, &mut budget))
-                .map_err(|mut e| {
-                    // The count ran out below this field: say which limit.
-                    if let FormatErrorKind::FlatbufferLimit {
-                        what: FlatbufferBound::FieldCount,
-                        limit,
-                    } = &mut e.kind
-                    {
-                        *limit = max_fields as u64;
-                    }
-                    e.in_field(i)
-                })?;
-            fields.push(field);
-        }
+        let fields = fields_from_fb(fb.fields()?, &mut budget).map_err(|mut e| {
+            // The count ran out below a field: say which limit.
+            if let FormatErrorKind::FlatbufferLimit {
+                what: FlatbufferBound::FieldCount,
+                limit,
+            } = &mut e.kind
+            {
+                *limit = max_fields as u64;
+            }
+            e
+        })?;
         Ok(Schema {
             fields,
             metadata: metadata_from_fb(fb.custom_metadata()?)?,
@@ -244,8 +239,14 @@ fn metadata_from_fb(kvs: format::KeyValues<'_>) -> FormatResult<Metadata> {
         .collect()
 }
 
-fn invalid(what: &'static str, value: i64) -> FormatError {
-    FormatErrorKind::InvalidValue { what, value }.into()
+/// Converts `fields` (an error placed in its field), each counted against `budget`.
+fn fields_from_fb(fields: format::Fields<'_>, budget: &mut usize) -> FormatResult<Vec<Field>> {
+    let field = |(i, field): (usize, FormatResult<format::Field<'_>>)| {
+        field
+            .and_then(|field| field_from_fb(field, budget))
+            .map_err(|e| e.in_field(i))
+    };
+    fields.iter().enumerate().map(field).collect()
 }
 
 fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Field> {
@@ -256,14 +257,7 @@ fn field_from_fb(fb: format::Field<'_>, budget: &mut usize) -> FormatResult<Fiel
             limit: 0,
         })?;
     let name = fb.name()?.unwrap_or_default();
-    let mut children = Vec::new();
-    for (i, child) in fb.children()?.iter().enumerate() {
-        children.push(
-            child
-                .and_then(|child| field_from_fb(child, budget))
-                .map_err(|e| e.in_field(i))?,
-        );
-    }
+    let children = fields_from_fb(fb.children()?, budget)?;
     let data_type = data_type_from_fb(fb.type_()?, children)?;
     let dictionary = fb.dictionary()?.map(|d| DictionaryEncoding {
         id: d.id,

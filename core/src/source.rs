@@ -56,6 +56,27 @@ pub trait RandomAccess {
 #[cfg(feature = "alloc")]
 pub type SharedRanges = alloc::vec::Vec<crate::bytes::Bytes<'static>>;
 
+/// The loop of [`fill`] and `fill_async`, which differ only in awaiting each read.
+macro_rules! fill {
+    ($reader:ident, $position:ident, $buf:ident $(, $dot_await:tt)*) => {{
+        let mut filled = 0;
+        while let Some(rest) = $buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+            let len = rest.len() as u64;
+            let n = $reader.read(rest)$(.$dot_await)*.map_err(|error| Error::Source {
+                error,
+                offset: *$position,
+                len,
+            })?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+            *$position += n as u64;
+        }
+        Ok(filled)
+    }};
+}
+
 /// Reads from a stream until `buf` is full or the input ends, advancing `position`; returns the
 /// bytes read. A read error comes back unchanged, located at `position`.
 pub(crate) fn fill<R: embedded_io::Read>(
@@ -63,20 +84,7 @@ pub(crate) fn fill<R: embedded_io::Read>(
     position: &mut u64,
     buf: &mut [u8],
 ) -> Result<usize, Error<R::Error>> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        let n = reader.read(rest).map_err(|error| Error::Source {
-            error,
-            offset: *position,
-            len: rest.len() as u64,
-        })?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-        *position += n as u64;
-    }
-    Ok(filled)
+    fill!(reader, position, buf)
 }
 
 /// [`fill`] from an async stream.
@@ -86,21 +94,7 @@ pub(crate) async fn fill_async<R: embedded_io_async::Read>(
     position: &mut u64,
     buf: &mut [u8],
 ) -> Result<usize, Error<R::Error>> {
-    let mut filled = 0;
-    while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
-        let len = rest.len() as u64;
-        let n = reader.read(rest).await.map_err(|error| Error::Source {
-            error,
-            offset: *position,
-            len,
-        })?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-        *position += n as u64;
-    }
-    Ok(filled)
+    fill!(reader, position, buf, await)
 }
 
 /// A read past the end of an in-memory source.

@@ -153,7 +153,8 @@ impl TypeIds<'_> {
     }
 }
 
-fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
+/// A value out of its allowed range.
+pub(crate) fn invalid(what: &'static str, value: impl Into<i64>) -> FormatError {
     FormatErrorKind::InvalidValue {
         what,
         value: value.into(),
@@ -262,7 +263,7 @@ impl<'a> Kind<'a> {
     }
 
     /// Bytes per value of a fixed-width type.
-    fn byte_width(self) -> Option<usize> {
+    pub(crate) fn byte_width(self) -> Option<usize> {
         Some(match self {
             Kind::Int(int) => int.byte_width(),
             Kind::Float16 => 2,
@@ -463,12 +464,9 @@ impl<'a> Node<'a> {
 
     /// Slot `i` of an integer array widened to i64 (run ends).
     fn integer(&self, i: usize) -> i64 {
-        match self.kind {
-            Kind::Int(IntType { bit_width: 16, .. }) => self.value::<i16>(i).into(),
-            Kind::Int(IntType { bit_width: 32, .. }) => self.value::<i32>(i).into(),
-            Kind::Int(IntType { bit_width: 64, .. }) => self.value::<i64>(i),
-            _ => 0,
-        }
+        let Kind::Int(int) = self.kind else { return 0 };
+        let value = columnar::int_at(self.buffers[0], self.offset.wrapping_add(i), int);
+        value.map_or(0, |v| v as i64)
     }
 
     /// The dictionary index in slot `i`.
@@ -479,24 +477,21 @@ impl<'a> Node<'a> {
         })
     }
 
-    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as indices
-    /// (`(0, 0)` past the buffer, which validation rules out).
+    /// The pair of offsets of width `O` at slot `i` (of text, binary or a list), as a range of
+    /// indices (`0..0` past the buffer, which validation rules out).
     #[inline(always)]
-    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> (usize, usize) {
+    pub(crate) fn offsets<O: Offset>(&self, i: usize) -> Range<usize> {
         let at = self.offset.wrapping_add(i).wrapping_mul(O::WIDTH);
         let Some(pair) = self.buffers[0].get(at..at.wrapping_add(2 * O::WIDTH)) else {
-            return (0, 0);
+            return 0..0;
         };
         let (start, end) = pair.split_at(O::WIDTH);
-        (
-            O::from_le_slice(start).to_usize(),
-            O::from_le_slice(end).to_usize(),
-        )
+        O::from_le_slice(start).to_usize()..O::from_le_slice(end).to_usize()
     }
 
     /// The bytes of slot `i` of a binary, text, view or fixed-size binary array.
     pub(crate) fn bytes_value(&self, i: usize) -> &'a [u8] {
-        let (start, end) = match self.kind {
+        let range = match self.kind {
             Kind::Binary | Kind::Utf8 => self.offsets::<i32>(i),
             Kind::LargeBinary | Kind::LargeUtf8 => self.offsets::<i64>(i),
             Kind::BinaryView | Kind::Utf8View => {
@@ -509,7 +504,7 @@ impl<'a> Node<'a> {
             Kind::FixedSizeBinary(_) => return self.fixed_bytes(i),
             _ => return &[],
         };
-        self.buffers[1].get(start..end).unwrap_or_default()
+        self.buffers[1].get(range).unwrap_or_default()
     }
 
     /// The child slots list slot `i` spans (any list, list view, map or fixed-size list).
@@ -517,14 +512,8 @@ impl<'a> Node<'a> {
         let [first, second] = self.buffers;
         let j = self.offset.wrapping_add(i);
         match self.kind {
-            Kind::List | Kind::Map => {
-                let (start, end) = self.offsets::<i32>(i);
-                start..end
-            }
-            Kind::LargeList => {
-                let (start, end) = self.offsets::<i64>(i);
-                start..end
-            }
+            Kind::List | Kind::Map => self.offsets::<i32>(i),
+            Kind::LargeList => self.offsets::<i64>(i),
             Kind::ListView => {
                 let start = read::<i32>(first, j) as usize;
                 start..start.saturating_add(read::<i32>(second, j) as usize)
@@ -823,7 +812,10 @@ pub(crate) fn check<'a>(
         return Ok(null_count);
     }
     let child_len = |k: usize| child(k).map_or(0, |c| c.len);
-    let every_child = || (0..node.children as usize).map_while(&child);
+    let children_cover = |what| {
+        let mut children = (0..node.children as usize).map_while(&child).enumerate();
+        children.try_for_each(|(i, child)| need(child.len >= end, what, i))
+    };
     let checked = match node.kind {
         Kind::Null => Ok(()),
         Kind::Boolean => columnar::check_fixed(first, 1, end.div_ceil(8)),
@@ -874,21 +866,10 @@ pub(crate) fn check<'a>(
                 end,
             )
         }
-        Kind::Struct => {
-            for (i, child) in every_child().enumerate() {
-                need(child.len >= end, "struct child shorter than the struct", i)?;
-            }
-            Ok(())
-        }
+        Kind::Struct => children_cover("struct child shorter than the struct"),
         Kind::Union { dense, .. } => {
             if !dense {
-                for (i, child) in every_child().enumerate() {
-                    need(
-                        child.len >= end,
-                        "sparse union child shorter than the union",
-                        i,
-                    )?;
-                }
+                children_cover("sparse union child shorter than the union")?;
             }
             columnar::check_union(
                 first,
