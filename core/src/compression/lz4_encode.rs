@@ -67,27 +67,11 @@ impl Default for Lz4FrameOptions {
     }
 }
 
-impl Lz4FrameOptions {
-    /// Sets the largest uncompressed block.
-    #[must_use]
-    pub fn with_block_size(mut self, block_size: Lz4BlockSize) -> Self {
-        self.block_size = block_size;
-        self
-    }
-
-    /// Sets whether the header records the content size.
-    #[must_use]
-    pub fn with_content_size(mut self, content_size: bool) -> Self {
-        self.content_size = content_size;
-        self
-    }
-
-    /// Sets whether the frame ends with a checksum of its content.
-    #[must_use]
-    pub fn with_content_checksum(mut self, content_checksum: bool) -> Self {
-        self.content_checksum = content_checksum;
-        self
-    }
+with_setters! {
+    Lz4FrameOptions;
+    with_block_size: block_size: Lz4BlockSize,
+    with_content_size: content_size: bool,
+    with_content_checksum: content_checksum: bool,
 }
 
 /// Appends one LZ4 frame holding `data` to `out`.

@@ -119,27 +119,11 @@ impl Default for ReaderOptions {
     }
 }
 
-impl ReaderOptions {
-    /// Sets how many bytes the first read of a file takes from its end.
-    #[must_use]
-    pub fn with_footer_read_size(mut self, bytes: usize) -> Self {
-        self.footer_read_size = bytes;
-        self
-    }
-
-    /// Sets the largest declared uncompressed size of one buffer.
-    #[must_use]
-    pub fn with_max_decompressed_buffer(mut self, bytes: u64) -> Self {
-        self.max_decompressed_buffer = bytes;
-        self
-    }
-
-    /// Sets the largest message metadata accepted from a stream.
-    #[must_use]
-    pub fn with_max_metadata_size(mut self, bytes: u64) -> Self {
-        self.max_metadata_size = bytes;
-        self
-    }
+with_setters! {
+    ReaderOptions;
+    with_footer_read_size: footer_read_size: usize,
+    with_max_decompressed_buffer: max_decompressed_buffer: u64,
+    with_max_metadata_size: max_metadata_size: u64,
 }
 
 /// Reads `ranges` in one round trip: windows of shared memory when the source shares it,

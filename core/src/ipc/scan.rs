@@ -39,27 +39,11 @@ impl Default for ScanOptions {
     }
 }
 
-impl ScanOptions {
-    /// Sets the largest gap read through.
-    #[must_use]
-    pub fn with_hole_size_limit(mut self, bytes: u64) -> Self {
-        self.hole_size_limit = bytes;
-        self
-    }
-
-    /// Sets the largest merged read.
-    #[must_use]
-    pub fn with_range_size_limit(mut self, bytes: u64) -> Self {
-        self.range_size_limit = bytes;
-        self
-    }
-
-    /// Sets the readahead window in bytes.
-    #[must_use]
-    pub fn with_readahead(mut self, bytes: u64) -> Self {
-        self.readahead = bytes;
-        self
-    }
+with_setters! {
+    ScanOptions;
+    with_hole_size_limit: hole_size_limit: u64,
+    with_range_size_limit: range_size_limit: u64,
+    with_readahead: readahead: u64,
 }
 
 /// Iterates over a range of a file's record batches with planned reads; see the module docs.

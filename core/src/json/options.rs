@@ -68,23 +68,8 @@ impl EncoderOptions {
     }
 }
 
-/// The `with_*` builder methods of [`EncoderOptions`]: each sets the field it names.
-macro_rules! with_fields {
-    ($($with:ident: $field:ident: $type:ty,)*) => {
-        impl EncoderOptions {
-            $(
-                #[doc = concat!("Sets [`EncoderOptions::", stringify!($field), "`].")]
-                #[must_use]
-                pub fn $with(mut self, $field: $type) -> Self {
-                    self.$field = $field;
-                    self
-                }
-            )*
-        }
-    };
-}
-
-with_fields! {
+with_setters! {
+    EncoderOptions;
     with_explicit_nulls: explicit_nulls: bool,
     with_large_ints_as_strings: large_ints_as_strings: bool,
     with_non_finite_as_strings: non_finite_as_strings: bool,

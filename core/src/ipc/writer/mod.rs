@@ -100,28 +100,14 @@ impl Default for WriterOptions {
     }
 }
 
+with_setters! {
+    WriterOptions;
+    with_alignment: alignment: usize,
+    with_compression: compression: Option<CompressionCodec>,
+    with_codec_options: codec_options: CodecOptions,
+}
+
 impl WriterOptions {
-    /// Sets the alignment of messages and buffers: 8, 16, 32 or 64 bytes.
-    #[must_use]
-    pub fn with_alignment(mut self, alignment: usize) -> Self {
-        self.alignment = alignment;
-        self
-    }
-
-    /// Sets the body codec (`None` for uncompressed bodies).
-    #[must_use]
-    pub fn with_compression(mut self, compression: Option<CompressionCodec>) -> Self {
-        self.compression = compression;
-        self
-    }
-
-    /// Sets the codecs' settings (LZ4 block size and checksums).
-    #[must_use]
-    pub fn with_codec_options(mut self, codec_options: CodecOptions) -> Self {
-        self.codec_options = codec_options;
-        self
-    }
-
     /// Checks the options: the alignment must be 8, 16, 32 or 64.
     fn validate(&self) -> Result<(), FormatError> {
         if matches!(self.alignment, 8 | 16 | 32 | 64) {
