@@ -182,13 +182,8 @@ pub(crate) fn decode_columns<'a>(
             .array(&mut cursor, field, selection)
             .map_err(in_field)?;
         if column.len() != length {
-            return Err(in_field(
-                FormatErrorKind::InvalidArray {
-                    what: "column length differs from RecordBatch.length",
-                    index: column.len() as u64,
-                }
-                .into(),
-            ));
+            let what = "column length differs from RecordBatch.length";
+            return Err(in_field(crate::columnar::bad(what, column.len())));
         }
         columns.push(column);
     }

@@ -52,7 +52,7 @@ impl AsRef<[u8]> for Grown {
 }
 
 /// The size of one binary view.
-const VIEW_SIZE: usize = 16;
+pub(super) const VIEW_SIZE: usize = 16;
 
 /// Views of up to this many bytes hold them inline.
 const MAX_INLINE: usize = 12;
@@ -551,7 +551,7 @@ fn window(buffer: &[u8], start: usize, end: usize) -> &[u8] {
 }
 
 /// The data buffer and byte range of a view whose value is not inline.
-fn long_view(view: &[u8]) -> Option<(usize, Range<usize>)> {
+pub(super) fn long_view(view: &[u8]) -> Option<(usize, Range<usize>)> {
     let len = usize::try_from(read::<i32>(view, 0)).ok()?;
     if len <= MAX_INLINE {
         return None;

@@ -41,13 +41,7 @@ pub(super) fn collect<'a>(
     let (encoded, children) = match (field.dictionary(), array.dictionary()) {
         (Some(encoding), Some(d)) => (Some((encoding.id, &d.values)), d.values.children()),
         (None, None) => (None, array.children()),
-        _ => {
-            return Err(FormatErrorKind::InvalidArray {
-                what: "array type differs from its field",
-                index: 0,
-            }
-            .into());
-        }
+        _ => return Err(crate::columnar::bad("array type differs from its field", 0)),
     };
     let child_fields = field.data_type().children();
     for (i, (child_field, child)) in child_fields.iter().zip(children).enumerate() {

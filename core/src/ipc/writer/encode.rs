@@ -15,10 +15,11 @@
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
 use crate::datatype::{DataType, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
-use crate::flatbuffer::Element;
+use crate::columnar::{Native, bad, read};
+use crate::error::{FormatErrorKind, FormatResult};
 use crate::flatbuffer_builder::Push;
 use crate::format::FieldNode;
+use crate::ipc::delta::{VIEW_SIZE, long_view};
 use crate::schema::Field;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -41,11 +42,7 @@ pub(super) fn encode_columns<'a>(
     columns: &[ArrayView<'a>],
 ) -> FormatResult<Columns<'a>> {
     if fields.len() != columns.len() {
-        return Err(FormatErrorKind::InvalidArray {
-            what: "number of columns differs from the schema",
-            index: columns.len() as u64,
-        }
-        .into());
+        return Err(bad("number of columns differs from the schema", columns.len()));
     }
     let mut encoder = Columns::default();
     for (i, (field, column)) in fields.iter().zip(columns).enumerate() {
@@ -54,18 +51,10 @@ pub(super) fn encode_columns<'a>(
     Ok(encoder)
 }
 
-fn invalid(what: &'static str, index: usize) -> FormatError {
-    FormatErrorKind::InvalidArray {
-        what,
-        index: index as u64,
-    }
-    .into()
-}
-
 /// `a * b`, or an error naming what overflowed.
 fn mul(a: usize, b: usize) -> FormatResult<usize> {
     a.checked_mul(b)
-        .ok_or_else(|| invalid("buffer size overflows", a))
+        .ok_or_else(|| bad("buffer size overflows", a))
 }
 
 /// The window `range` of `bytes`, borrowed or shared (no copy).
@@ -73,7 +62,7 @@ fn window<'a>(bytes: &Bytes<'a>, range: Range<usize>) -> FormatResult<Bytes<'a>>
     let end = range.end;
     bytes
         .slice(range)
-        .ok_or_else(|| invalid("buffer shorter than the array", end))
+        .ok_or_else(|| bad("buffer shorter than the array", end))
 }
 
 /// The bits `offset..offset + len` of an LSB-first bitmap, moved to start at bit 0, with the
@@ -100,13 +89,10 @@ pub(super) fn copy_bits(bitmap: &[u8], offset: usize, len: usize) -> Vec<u8> {
 }
 
 /// An offset type: `i32` for Binary, Utf8, List and Map, `i64` for their large forms.
-trait OffsetType: Element + Push + TryFrom<i64> + Into<i64> {
+trait OffsetType: Native + Push + TryFrom<i64> + Into<i64> {
     /// Offset `i` of `buf`, widened (0 past the end; validation rules that out).
     fn read(buf: &[u8], i: usize) -> i64 {
-        let at = i.saturating_mul(Self::SIZE);
-        buf.get(at..at.saturating_add(Self::SIZE))
-            .and_then(Self::from_le_slice)
-            .map_or(0, Into::into)
+        read::<Self>(buf, i).into()
     }
 
     /// Appends `value` in this width, or fails if it does not fit (only an `i32` can fail).
@@ -123,22 +109,6 @@ trait OffsetType: Element + Push + TryFrom<i64> + Into<i64> {
 impl OffsetType for i32 {}
 
 impl OffsetType for i64 {}
-
-/// Bytes per binary view.
-const VIEW_SIZE: usize = 16;
-
-/// The data buffer a view points into, or `None` for a view holding its bytes inline.
-fn view_buffer(view: &[u8]) -> Option<usize> {
-    let word = |at: usize| {
-        view.get(at..at + 4)
-            .and_then(|b| b.try_into().ok())
-            .map(i32::from_le_bytes)
-    };
-    if word(0)? <= 12 {
-        return None;
-    }
-    usize::try_from(word(8)?).ok()
-}
 
 /// A validated (so non-negative) offset or length as `usize`.
 fn index(value: i64) -> FormatResult<usize> {
@@ -164,7 +134,7 @@ impl<'a> Columns<'a> {
         array
             .buffers()
             .get(b)
-            .ok_or_else(|| invalid("wrong number of buffers", b))
+            .ok_or_else(|| bad("wrong number of buffers", b))
     }
 
     /// The node of an array with a validity buffer, and that buffer: empty without nulls, else
@@ -206,18 +176,18 @@ impl<'a> Columns<'a> {
     fn offsets<O: OffsetType>(&mut self, array: &ArrayView<'a>) -> FormatResult<Range<usize>> {
         let (offset, len) = (array.offset(), array.len());
         if len == 0 {
-            self.buffers.push(Bytes::from_vec(vec![0; O::SIZE]));
+            self.buffers.push(Bytes::from_vec(vec![0; O::WIDTH]));
             return Ok(0..0);
         }
         let buffer = Self::buffer(array, 0)?;
         let first = O::read(buffer, offset);
         let last = O::read(buffer, offset + len);
         if first == 0 {
-            let start = mul(offset, O::SIZE)?;
-            let end = mul(offset + len + 1, O::SIZE)?;
+            let start = mul(offset, O::WIDTH)?;
+            let end = mul(offset + len + 1, O::WIDTH)?;
             self.buffers.push(window(buffer, start..end)?);
         } else {
-            let mut rebased = Vec::with_capacity(mul(len + 1, O::SIZE)?);
+            let mut rebased = Vec::with_capacity(mul(len + 1, O::WIDTH)?);
             for i in offset..=offset + len {
                 O::push(O::read(buffer, i) - first, &mut rebased)?;
             }
@@ -230,7 +200,7 @@ impl<'a> Columns<'a> {
     fn child(array: &ArrayView<'a>, i: usize, range: Range<usize>) -> FormatResult<ArrayView<'a>> {
         let child = array
             .child(i)
-            .ok_or_else(|| invalid("number of children differs from the type", i))?;
+            .ok_or_else(|| bad("number of children differs from the type", i))?;
         child.slice(range.start, range.end.saturating_sub(range.start))
     }
 
@@ -248,7 +218,7 @@ impl<'a> Columns<'a> {
         if array.data_type() != field.data_type()
             || array.dictionary().is_some() != field.dictionary().is_some()
         {
-            return Err(invalid("array type differs from its field", 0));
+            return Err(bad("array type differs from its field", 0));
         }
         let (offset, len) = (array.offset(), array.len());
         if let Some(dictionary) = array.dictionary() {
@@ -271,7 +241,7 @@ impl<'a> Columns<'a> {
             LargeListView(item) => self.list_view::<i64>(item, array)?,
             FixedSizeList(item, size) => {
                 self.node_and_validity(array);
-                let size = usize::try_from(*size).map_err(|_| invalid("negative list size", 0))?;
+                let size = usize::try_from(*size).map_err(|_| bad("negative list size", 0))?;
                 let start = mul(offset, size)?;
                 let child = Self::child(array, 0, start..start + mul(len, size)?)?;
                 self.array(item, &child).map_err(|e| e.in_field(0))?;
@@ -293,7 +263,7 @@ impl<'a> Columns<'a> {
             other => {
                 let width = other
                     .byte_width()
-                    .ok_or_else(|| invalid("type has no layout", 0))?;
+                    .ok_or_else(|| bad("type has no layout", 0))?;
                 self.node_and_validity(array);
                 self.fixed(array, 0, width)?;
             }
@@ -312,7 +282,7 @@ impl<'a> Columns<'a> {
         let views = window(Self::buffer(array, 0)?, start..end)?;
         let mut used = vec![false; data.len()];
         for view in views.chunks_exact(VIEW_SIZE) {
-            if let Some(buffer) = view_buffer(view)
+            if let Some((buffer, _)) = long_view(view)
                 && let Some(used) = used.get_mut(buffer)
             {
                 *used = true;
@@ -333,7 +303,7 @@ impl<'a> Columns<'a> {
         }
         let mut copied = views.to_vec();
         for view in copied.chunks_exact_mut(VIEW_SIZE) {
-            if let Some(buffer) = view_buffer(view)
+            if let Some((buffer, _)) = long_view(view)
                 && let (Some(new), Some(index)) = (renumbered.get(buffer), view.get_mut(8..12))
             {
                 index.copy_from_slice(&new.to_le_bytes());
@@ -385,7 +355,7 @@ impl<'a> Columns<'a> {
             }
         }
         let (lo, hi) = extent.unwrap_or((0, 0));
-        let mut rebased = Vec::with_capacity(mul(len, O::SIZE)?);
+        let mut rebased = Vec::with_capacity(mul(len, O::WIDTH)?);
         for j in offset..offset + len {
             let start = if O::read(sizes, j) > 0 {
                 O::read(starts, j) - lo
@@ -395,7 +365,7 @@ impl<'a> Columns<'a> {
             O::push(start, &mut rebased)?;
         }
         self.buffers.push(Bytes::from_vec(rebased));
-        self.fixed(array, 1, O::SIZE)?;
+        self.fixed(array, 1, O::WIDTH)?;
         let child = Self::child(array, 0, index(lo)?..index(hi)?)?;
         self.array(item, &child).map_err(|e| e.in_field(0))
     }
@@ -433,13 +403,13 @@ impl<'a> Columns<'a> {
     /// one cut at its length), and the values of those runs.
     fn run_end_encoded(&mut self, pair: &[Field], array: &ArrayView<'a>) -> FormatResult<()> {
         let [run_ends_field, values_field] = pair else {
-            return Err(invalid("run-end encoded array needs two children", 0));
+            return Err(bad("run-end encoded array needs two children", 0));
         };
         let (offset, len) = (array.offset(), array.len());
         self.node(len, 0);
         let run_ends = array
             .child(0)
-            .ok_or_else(|| invalid("run-end encoded array needs two children", 0))?;
+            .ok_or_else(|| bad("run-end encoded array needs two children", 0))?;
         let (first, last) = if len == 0 {
             (0, 0)
         } else {
@@ -455,14 +425,14 @@ impl<'a> Columns<'a> {
             let width = run_ends_field
                 .data_type()
                 .byte_width()
-                .ok_or_else(|| invalid("run ends are not integers", 0))?;
+                .ok_or_else(|| bad("run ends are not integers", 0))?;
             let mut ends = Vec::with_capacity(mul(last - first, width)?);
             for r in first..last {
                 let end = (run_ends.integer(r) - offset as i64).min(len as i64);
                 match width {
                     2 => ends.extend_from_slice(
                         &i16::try_from(end)
-                            .map_err(|_| invalid("run end out of range", r))?
+                            .map_err(|_| bad("run end out of range", r))?
                             .to_le_bytes(),
                     ),
                     4 => i32::push(end, &mut ends)?,
