@@ -154,11 +154,6 @@ pub(super) fn is_prefix(prefix: &ArrayView<'_>, array: &ArrayView<'_>) -> bool {
         && (0..prefix.len()).all(|i| slot_eq(prefix, i, array, i))
 }
 
-/// Copies the bytes of `bytes` the writer may not keep borrowed; shared bytes stay shared.
-fn owned_bytes(bytes: &Bytes<'_>) -> Bytes<'static> {
-    bytes.clone().into_static()
-}
-
 /// A copy of `array` that borrows nothing.
 pub(super) fn owned_view(array: &ArrayView<'_>) -> FormatResult<ArrayView<'static>> {
     let dictionary = match array.dictionary() {
@@ -174,7 +169,12 @@ pub(super) fn owned_view(array: &ArrayView<'_>) -> FormatResult<ArrayView<'stati
         offset: array.offset(),
         null_count: array.null_count(),
         validity: array.validity().map(|v| Bytes::from_vec(v.to_vec())),
-        buffers: array.buffers().iter().map(owned_bytes).collect(),
+        // Borrowed bytes copied; shared bytes stay shared.
+        buffers: array
+            .buffers()
+            .iter()
+            .map(|b| b.clone().into_static())
+            .collect(),
         children: array
             .children()
             .iter()

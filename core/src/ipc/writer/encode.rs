@@ -14,8 +14,8 @@
 
 use crate::array::{ArrayParts, ArrayView};
 use crate::bytes::Bytes;
-use crate::datatype::{DataType, UnionMode};
 use crate::columnar::{Native, bad, read};
+use crate::datatype::{DataType, UnionMode};
 use crate::error::{FormatErrorKind, FormatResult};
 use crate::flatbuffer_builder::Push;
 use crate::format::FieldNode;
@@ -42,7 +42,10 @@ pub(super) fn encode_columns<'a>(
     columns: &[ArrayView<'a>],
 ) -> FormatResult<Columns<'a>> {
     if fields.len() != columns.len() {
-        return Err(bad("number of columns differs from the schema", columns.len()));
+        return Err(bad(
+            "number of columns differs from the schema",
+            columns.len(),
+        ));
     }
     let mut encoder = Columns::default();
     for (i, (field, column)) in fields.iter().zip(columns).enumerate() {

@@ -208,16 +208,22 @@ impl MessageEncoder {
                         values.slice(from, values.len() - from).map_err(in_field)?,
                     ),
                 };
-            messages.push(
-                self.dictionary_message(*id, is_delta, field, &slots)
-                    .map_err(in_field)?,
-            );
+            let header = |layout: &BatchLayout, body_len| {
+                message::dictionary_batch_message(*id, is_delta, layout, body_len)
+            };
+            let (one_field, one_column) =
+                (core::slice::from_ref(field), core::slice::from_ref(&slots));
+            let kind = MessageKind::DictionaryBatch;
+            let encoded = self.message(kind, one_field, one_column, slots.len(), header);
+            messages.push(encoded.map_err(in_field)?);
             staged.push((
                 *id,
                 Arc::new(dictionary::owned_view(values).map_err(in_field)?),
             ));
         }
-        messages.push(self.record_batch_message(fields, batch)?);
+        let (columns, rows) = (batch.columns(), batch.num_rows());
+        let header = message::record_batch_message;
+        messages.push(self.message(MessageKind::RecordBatch, fields, columns, rows, header)?);
         for (id, values) in staged {
             self.dictionaries.sent(id, values);
         }
@@ -255,36 +261,6 @@ impl MessageEncoder {
             body: body.pieces,
             body_len: body.len,
         })
-    }
-
-    fn record_batch_message<'a>(
-        &self,
-        fields: &[Field],
-        batch: &RecordBatch<'a>,
-    ) -> FormatResult<EncodedMessage<'a>> {
-        self.message(
-            MessageKind::RecordBatch,
-            fields,
-            batch.columns(),
-            batch.num_rows(),
-            message::record_batch_message,
-        )
-    }
-
-    fn dictionary_message<'a>(
-        &self,
-        id: i64,
-        is_delta: bool,
-        field: &Field,
-        values: &ArrayView<'a>,
-    ) -> FormatResult<EncodedMessage<'a>> {
-        self.message(
-            MessageKind::DictionaryBatch,
-            core::slice::from_ref(field),
-            core::slice::from_ref(values),
-            values.len(),
-            |layout, body_len| message::dictionary_batch_message(id, is_delta, layout, body_len),
-        )
     }
 
     /// The footer flatbuffer of a file whose dictionary and record batch messages lie at these
