@@ -68,13 +68,11 @@ impl Projection {
         let Projection::Fields(selected) = self else {
             return Ok(()); // already everything; the path was still checked
         };
-        let at = match selected.binary_search_by_key(&index, |(i, _)| *i) {
-            Ok(at) => at,
-            Err(at) => {
-                selected.insert(at, (index, Projection::Fields(Vec::new())));
-                at
-            }
-        };
+        let found = selected.binary_search_by_key(&index, |(i, _)| *i);
+        let at = found.unwrap_or_else(|at| {
+            selected.insert(at, (index, Projection::Fields(Vec::new())));
+            at
+        });
         match selected.get_mut(at) {
             Some((_, child)) => child.add(children, rest),
             None => Ok(()),

@@ -17,9 +17,6 @@ use alloc::vec::Vec;
 /// Zeros to pad with; as long as the largest alignment.
 static ZEROS: [u8; 64] = [0; 64];
 
-/// The prefix of a buffer kept uncompressed in a compressed body.
-static UNCOMPRESSED: [u8; 8] = UNCOMPRESSED_PREFIX;
-
 /// A laid-out body.
 #[derive(Debug, Default)]
 pub(super) struct Body<'a> {
@@ -64,7 +61,8 @@ pub(super) fn lay_out<'a>(
             None => body.push(buffer),
             Some(codec) => match compress_buffer(codec, &buffer, codec_options)? {
                 EncodedBuffer::Uncompressed => {
-                    body.push(Bytes::borrowed(&UNCOMPRESSED));
+                    // The prefix of a buffer kept uncompressed in a compressed body.
+                    body.push(Bytes::borrowed(&UNCOMPRESSED_PREFIX));
                     body.push(buffer);
                 }
                 EncodedBuffer::Compressed(bytes) => body.push(Bytes::from_vec(bytes)),
