@@ -203,28 +203,23 @@ mod tests {
     }
 
     #[test]
-    fn record_batch_messages_read_back() {
+    fn record_batch_and_dictionary_batch_messages_read_back() {
         let layout = layout();
         let plain = BatchLayout {
             variadic_buffer_counts: Vec::new(),
             compression: None,
             ..layout.clone()
         };
-        for (layout, body_length) in [(layout, 128), (plain, 0)] {
-            let buf = record_batch_message(&layout, body_length).unwrap();
+        for (layout, body_length) in [(&layout, 128), (&plain, 0)] {
+            let buf = record_batch_message(layout, body_length).unwrap();
             let message = format::Message::parse(&buf).unwrap();
             assert_eq!(message.version().unwrap(), MetadataVersion::V5);
             assert_eq!(u64::try_from(message.body_length()), Ok(body_length));
             let MessageHeader::RecordBatch(batch) = message.header().unwrap() else {
                 panic!("not a record batch");
             };
-            check_batch(batch, &layout);
+            check_batch(batch, layout);
         }
-    }
-
-    #[test]
-    fn dictionary_batch_messages_read_back() {
-        let layout = layout();
         for is_delta in [false, true] {
             let buf = dictionary_batch_message(-4, is_delta, &layout, 64).unwrap();
             let message = format::Message::parse(&buf).unwrap();
