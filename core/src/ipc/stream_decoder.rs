@@ -355,34 +355,31 @@ impl StreamDecoder {
                 meta_data_length: i32::try_from(body_at - raw.offset).unwrap_or(i32::MAX),
                 body_length: i64::try_from(raw.body.len()).unwrap_or(i64::MAX),
             };
-            match header {
+            let file = self.file.as_mut();
+            let (count, blocks) = match header {
                 MessageHeader::RecordBatch(_) => {
-                    let batch = self.batches;
-                    self.batches += 1;
-                    if let Some(file) = &mut self.file {
-                        file.record_batches.push(block);
-                    }
-                    return state
-                        .record_batch(message, &Body::Whole(raw.body))
-                        .map(StreamDecodeResult::Data)
-                        .map_err(|e| e.rebase(body_at).in_batch(batch));
+                    (&mut self.batches, file.map(|f| &mut f.record_batches))
                 }
-                MessageHeader::DictionaryBatch(_) => {
-                    let batch = self.dictionary_batches;
-                    self.dictionary_batches += 1;
-                    if let Some(file) = &mut self.file {
-                        file.dictionaries.push(block);
-                    }
-                    state
-                        .dictionary_batch(message, &raw.body, self.file.is_some())
-                        .map_err(|e| e.rebase(body_at).in_batch(batch))?;
-                }
+                MessageHeader::DictionaryBatch(_) => (
+                    &mut self.dictionary_batches,
+                    file.map(|f| &mut f.dictionaries),
+                ),
                 _ => {
-                    return Err(
-                        unexpected("RecordBatch or DictionaryBatch", message).at(raw.offset)
-                    );
+                    let expected = "RecordBatch or DictionaryBatch";
+                    return Err(unexpected(expected, message).at(raw.offset));
                 }
+            };
+            let batch = *count;
+            *count += 1;
+            let is_file = blocks.map(|blocks| blocks.push(block)).is_some();
+            let located = |e: FormatError| e.rebase(body_at).in_batch(batch);
+            if let MessageHeader::RecordBatch(_) = header {
+                let batch = state.record_batch(message, &Body::Whole(raw.body));
+                return batch.map(StreamDecodeResult::Data).map_err(located);
             }
+            state
+                .dictionary_batch(message, &raw.body, is_file)
+                .map_err(located)?;
         }
     }
 
@@ -529,18 +526,15 @@ impl StreamDecoder {
         };
         let len = i32::from_le_bytes(word);
         self.input.skip(prefix_len);
-        if len == 0 && self.file.is_some() && self.state.is_none() {
-            // Zeros between a file's magic and its schema message pad the magic further (to
-            // 64 bytes, as arrow-rs writes it), which file readers never read.
-            return Ok(None);
-        }
         if len == 0 {
-            self.step = match self.file {
-                Some(_) => Step::Trailer {
-                    at: self.input.position,
-                },
-                None => Step::End,
-            };
+            let at = self.input.position;
+            match (&self.file, &self.state) {
+                (None, _) => self.step = Step::End,
+                (Some(_), Some(_)) => self.step = Step::Trailer { at },
+                // Zeros between a file's magic and its schema message pad the magic further
+                // (to 64 bytes, as arrow-rs writes it), which file readers never read.
+                (Some(_), None) => {}
+            }
             return Ok(None);
         }
         let len = metadata_length(len, offset).map_err(refuse)?;
