@@ -97,11 +97,6 @@ impl<W: embedded_io::Write> FileWriter<W> {
         self.metadata = metadata;
     }
 
-    /// The schema every batch must have.
-    pub fn schema(&self) -> &Arc<Schema> {
-        self.encoder.schema()
-    }
-
     /// The blocks of the record batches written so far.
     pub fn record_batch_blocks(&self) -> &[Block] {
         &self.record_batch_blocks
@@ -111,19 +106,6 @@ impl<W: embedded_io::Write> FileWriter<W> {
     pub fn dictionary_blocks(&self) -> &[Block] {
         &self.dictionary_blocks
     }
-
-    /// How many bytes have been written.
-    pub fn bytes_written(&self) -> u64 {
-        self.sink.position
-    }
-
-    /// The sink.
-    pub fn inner(&self) -> &W {
-        &self.sink.inner
-    }
-
-    /// Unwraps the sink (call [`finish`](Self::finish) first to complete the file).
-    pub fn into_inner(self) -> W {
-        self.sink.inner
-    }
 }
+
+writer_accessors!(FileWriter, "complete the file");
