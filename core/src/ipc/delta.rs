@@ -638,10 +638,10 @@ mod tests {
     /// value `i`.
     fn fill<B: ArrayBuilder>(
         mut builder: B,
-        slots: Range<usize>,
+        slots: &Range<usize>,
         value: impl Fn(&mut B, usize),
     ) -> ArrayView<'static> {
-        for i in slots {
+        for i in slots.clone() {
             if i % 7 == 3 {
                 builder.append_null();
             } else {
@@ -651,67 +651,48 @@ mod tests {
         builder.finish().unwrap()
     }
 
-    /// Arrays of every layout, nested ones included, each with nulls, holding values `slots`.
-    fn arrays(slots: Range<usize>) -> Vec<ArrayView<'static>> {
-        let int = |b: &mut PrimitiveBuilder<i32>, i: usize| b.append_value(i as i32);
+    type Int = PrimitiveBuilder<i32>;
+
+    /// Arrays of every layout, nested ones included, each with nulls, holding values `s`.
+    fn arrays(s: Range<usize>) -> Vec<ArrayView<'static>> {
+        let int = |b: &mut Int, i: usize| b.append_value(i as i32);
         let text = |b: &mut StringBuilder, i: usize| b.append_value(word(i));
+        let bytes = |b: &mut BinaryBuilder, i: usize| b.append_value(word(i).as_bytes());
         let mut all = vec![
-            fill(NullBuilder::new(), slots.clone(), |b, _| b.append_null()),
-            fill(PrimitiveBuilder::<i32>::new(), slots.clone(), int),
-            fill(BooleanBuilder::new(), slots.clone(), |b, i| {
-                b.append_value(i % 3 == 0)
-            }),
-            fill(StringBuilder::new(), slots.clone(), text),
-            fill(BinaryBuilder::new_large(), slots.clone(), |b, i| {
-                b.append_value(word(i).as_bytes())
-            }),
-            fill(FixedSizeBinaryBuilder::new(3), slots.clone(), |b, i| {
+            fill(NullBuilder::new(), &s, |b, _| b.append_null()),
+            fill(Int::new(), &s, int),
+            fill(BooleanBuilder::new(), &s, |b, i| b.append_value(i % 3 == 0)),
+            fill(StringBuilder::new(), &s, text),
+            fill(BinaryBuilder::new_large(), &s, bytes),
+            fill(FixedSizeBinaryBuilder::new(3), &s, |b, i| {
                 b.append_value(&[i as u8, 1, 2]);
             }),
-            fill(
-                StringBuilder::new_view().with_block_size(40),
-                slots.clone(),
-                text,
-            ),
-            fill(BinaryBuilder::new_view(), slots.clone(), |b, i| {
-                b.append_value(word(i).as_bytes())
+            fill(StringBuilder::new_view().with_block_size(40), &s, text),
+            fill(BinaryBuilder::new_view(), &s, bytes),
+            fill(ListBuilder::new(Int::new()), &s, |b, i| {
+                b.append_value((0..i % 4).map(|k| k as i32));
+            }),
+            fill(ListBuilder::new_large(StringBuilder::new()), &s, |b, i| {
+                b.append_value((0..i % 3).map(word));
+            }),
+            fill(ListBuilder::new_view(Int::new()), &s, |b, i| {
+                b.append_value((0..i % 4).map(|k| (i + k) as i32));
             }),
             fill(
-                ListBuilder::new(PrimitiveBuilder::<i32>::new()),
-                slots.clone(),
-                |b, i| {
-                    b.append_value((0..i % 4).map(|k| k as i32));
-                },
-            ),
-            fill(
-                ListBuilder::new_large(StringBuilder::new()),
-                slots.clone(),
-                |b, i| {
-                    b.append_value((0..i % 3).map(word));
-                },
-            ),
-            fill(
-                ListBuilder::new_view(PrimitiveBuilder::<i32>::new()),
-                slots.clone(),
-                |b, i| {
-                    b.append_value((0..i % 4).map(|k| (i + k) as i32));
-                },
-            ),
-            fill(
                 ListBuilder::new_large_view(StringBuilder::new_view()),
-                slots.clone(),
+                &s,
                 |b, i| {
                     b.append_value((i..i + i % 3).map(word));
                 },
             ),
             fill(
                 FixedSizeListBuilder::new(PrimitiveBuilder::<i16>::new(), 3),
-                slots.clone(),
+                &s,
                 |b, i| b.append_value([i as i16, 0, -(i as i16)]),
             ),
             fill(
-                MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new()),
-                slots.clone(),
+                MapBuilder::new(StringBuilder::new(), Int::new()),
+                &s,
                 |b, i| {
                     for k in 0..i % 3 {
                         let (keys, values) = b.entries();
@@ -723,44 +704,35 @@ mod tests {
             ),
             fill(
                 StructBuilder::new()
-                    .with_child("n", PrimitiveBuilder::<i32>::new())
+                    .with_child("n", Int::new())
                     .with_child("s", StringBuilder::new_view()),
-                slots.clone(),
+                &s,
                 |b, i| {
-                    b.field_builder::<PrimitiveBuilder<i32>>(0)
-                        .unwrap()
-                        .append_value(i as i32);
+                    b.field_builder::<Int>(0).unwrap().append_value(i as i32);
                     b.field_builder::<StringBuilder>(1)
                         .unwrap()
                         .append_value(word(i));
                     b.append();
                 },
             ),
+            fill(RunEndBuilder::new(StringBuilder::new()), &s, |b, i| {
+                b.append_value(word(i / 4))
+            }),
             fill(
-                RunEndBuilder::new(StringBuilder::new()),
-                slots.clone(),
-                |b, i| b.append_value(word(i / 4)),
-            ),
-            fill(
-                RunEndBuilder::new(PrimitiveBuilder::<i32>::new())
-                    .with_run_end_type(DataType::Int16),
-                slots.clone(),
+                RunEndBuilder::new(Int::new()).with_run_end_type(DataType::Int16),
+                &s,
                 |b, i| b.append_value((i / 3) as i32),
             ),
-            fill(
-                DictionaryBuilder::new(StringBuilder::new()),
-                slots.clone(),
-                |b, i| {
-                    b.append_value(word(i % 5));
-                },
-            ),
+            fill(DictionaryBuilder::new(StringBuilder::new()), &s, |b, i| {
+                b.append_value(word(i % 5));
+            }),
             fill(
                 ListBuilder::new(
                     StructBuilder::new()
                         .with_child("l", ListBuilder::new(StringBuilder::new_view()))
                         .with_child("b", BooleanBuilder::new()),
                 ),
-                slots.clone(),
+                &s,
                 |b, i| {
                     for k in 0..i % 3 {
                         let s = b.values();
@@ -777,14 +749,11 @@ mod tests {
         for mode in [UnionMode::Sparse, UnionMode::Dense] {
             // Unions have no nulls of their own: a null slot is a null in a child.
             let mut union = UnionBuilder::new(mode)
-                .with_child(2, "n", PrimitiveBuilder::<i32>::new())
+                .with_child(2, "n", Int::new())
                 .with_child(7, "s", StringBuilder::new_view());
-            for i in slots.clone() {
+            for i in s.clone() {
                 if i % 3 == 0 {
-                    union
-                        .append::<PrimitiveBuilder<i32>>(2)
-                        .unwrap()
-                        .append_value(i as i32);
+                    union.append::<Int>(2).unwrap().append_value(i as i32);
                 } else if i % 7 == 3 {
                     union.append_child(7).unwrap().append_null();
                 } else {
