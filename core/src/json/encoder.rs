@@ -226,60 +226,31 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        let nodes = view.nodes();
-        let (columns_end, array) = (view.columns_end(), false);
-        let (cx, zones, plan) = Self::compile(nodes, columns_end, array, options)?;
-        Ok(Self::over(
-            Nodes::View(nodes),
-            (columns_end, array, view.num_rows()),
-            (cx, zones, plan),
-            framing,
-        ))
+        let shape = (view.columns_end(), false, view.num_rows());
+        Self::build(Nodes::View(view.nodes()), shape, framing, options)
     }
 
-    /// The construction-time checks of `nodes` (see [`Check`]) and the plan.
-    #[allow(clippy::type_complexity)]
-    fn compile<T: Table<'b> + ?Sized>(
-        nodes: &T,
-        columns_end: usize,
-        array: bool,
-        options: EncoderOptions,
-    ) -> Result<(Context, Zones<'b>, Option<Plan<'b, PLAN>>), JsonError> {
-        let mut check = Check {
-            nodes,
-            column: 0,
-            limit: DEPTH,
-            plain_names: true,
-            zones: Zones::new(&options),
-        };
-        for (at, node) in siblings(nodes, 0, columns_end) {
-            check.plain_names &= escape::is_plain(node.name);
-            check.frames(at, usize::from(!array), 0)?;
-            check.column += 1;
-        }
-        let Check {
-            plain_names, zones, ..
-        } = check;
-        let plan = Plan::new(nodes, columns_end, array, options, &zones);
-        let cx = Context {
-            options,
-            plain_names,
-        };
-        Ok((cx, zones, plan))
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn over(
+    /// An encoder of `nodes` (the columns `0..columns_end`, or the `array` at node 0) and its
+    /// `rows`, after the construction-time checks (see [`Check`]) and with its plan.
+    fn build(
         nodes: Nodes<'b>,
         (columns_end, array, rows): (usize, bool, usize),
-        (cx, zones, plan): (Context, Zones<'b>, Option<Plan<'b, PLAN>>),
         framing: Framing,
-    ) -> Self {
-        Encoder {
+        options: EncoderOptions,
+    ) -> Result<Self, JsonError> {
+        let (zones, plain_names, plan) = match &nodes {
+            Nodes::View(table) => Self::compile(*table, columns_end, array, options)?,
+            #[cfg(feature = "alloc")]
+            Nodes::Arrays(table) => Self::compile(table, columns_end, array, options)?,
+        };
+        Ok(Encoder {
             nodes,
             columns_end,
             array,
-            cx,
+            cx: Context {
+                options,
+                plain_names,
+            },
             zones,
             plan,
             rows: Rows {
@@ -294,7 +265,31 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             },
             spill: Spill::new(),
             stream: None,
+        })
+    }
+
+    /// The construction-time checks of `nodes` (see [`Check`]): the zones and whether every
+    /// name is plain; and the plan.
+    fn compile<T: Table<'b> + ?Sized>(
+        nodes: &T,
+        columns_end: usize,
+        array: bool,
+        options: EncoderOptions,
+    ) -> Result<(Zones<'b>, bool, Option<Plan<'b, PLAN>>), JsonError> {
+        let mut check = Check {
+            nodes,
+            column: 0,
+            limit: DEPTH,
+            plain_names: true,
+            zones: Zones::new(&options),
+        };
+        for (at, node) in siblings(nodes, 0, columns_end) {
+            check.plain_names &= escape::is_plain(node.name);
+            check.frames(at, usize::from(!array), 0)?;
+            check.column += 1;
         }
+        let plan = Plan::new(nodes, columns_end, array, options, &check.zones);
+        Ok((check.zones, check.plain_names, plan))
     }
 
     /// Writes the next bytes of JSON into `out`; see [`Progress`].
@@ -492,14 +487,8 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        let (columns_end, rows) = (arrays.columns_end(), arrays.num_rows());
-        let compiled = Self::compile(&arrays, columns_end, array, options)?;
-        Ok(Self::over(
-            Nodes::Arrays(arrays),
-            (columns_end, array, rows),
-            compiled,
-            framing,
-        ))
+        let shape = (arrays.columns_end(), array, arrays.num_rows());
+        Self::build(Nodes::Arrays(arrays), shape, framing, options)
     }
 }
 
