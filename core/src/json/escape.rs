@@ -407,7 +407,7 @@ pub(crate) fn hex_into(src: &[u8], out: &mut [u8]) -> usize {
 
 /// The two lowercase hex digits of a byte.
 #[inline(always)]
-pub(crate) fn hex_pair(byte: u8) -> [u8; 2] {
+fn hex_pair(byte: u8) -> [u8; 2] {
     [hex_digit(byte >> 4), hex_digit(byte & 0xF)]
 }
 
@@ -424,7 +424,7 @@ fn base64_digit(sextet: u32) -> u8 {
 
 /// The four base64 characters of up to three bytes (`=`-padded when fewer).
 #[inline(always)]
-pub(crate) fn base64_group(group: &[u8]) -> [u8; 4] {
+fn base64_group(group: &[u8]) -> [u8; 4] {
     let byte = |i: usize| u32::from(group.get(i).copied().unwrap_or(0));
     let n = (byte(0) << 16) | (byte(1) << 8) | byte(2);
     let mut out = [

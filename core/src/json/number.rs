@@ -413,14 +413,11 @@ fn write_scaled(negative: bool, digits: &[u8], scale: i8, text: &mut Scratch<DEC
         text.push(b'-');
     }
     let scale_abs = usize::from(scale.unsigned_abs());
-    if scale == 0 {
-        text.extend(digits);
-    } else if scale < 0 {
+    // Runs of zeros are `padded` zeros (the buffer holds the longest run).
+    if scale <= 0 {
         text.extend(digits);
         if digits != b"0" {
-            for _ in 0..scale_abs {
-                text.push(b'0');
-            }
+            text.padded(0, scale_abs);
         }
     } else if digits.len() > scale_abs {
         let (whole, fraction) = digits.split_at(digits.len() - scale_abs);
@@ -429,9 +426,7 @@ fn write_scaled(negative: bool, digits: &[u8], scale: i8, text: &mut Scratch<DEC
         text.extend(fraction);
     } else {
         text.extend(b"0.");
-        for _ in digits.len()..scale_abs {
-            text.push(b'0');
-        }
+        text.padded(0, scale_abs - digits.len());
         text.extend(digits);
     }
 }

@@ -300,7 +300,7 @@ pub trait ZoneRules: Sync {
 
 /// Looks up an IANA zone name (`America/New_York`): its rules, or `None` when the name is
 /// unknown. Called once per distinct zone name when an encoder is built, never while encoding.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Eq)]
 pub struct ZoneResolver(pub fn(&str) -> Option<&'static dyn ZoneRules>);
 
 impl ZoneResolver {
@@ -316,8 +316,6 @@ impl PartialEq for ZoneResolver {
         core::ptr::fn_addr_eq(self.0, other.0)
     }
 }
-
-impl Eq for ZoneResolver {}
 
 impl core::hash::Hash for ZoneResolver {
     fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
