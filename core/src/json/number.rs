@@ -463,16 +463,10 @@ pub(super) mod tests {
         })
     }
 
-    fn u(v: u64) -> String {
-        written(|out| write_u64(out, v))
-    }
-
-    fn i(v: i64) -> String {
-        written(|out| write_i64(out, v))
-    }
-
     #[test]
     fn integers_match_display_at_every_length() {
+        let u = |v| written(|out| write_u64(out, v));
+        let i = |v| written(|out| write_i64(out, v));
         let mut cases = std::vec![0, 1, 9, u64::MAX, i64::MAX as u64];
         let mut p = 1u64;
         while let Some(next) = p.checked_mul(10) {
