@@ -1590,11 +1590,8 @@ pub(super) mod tests {
             let whole = encode(&mut make(), 1 << 20, 1 << 20);
             for size in [97, 128, 200, 256, 300, 512] {
                 let before = walk_values();
-                assert_eq!(
-                    encode(&mut make(), size, size),
-                    whole,
-                    "{size}-byte buffers"
-                );
+                let out = encode(&mut make(), size, size);
+                assert_eq!(out, whole, "{size}-byte buffers");
                 assert_eq!(walk_values(), before, "{size}");
             }
             // The count is of the walk's values: an encoder without a plan walks them all.
@@ -1615,28 +1612,23 @@ pub(super) mod tests {
         let text: Vec<Option<String>> = (0..120)
             .map(|k: usize| (k % 5 != 2).then(|| "ab\"".repeat(k % 6)))
             .collect();
+        let floats = ints.iter().map(|v| v.map(|v| f64::from(v) / 7.0));
+        let texts = text.iter().map(|t| t.as_deref());
         let columns: [(&str, ArrayView<'static>); 3] = [
             ("a", ArrayView::from_values(ints.iter().copied()).unwrap()),
-            (
-                "name",
-                ArrayView::from_values(text.iter().map(|t| t.as_deref())).unwrap(),
-            ),
-            (
-                "f",
-                ArrayView::from_values(ints.iter().map(|v| v.map(|v| f64::from(v) / 7.0))).unwrap(),
-            ),
+            ("name", ArrayView::from_values(texts).unwrap()),
+            ("f", ArrayView::from_values(floats).unwrap()),
         ];
         for (name, column) in columns {
             let whole = RecordBatch::from_columns([(name, column)]).unwrap();
             // Sliced at an offset that is not a multiple of 8 (validity words straddle bytes).
             let sliced = whole.slice(13, 90).unwrap();
-            for (batch, options) in [&whole, &sliced]
-                .into_iter()
-                .flat_map(|b| options().map(|o| (b, o)))
-            {
-                let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
-                let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
-                check_every_split(make, &what);
+            for batch in [&whole, &sliced] {
+                for options in options() {
+                    let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
+                    let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
+                    check_every_split(make, &what);
+                }
             }
         }
     }

@@ -167,13 +167,9 @@ fn date(days: i64, text: &mut Text) {
     let (year, month, day) = civil_from_days(days);
     let [m1, m2] = two_digits(month);
     let [d1, d2] = two_digits(day);
-    if (0..=9999).contains(&year) {
-        let [y1, y2] = two_digits(year as u32 / 100);
-        let [y3, y4] = two_digits(year as u32 % 100);
-        text.extend(&[y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2]);
-        return;
+    if !(0..=9999).contains(&year) {
+        text.push(if year < 0 { b'-' } else { b'+' });
     }
-    text.push(if year < 0 { b'-' } else { b'+' });
     let magnitude = year.unsigned_abs();
     if magnitude < 10_000 {
         text.padded(magnitude, 4);
