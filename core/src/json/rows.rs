@@ -1286,7 +1286,9 @@ pub(super) mod tests {
         b.finish().unwrap()
     }
 
+    type U8 = PrimitiveBuilder<u8>;
     type I32 = PrimitiveBuilder<i32>;
+    type I64 = PrimitiveBuilder<i64>;
     type F64 = PrimitiveBuilder<f64>;
     type Strings = StringBuilder;
 
@@ -1313,7 +1315,7 @@ pub(super) mod tests {
         };
         let mut binary = BinaryBuilder::new();
         binary.extend_options(TEXTS.map(|t| t.map(str::as_bytes)));
-        let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
+        let mut lists = ListBuilder::new(I32::new());
         lists.extend_options([
             Some(vec![Some(1), None, Some(3)]),
             None,
@@ -1326,43 +1328,38 @@ pub(super) mod tests {
         ]);
         let mut text_lists = ListBuilder::new_large(StringBuilder::new());
         text_lists.extend_options(TEXTS.map(|t| t.map(|t| vec![Some(t), None, Some("b")])));
-        let mut fixed = FixedSizeListBuilder::new(PrimitiveBuilder::<f64>::new(), 2);
+        let mut fixed = FixedSizeListBuilder::new(F64::new(), 2);
         fixed.extend_options(floats.map(|f| f.map(|f| vec![Some(f), None])));
+        let long = "long name that needs to be written from the field";
         let mut structs = StructBuilder::new()
-            .with_child("x", PrimitiveBuilder::<i64>::new())
-            .with_child("name_of_19_bytes___", PrimitiveBuilder::<i32>::new())
-            .with_child("name_of_20_bytes____", PrimitiveBuilder::<i32>::new())
-            .with_child("name_of_21_bytes_____", PrimitiveBuilder::<i32>::new())
-            .with_child(
-                "long name that needs to be written from the field",
-                StringBuilder::new(),
-            )
-            .with_child("nested", ListBuilder::new(PrimitiveBuilder::<u8>::new()));
+            .with_child("x", I64::new())
+            .with_child("name_of_19_bytes___", I32::new())
+            .with_child("name_of_20_bytes____", I32::new())
+            .with_child("name_of_21_bytes_____", I32::new())
+            .with_child(long, Strings::new())
+            .with_child("nested", ListBuilder::new(U8::new()));
         for (k, text) in TEXTS.iter().enumerate() {
             if k % 4 == 1 {
                 structs.append_null();
                 continue;
             }
             let b = &mut structs;
-            if let Some(x) = b.field_builder::<PrimitiveBuilder<i64>>(0) {
-                x.append_value((k % 3 != 0).then(|| (k as i64).wrapping_mul(i64::MAX / 5)));
-            }
+            let x = (k % 3 != 0).then(|| (k as i64).wrapping_mul(i64::MAX / 5));
+            b.field_builder::<I64>(0).unwrap().append_value(x);
+            let even = (k % 2 == 0).then_some(k as i32);
             for field in 1..4 {
-                if let Some(v) = b.field_builder::<PrimitiveBuilder<i32>>(field) {
-                    v.append_value((k % 2 == 0).then_some(k as i32));
-                }
+                b.field_builder::<I32>(field).unwrap().append_value(even);
             }
-            if let Some(s) = b.field_builder::<StringBuilder>(4) {
-                s.append_value(*text);
-            }
-            if let Some(l) = b.field_builder::<ListBuilder<PrimitiveBuilder<u8>>>(5) {
-                l.append_value(vec![Some(k as u8), None]);
-            }
+            b.field_builder::<Strings>(4).unwrap().append_value(*text);
+            let nested = vec![Some(k as u8), None];
+            b.field_builder::<ListBuilder<U8>>(5)
+                .unwrap()
+                .append_value(nested);
             b.append();
         }
         let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
         dictionary.extend_options(TEXTS);
-        let mut maps = MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new());
+        let mut maps = MapBuilder::new(StringBuilder::new(), I32::new());
         maps.extend_options([
             Some(vec![("a", Some(1)), ("b", None)]),
             None,
@@ -1374,7 +1371,7 @@ pub(super) mod tests {
             Some(vec![("e", Some(5))]),
         ]);
         let mut union = UnionBuilder::new(UnionMode::Sparse)
-            .with_child(0, "i", PrimitiveBuilder::<i32>::new())
+            .with_child(0, "i", I32::new())
             .with_child(1, "s", StringBuilder::new());
         for (k, text) in (0i32..).zip(TEXTS) {
             if k % 2 == 0 {
@@ -1383,7 +1380,7 @@ pub(super) mod tests {
                 union.append::<Strings>(1).unwrap().append_value(text);
             }
         }
-        let mut int_maps = MapBuilder::new(PrimitiveBuilder::<i64>::new(), StringBuilder::new());
+        let mut int_maps = MapBuilder::new(I64::new(), StringBuilder::new());
         int_maps.extend_options([
             Some(vec![(1i64, Some("one")), (-2, None)]),
             None,
@@ -1396,7 +1393,7 @@ pub(super) mod tests {
         ]);
         // Dense, with type ids that are not the children's positions.
         let mut dense = UnionBuilder::new(UnionMode::Dense)
-            .with_child(5, "f", PrimitiveBuilder::<f64>::new())
+            .with_child(5, "f", F64::new())
             .with_child(2, "t", StringBuilder::new());
         for (k, text) in (0i32..).zip(TEXTS) {
             let float = (k != 3).then_some(f64::from(k) / 4.0);
@@ -1408,7 +1405,7 @@ pub(super) mod tests {
         }
         let mut text_runs = RunEndBuilder::new(StringBuilder::new());
         text_runs.extend_options(TEXTS.map(|t| t.map(|_| "run")));
-        let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
+        let mut runs = RunEndBuilder::new(I32::new());
         runs.extend_options(nulls([1, 1, 0, 0, 2, 3, 3, 3], &[2, 3]));
         let (max, min) = (i64::MAX, i64::MIN);
         let extremes = [max, 0, min, -1, 253_402_300_800, -62_167_219_201, 0, 86_399];
