@@ -447,13 +447,8 @@ impl<'s> Zones<'s> {
     /// Checks `timezone` (of a timestamp type in the schema) and resolves it if it is a name
     /// not seen before.
     pub(crate) fn add(&mut self, timezone: Option<&'s str>) -> Result<(), ZoneError> {
-        let Some(tz) = timezone else {
-            return Ok(());
-        };
-        let Parsed::Name(name) = parse(tz)? else {
-            return Ok(());
-        };
-        let Some(resolve) = self.resolver else {
+        let parsed = timezone.map(parse).transpose()?;
+        let (Some(Parsed::Name(name)), Some(resolve)) = (parsed, self.resolver) else {
             return Ok(());
         };
         if self.named.iter().any(|(n, _)| *n == name) {
