@@ -494,11 +494,7 @@ pub(super) mod tests {
             cases.extend([p - 1, p, p + 1, -p, -p + 1, -p - 1]);
             p *= 10;
         }
-        cases.extend([
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-            i64::from(u32::MAX),
-        ]);
+        cases.extend([i64::from(i32::MIN), i32::MAX.into(), u32::MAX.into()]);
         for x in xorshift(0x9E37_79B9_7F4A_7C15).take(100_000) {
             cases.push((x >> (x % 64)) as i64);
             cases.push(x as i32 as i64);
@@ -515,24 +511,12 @@ pub(super) mod tests {
 
     #[test]
     fn floats_are_written_in_ryus_form() {
+        let (max, least) = (f64::MAX, f64::MIN_POSITIVE);
+        let (below_1e16, long) = (9_999_999_999_999_998.0, 123_456_789_012_345_680.0);
         let mut cases = std::vec![
-            0.0,
-            -0.0,
-            1.0,
-            0.1,
-            1e15,
-            1e16,
-            9_999_999_999_999_998.0,
-            1e-5,
-            1e-6,
-            1.5e-7,
-            1e300,
-            -1e300,
-            f64::MAX,
-            f64::MIN_POSITIVE,
-            5e-324,
-            123_456_789_012_345_680.0,
+            0.0, -0.0, 1.0, 0.1, 1e15, 1e16, below_1e16, 1e-5, 1e-6, 1.5e-7
         ];
+        cases.extend([1e300, -1e300, max, least, 5e-324, long]);
         for x in xorshift(0x2545_F491_4F6C_DD1D).take(200_000) {
             cases.push(f64::from_bits(x));
             cases.push((x >> 11) as f64 / (1u64 << 53) as f64);

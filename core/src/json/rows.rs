@@ -1512,10 +1512,8 @@ pub(super) mod tests {
             for (format, options) in settings() {
                 let what = std::format!("{name} {format:?} {options:?}");
                 check_every_split(|| Encoder::batch(&batch, format, options).unwrap(), &what);
-                check_every_split(
-                    || Encoder::array(column, format, options).unwrap(),
-                    &std::format!("array {what}"),
-                );
+                let array = std::format!("array {what}");
+                check_every_split(|| Encoder::array(column, format, options).unwrap(), &array);
             }
         }
         // All columns in one row (more arrays than the plan holds: the general walk writes the
