@@ -150,7 +150,12 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
     #[inline(always)]
     pub(crate) fn put_opt(&mut self, byte: Option<u8>) {
         if let Some(byte) = byte {
-            self.put(&[byte]);
+            if let Some(slot) = self.out.get_mut(self.pos) {
+                *slot = byte;
+                self.pos += 1;
+            } else {
+                self.put_split(&[byte]);
+            }
         }
     }
 
