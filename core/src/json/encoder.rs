@@ -1124,41 +1124,28 @@ mod tests {
 
     fn wide(columns: usize) -> RecordBatch<'static> {
         let names: Vec<String> = (0..columns).map(|k| format!("c{k}")).collect();
-        RecordBatch::from_columns(names.iter().map(|name| {
-            (
-                name.as_str(),
-                ArrayView::from_values([Some(1i32), None]).unwrap(),
-            )
-        }))
-        .unwrap()
+        let column = ArrayView::from_values([Some(1i32), None]).unwrap();
+        RecordBatch::from_columns(names.iter().map(|name| (name.as_str(), column.clone()))).unwrap()
     }
 
     #[test]
     fn a_batch_is_planned_up_to_the_inline_limit_and_never_without_a_plan() {
-        let options = EncoderOptions::default();
+        let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
         let narrow = wide(NODES);
-        let planned = Encoder::batch(&narrow, JsonFormat::LineDelimited, options).unwrap();
+        let planned = Encoder::batch(&narrow, lines, options).unwrap();
         assert!(planned.plan.is_some(), "NODES arrays fit the inline plan");
         assert!(planned.plan.as_ref().unwrap().rest().is_none());
         let batch = wide(NODES + 1);
-        let leading = Encoder::batch(&batch, JsonFormat::LineDelimited, options).unwrap();
+        let leading = Encoder::batch(&batch, lines, options).unwrap();
         let plan = leading.plan.as_ref().unwrap();
-        assert_eq!(
-            plan.columns(),
-            Some(0..NODES),
-            "the leading columns the plan holds"
-        );
-        assert_eq!(plan.rest(), Some(NODES));
+        // The leading columns the plan holds.
+        assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES), Some(NODES)));
         // A larger plan holds them all.
-        let wide_plan = Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(
-            &batch,
-            JsonFormat::LineDelimited,
-            options,
-        )
-        .unwrap();
+        let wide_plan = Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(&batch, lines, options);
+        let wide_plan = wide_plan.unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
         assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));
-        let small = walk(&narrow, JsonFormat::LineDelimited, options);
+        let small = walk(&narrow, lines, options);
         assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));
     }

@@ -407,7 +407,7 @@ pub(crate) fn hex_into(src: &[u8], out: &mut [u8]) -> usize {
 
 /// The two lowercase hex digits of a byte.
 #[inline(always)]
-pub(crate) fn hex_pair(byte: u8) -> [u8; 2] {
+fn hex_pair(byte: u8) -> [u8; 2] {
     [hex_digit(byte >> 4), hex_digit(byte & 0xF)]
 }
 
@@ -424,7 +424,7 @@ fn base64_digit(sextet: u32) -> u8 {
 
 /// The four base64 characters of up to three bytes (`=`-padded when fewer).
 #[inline(always)]
-pub(crate) fn base64_group(group: &[u8]) -> [u8; 4] {
+fn base64_group(group: &[u8]) -> [u8; 4] {
     let byte = |i: usize| u32::from(group.get(i).copied().unwrap_or(0));
     let n = (byte(0) << 16) | (byte(1) << 8) | byte(2);
     let mut out = [
@@ -466,10 +466,12 @@ mod tests {
     use std::string::String;
     use std::vec::Vec;
 
-    fn escape(s: &str) -> String {
+    /// Asserts that `s` escaped, between quotes, is serde_json's string of it.
+    fn assert_escaped_as_serde(s: &str) {
         let mut out = std::vec![0; 6 * s.len()];
         let n = escape_into(s.as_bytes(), &mut out);
-        String::from_utf8(out[..n].to_vec()).unwrap()
+        let quoted = std::format!("\"{}\"", core::str::from_utf8(&out[..n]).unwrap());
+        assert_eq!(quoted, serde_json::to_string(s).unwrap());
     }
 
     #[test]
@@ -480,16 +482,9 @@ mod tests {
             .chain(['é', '€', '😀', '\u{7f}'])
         {
             all.push(c);
-            let one = String::from(c);
-            assert_eq!(
-                std::format!("\"{}\"", escape(&one)),
-                serde_json::to_string(&one).unwrap()
-            );
+            assert_escaped_as_serde(&String::from(c));
         }
-        assert_eq!(
-            std::format!("\"{}\"", escape(&all)),
-            serde_json::to_string(&all).unwrap()
-        );
+        assert_escaped_as_serde(&all);
     }
 
     #[test]

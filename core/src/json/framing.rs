@@ -18,13 +18,9 @@ pub(crate) struct Framing {
 impl Framing {
     /// A whole document: `[` rows `]`, or lines.
     pub(crate) fn document(format: JsonFormat) -> Self {
-        let close: &[u8] = if format == JsonFormat::JsonArray {
-            b"]"
-        } else {
-            b""
-        };
+        let array = format == JsonFormat::JsonArray;
         Framing {
-            close,
+            close: if array { b"]" } else { b"" },
             ..Self::continuing(format, false, 1)
         }
     }

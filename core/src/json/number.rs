@@ -413,14 +413,11 @@ fn write_scaled(negative: bool, digits: &[u8], scale: i8, text: &mut Scratch<DEC
         text.push(b'-');
     }
     let scale_abs = usize::from(scale.unsigned_abs());
-    if scale == 0 {
-        text.extend(digits);
-    } else if scale < 0 {
+    // Runs of zeros are `padded` zeros (the buffer holds the longest run).
+    if scale <= 0 {
         text.extend(digits);
         if digits != b"0" {
-            for _ in 0..scale_abs {
-                text.push(b'0');
-            }
+            text.padded(0, scale_abs);
         }
     } else if digits.len() > scale_abs {
         let (whole, fraction) = digits.split_at(digits.len() - scale_abs);
@@ -429,9 +426,7 @@ fn write_scaled(negative: bool, digits: &[u8], scale: i8, text: &mut Scratch<DEC
         text.extend(fraction);
     } else {
         text.extend(b"0.");
-        for _ in digits.len()..scale_abs {
-            text.push(b'0');
-        }
+        text.padded(0, scale_abs - digits.len());
         text.extend(digits);
     }
 }
@@ -468,16 +463,10 @@ pub(super) mod tests {
         })
     }
 
-    fn u(v: u64) -> String {
-        written(|out| write_u64(out, v))
-    }
-
-    fn i(v: i64) -> String {
-        written(|out| write_i64(out, v))
-    }
-
     #[test]
     fn integers_match_display_at_every_length() {
+        let u = |v| written(|out| write_u64(out, v));
+        let i = |v| written(|out| write_i64(out, v));
         let mut cases = std::vec![0, 1, 9, u64::MAX, i64::MAX as u64];
         let mut p = 1u64;
         while let Some(next) = p.checked_mul(10) {
@@ -505,11 +494,7 @@ pub(super) mod tests {
             cases.extend([p - 1, p, p + 1, -p, -p + 1, -p - 1]);
             p *= 10;
         }
-        cases.extend([
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-            i64::from(u32::MAX),
-        ]);
+        cases.extend([i64::from(i32::MIN), i32::MAX.into(), u32::MAX.into()]);
         for x in xorshift(0x9E37_79B9_7F4A_7C15).take(100_000) {
             cases.push((x >> (x % 64)) as i64);
             cases.push(x as i32 as i64);
@@ -526,24 +511,12 @@ pub(super) mod tests {
 
     #[test]
     fn floats_are_written_in_ryus_form() {
+        let (max, least) = (f64::MAX, f64::MIN_POSITIVE);
+        let (below_1e16, long) = (9_999_999_999_999_998.0, 123_456_789_012_345_680.0);
         let mut cases = std::vec![
-            0.0,
-            -0.0,
-            1.0,
-            0.1,
-            1e15,
-            1e16,
-            9_999_999_999_999_998.0,
-            1e-5,
-            1e-6,
-            1.5e-7,
-            1e300,
-            -1e300,
-            f64::MAX,
-            f64::MIN_POSITIVE,
-            5e-324,
-            123_456_789_012_345_680.0,
+            0.0, -0.0, 1.0, 0.1, 1e15, 1e16, below_1e16, 1e-5, 1e-6, 1.5e-7
         ];
+        cases.extend([1e300, -1e300, max, least, 5e-324, long]);
         for x in xorshift(0x2545_F491_4F6C_DD1D).take(200_000) {
             cases.push(f64::from_bits(x));
             cases.push((x >> 11) as f64 / (1u64 << 53) as f64);

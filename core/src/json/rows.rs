@@ -1286,6 +1286,12 @@ pub(super) mod tests {
         b.finish().unwrap()
     }
 
+    type U8 = PrimitiveBuilder<u8>;
+    type I32 = PrimitiveBuilder<i32>;
+    type I64 = PrimitiveBuilder<i64>;
+    type F64 = PrimitiveBuilder<f64>;
+    type Strings = StringBuilder;
+
     const TEXTS: [Option<&str>; 8] = [
         Some("plain"),
         None,
@@ -1303,15 +1309,13 @@ pub(super) mod tests {
         let (nan, infinity) = (f64::NAN, f64::INFINITY);
         let floats = [0.1, 0.0, -0.0, nan, 1e300, -infinity, 123_456.789, 0.0];
         let floats = nulls(floats, &[1, 7]);
-        let mut texts = StringBuilder::new();
-        texts.extend_options(TEXTS);
-        let mut large = StringBuilder::new_large();
-        large.extend_options(TEXTS);
-        let mut views = StringBuilder::new_view();
-        views.extend_options(TEXTS);
+        let texts = |mut b: StringBuilder| {
+            b.extend_options(TEXTS);
+            b.finish().unwrap()
+        };
         let mut binary = BinaryBuilder::new();
         binary.extend_options(TEXTS.map(|t| t.map(str::as_bytes)));
-        let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
+        let mut lists = ListBuilder::new(I32::new());
         lists.extend_options([
             Some(vec![Some(1), None, Some(3)]),
             None,
@@ -1324,47 +1328,38 @@ pub(super) mod tests {
         ]);
         let mut text_lists = ListBuilder::new_large(StringBuilder::new());
         text_lists.extend_options(TEXTS.map(|t| t.map(|t| vec![Some(t), None, Some("b")])));
-        let mut fixed = FixedSizeListBuilder::new(PrimitiveBuilder::<f64>::new(), 2);
+        let mut fixed = FixedSizeListBuilder::new(F64::new(), 2);
         fixed.extend_options(floats.map(|f| f.map(|f| vec![Some(f), None])));
+        let long = "long name that needs to be written from the field";
         let mut structs = StructBuilder::new()
-            .with_child("x", PrimitiveBuilder::<i64>::new())
-            .with_child("name_of_19_bytes___", PrimitiveBuilder::<i32>::new())
-            .with_child("name_of_20_bytes____", PrimitiveBuilder::<i32>::new())
-            .with_child("name_of_21_bytes_____", PrimitiveBuilder::<i32>::new())
-            .with_child(
-                "long name that needs to be written from the field",
-                StringBuilder::new(),
-            )
-            .with_child("nested", ListBuilder::new(PrimitiveBuilder::<u8>::new()));
+            .with_child("x", I64::new())
+            .with_child("name_of_19_bytes___", I32::new())
+            .with_child("name_of_20_bytes____", I32::new())
+            .with_child("name_of_21_bytes_____", I32::new())
+            .with_child(long, Strings::new())
+            .with_child("nested", ListBuilder::new(U8::new()));
         for (k, text) in TEXTS.iter().enumerate() {
             if k % 4 == 1 {
                 structs.append_null();
                 continue;
             }
             let b = &mut structs;
-            if let Some(x) = b.field_builder::<PrimitiveBuilder<i64>>(0) {
-                x.append_value(if k % 3 == 0 {
-                    None
-                } else {
-                    Some((k as i64).wrapping_mul(i64::MAX / 5))
-                });
-            }
+            let x = (k % 3 != 0).then(|| (k as i64).wrapping_mul(i64::MAX / 5));
+            b.field_builder::<I64>(0).unwrap().append_value(x);
+            let even = (k % 2 == 0).then_some(k as i32);
             for field in 1..4 {
-                if let Some(v) = b.field_builder::<PrimitiveBuilder<i32>>(field) {
-                    v.append_value((k % 2 == 0).then_some(k as i32));
-                }
+                b.field_builder::<I32>(field).unwrap().append_value(even);
             }
-            if let Some(s) = b.field_builder::<StringBuilder>(4) {
-                s.append_value(*text);
-            }
-            if let Some(l) = b.field_builder::<ListBuilder<PrimitiveBuilder<u8>>>(5) {
-                l.append_value(vec![Some(k as u8), None]);
-            }
+            b.field_builder::<Strings>(4).unwrap().append_value(*text);
+            let nested = vec![Some(k as u8), None];
+            b.field_builder::<ListBuilder<U8>>(5)
+                .unwrap()
+                .append_value(nested);
             b.append();
         }
         let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
         dictionary.extend_options(TEXTS);
-        let mut maps = MapBuilder::new(StringBuilder::new(), PrimitiveBuilder::<i32>::new());
+        let mut maps = MapBuilder::new(StringBuilder::new(), I32::new());
         maps.extend_options([
             Some(vec![("a", Some(1)), ("b", None)]),
             None,
@@ -1376,22 +1371,16 @@ pub(super) mod tests {
             Some(vec![("e", Some(5))]),
         ]);
         let mut union = UnionBuilder::new(UnionMode::Sparse)
-            .with_child(0, "i", PrimitiveBuilder::<i32>::new())
+            .with_child(0, "i", I32::new())
             .with_child(1, "s", StringBuilder::new());
-        for (k, text) in TEXTS.iter().enumerate() {
+        for (k, text) in (0i32..).zip(TEXTS) {
             if k % 2 == 0 {
-                union
-                    .append::<PrimitiveBuilder<i32>>(0)
-                    .unwrap()
-                    .append_value(Some(k as i32));
+                union.append::<I32>(0).unwrap().append_value(Some(k));
             } else {
-                union
-                    .append::<StringBuilder>(1)
-                    .unwrap()
-                    .append_value(*text);
+                union.append::<Strings>(1).unwrap().append_value(text);
             }
         }
-        let mut int_maps = MapBuilder::new(PrimitiveBuilder::<i64>::new(), StringBuilder::new());
+        let mut int_maps = MapBuilder::new(I64::new(), StringBuilder::new());
         int_maps.extend_options([
             Some(vec![(1i64, Some("one")), (-2, None)]),
             None,
@@ -1404,97 +1393,57 @@ pub(super) mod tests {
         ]);
         // Dense, with type ids that are not the children's positions.
         let mut dense = UnionBuilder::new(UnionMode::Dense)
-            .with_child(5, "f", PrimitiveBuilder::<f64>::new())
+            .with_child(5, "f", F64::new())
             .with_child(2, "t", StringBuilder::new());
-        for (k, text) in TEXTS.iter().enumerate() {
+        for (k, text) in (0i32..).zip(TEXTS) {
+            let float = (k != 3).then_some(f64::from(k) / 4.0);
             if k % 3 == 0 {
-                dense
-                    .append::<PrimitiveBuilder<f64>>(5)
-                    .unwrap()
-                    .append_value((k != 3).then_some(k as f64 / 4.0));
+                dense.append::<F64>(5).unwrap().append_value(float);
             } else {
-                dense
-                    .append::<StringBuilder>(2)
-                    .unwrap()
-                    .append_value(*text);
+                dense.append::<Strings>(2).unwrap().append_value(text);
             }
         }
         let mut text_runs = RunEndBuilder::new(StringBuilder::new());
         text_runs.extend_options(TEXTS.map(|t| t.map(|_| "run")));
-        let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
+        let mut runs = RunEndBuilder::new(I32::new());
         runs.extend_options(nulls([1, 1, 0, 0, 2, 3, 3, 3], &[2, 3]));
         let (max, min) = (i64::MAX, i64::MIN);
         let extremes = [max, 0, min, -1, 253_402_300_800, -62_167_219_201, 0, 86_399];
-        let zoned = |unit, tz: &str| DataType::Timestamp(unit, Some(tz.into()));
+        let extremes = nulls(extremes, &[1]);
+        use DataType::*;
+        use TimeUnit::*;
+        let zoned = |unit, tz: &str| Timestamp(unit, Some(tz.into()));
         let booleans = [true, false, false, true, false, false, true, false];
+        let booleans = nulls(booleans, &[1, 4]);
+        let bytes = nulls([-128i8, 0, 127, 0, 1, 0, -1, 9], &[1, 5]);
+        let shorts = nulls([65535u16, 0, 0, 1, 10, 0, 100, 9], &[1, 5]);
+        let millis = map(ints, i64::from);
+        let nanos = map(ints, |v| i64::from(v) * 1_000_000_007);
+        let date64 = map(ints, |v| i64::from(v) * 86_400_001);
+        let decimals = map(ints, |v| i128::from(v) * 1_000_000_007);
         vec![
-            (
-                "b",
-                ArrayView::from_values(nulls(booleans, &[1, 4])).unwrap(),
-            ),
-            (
-                "i8",
-                prim(
-                    DataType::Int8,
-                    &nulls([-128i8, 0, 127, 0, 1, 0, -1, 9], &[1, 5]),
-                ),
-            ),
-            (
-                "u16",
-                prim(
-                    DataType::UInt16,
-                    &nulls([65535u16, 0, 0, 1, 10, 0, 100, 9], &[1, 5]),
-                ),
-            ),
-            ("i32", prim(DataType::Int32, &ints)),
-            ("name_of_19_bytes___", prim(DataType::Int32, &ints)),
-            ("name_of_20_bytes____", prim(DataType::Int32, &ints)),
-            ("name_of_21_bytes_____", prim(DataType::Int32, &ints)),
-            ("u32", prim(DataType::UInt32, &map(ints, |v| v as u32))),
-            (
-                "i64",
-                prim(DataType::Int64, &map(ints, |v| i64::from(v) << 33)),
-            ),
-            (
-                "u64",
-                prim(DataType::UInt64, &map(ints, |v| (v as u64) << 32)),
-            ),
-            ("f32", prim(DataType::Float32, &map(floats, |f| f as f32))),
-            ("f64", prim(DataType::Float64, &floats)),
-            ("f16", prim(DataType::Float16, &nulls(HALVES, &[1, 5]))),
-            ("date", prim(DataType::Date32, &ints)),
-            (
-                "ts",
-                prim(
-                    zoned(TimeUnit::Millisecond, "+05:30"),
-                    &map(ints, i64::from),
-                ),
-            ),
-            (
-                "ts_extremes",
-                prim(zoned(TimeUnit::Second, "-08:00"), &nulls(extremes, &[1])),
-            ),
-            (
-                "ts_nanos",
-                prim(
-                    DataType::Timestamp(TimeUnit::Nanosecond, None),
-                    &map(ints, |v| i64::from(v) * 1_000_000_007),
-                ),
-            ),
-            (
-                "date64",
-                prim(DataType::Date64, &map(ints, |v| i64::from(v) * 86_400_001)),
-            ),
-            (
-                "dec",
-                prim(
-                    DataType::Decimal128(38, 4),
-                    &map(ints, |v| i128::from(v) * 1_000_000_007),
-                ),
-            ),
-            ("s", texts.finish().unwrap()),
-            ("ls", large.finish().unwrap()),
-            ("sv", views.finish().unwrap()),
+            ("b", ArrayView::from_values(booleans).unwrap()),
+            ("i8", prim(Int8, &bytes)),
+            ("u16", prim(UInt16, &shorts)),
+            ("i32", prim(Int32, &ints)),
+            ("name_of_19_bytes___", prim(Int32, &ints)),
+            ("name_of_20_bytes____", prim(Int32, &ints)),
+            ("name_of_21_bytes_____", prim(Int32, &ints)),
+            ("u32", prim(UInt32, &map(ints, |v| v as u32))),
+            ("i64", prim(Int64, &map(ints, |v| i64::from(v) << 33))),
+            ("u64", prim(UInt64, &map(ints, |v| (v as u64) << 32))),
+            ("f32", prim(Float32, &map(floats, |f| f as f32))),
+            ("f64", prim(Float64, &floats)),
+            ("f16", prim(Float16, &nulls(HALVES, &[1, 5]))),
+            ("date", prim(Date32, &ints)),
+            ("ts", prim(zoned(Millisecond, "+05:30"), &millis)),
+            ("ts_extremes", prim(zoned(Second, "-08:00"), &extremes)),
+            ("ts_nanos", prim(Timestamp(Nanosecond, None), &nanos)),
+            ("date64", prim(Date64, &date64)),
+            ("dec", prim(Decimal128(38, 4), &decimals)),
+            ("s", texts(StringBuilder::new())),
+            ("ls", texts(StringBuilder::new_large())),
+            ("sv", texts(StringBuilder::new_view())),
             ("bin", binary.finish().unwrap()),
             ("list", lists.finish().unwrap()),
             ("text_lists", text_lists.finish().unwrap()),
@@ -1563,10 +1512,8 @@ pub(super) mod tests {
             for (format, options) in settings() {
                 let what = std::format!("{name} {format:?} {options:?}");
                 check_every_split(|| Encoder::batch(&batch, format, options).unwrap(), &what);
-                check_every_split(
-                    || Encoder::array(column, format, options).unwrap(),
-                    &std::format!("array {what}"),
-                );
+                let array = std::format!("array {what}");
+                check_every_split(|| Encoder::array(column, format, options).unwrap(), &array);
             }
         }
         // All columns in one row (more arrays than the plan holds: the general walk writes the
@@ -1606,14 +1553,11 @@ pub(super) mod tests {
                 let written = fast(&batch);
                 assert_eq!(walk_values(), before, "{name}: the walk wrote values");
                 assert_eq!(written, walk(&batch), "{name} {format:?} {options:?}");
+                let sliced = batch.slice(3, 4).unwrap();
+                assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
             }
             for batch in [&everything, &everything.slice(3, 4).unwrap()] {
                 assert_eq!(fast(batch), walk(batch), "{format:?} {options:?}");
-            }
-            for (name, column) in &columns {
-                let sliced =
-                    RecordBatch::from_columns([(*name, column.slice(3, 4).unwrap())]).unwrap();
-                assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
             }
         }
     }
@@ -1641,11 +1585,8 @@ pub(super) mod tests {
             let whole = encode(&mut make(), 1 << 20, 1 << 20);
             for size in [97, 128, 200, 256, 300, 512] {
                 let before = walk_values();
-                assert_eq!(
-                    encode(&mut make(), size, size),
-                    whole,
-                    "{size}-byte buffers"
-                );
+                let out = encode(&mut make(), size, size);
+                assert_eq!(out, whole, "{size}-byte buffers");
                 assert_eq!(walk_values(), before, "{size}");
             }
             // The count is of the walk's values: an encoder without a plan walks them all.
@@ -1666,28 +1607,23 @@ pub(super) mod tests {
         let text: Vec<Option<String>> = (0..120)
             .map(|k: usize| (k % 5 != 2).then(|| "ab\"".repeat(k % 6)))
             .collect();
+        let floats = ints.iter().map(|v| v.map(|v| f64::from(v) / 7.0));
+        let texts = text.iter().map(|t| t.as_deref());
         let columns: [(&str, ArrayView<'static>); 3] = [
             ("a", ArrayView::from_values(ints.iter().copied()).unwrap()),
-            (
-                "name",
-                ArrayView::from_values(text.iter().map(|t| t.as_deref())).unwrap(),
-            ),
-            (
-                "f",
-                ArrayView::from_values(ints.iter().map(|v| v.map(|v| f64::from(v) / 7.0))).unwrap(),
-            ),
+            ("name", ArrayView::from_values(texts).unwrap()),
+            ("f", ArrayView::from_values(floats).unwrap()),
         ];
         for (name, column) in columns {
             let whole = RecordBatch::from_columns([(name, column)]).unwrap();
             // Sliced at an offset that is not a multiple of 8 (validity words straddle bytes).
             let sliced = whole.slice(13, 90).unwrap();
-            for (batch, options) in [&whole, &sliced]
-                .into_iter()
-                .flat_map(|b| options().map(|o| (b, o)))
-            {
-                let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
-                let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
-                check_every_split(make, &what);
+            for batch in [&whole, &sliced] {
+                for options in options() {
+                    let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
+                    let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
+                    check_every_split(make, &what);
+                }
             }
         }
     }

@@ -60,6 +60,17 @@ impl Body {
             _ => Body::Hex,
         }
     }
+
+    /// Writes `src` in this form into `out`, which holds its worst case; returns the bytes
+    /// written.
+    #[inline(always)]
+    fn write(self, src: &[u8], out: &mut [u8]) -> usize {
+        match self {
+            Body::Text => escape::escape_into(src, out),
+            Body::Hex => escape::hex_into(src, out),
+            Body::Base64 => escape::base64_into(src, out),
+        }
+    }
 }
 
 /// A quoted value or key being written: the rest of its source bytes, then a closing suffix.
@@ -151,12 +162,9 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
     #[cold]
     #[inline(never)]
     fn put_split(&mut self, bytes: &[u8]) {
-        let room = self.room().min(bytes.len());
-        let (now, later) = bytes.split_at(room);
-        if let Some(dst) = self.out.get_mut(self.pos..self.pos + room) {
-            dst.copy_from_slice(now);
-            self.pos += room;
-        }
+        let later = bytes
+            .get(fill(self.out, &mut self.pos, bytes)..)
+            .unwrap_or_default();
         let end = usize::from(self.spill.end);
         if let Some(dst) = self.spill.bytes.get_mut(end..end + later.len()) {
             dst.copy_from_slice(later);
@@ -188,12 +196,7 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         } + suffix.len();
         if self.room() > worst {
             self.put(b"\"");
-            let dst = self.out.get_mut(self.pos..).unwrap_or_default();
-            self.pos += match body {
-                Body::Text => escape::escape_into(bytes, dst),
-                Body::Hex => escape::hex_into(bytes, dst),
-                Body::Base64 => escape::base64_into(bytes, dst),
-            };
+            self.pos += body.write(bytes, self.out.get_mut(self.pos..).unwrap_or_default());
             self.put(suffix);
         } else if !(body == Body::Text && self.clean_text(bytes, suffix)) {
             self.put(b"\"");
@@ -276,14 +279,8 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         loop {
             if !self.spill.is_empty() {
                 let (start, end) = (usize::from(self.spill.start), usize::from(self.spill.end));
-                let n = self.room().min(end - start);
-                if let (Some(dst), Some(src)) = (
-                    self.out.get_mut(self.pos..self.pos + n),
-                    self.spill.bytes.get(start..start + n),
-                ) {
-                    dst.copy_from_slice(src);
-                    self.pos += n;
-                }
+                let waiting = self.spill.bytes.get(start..end).unwrap_or_default();
+                let n = fill(self.out, &mut self.pos, waiting);
                 if start + n < end {
                     self.spill.start += n as u16;
                     return false;
@@ -324,31 +321,32 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
                     }
                 }
             }
-            Body::Hex => {
-                let whole = (self.room() / 2).min(stream.rest.len());
+            // Whole groups of `unit` bytes (`unit + 1` characters each) that fit, then one more.
+            Body::Hex | Body::Base64 => {
+                let unit = if stream.body == Body::Hex { 1 } else { 3 };
+                let whole = (self.room() / (unit + 1)).min(stream.rest.len() / unit) * unit;
                 let (now, tail) = stream.rest.split_at(whole);
                 let dst = self.out.get_mut(self.pos..).unwrap_or_default();
-                self.pos += escape::hex_into(now, dst);
-                stream.rest = tail;
-                if let Some((byte, tail)) = stream.rest.split_first()
-                    && self.room() > 0
-                {
-                    self.put(&escape::hex_pair(*byte));
-                    stream.rest = tail;
-                }
-            }
-            Body::Base64 => {
-                let whole = (self.room() / 4).min(stream.rest.len() / 3) * 3;
-                let (now, tail) = stream.rest.split_at(whole);
-                let dst = self.out.get_mut(self.pos..).unwrap_or_default();
-                self.pos += escape::base64_into(now, dst);
+                self.pos += stream.body.write(now, dst);
                 stream.rest = tail;
                 if !stream.rest.is_empty() && self.room() > 0 {
-                    let (group, tail) = stream.rest.split_at(stream.rest.len().min(3));
-                    self.put(&escape::base64_group(group));
+                    let (group, tail) = stream.rest.split_at(stream.rest.len().min(unit));
+                    let mut chars = [0; 4];
+                    let n = stream.body.write(group, &mut chars);
+                    self.put(chars.get(..n).unwrap_or_default());
                     stream.rest = tail;
                 }
             }
         }
     }
+}
+
+/// Copies what fits of `bytes` into `out` at `*pos` and moves `pos` past it; returns how much.
+fn fill(out: &mut [u8], pos: &mut usize, bytes: &[u8]) -> usize {
+    let n = out.len().saturating_sub(*pos).min(bytes.len());
+    if let (Some(dst), Some(src)) = (out.get_mut(*pos..*pos + n), bytes.get(..n)) {
+        dst.copy_from_slice(src);
+        *pos += n;
+    }
+    n
 }

@@ -167,13 +167,9 @@ fn date(days: i64, text: &mut Text) {
     let (year, month, day) = civil_from_days(days);
     let [m1, m2] = two_digits(month);
     let [d1, d2] = two_digits(day);
-    if (0..=9999).contains(&year) {
-        let [y1, y2] = two_digits(year as u32 / 100);
-        let [y3, y4] = two_digits(year as u32 % 100);
-        text.extend(&[y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2]);
-        return;
+    if !(0..=9999).contains(&year) {
+        text.push(if year < 0 { b'-' } else { b'+' });
     }
-    text.push(if year < 0 { b'-' } else { b'+' });
     let magnitude = year.unsigned_abs();
     if magnitude < 10_000 {
         text.padded(magnitude, 4);
@@ -300,7 +296,7 @@ pub trait ZoneRules: Sync {
 
 /// Looks up an IANA zone name (`America/New_York`): its rules, or `None` when the name is
 /// unknown. Called once per distinct zone name when an encoder is built, never while encoding.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Eq)]
 pub struct ZoneResolver(pub fn(&str) -> Option<&'static dyn ZoneRules>);
 
 impl ZoneResolver {
@@ -316,8 +312,6 @@ impl PartialEq for ZoneResolver {
         core::ptr::fn_addr_eq(self.0, other.0)
     }
 }
-
-impl Eq for ZoneResolver {}
 
 impl core::hash::Hash for ZoneResolver {
     fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
@@ -453,13 +447,8 @@ impl<'s> Zones<'s> {
     /// Checks `timezone` (of a timestamp type in the schema) and resolves it if it is a name
     /// not seen before.
     pub(crate) fn add(&mut self, timezone: Option<&'s str>) -> Result<(), ZoneError> {
-        let Some(tz) = timezone else {
-            return Ok(());
-        };
-        let Parsed::Name(name) = parse(tz)? else {
-            return Ok(());
-        };
-        let Some(resolve) = self.resolver else {
+        let parsed = timezone.map(parse).transpose()?;
+        let (Some(Parsed::Name(name)), Some(resolve)) = (parsed, self.resolver) else {
             return Ok(());
         };
         if self.named.iter().any(|(n, _)| *n == name) {
@@ -689,12 +678,8 @@ mod tests {
     /// The text a quoted writer puts in a window, without its quotes.
     fn window(f: impl FnOnce(&mut [u8; WINDOW]) -> usize) -> String {
         let quoted = written(f);
-        quoted
-            .strip_prefix('"')
-            .unwrap()
-            .strip_suffix('"')
-            .unwrap()
-            .into()
+        assert!(quoted.len() > 1 && quoted.starts_with('"') && quoted.ends_with('"'));
+        quoted[1..quoted.len() - 1].into()
     }
 
     // 2018-11-13T17:11:10.011375885 UTC, as in arrow-json's writer tests.
@@ -889,13 +874,8 @@ mod tests {
             assert_eq!(window(|w| date32(days32, w)), through_text(days), "{days}");
         }
         // Timestamps of every unit and zone kind, over the years 0..=9999 and past them.
-        let zones = [
-            Zone::Naive,
-            Zone::Offset(0),
-            Zone::Offset(330),
-            Zone::Offset(-1_439),
-        ];
-        use TimeUnit::*;
+        use {TimeUnit::*, Zone::*};
+        let zones = [Naive, Offset(0), Offset(330), Offset(-1_439)];
         let units = [Second, Millisecond, Microsecond, Nanosecond];
         for (n, x) in xorshift(0x9E37_79B9_7F4A_7C15).take(200_000).enumerate() {
             let unit = units[n % 4];
@@ -903,11 +883,7 @@ mod tests {
             // 10,000 years either side of the epoch, some values a whole number of ms or us.
             let span = 20_000 * 366 * 86_400 * per_second(unit) as i128;
             let mut value = (i128::from(x) % span - span / 2) as i64;
-            match n / 16 % 3 {
-                0 => value -= value % 1_000,
-                1 => value -= value % 1_000_000,
-                _ => {}
-            }
+            value -= value % [1_000, 1_000_000, 1][n / 16 % 3];
             let (seconds, nanos) = split(value, unit);
             let shift = zone.seconds(seconds);
             let (days, time) = day_and_time(seconds, shift);
@@ -945,25 +921,19 @@ mod tests {
 
     #[test]
     fn intervals_match_arrow_display() {
-        assert_eq!(text(|t| interval_year_month(14, t)), "1 years 2 mons");
-        assert_eq!(text(|t| interval_year_month(-1, t)), "-1 years 11 mons");
-        assert_eq!(text(|t| interval_year_month(0, t)), "0 years 0 mons");
-        assert_eq!(text(|t| interval_day_time(0, 0, t)), "0 secs");
+        let year_month = |months| text(|t| interval_year_month(months, t));
+        let day_time = |days, millis| text(|t| interval_day_time(days, millis, t));
+        let nano = |months, days, nanos| text(|t| interval_month_day_nano(months, days, nanos, t));
+        assert_eq!(year_month(14), "1 years 2 mons");
+        assert_eq!(year_month(-1), "-1 years 11 mons");
+        assert_eq!(year_month(0), "0 years 0 mons");
+        assert_eq!(day_time(0, 0), "0 secs");
+        assert_eq!(day_time(3, 3_600_500), "3 days 1 hours 0.500 secs");
+        assert_eq!(day_time(0, -1), "-0.001 secs");
+        assert_eq!(day_time(-1, -61_000), "-1 days -1 mins -1.000 secs");
+        assert_eq!(nano(1, 2, 3_000_000_001), "1 mons 2 days 3.000000001 secs");
         assert_eq!(
-            text(|t| interval_day_time(3, 3_600_500, t)),
-            "3 days 1 hours 0.500 secs"
-        );
-        assert_eq!(text(|t| interval_day_time(0, -1, t)), "-0.001 secs");
-        assert_eq!(
-            text(|t| interval_day_time(-1, -61_000, t)),
-            "-1 days -1 mins -1.000 secs"
-        );
-        assert_eq!(
-            text(|t| interval_month_day_nano(1, 2, 3_000_000_001, t)),
-            "1 mons 2 days 3.000000001 secs"
-        );
-        assert_eq!(
-            text(|t| interval_month_day_nano(i32::MIN, i32::MIN, i64::MIN, t)),
+            nano(i32::MIN, i32::MIN, i64::MIN),
             "-2147483648 mons -2147483648 days -2562047 hours -47 mins -16.854775808 secs"
         );
     }
