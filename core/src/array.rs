@@ -8,7 +8,7 @@
 use crate::bytes::Bytes;
 use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
-use crate::datatype::{DataType, IntType, UnionMode};
+use crate::datatype::{DataType, IntType};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::MetadataVersion;
 use crate::schema::{Field, Schema};
@@ -286,16 +286,7 @@ impl<'a> ArrayView<'a> {
 
     /// For union slot `i`: the index of the selected child and the slot within that child.
     pub fn union_value(&self, i: usize) -> (usize, usize) {
-        let DataType::Union(_, type_ids, mode) = &self.data_type else {
-            return (0, 0);
-        };
-        let dense = *mode == UnionMode::Dense;
-        columnar::union_slot(
-            self.buffer(0),
-            dense.then(|| self.buffer(1)),
-            self.offset + i,
-            |id| type_ids.iter().position(|t| *t == id),
-        )
+        self.node().union_value(i)
     }
 
     /// For run-end encoded slot `i`: the index of its run in the `values` child.
@@ -439,13 +430,7 @@ mod tests {
     }
 
     fn int32(values: &[i32]) -> ArrayView<'static> {
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Int32),
-            len: values.len(),
-            buffers: vec![i32s(values)],
-            ..ArrayParts::default()
-        })
-        .unwrap()
+        ArrayView::from_values(values.iter().copied()).unwrap()
     }
 
     fn what(e: FormatError) -> &'static str {
@@ -489,12 +474,8 @@ mod tests {
 
     #[test]
     fn batches_slice_every_column() {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("a", DataType::Int32, true),
-            Field::new("b", DataType::Int32, true),
-        ]));
-        let batch =
-            RecordBatch::try_new(schema, vec![int32(&[1, 2, 3]), int32(&[4, 5, 6])], 3).unwrap();
+        let columns = [("a", int32(&[1, 2, 3])), ("b", int32(&[4, 5, 6]))];
+        let batch = RecordBatch::from_columns(columns).unwrap();
         let sliced = batch.slice(1, 2).unwrap();
         assert_eq!(sliced.num_rows(), 2);
         let firsts: Vec<i32> = sliced.columns().iter().map(|c| c.value(0)).collect();

@@ -527,44 +527,31 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// The child that union type id `id` selects.
-    fn union_child(&self, id: i8) -> Option<usize> {
-        match self.kind {
-            Kind::Union { type_ids, .. } => type_ids.child(id, self.children as usize),
-            _ => None,
-        }
-    }
-
-    /// For union slot `i`: the index of the selected child and the slot in it.
+    /// For union slot `i`: the index of the selected child and the slot in it (`(0, 0)` for
+    /// another type).
     pub(crate) fn union_value(&self, i: usize) -> (usize, usize) {
-        let dense = matches!(self.kind, Kind::Union { dense: true, .. });
+        let Kind::Union { dense, type_ids } = self.kind else {
+            return (0, 0);
+        };
         let j = self.offset.wrapping_add(i);
         columnar::union_slot(self.buffers[0], dense.then_some(self.buffers[1]), j, |id| {
-            self.union_child(id)
+            type_ids.child(id, self.children as usize)
         })
     }
 }
 
 /// A text, binary or list offset type: `i32` or `i64`.
-pub(crate) trait Offset: Native {
+pub(crate) trait Offset: Native + Into<i64> {
     /// The offset as an index (a negative one, which validation rules out, becomes one past
     /// any buffer).
-    fn to_usize(self) -> usize;
-}
-
-impl Offset for i32 {
     #[inline(always)]
     fn to_usize(self) -> usize {
-        self as usize
+        self.into() as usize
     }
 }
 
-impl Offset for i64 {
-    #[inline(always)]
-    fn to_usize(self) -> usize {
-        self as usize
-    }
-}
+impl Offset for i32 {}
+impl Offset for i64 {}
 
 /// A record batch as a flat table of borrowed, validated arrays: `N` at most.
 ///
@@ -581,6 +568,17 @@ pub struct View<'a, const N: usize> {
 pub(crate) trait Dictionaries<'a> {
     /// The dictionary batch with `id`.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])>;
+}
+
+/// Refuses a compressed `batch`: decompressing needs `alloc`.
+fn uncompressed(batch: format::RecordBatch<'_>) -> FormatResult<()> {
+    match batch.compression()? {
+        Some(_) => Err(FormatErrorKind::Unsupported {
+            what: Feature::CompressionWithoutAlloc,
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// The walk of one message and its dictionaries into a view's nodes.
@@ -601,12 +599,7 @@ impl<'a, const N: usize> View<'a, N> {
         version: MetadataVersion,
         dictionaries: &impl Dictionaries<'a>,
     ) -> FormatResult<Self> {
-        if batch.compression()?.is_some() {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::CompressionWithoutAlloc,
-            }
-            .into());
-        }
+        uncompressed(batch)?;
         let rows = usize::try_from(batch.length())
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch, version)?;
@@ -745,12 +738,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         encoding: DictionaryEncoding,
     ) -> FormatResult<()> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
-        if batch.compression()?.is_some() {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::CompressionWithoutAlloc,
-            }
-            .into());
-        }
+        uncompressed(batch)?;
         let mut cursor = Cursor::new(batch, self.version)?;
         self.array(field, &mut cursor, body, true)?;
         cursor.finish()
@@ -760,12 +748,12 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     /// dictionary decoded) against the columnar format.
     fn check(&self, node: &Node<'a>, at: usize, null_count: usize) -> FormatResult<()> {
         let nodes: &[Node<'a>] = &self.nodes;
-        let count = node.children as usize;
         let values = node
             .dictionary
             .and_then(|_| nodes.get(at + 1))
             .map_or(0, |v| v.len);
-        let children = |k| children(nodes, at, count).nth(k).map(|(_, child)| *child);
+        // A dictionary-encoded node's children are not read (its values follow it).
+        let children = |k| siblings(nodes, at + 1, node.end).nth(k).map(|(_, c)| *c);
         check(node, null_count, children, values).map(drop)
     }
 }
@@ -867,16 +855,17 @@ pub(crate) fn check<'a>(
             )
         }
         Kind::Struct => children_cover("struct child shorter than the struct"),
-        Kind::Union { dense, .. } => {
+        Kind::Union { dense, type_ids } => {
             if !dense {
                 children_cover("sparse union child shorter than the union")?;
             }
+            let child_of = |id| type_ids.child(id, node.children as usize);
             columnar::check_union(
                 first,
                 dense.then_some(second),
                 start,
                 end,
-                |id| node.union_child(id),
+                child_of,
                 child_len,
             )
         }
@@ -1010,25 +999,9 @@ pub(crate) fn siblings<'n, 'a, T: Table<'a> + ?Sized>(
     })
 }
 
-/// The index of child `k` of node `at`.
+/// The index of child `k` of node `at` (the first child follows its parent).
 pub(crate) fn child_at<'a, T: Table<'a> + ?Sized>(nodes: &T, at: usize, k: usize) -> Option<usize> {
-    children(nodes, at, k + 1).nth(k).map(|(i, _)| i)
-}
-
-/// The first `count` children of the node at `at` in `nodes`, with their indices: the first
-/// follows its parent, and each child's `end` leads to the next.
-fn children<'n, 'a, T: Table<'a> + ?Sized>(
-    nodes: &'n T,
-    at: usize,
-    count: usize,
-) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
-    let mut next = at + 1;
-    (0..count).map_while(move |_| {
-        let i = next;
-        let child = nodes.node(i)?;
-        next = child.end;
-        Some((i, child))
-    })
+    siblings(nodes, at + 1, usize::MAX).nth(k).map(|(i, _)| i)
 }
 
 /// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
