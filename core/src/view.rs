@@ -447,10 +447,7 @@ impl<'a> Node<'a> {
     /// Fixed-width value of slot `i`.
     #[inline(always)]
     pub(crate) fn value<T: Native>(&self, i: usize) -> T {
-        let start = self.offset.wrapping_add(i).wrapping_mul(T::WIDTH);
-        self.buffers[0]
-            .get(start..start.wrapping_add(T::WIDTH))
-            .map_or_else(T::default, T::from_le_slice)
+        read::<T>(self.buffers[0], self.offset.wrapping_add(i))
     }
 
     /// The bytes of fixed-width slot `i`.
@@ -555,13 +552,11 @@ impl Offset for i64 {}
 
 /// A record batch as a flat table of borrowed, validated arrays: `N` at most.
 ///
-/// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
-/// next.
+/// The nodes are the columns' subtrees, in order; each column's `end` leads to the next.
 #[derive(Debug, Clone)]
 pub struct View<'a, const N: usize> {
     nodes: heapless::Vec<Node<'a>, N>,
     rows: usize,
-    columns_end: usize,
 }
 
 /// Where a batch finds the dictionary batch of an id: its header and its body.
@@ -619,11 +614,9 @@ impl<'a, const N: usize> View<'a, N> {
                 .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
-        let columns_end = decoder.nodes.len();
         Ok(View {
             nodes: decoder.nodes,
             rows,
-            columns_end,
         })
     }
 
@@ -643,9 +636,9 @@ impl<'a, const N: usize> View<'a, N> {
         &self.nodes
     }
 
-    /// The columns' nodes are `0..columns_end()`.
+    /// The columns' nodes are `0..columns_end()`: all of them.
     pub(crate) fn columns_end(&self) -> usize {
-        self.columns_end
+        self.nodes.len()
     }
 }
 
@@ -1227,10 +1220,7 @@ mod owned {
             len: array.len(),
             offset: array.offset(),
             validity: array.validity().filter(|_| array.null_count() > 0),
-            buffers: [
-                buffers.first().map_or(&[], |b| b),
-                buffers.get(1).map_or(&[], |b| b),
-            ],
+            buffers: [array.buffer(0), array.buffer(1)],
             variadic: match buffers.get(1..) {
                 Some(data) if views => Variadic::Buffers(data),
                 _ => Variadic::None,
