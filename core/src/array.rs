@@ -421,12 +421,8 @@ mod tests {
     use crate::datatype::UnionMode;
     use alloc::vec;
 
-    fn le<T: Copy, const N: usize>(values: &[T], to: impl Fn(T) -> [u8; N]) -> Bytes<'static> {
-        Bytes::from_vec(values.iter().flat_map(|v| to(*v)).collect())
-    }
-
     fn i32s(values: &[i32]) -> Bytes<'static> {
-        le(values, i32::to_le_bytes)
+        Bytes::from_vec(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
 
     fn int32(values: &[i32]) -> ArrayView<'static> {

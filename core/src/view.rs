@@ -219,16 +219,11 @@ impl<'a> Kind<'a> {
                 usize::try_from(byte_width)
                     .map_err(|_| invalid("FixedSizeBinary.byteWidth", byte_width))?,
             ),
-            T::List | T::LargeList | T::ListView | T::LargeListView | T::Map { .. } => {
-                expect(1)?;
-                match ty {
-                    T::List => Kind::List,
-                    T::LargeList => Kind::LargeList,
-                    T::ListView => Kind::ListView,
-                    T::LargeListView => Kind::LargeListView,
-                    _ => Kind::Map,
-                }
-            }
+            T::List => expect(1).map(|()| Kind::List)?,
+            T::LargeList => expect(1).map(|()| Kind::LargeList)?,
+            T::ListView => expect(1).map(|()| Kind::ListView)?,
+            T::LargeListView => expect(1).map(|()| Kind::LargeListView)?,
+            T::Map { .. } => expect(1).map(|()| Kind::Map)?,
             T::FixedSizeList { list_size } => {
                 expect(1)?;
                 Kind::FixedSizeList(
@@ -254,10 +249,7 @@ impl<'a> Kind<'a> {
                     type_ids: type_ids.map_or(TypeIds::Positions, TypeIds::Message),
                 }
             }
-            T::RunEndEncoded => {
-                expect(2)?;
-                Kind::RunEndEncoded
-            }
+            T::RunEndEncoded => expect(2).map(|()| Kind::RunEndEncoded)?,
         };
         Ok(kind)
     }
@@ -1333,6 +1325,10 @@ mod tests {
         assert_eq!(child_at(nodes, 5, 1), Some(7));
         assert_eq!(node(7).name, "b");
         assert_eq!(child_at(nodes, 11, 1), Some(13));
+        // One array is one column, its values the rows.
+        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
+        let nodes = Arrays::of_array(&array);
+        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 
     /// `resolve` as (node index, slot).
@@ -1477,12 +1473,5 @@ mod tests {
             e.kind,
             crate::error::FormatErrorKind::LayoutMismatch { what }
         );
-    }
-
-    #[test]
-    fn an_array_is_one_column() {
-        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
-        let nodes = Arrays::of_array(&array);
-        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 }
