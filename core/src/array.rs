@@ -9,7 +9,7 @@ use crate::bytes::Bytes;
 use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::error::{FormatErrorKind, FormatResult};
 use crate::format::MetadataVersion;
 use crate::schema::{Field, Schema};
 use crate::view::{self, Kind};
@@ -341,20 +341,12 @@ impl<'a> RecordBatch<'a> {
             columns.len(),
         )?;
         for (i, (field, column)) in schema.fields().iter().zip(&columns).enumerate() {
-            let field_err = |e: FormatError| e.in_field(i);
-            need(
-                column.len == num_rows,
-                "column length differs from the batch",
-                i,
-            )
-            .map_err(field_err)?;
-            need(
-                column.data_type == *field.data_type()
-                    && column.dictionary.is_some() == field.dictionary().is_some(),
-                "column type differs from its field",
-                i,
-            )
-            .map_err(field_err)?;
+            let same_type = column.data_type == *field.data_type()
+                && column.dictionary.is_some() == field.dictionary().is_some();
+            let rows = column.len == num_rows;
+            need(rows, "column length differs from the batch", i)
+                .and_then(|()| need(same_type, "column type differs from its field", i))
+                .map_err(|e| e.in_field(i))?;
         }
         Ok(RecordBatch {
             links: view::links(&columns),
@@ -419,6 +411,7 @@ impl<'a> RecordBatch<'a> {
 mod tests {
     use super::*;
     use crate::datatype::UnionMode;
+    use crate::error::FormatError;
     use alloc::vec;
 
     fn i32s(values: &[i32]) -> Bytes<'static> {
