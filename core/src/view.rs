@@ -597,12 +597,9 @@ impl<'a, const N: usize> View<'a, N> {
             declared: cursor.nodes.len(),
         };
         for (i, field) in fields.iter().enumerate() {
-            let field = field?;
-            let at = decoder
-                .array(field, &mut cursor, body, false)
-                .map_err(|e| e.in_field(i))?;
-            let len = decoder.nodes.get(at).map_or(0, |n| n.len);
-            need(len == rows, "column length differs from the batch", i)
+            let at = decoder.array(field?, &mut cursor, body, false);
+            let len = at.map(|at| decoder.nodes.get(at).map_or(0, |n| n.len));
+            len.and_then(|len| need(len == rows, "column length differs from the batch", i))
                 .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
@@ -662,10 +659,8 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         let mut node = Node::new(name, kind, len);
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
         if layout.validity {
-            let bitmap = buffer(cursor)?;
-            if layout.keep_validity && null_count > 0 {
-                node.validity = Some(bitmap);
-            }
+            let keep = layout.keep_validity && null_count > 0;
+            node.validity = Some(buffer(cursor)?).filter(|_| keep);
         }
         for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
             *slot = buffer(cursor)?;
@@ -690,8 +685,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             node.dictionary = Some(encoding.index_type);
         } else {
             for (i, child) in child_fields.iter().enumerate() {
-                let child = child?;
-                self.array(child, cursor, body, false)
+                self.array(child?, cursor, body, false)
                     .map_err(|e| e.in_field(i))?;
                 node.children += 1;
             }
@@ -737,8 +731,8 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             .dictionary
             .and_then(|_| nodes.get(at + 1))
             .map_or(0, |v| v.len);
-        // A dictionary-encoded node's children are not read (its values follow it).
-        let children = |k| siblings(nodes, at + 1, node.end).nth(k).map(|(_, c)| *c);
+        // `check` asks for children `k < node.children` only (`Kind::of` checked their count).
+        let children = |k| siblings(nodes, at + 1, usize::MAX).nth(k).map(|(_, c)| *c);
         check(node, null_count, children, values).map(drop)
     }
 }
