@@ -224,19 +224,12 @@ pub(crate) fn check_offsets<O: Native + Into<i64>>(
         .get(offset * O::WIDTH..(end + 1) * O::WIDTH)
         .unwrap_or_default();
     let value = |c: &[u8]| -> i64 { O::from_le_slice(c).into() };
-    let pairs = slots.chunks_exact(O::WIDTH).zip(
-        slots
-            .get(O::WIDTH..)
-            .unwrap_or_default()
-            .chunks_exact(O::WIDTH),
-    );
-    if pairs.fold(false, |bad, (p, c)| bad | (value(c) < value(p))) {
-        for i in offset + 1..=end {
-            let (prev, cur): (i64, i64) = (
-                read::<O>(offsets, i - 1).into(),
-                read::<O>(offsets, i).into(),
-            );
-            need(cur >= prev, "offsets decrease", i)?;
+    let next = slots.get(O::WIDTH..).unwrap_or_default();
+    let pairs = core::iter::zip(slots.chunks_exact(O::WIDTH), next.chunks_exact(O::WIDTH));
+    let decrease = |found: bool, (p, c)| found | (value(c) < value(p));
+    if pairs.clone().fold(false, decrease) {
+        for (i, (p, c)) in (offset + 1..).zip(pairs) {
+            need(value(c) >= value(p), "offsets decrease", i)?;
         }
     }
     let last: i64 = read::<O>(offsets, end).into();

@@ -422,15 +422,9 @@ fn write_dotted<T: fmt::Display>(
     cut: bool,
 ) -> fmt::Result {
     for (i, level) in levels.enumerate() {
-        if i > 0 {
-            f.write_str(".")?;
-        }
-        write!(f, "{level}")?;
+        write!(f, "{}{level}", if i > 0 { "." } else { "" })?;
     }
-    if cut {
-        f.write_str(".…")?;
-    }
-    Ok(())
+    f.write_str(if cut { ".…" } else { "" })
 }
 
 impl fmt::Debug for FieldPath {
