@@ -410,6 +410,7 @@ impl<'a> RecordBatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::{AppendValue, ArrayBuilder, StringBuilder};
     use crate::datatype::UnionMode;
     use crate::error::FormatError;
     use alloc::vec;
@@ -476,31 +477,16 @@ mod tests {
         );
     }
 
+    /// A view array of `strings` (long ones at their offsets in one data buffer, as the
+    /// builder lays them out) over the data buffer `data`.
     fn views(strings: &[&str], data: &[u8], utf8: bool) -> FormatResult<ArrayView<'static>> {
-        let mut views = Vec::new();
-        let mut at = 0usize;
-        for s in strings {
-            let bytes = s.as_bytes();
-            views.extend_from_slice(&(bytes.len() as i32).to_le_bytes());
-            if bytes.len() <= 12 {
-                let mut inline = [0u8; 12];
-                inline[..bytes.len()].copy_from_slice(bytes);
-                views.extend_from_slice(&inline);
-            } else {
-                views.extend_from_slice(&bytes[..4]);
-                views.extend_from_slice(&0i32.to_le_bytes());
-                views.extend_from_slice(&(at as i32).to_le_bytes());
-                at += bytes.len();
-            }
-        }
+        let mut builder = StringBuilder::new_view();
+        builder.extend_options(strings.iter().map(|s| Some(*s)));
+        let built = builder.finish().unwrap();
         ArrayView::try_new(ArrayParts {
-            data_type: Some(if utf8 {
-                DataType::Utf8View
-            } else {
-                DataType::BinaryView
-            }),
+            data_type: Some([DataType::BinaryView, DataType::Utf8View][usize::from(utf8)].clone()),
             len: strings.len(),
-            buffers: vec![Bytes::from_vec(views), Bytes::from_vec(data.to_vec())],
+            buffers: vec![built.buffers()[0].clone(), Bytes::from_vec(data.to_vec())],
             ..ArrayParts::default()
         })
     }
