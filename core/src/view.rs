@@ -1325,36 +1325,24 @@ mod tests {
         assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 
-    /// `resolve` as (node index, slot).
-    fn resolve(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, usize)> {
-        super::resolve(nodes, at, i).map(|(at, _, i)| (at, i))
+    /// The node that holds slot `i` of node `at` (through dictionaries, run ends and unions)
+    /// and its i32 value there.
+    fn int(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, i32)> {
+        super::resolve(nodes, at, i).map(|(at, node, j)| (at, node.value::<i32>(j)))
     }
 
     #[test]
     fn slots_resolve_through_dictionaries_run_ends_and_unions() {
         let batch = batch();
         let nodes = &Arrays::of_batch(&batch);
-        let node = |at| nodes.node(at).unwrap();
-        let text =
-            |slot: Option<(usize, usize)>| slot.map(|(at, i)| node(at).bytes_value(i).to_vec());
-        assert_eq!(resolve(nodes, 0, 1), None);
-        assert_eq!(
-            resolve(nodes, 0, 2).map(|(at, i)| node(at).value::<i32>(i)),
-            Some(3)
-        );
-        assert_eq!(text(resolve(nodes, 1, 3)), Some(b"x".to_vec()));
-        assert_eq!(resolve(nodes, 1, 1), None);
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
-        assert_eq!(
-            [run(0), run(1), run(2), run(3)],
-            [Some(7), Some(7), None, Some(9)]
-        );
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
-        assert_eq!(
-            [union(0), union(1), union(2)],
-            [Some((12, 0)), None, Some((12, 2))]
-        );
-        assert_eq!(node(3).list_range(0), 0..2);
+        let text = |at, i| super::resolve(nodes, at, i).map(|(_, n, j)| n.bytes_value(j).to_vec());
+        assert_eq!((int(nodes, 0, 1), int(nodes, 0, 2)), (None, Some((0, 3))));
+        assert_eq!((text(1, 3), text(1, 1)), (Some(b"x".to_vec()), None));
+        let runs: Vec<_> = (0..4).map(|i| int(nodes, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), Some((10, 7)), None, Some((10, 9))]);
+        let union: Vec<_> = (0..3).map(|i| int(nodes, 11, i)).collect();
+        assert_eq!(union, [Some((12, 0)), None, Some((12, 2))]);
+        assert_eq!(nodes.node(3).unwrap().list_range(0), 0..2);
     }
 
     #[test]
@@ -1362,18 +1350,13 @@ mod tests {
         let batch = batch();
         let sliced = batch.slice(1, 3).unwrap();
         let nodes = &Arrays::of_batch(&sliced);
-        let node = |at| nodes.node(at).unwrap();
         assert_eq!(nodes.num_rows(), 3);
-        assert_eq!(resolve(nodes, 0, 0), None);
-        assert_eq!(
-            resolve(nodes, 0, 1).map(|(at, i)| node(at).value::<i32>(i)),
-            Some(3)
-        );
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
-        assert_eq!([run(0), run(1), run(2)], [Some(7), None, Some(9)]);
-        assert_eq!(node(3).list_range(2), 2..3);
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
-        assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
+        assert_eq!((int(nodes, 0, 0), int(nodes, 0, 1)), (None, Some((0, 3))));
+        let runs: Vec<_> = (0..3).map(|i| int(nodes, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), None, Some((10, 9))]);
+        assert_eq!(nodes.node(3).unwrap().list_range(2), 2..3);
+        let union: Vec<_> = (0..2).map(|i| int(nodes, 11, i)).collect();
+        assert_eq!(union, [None, Some((12, 2))]);
     }
 
     /// What `Layout::walk` made of the next array of `kind` with `null_count` nulls: the buffers
