@@ -1246,18 +1246,11 @@ mod tests {
             Some(vec![]),
             Some(vec![Some(4)]),
         ]);
-        let mut structs = StructBuilder::new()
-            .with_child("a", PrimitiveBuilder::<i64>::new())
-            .with_child("b", StringBuilder::new());
-        for k in 0..4 {
-            if let Some(a) = structs.field_builder::<PrimitiveBuilder<i64>>(0) {
-                a.append_value(Some(k));
-            }
-            if let Some(b) = structs.field_builder::<StringBuilder>(1) {
-                b.append_value(Some("s"));
-            }
-            structs.append();
-        }
+        let (mut a, mut b) = (PrimitiveBuilder::<i64>::new(), StringBuilder::new());
+        a.extend_options((0..4).map(Some));
+        b.extend_options([Some("s"); 4]);
+        let mut structs = StructBuilder::new().with_child("a", a).with_child("b", b);
+        (0..4).for_each(|_| structs.append());
         let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
         runs.extend_options([Some(7), Some(7), None, Some(9)]);
         let mut union = UnionBuilder::new(UnionMode::Dense)
@@ -1270,10 +1263,7 @@ mod tests {
                     .unwrap()
                     .append_value(Some(k));
             } else {
-                union
-                    .append::<StringBuilder>(5)
-                    .unwrap()
-                    .append_value(None::<&str>);
+                union.append_child(5).unwrap().append_null();
             }
         }
         RecordBatch::from_columns([
