@@ -174,6 +174,7 @@ impl<'a> Kind<'a> {
                 Err(invalid("number of child fields", children as i64))
             }
         };
+        let size = |n: i32, what| usize::try_from(n).map_err(|_| invalid(what, n));
         let kind = match ty {
             T::Null => Kind::Null,
             T::Bool => Kind::Boolean,
@@ -215,21 +216,17 @@ impl<'a> Kind<'a> {
             T::LargeUtf8 => Kind::LargeUtf8,
             T::BinaryView => Kind::BinaryView,
             T::Utf8View => Kind::Utf8View,
-            T::FixedSizeBinary { byte_width } => Kind::FixedSizeBinary(
-                usize::try_from(byte_width)
-                    .map_err(|_| invalid("FixedSizeBinary.byteWidth", byte_width))?,
-            ),
+            T::FixedSizeBinary { byte_width: n } => {
+                Kind::FixedSizeBinary(size(n, "FixedSizeBinary.byteWidth")?)
+            }
             T::List => expect(1).map(|()| Kind::List)?,
             T::LargeList => expect(1).map(|()| Kind::LargeList)?,
             T::ListView => expect(1).map(|()| Kind::ListView)?,
             T::LargeListView => expect(1).map(|()| Kind::LargeListView)?,
             T::Map { .. } => expect(1).map(|()| Kind::Map)?,
-            T::FixedSizeList { list_size } => {
+            T::FixedSizeList { list_size: n } => {
                 expect(1)?;
-                Kind::FixedSizeList(
-                    usize::try_from(list_size)
-                        .map_err(|_| invalid("FixedSizeList.listSize", list_size))?,
-                )
+                Kind::FixedSizeList(size(n, "FixedSizeList.listSize")?)
             }
             T::Struct => Kind::Struct,
             T::Union { mode, type_ids } => {
@@ -1000,6 +997,8 @@ mod owned {
         /// The kind of an owned type (the value type for a dictionary-encoded array).
         pub(crate) fn of_data_type(ty: &'a DataType) -> Self {
             let int = |bit_width, signed| Kind::Int(IntType { bit_width, signed });
+            // Negative sizes are refused by `ArrayView`'s validation.
+            let size = |n: &i32| usize::try_from(*n).unwrap_or(0);
             match ty {
                 DataType::Null => Kind::Null,
                 DataType::Boolean => Kind::Boolean,
@@ -1027,9 +1026,7 @@ mod owned {
                 DataType::Interval(unit) => Kind::Interval(*unit),
                 DataType::Binary => Kind::Binary,
                 DataType::LargeBinary => Kind::LargeBinary,
-                DataType::FixedSizeBinary(width) => {
-                    Kind::FixedSizeBinary(usize::try_from(*width).unwrap_or(0))
-                }
+                DataType::FixedSizeBinary(width) => Kind::FixedSizeBinary(size(width)),
                 DataType::Utf8 => Kind::Utf8,
                 DataType::LargeUtf8 => Kind::LargeUtf8,
                 DataType::BinaryView => Kind::BinaryView,
@@ -1038,9 +1035,7 @@ mod owned {
                 DataType::LargeList(_) => Kind::LargeList,
                 DataType::ListView(_) => Kind::ListView,
                 DataType::LargeListView(_) => Kind::LargeListView,
-                DataType::FixedSizeList(_, size) => {
-                    Kind::FixedSizeList(usize::try_from(*size).unwrap_or(0))
-                }
+                DataType::FixedSizeList(_, n) => Kind::FixedSizeList(size(n)),
                 DataType::Struct(_) => Kind::Struct,
                 DataType::Map(..) => Kind::Map,
                 DataType::Union(_, ids, mode) => Kind::Union {
