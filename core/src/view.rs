@@ -755,20 +755,14 @@ pub(crate) fn check<'a>(
             node.kind,
             Kind::Null | Kind::Union { .. } | Kind::RunEndEncoded
         );
-    if logical_nulls_only {
+    let null_count = if logical_nulls_only {
         // These types have no validity bitmap; nulls come from their children.
-        need(
-            node.validity.is_none(),
-            "validity bitmap on a type without one",
-            0,
-        )?;
+        let what = "validity bitmap on a type without one";
+        need(node.validity.is_none(), what, 0)?;
+        if node.kind == Kind::Null { node.len } else { 0 }
     } else {
         columnar::check_nulls(node.validity, start, end, null_count)?;
-    }
-    let null_count = match node.kind {
-        Kind::Null if logical_nulls_only => node.len,
-        _ if logical_nulls_only => 0,
-        _ => null_count,
+        null_count
     };
     if let Some(index_type) = node.dictionary {
         let validity = node.validity.filter(|_| null_count > 0);
