@@ -110,17 +110,12 @@ impl<'a> ArrayView<'a> {
             "wrong number of buffers",
             self.buffers.len(),
         )?;
-        if index.is_none() {
-            match self.data_type {
-                DataType::FixedSizeList(_, size) if size < 0 => {
-                    return Err(bad("negative list size", 0));
-                }
-                DataType::FixedSizeBinary(width) if width < 0 => {
-                    return Err(bad("type has no layout", 0));
-                }
-                _ => {}
-            }
-        }
+        let negative = match (&self.data_type, index) {
+            (DataType::FixedSizeList(_, size), None) if *size < 0 => Some("negative list size"),
+            (DataType::FixedSizeBinary(width), None) if *width < 0 => Some("type has no layout"),
+            _ => None,
+        };
+        negative.map_or(Ok(()), |what| Err(bad(what, 0)))?;
         let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
         let mut node = view::node_of(self, "", 0);
         node.validity = self.validity();
