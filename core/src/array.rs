@@ -8,8 +8,8 @@
 use crate::bytes::Bytes;
 use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
-use crate::datatype::{DataType, IntType, UnionMode};
-use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::datatype::{DataType, IntType};
+use crate::error::{FormatErrorKind, FormatResult};
 use crate::format::MetadataVersion;
 use crate::schema::{Field, Schema};
 use crate::view::{self, Kind};
@@ -110,17 +110,12 @@ impl<'a> ArrayView<'a> {
             "wrong number of buffers",
             self.buffers.len(),
         )?;
-        if index.is_none() {
-            match self.data_type {
-                DataType::FixedSizeList(_, size) if size < 0 => {
-                    return Err(bad("negative list size", 0));
-                }
-                DataType::FixedSizeBinary(width) if width < 0 => {
-                    return Err(bad("type has no layout", 0));
-                }
-                _ => {}
-            }
-        }
+        let negative = match (&self.data_type, index) {
+            (DataType::FixedSizeList(_, size), None) if *size < 0 => Some("negative list size"),
+            (DataType::FixedSizeBinary(width), None) if *width < 0 => Some("type has no layout"),
+            _ => None,
+        };
+        negative.map_or(Ok(()), |what| Err(bad(what, 0)))?;
         let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
         let mut node = view::node_of(self, "", 0);
         node.validity = self.validity();
@@ -286,16 +281,7 @@ impl<'a> ArrayView<'a> {
 
     /// For union slot `i`: the index of the selected child and the slot within that child.
     pub fn union_value(&self, i: usize) -> (usize, usize) {
-        let DataType::Union(_, type_ids, mode) = &self.data_type else {
-            return (0, 0);
-        };
-        let dense = *mode == UnionMode::Dense;
-        columnar::union_slot(
-            self.buffer(0),
-            dense.then(|| self.buffer(1)),
-            self.offset + i,
-            |id| type_ids.iter().position(|t| *t == id),
-        )
+        self.node().union_value(i)
     }
 
     /// For run-end encoded slot `i`: the index of its run in the `values` child.
@@ -350,20 +336,12 @@ impl<'a> RecordBatch<'a> {
             columns.len(),
         )?;
         for (i, (field, column)) in schema.fields().iter().zip(&columns).enumerate() {
-            let field_err = |e: FormatError| e.in_field(i);
-            need(
-                column.len == num_rows,
-                "column length differs from the batch",
-                i,
-            )
-            .map_err(field_err)?;
-            need(
-                column.data_type == *field.data_type()
-                    && column.dictionary.is_some() == field.dictionary().is_some(),
-                "column type differs from its field",
-                i,
-            )
-            .map_err(field_err)?;
+            let same_type = column.data_type == *field.data_type()
+                && column.dictionary.is_some() == field.dictionary().is_some();
+            let rows = column.len == num_rows;
+            need(rows, "column length differs from the batch", i)
+                .and_then(|()| need(same_type, "column type differs from its field", i))
+                .map_err(|e| e.in_field(i))?;
         }
         Ok(RecordBatch {
             links: view::links(&columns),
@@ -427,25 +405,17 @@ impl<'a> RecordBatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builder::{AppendValue, ArrayBuilder, StringBuilder};
     use crate::datatype::UnionMode;
+    use crate::error::FormatError;
     use alloc::vec;
 
-    fn le<T: Copy, const N: usize>(values: &[T], to: impl Fn(T) -> [u8; N]) -> Bytes<'static> {
-        Bytes::from_vec(values.iter().flat_map(|v| to(*v)).collect())
-    }
-
     fn i32s(values: &[i32]) -> Bytes<'static> {
-        le(values, i32::to_le_bytes)
+        Bytes::from_vec(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
 
     fn int32(values: &[i32]) -> ArrayView<'static> {
-        ArrayView::try_new(ArrayParts {
-            data_type: Some(DataType::Int32),
-            len: values.len(),
-            buffers: vec![i32s(values)],
-            ..ArrayParts::default()
-        })
-        .unwrap()
+        ArrayView::from_values(values.iter().copied()).unwrap()
     }
 
     fn what(e: FormatError) -> &'static str {
@@ -489,12 +459,8 @@ mod tests {
 
     #[test]
     fn batches_slice_every_column() {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("a", DataType::Int32, true),
-            Field::new("b", DataType::Int32, true),
-        ]));
-        let batch =
-            RecordBatch::try_new(schema, vec![int32(&[1, 2, 3]), int32(&[4, 5, 6])], 3).unwrap();
+        let columns = [("a", int32(&[1, 2, 3])), ("b", int32(&[4, 5, 6]))];
+        let batch = RecordBatch::from_columns(columns).unwrap();
         let sliced = batch.slice(1, 2).unwrap();
         assert_eq!(sliced.num_rows(), 2);
         let firsts: Vec<i32> = sliced.columns().iter().map(|c| c.value(0)).collect();
@@ -506,31 +472,16 @@ mod tests {
         );
     }
 
+    /// A view array of `strings` (long ones at their offsets in one data buffer, as the
+    /// builder lays them out) over the data buffer `data`.
     fn views(strings: &[&str], data: &[u8], utf8: bool) -> FormatResult<ArrayView<'static>> {
-        let mut views = Vec::new();
-        let mut at = 0usize;
-        for s in strings {
-            let bytes = s.as_bytes();
-            views.extend_from_slice(&(bytes.len() as i32).to_le_bytes());
-            if bytes.len() <= 12 {
-                let mut inline = [0u8; 12];
-                inline[..bytes.len()].copy_from_slice(bytes);
-                views.extend_from_slice(&inline);
-            } else {
-                views.extend_from_slice(&bytes[..4]);
-                views.extend_from_slice(&0i32.to_le_bytes());
-                views.extend_from_slice(&(at as i32).to_le_bytes());
-                at += bytes.len();
-            }
-        }
+        let mut builder = StringBuilder::new_view();
+        builder.extend_options(strings.iter().map(|s| Some(*s)));
+        let built = builder.finish().unwrap();
         ArrayView::try_new(ArrayParts {
-            data_type: Some(if utf8 {
-                DataType::Utf8View
-            } else {
-                DataType::BinaryView
-            }),
+            data_type: Some([DataType::BinaryView, DataType::Utf8View][usize::from(utf8)].clone()),
             len: strings.len(),
-            buffers: vec![Bytes::from_vec(views), Bytes::from_vec(data.to_vec())],
+            buffers: vec![built.buffers()[0].clone(), Bytes::from_vec(data.to_vec())],
             ..ArrayParts::default()
         })
     }

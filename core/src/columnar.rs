@@ -73,34 +73,18 @@ pub fn bit(bitmap: &[u8], i: usize) -> bool {
 /// Number of set bits in `bitmap` in `range`.
 pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
     let (start, end) = (range.start, range.end);
-    if start >= end {
-        return 0;
-    }
-    let mut count = 0;
-    let mut i = start;
-    while i < end && i % 8 != 0 {
-        count += usize::from(bit(bitmap, i));
-        i += 1;
-    }
-    let whole_end = end - end % 8;
-    if i < whole_end {
-        let bytes = bitmap.get(i / 8..whole_end / 8).unwrap_or_default();
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            count += u64::from_le_bytes(c.try_into().unwrap_or_default()).count_ones() as usize;
-        }
-        count += chunks
-            .remainder()
-            .iter()
-            .map(|b| b.count_ones() as usize)
-            .sum::<usize>();
-        i = whole_end;
-    }
-    while i < end {
-        count += usize::from(bit(bitmap, i));
-        i += 1;
-    }
-    count
+    // Bit by bit up to the first whole byte and after the last; whole bytes eight at a time.
+    let head = start.checked_next_multiple_of(8).unwrap_or(end).min(end);
+    let tail = (end - end % 8).max(head);
+    let bits = |slots: Range<usize>| slots.filter(|i| bit(bitmap, *i)).count();
+    let mut chunks = bitmap
+        .get(head / 8..tail / 8)
+        .unwrap_or_default()
+        .chunks_exact(8);
+    let words = (&mut chunks).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()));
+    let whole = words.map(|w| w.count_ones() as usize).sum::<usize>();
+    let rest = chunks.remainder().iter().map(|b| b.count_ones() as usize);
+    bits(start..head) + whole + rest.sum::<usize>() + bits(tail..end)
 }
 
 /// Element `j` of a buffer of `int`s, widened (`None` for a width other than 8, 16, 32 or 64):
@@ -240,19 +224,12 @@ pub(crate) fn check_offsets<O: Native + Into<i64>>(
         .get(offset * O::WIDTH..(end + 1) * O::WIDTH)
         .unwrap_or_default();
     let value = |c: &[u8]| -> i64 { O::from_le_slice(c).into() };
-    let pairs = slots.chunks_exact(O::WIDTH).zip(
-        slots
-            .get(O::WIDTH..)
-            .unwrap_or_default()
-            .chunks_exact(O::WIDTH),
-    );
-    if pairs.fold(false, |bad, (p, c)| bad | (value(c) < value(p))) {
-        for i in offset + 1..=end {
-            let (prev, cur): (i64, i64) = (
-                read::<O>(offsets, i - 1).into(),
-                read::<O>(offsets, i).into(),
-            );
-            need(cur >= prev, "offsets decrease", i)?;
+    let next = slots.get(O::WIDTH..).unwrap_or_default();
+    let pairs = core::iter::zip(slots.chunks_exact(O::WIDTH), next.chunks_exact(O::WIDTH));
+    let decrease = |found: bool, (p, c)| found | (value(c) < value(p));
+    if pairs.clone().fold(false, decrease) {
+        for (i, (p, c)) in (offset + 1..).zip(pairs) {
+            need(value(c) >= value(p), "offsets decrease", i)?;
         }
     }
     let last: i64 = read::<O>(offsets, end).into();

@@ -402,10 +402,7 @@ mod logical {
     ) -> fmt::Result {
         f.write_str(open)?;
         for (i, field) in fields.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{field}")?;
+            write!(f, "{}{field}", if i > 0 { ", " } else { "" })?;
             if let Some(id) = type_id(i) {
                 write!(f, "={id}")?;
             }

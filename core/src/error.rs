@@ -207,15 +207,10 @@ impl FormatError {
     #[cfg(feature = "alloc")]
     #[must_use]
     pub(crate) fn in_dictionary(mut self, root: Option<FieldPath>) -> Self {
-        let Some(root) = root else {
-            self.field = FieldPath::EMPTY;
-            return self;
+        self.field = match root {
+            Some(root) => self.field.below(root, 1),
+            None => FieldPath::EMPTY,
         };
-        let mut path = self.field.indices().skip(1).fold(root, FieldPath::child);
-        if self.field.is_cut() {
-            path.meta |= FieldPath::CUT;
-        }
-        self.field = path;
         self
     }
 
@@ -281,15 +276,8 @@ fn write_field(
         && schema.fields_on_path(path).count() == path.len()
     {
         f.write_str("`")?;
-        for (i, field) in schema.fields_on_path(path).enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
-            }
-            f.write_str(field.name())?;
-        }
-        if path.is_cut() {
-            f.write_str(".…")?;
-        }
+        let names = schema.fields_on_path(path).map(|field| field.name());
+        write_dotted(f, names, path.is_cut())?;
         return f.write_str("`");
     }
     #[cfg(not(feature = "alloc"))]
@@ -371,10 +359,13 @@ impl FieldPath {
     /// This path below field `index`: `index` becomes the outermost level. Levels that no
     /// longer fit are cut from the inner end.
     fn under(self, index: usize) -> Self {
+        self.below(FieldPath::EMPTY.child(index), 0)
+    }
+
+    /// This path's levels after the first `skip` as children of `base`, cut if this path is.
+    fn below(self, base: FieldPath, skip: usize) -> Self {
         // A cut path takes no more children.
-        let mut out = self
-            .indices()
-            .fold(FieldPath::EMPTY.child(index), FieldPath::child);
+        let mut out = self.indices().skip(skip).fold(base, FieldPath::child);
         if self.is_cut() {
             out.meta |= FieldPath::CUT;
         }
@@ -420,17 +411,20 @@ impl FieldPath {
 
 impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, index) in self.indices().enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
-            }
-            write!(f, "{index}")?;
-        }
-        if self.is_cut() {
-            f.write_str(".…")?;
-        }
-        Ok(())
+        write_dotted(f, self.indices(), self.is_cut())
     }
+}
+
+/// Writes the levels of a path joined by dots, then `.…` when deeper levels were cut off.
+fn write_dotted<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    levels: impl Iterator<Item = T>,
+    cut: bool,
+) -> fmt::Result {
+    for (i, level) in levels.enumerate() {
+        write!(f, "{}{level}", if i > 0 { "." } else { "" })?;
+    }
+    f.write_str(if cut { ".…" } else { "" })
 }
 
 impl fmt::Debug for FieldPath {

@@ -174,6 +174,7 @@ impl<'a> Kind<'a> {
                 Err(invalid("number of child fields", children as i64))
             }
         };
+        let size = |n: i32, what| usize::try_from(n).map_err(|_| invalid(what, n));
         let kind = match ty {
             T::Null => Kind::Null,
             T::Bool => Kind::Boolean,
@@ -215,26 +216,17 @@ impl<'a> Kind<'a> {
             T::LargeUtf8 => Kind::LargeUtf8,
             T::BinaryView => Kind::BinaryView,
             T::Utf8View => Kind::Utf8View,
-            T::FixedSizeBinary { byte_width } => Kind::FixedSizeBinary(
-                usize::try_from(byte_width)
-                    .map_err(|_| invalid("FixedSizeBinary.byteWidth", byte_width))?,
-            ),
-            T::List | T::LargeList | T::ListView | T::LargeListView | T::Map { .. } => {
-                expect(1)?;
-                match ty {
-                    T::List => Kind::List,
-                    T::LargeList => Kind::LargeList,
-                    T::ListView => Kind::ListView,
-                    T::LargeListView => Kind::LargeListView,
-                    _ => Kind::Map,
-                }
+            T::FixedSizeBinary { byte_width: n } => {
+                Kind::FixedSizeBinary(size(n, "FixedSizeBinary.byteWidth")?)
             }
-            T::FixedSizeList { list_size } => {
+            T::List => expect(1).map(|()| Kind::List)?,
+            T::LargeList => expect(1).map(|()| Kind::LargeList)?,
+            T::ListView => expect(1).map(|()| Kind::ListView)?,
+            T::LargeListView => expect(1).map(|()| Kind::LargeListView)?,
+            T::Map { .. } => expect(1).map(|()| Kind::Map)?,
+            T::FixedSizeList { list_size: n } => {
                 expect(1)?;
-                Kind::FixedSizeList(
-                    usize::try_from(list_size)
-                        .map_err(|_| invalid("FixedSizeList.listSize", list_size))?,
-                )
+                Kind::FixedSizeList(size(n, "FixedSizeList.listSize")?)
             }
             T::Struct => Kind::Struct,
             T::Union { mode, type_ids } => {
@@ -254,10 +246,7 @@ impl<'a> Kind<'a> {
                     type_ids: type_ids.map_or(TypeIds::Positions, TypeIds::Message),
                 }
             }
-            T::RunEndEncoded => {
-                expect(2)?;
-                Kind::RunEndEncoded
-            }
+            T::RunEndEncoded => expect(2).map(|()| Kind::RunEndEncoded)?,
         };
         Ok(kind)
     }
@@ -447,10 +436,7 @@ impl<'a> Node<'a> {
     /// Fixed-width value of slot `i`.
     #[inline(always)]
     pub(crate) fn value<T: Native>(&self, i: usize) -> T {
-        let start = self.offset.wrapping_add(i).wrapping_mul(T::WIDTH);
-        self.buffers[0]
-            .get(start..start.wrapping_add(T::WIDTH))
-            .map_or_else(T::default, T::from_le_slice)
+        read::<T>(self.buffers[0], self.offset.wrapping_add(i))
     }
 
     /// The bytes of fixed-width slot `i`.
@@ -527,60 +513,56 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// The child that union type id `id` selects.
-    fn union_child(&self, id: i8) -> Option<usize> {
-        match self.kind {
-            Kind::Union { type_ids, .. } => type_ids.child(id, self.children as usize),
-            _ => None,
-        }
-    }
-
-    /// For union slot `i`: the index of the selected child and the slot in it.
+    /// For union slot `i`: the index of the selected child and the slot in it (`(0, 0)` for
+    /// another type).
     pub(crate) fn union_value(&self, i: usize) -> (usize, usize) {
-        let dense = matches!(self.kind, Kind::Union { dense: true, .. });
+        let Kind::Union { dense, type_ids } = self.kind else {
+            return (0, 0);
+        };
         let j = self.offset.wrapping_add(i);
         columnar::union_slot(self.buffers[0], dense.then_some(self.buffers[1]), j, |id| {
-            self.union_child(id)
+            type_ids.child(id, self.children as usize)
         })
     }
 }
 
 /// A text, binary or list offset type: `i32` or `i64`.
-pub(crate) trait Offset: Native {
+pub(crate) trait Offset: Native + Into<i64> {
     /// The offset as an index (a negative one, which validation rules out, becomes one past
     /// any buffer).
-    fn to_usize(self) -> usize;
-}
-
-impl Offset for i32 {
     #[inline(always)]
     fn to_usize(self) -> usize {
-        self as usize
+        self.into() as usize
     }
 }
 
-impl Offset for i64 {
-    #[inline(always)]
-    fn to_usize(self) -> usize {
-        self as usize
-    }
-}
+impl Offset for i32 {}
+impl Offset for i64 {}
 
 /// A record batch as a flat table of borrowed, validated arrays: `N` at most.
 ///
-/// Nodes `0..columns_end` are the columns' subtrees, in order; each column's `end` leads to the
-/// next.
+/// The nodes are the columns' subtrees, in order; each column's `end` leads to the next.
 #[derive(Debug, Clone)]
 pub struct View<'a, const N: usize> {
     nodes: heapless::Vec<Node<'a>, N>,
     rows: usize,
-    columns_end: usize,
 }
 
 /// Where a batch finds the dictionary batch of an id: its header and its body.
 pub(crate) trait Dictionaries<'a> {
     /// The dictionary batch with `id`.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])>;
+}
+
+/// Refuses a compressed `batch`: decompressing needs `alloc`.
+fn uncompressed(batch: format::RecordBatch<'_>) -> FormatResult<()> {
+    match batch.compression()? {
+        Some(_) => Err(FormatErrorKind::Unsupported {
+            what: Feature::CompressionWithoutAlloc,
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// The walk of one message and its dictionaries into a view's nodes.
@@ -601,12 +583,7 @@ impl<'a, const N: usize> View<'a, N> {
         version: MetadataVersion,
         dictionaries: &impl Dictionaries<'a>,
     ) -> FormatResult<Self> {
-        if batch.compression()?.is_some() {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::CompressionWithoutAlloc,
-            }
-            .into());
-        }
+        uncompressed(batch)?;
         let rows = usize::try_from(batch.length())
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch, version)?;
@@ -617,20 +594,15 @@ impl<'a, const N: usize> View<'a, N> {
             declared: cursor.nodes.len(),
         };
         for (i, field) in fields.iter().enumerate() {
-            let field = field?;
-            let at = decoder
-                .array(field, &mut cursor, body, false)
-                .map_err(|e| e.in_field(i))?;
-            let len = decoder.nodes.get(at).map_or(0, |n| n.len);
-            need(len == rows, "column length differs from the batch", i)
+            let at = decoder.array(field?, &mut cursor, body, false);
+            let len = at.map(|at| decoder.nodes.get(at).map_or(0, |n| n.len));
+            len.and_then(|len| need(len == rows, "column length differs from the batch", i))
                 .map_err(|e| e.in_field(i))?;
         }
         cursor.finish()?;
-        let columns_end = decoder.nodes.len();
         Ok(View {
             nodes: decoder.nodes,
             rows,
-            columns_end,
         })
     }
 
@@ -650,9 +622,9 @@ impl<'a, const N: usize> View<'a, N> {
         &self.nodes
     }
 
-    /// The columns' nodes are `0..columns_end()`.
+    /// The columns' nodes are `0..columns_end()`: all of them.
     pub(crate) fn columns_end(&self) -> usize {
-        self.columns_end
+        self.nodes.len()
     }
 }
 
@@ -684,10 +656,8 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         let mut node = Node::new(name, kind, len);
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
         if layout.validity {
-            let bitmap = buffer(cursor)?;
-            if layout.keep_validity && null_count > 0 {
-                node.validity = Some(bitmap);
-            }
+            let keep = layout.keep_validity && null_count > 0;
+            node.validity = Some(buffer(cursor)?).filter(|_| keep);
         }
         for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
             *slot = buffer(cursor)?;
@@ -712,8 +682,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
             node.dictionary = Some(encoding.index_type);
         } else {
             for (i, child) in child_fields.iter().enumerate() {
-                let child = child?;
-                self.array(child, cursor, body, false)
+                self.array(child?, cursor, body, false)
                     .map_err(|e| e.in_field(i))?;
                 node.children += 1;
             }
@@ -745,12 +714,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
         encoding: DictionaryEncoding,
     ) -> FormatResult<()> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
-        if batch.compression()?.is_some() {
-            return Err(FormatErrorKind::Unsupported {
-                what: Feature::CompressionWithoutAlloc,
-            }
-            .into());
-        }
+        uncompressed(batch)?;
         let mut cursor = Cursor::new(batch, self.version)?;
         self.array(field, &mut cursor, body, true)?;
         cursor.finish()
@@ -760,12 +724,12 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     /// dictionary decoded) against the columnar format.
     fn check(&self, node: &Node<'a>, at: usize, null_count: usize) -> FormatResult<()> {
         let nodes: &[Node<'a>] = &self.nodes;
-        let count = node.children as usize;
         let values = node
             .dictionary
             .and_then(|_| nodes.get(at + 1))
             .map_or(0, |v| v.len);
-        let children = |k| children(nodes, at, count).nth(k).map(|(_, child)| *child);
+        // `check` asks for children `k < node.children` only (`Kind::of` checked their count).
+        let children = |k| siblings(nodes, at + 1, usize::MAX).nth(k).map(|(_, c)| *c);
         check(node, null_count, children, values).map(drop)
     }
 }
@@ -791,20 +755,14 @@ pub(crate) fn check<'a>(
             node.kind,
             Kind::Null | Kind::Union { .. } | Kind::RunEndEncoded
         );
-    if logical_nulls_only {
+    let null_count = if logical_nulls_only {
         // These types have no validity bitmap; nulls come from their children.
-        need(
-            node.validity.is_none(),
-            "validity bitmap on a type without one",
-            0,
-        )?;
+        let what = "validity bitmap on a type without one";
+        need(node.validity.is_none(), what, 0)?;
+        if node.kind == Kind::Null { node.len } else { 0 }
     } else {
         columnar::check_nulls(node.validity, start, end, null_count)?;
-    }
-    let null_count = match node.kind {
-        Kind::Null if logical_nulls_only => node.len,
-        _ if logical_nulls_only => 0,
-        _ => null_count,
+        null_count
     };
     if let Some(index_type) = node.dictionary {
         let validity = node.validity.filter(|_| null_count > 0);
@@ -867,16 +825,17 @@ pub(crate) fn check<'a>(
             )
         }
         Kind::Struct => children_cover("struct child shorter than the struct"),
-        Kind::Union { dense, .. } => {
+        Kind::Union { dense, type_ids } => {
             if !dense {
                 children_cover("sparse union child shorter than the union")?;
             }
+            let child_of = |id| type_ids.child(id, node.children as usize);
             columnar::check_union(
                 first,
                 dense.then_some(second),
                 start,
                 end,
-                |id| node.union_child(id),
+                child_of,
                 child_len,
             )
         }
@@ -1010,25 +969,9 @@ pub(crate) fn siblings<'n, 'a, T: Table<'a> + ?Sized>(
     })
 }
 
-/// The index of child `k` of node `at`.
+/// The index of child `k` of node `at` (the first child follows its parent).
 pub(crate) fn child_at<'a, T: Table<'a> + ?Sized>(nodes: &T, at: usize, k: usize) -> Option<usize> {
-    children(nodes, at, k + 1).nth(k).map(|(i, _)| i)
-}
-
-/// The first `count` children of the node at `at` in `nodes`, with their indices: the first
-/// follows its parent, and each child's `end` leads to the next.
-fn children<'n, 'a, T: Table<'a> + ?Sized>(
-    nodes: &'n T,
-    at: usize,
-    count: usize,
-) -> impl Iterator<Item = (usize, T::Ref<'n>)> {
-    let mut next = at + 1;
-    (0..count).map_while(move |_| {
-        let i = next;
-        let child = nodes.node(i)?;
-        next = child.end;
-        Some((i, child))
-    })
+    siblings(nodes, at + 1, usize::MAX).nth(k).map(|(i, _)| i)
 }
 
 /// Views of the owned forms, [`RecordBatch`] and [`ArrayView`], borrowing their buffers.
@@ -1048,6 +991,8 @@ mod owned {
         /// The kind of an owned type (the value type for a dictionary-encoded array).
         pub(crate) fn of_data_type(ty: &'a DataType) -> Self {
             let int = |bit_width, signed| Kind::Int(IntType { bit_width, signed });
+            // Negative sizes are refused by `ArrayView`'s validation.
+            let size = |n: &i32| usize::try_from(*n).unwrap_or(0);
             match ty {
                 DataType::Null => Kind::Null,
                 DataType::Boolean => Kind::Boolean,
@@ -1075,9 +1020,7 @@ mod owned {
                 DataType::Interval(unit) => Kind::Interval(*unit),
                 DataType::Binary => Kind::Binary,
                 DataType::LargeBinary => Kind::LargeBinary,
-                DataType::FixedSizeBinary(width) => {
-                    Kind::FixedSizeBinary(usize::try_from(*width).unwrap_or(0))
-                }
+                DataType::FixedSizeBinary(width) => Kind::FixedSizeBinary(size(width)),
                 DataType::Utf8 => Kind::Utf8,
                 DataType::LargeUtf8 => Kind::LargeUtf8,
                 DataType::BinaryView => Kind::BinaryView,
@@ -1086,9 +1029,7 @@ mod owned {
                 DataType::LargeList(_) => Kind::LargeList,
                 DataType::ListView(_) => Kind::ListView,
                 DataType::LargeListView(_) => Kind::LargeListView,
-                DataType::FixedSizeList(_, size) => {
-                    Kind::FixedSizeList(usize::try_from(*size).unwrap_or(0))
-                }
+                DataType::FixedSizeList(_, n) => Kind::FixedSizeList(size(n)),
                 DataType::Struct(_) => Kind::Struct,
                 DataType::Map(..) => Kind::Map,
                 DataType::Union(_, ids, mode) => Kind::Union {
@@ -1254,10 +1195,7 @@ mod owned {
             len: array.len(),
             offset: array.offset(),
             validity: array.validity().filter(|_| array.null_count() > 0),
-            buffers: [
-                buffers.first().map_or(&[], |b| b),
-                buffers.get(1).map_or(&[], |b| b),
-            ],
+            buffers: [array.buffer(0), array.buffer(1)],
             variadic: match buffers.get(1..) {
                 Some(data) if views => Variadic::Buffers(data),
                 _ => Variadic::None,
@@ -1297,18 +1235,11 @@ mod tests {
             Some(vec![]),
             Some(vec![Some(4)]),
         ]);
-        let mut structs = StructBuilder::new()
-            .with_child("a", PrimitiveBuilder::<i64>::new())
-            .with_child("b", StringBuilder::new());
-        for k in 0..4 {
-            if let Some(a) = structs.field_builder::<PrimitiveBuilder<i64>>(0) {
-                a.append_value(Some(k));
-            }
-            if let Some(b) = structs.field_builder::<StringBuilder>(1) {
-                b.append_value(Some("s"));
-            }
-            structs.append();
-        }
+        let (mut a, mut b) = (PrimitiveBuilder::<i64>::new(), StringBuilder::new());
+        a.extend_options((0..4).map(Some));
+        b.extend_options([Some("s"); 4]);
+        let mut structs = StructBuilder::new().with_child("a", a).with_child("b", b);
+        (0..4).for_each(|_| structs.append());
         let mut runs = RunEndBuilder::new(PrimitiveBuilder::<i32>::new());
         runs.extend_options([Some(7), Some(7), None, Some(9)]);
         let mut union = UnionBuilder::new(UnionMode::Dense)
@@ -1321,10 +1252,7 @@ mod tests {
                     .unwrap()
                     .append_value(Some(k));
             } else {
-                union
-                    .append::<StringBuilder>(5)
-                    .unwrap()
-                    .append_value(None::<&str>);
+                union.append_child(5).unwrap().append_null();
             }
         }
         RecordBatch::from_columns([
@@ -1370,38 +1298,30 @@ mod tests {
         assert_eq!(child_at(nodes, 5, 1), Some(7));
         assert_eq!(node(7).name, "b");
         assert_eq!(child_at(nodes, 11, 1), Some(13));
+        // One array is one column, its values the rows.
+        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
+        let nodes = Arrays::of_array(&array);
+        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 
-    /// `resolve` as (node index, slot).
-    fn resolve(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, usize)> {
-        super::resolve(nodes, at, i).map(|(at, _, i)| (at, i))
+    /// The node that holds slot `i` of node `at` (through dictionaries, run ends and unions)
+    /// and its i32 value there.
+    fn int(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, i32)> {
+        super::resolve(nodes, at, i).map(|(at, node, j)| (at, node.value::<i32>(j)))
     }
 
     #[test]
     fn slots_resolve_through_dictionaries_run_ends_and_unions() {
         let batch = batch();
         let nodes = &Arrays::of_batch(&batch);
-        let node = |at| nodes.node(at).unwrap();
-        let text =
-            |slot: Option<(usize, usize)>| slot.map(|(at, i)| node(at).bytes_value(i).to_vec());
-        assert_eq!(resolve(nodes, 0, 1), None);
-        assert_eq!(
-            resolve(nodes, 0, 2).map(|(at, i)| node(at).value::<i32>(i)),
-            Some(3)
-        );
-        assert_eq!(text(resolve(nodes, 1, 3)), Some(b"x".to_vec()));
-        assert_eq!(resolve(nodes, 1, 1), None);
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
-        assert_eq!(
-            [run(0), run(1), run(2), run(3)],
-            [Some(7), Some(7), None, Some(9)]
-        );
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
-        assert_eq!(
-            [union(0), union(1), union(2)],
-            [Some((12, 0)), None, Some((12, 2))]
-        );
-        assert_eq!(node(3).list_range(0), 0..2);
+        let text = |at, i| super::resolve(nodes, at, i).map(|(_, n, j)| n.bytes_value(j).to_vec());
+        assert_eq!((int(nodes, 0, 1), int(nodes, 0, 2)), (None, Some((0, 3))));
+        assert_eq!((text(1, 3), text(1, 1)), (Some(b"x".to_vec()), None));
+        let runs: Vec<_> = (0..4).map(|i| int(nodes, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), Some((10, 7)), None, Some((10, 9))]);
+        let union: Vec<_> = (0..3).map(|i| int(nodes, 11, i)).collect();
+        assert_eq!(union, [Some((12, 0)), None, Some((12, 2))]);
+        assert_eq!(nodes.node(3).unwrap().list_range(0), 0..2);
     }
 
     #[test]
@@ -1409,18 +1329,13 @@ mod tests {
         let batch = batch();
         let sliced = batch.slice(1, 3).unwrap();
         let nodes = &Arrays::of_batch(&sliced);
-        let node = |at| nodes.node(at).unwrap();
         assert_eq!(nodes.num_rows(), 3);
-        assert_eq!(resolve(nodes, 0, 0), None);
-        assert_eq!(
-            resolve(nodes, 0, 1).map(|(at, i)| node(at).value::<i32>(i)),
-            Some(3)
-        );
-        let run = |i| resolve(nodes, 8, i).map(|(at, j)| node(at).value::<i32>(j));
-        assert_eq!([run(0), run(1), run(2)], [Some(7), None, Some(9)]);
-        assert_eq!(node(3).list_range(2), 2..3);
-        let union = |i| resolve(nodes, 11, i).map(|(at, j)| (at, node(at).value::<i32>(j)));
-        assert_eq!([union(0), union(1)], [None, Some((12, 2))]);
+        assert_eq!((int(nodes, 0, 0), int(nodes, 0, 1)), (None, Some((0, 3))));
+        let runs: Vec<_> = (0..3).map(|i| int(nodes, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), None, Some((10, 9))]);
+        assert_eq!(nodes.node(3).unwrap().list_range(2), 2..3);
+        let union: Vec<_> = (0..2).map(|i| int(nodes, 11, i)).collect();
+        assert_eq!(union, [None, Some((12, 2))]);
     }
 
     /// What `Layout::walk` made of the next array of `kind` with `null_count` nulls: the buffers
@@ -1514,12 +1429,5 @@ mod tests {
             e.kind,
             crate::error::FormatErrorKind::LayoutMismatch { what }
         );
-    }
-
-    #[test]
-    fn an_array_is_one_column() {
-        let array = ArrayView::from_values([Some(1i64), None]).unwrap();
-        let nodes = Arrays::of_array(&array);
-        assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
     }
 }
