@@ -24,7 +24,7 @@ use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
-use super::value::{Context, decimal, interval, key, quoted_text, windowed};
+use super::value::{Context, decimal, interval, key, quoted_text};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
@@ -1008,10 +1008,16 @@ pub(crate) fn leaf<'b>(
         }
         _ => {
             let flat = Leaf::new(node, zones);
-            if flat.is_fixed() {
-                windowed(sink, |w| rows::fixed_text(&flat, i, w, cx));
-            } else {
+            if !flat.is_fixed() {
                 sink.put(b"null");
+            } else if let Some(window) = sink.tail() {
+                let n = rows::fixed_text(&flat, i, window, cx);
+                sink.advance(n);
+            } else {
+                // Near the end of the buffer: through a window on the stack and the spill.
+                let mut window = [0; rows::VALUE_TEXT];
+                let n = rows::fixed_text(&flat, i, &mut window, cx);
+                sink.put(window.get(..n).unwrap_or_default());
             }
         }
     }

@@ -166,7 +166,7 @@ fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
 
 /// Bytes the text of one value of a flat leaf may take: a float, an integer, or quoted
 /// temporal text (the window temporal text is written into).
-const VALUE_TEXT: usize = temporal::WINDOW;
+pub(crate) const VALUE_TEXT: usize = temporal::WINDOW;
 
 /// Writes a float's text (finite or not) at the start of `out`; returns its length.
 #[inline(always)]

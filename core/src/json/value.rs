@@ -1,7 +1,7 @@
 //! The text of the values the general walk writes besides the fast path's (decimals, times,
 //! durations, intervals), member keys, and the options every step reads ([`Context`]), written
 //! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
-//! the fast path's `rows::fixed_text`, which the walk calls through [`windowed`].
+//! the fast path's `rows::fixed_text`, which the walk's `leaf` calls too.
 
 use super::number::{self, DECIMAL_TEXT, Scratch};
 use super::options::EncoderOptions;
@@ -26,23 +26,6 @@ pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'stati
         (true, true, _) => b"\"NaN\"",
         (true, false, false) => b"\"Infinity\"",
         (true, false, true) => b"\"-Infinity\"",
-    }
-}
-
-/// Writes text that `write` puts at the start of a window (quoted dates and timestamps).
-#[inline(always)]
-pub(crate) fn windowed(
-    sink: &mut Sink<'_, '_, '_>,
-    write: impl FnOnce(&mut [u8; temporal::WINDOW]) -> usize,
-) {
-    let mut spare = [0; temporal::WINDOW];
-    let tail = sink.tail::<{ temporal::WINDOW }>();
-    let direct = tail.is_some();
-    let n = write(tail.unwrap_or(&mut spare));
-    if direct {
-        sink.advance(n);
-    } else {
-        sink.put(spare.get(..n).unwrap_or_default());
     }
 }
 
