@@ -274,6 +274,8 @@ pub(crate) enum Shape {
     Short,
     /// Binary values or string views: their bytes quoted, in the given form.
     Bytes(Body),
+    /// `arrow.json` text: written as it is when it is one JSON value, else as a string.
+    Json,
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
@@ -555,6 +557,12 @@ impl<'b, const N: usize> Plan<'b, N> {
             self.fill(to_values, nodes, at + 1, "", zones)?;
             Shape::Dictionary {
                 values: u8::try_from(to_values).ok()?,
+            }
+        } else if array.extension != view::Extension::None && !self.options.extensions_as_storage {
+            // Written as what they mean: JSON text as it is, UUIDs and booleans as short text.
+            match array.extension {
+                view::Extension::Json => Shape::Json,
+                _ => Shape::Short,
             }
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat

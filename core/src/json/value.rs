@@ -3,6 +3,8 @@
 //! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
 //! the fast path's `rows::fixed_text`, which the walk's `leaf` calls too.
 
+use super::embedded;
+use super::escape;
 use super::number::{self, DECIMAL_TEXT, Scratch};
 use super::options::EncoderOptions;
 use super::sink::{Body, Sink};
@@ -27,6 +29,29 @@ pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'stati
         (true, false, false) => b"\"Infinity\"",
         (true, false, true) => b"\"-Infinity\"",
     }
+}
+
+/// The text of an `arrow.json` value to write as JSON (without the whitespace around it), or
+/// `None` when it is not one JSON value (it is then written as a string).
+#[inline]
+pub(crate) fn json_text(text: &[u8]) -> Option<&[u8]> {
+    embedded::is_json(text).then(|| text.trim_ascii())
+}
+
+/// Writes an `arrow.uuid` value (16 bytes) as `"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"`.
+pub(crate) fn uuid(sink: &mut Sink<'_, '_, '_>, bytes: &[u8]) {
+    let mut text = *b"\"________-____-____-____-____________\"";
+    // The five groups of 4, 2, 2, 2 and 6 bytes, each after the quote or a dash.
+    let mut at = 1;
+    let mut from = 0;
+    for len in [4, 2, 2, 2, 6] {
+        if let (Some(src), Some(dst)) = (bytes.get(from..from + len), text.get_mut(at..)) {
+            escape::hex_into(src, dst);
+        }
+        at += 2 * len + 1;
+        from += len;
+    }
+    sink.put(&text);
 }
 
 /// Writes temporal text between quotes.
