@@ -943,3 +943,111 @@ fn the_encoder_is_small_enough_for_a_stack() {
     println!("json encoder: {size} bytes with the default depth, {shallow} with depth 4");
     assert!(size <= 8 * 1024 && shallow < size);
 }
+
+/// A field of `array` named `name` with the extension type `extension`.
+fn extension_field(name: &str, array: &Array, extension: &str) -> quiver::schema::Field {
+    let metadata = vec![(
+        quiver::schema::EXTENSION_NAME_KEY.to_string(),
+        extension.to_string(),
+    )];
+    field(name, array).with_metadata(metadata)
+}
+
+#[test]
+fn canonical_extension_types_are_written_as_what_they_mean() {
+    use quiver::ipc::{FileWriter, WriterOptions};
+    use quiver::schema::Schema;
+    use std::sync::Arc;
+    let first: [u8; 16] = core::array::from_fn(|i| i as u8);
+    let one = 1u128.to_be_bytes();
+    let uuids = prim(
+        DataType::FixedSizeBinary(16),
+        &[Some(first), Some(one), None, Some(one)],
+    );
+    let json_text = utf8(&[
+        Some("{\"a\": [1, 2.5e3],\n\t\"b\": null}"),
+        Some("not json"),
+        None,
+        Some(" \"x\\ny\" "),
+    ]);
+    let bool8 = prim(DataType::Int8, &[Some(1i8), Some(0), None, Some(-3)]);
+    let opaque = prim(DataType::Int8, &[Some(1i8), Some(0), None, Some(2)]);
+    let wrong_storage = prim(DataType::Int16, &[Some(1i16), Some(0), None, Some(2)]);
+    let fields = vec![
+        extension_field("u", &uuids, "arrow.uuid"),
+        extension_field("j", &json_text, "arrow.json"),
+        extension_field("b", &bool8, "arrow.bool8"),
+        extension_field("o", &opaque, "arrow.opaque"),
+        extension_field("w", &wrong_storage, "arrow.bool8"),
+    ];
+    let columns = vec![uuids, json_text, bool8, opaque, wrong_storage];
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns, 4).unwrap();
+    let expected = "{\"u\":\"00010203-0405-0607-0809-0a0b0c0d0e0f\",\"j\":{\"a\": [1, 2.5e3],\"b\": null},\"b\":true,\"o\":1,\"w\":1}\n\
+         {\"u\":\"00000000-0000-0000-0000-000000000001\",\"j\":\"not json\",\"b\":false,\"o\":0,\"w\":0}\n\
+         {\"u\":null,\"j\":null,\"b\":null,\"o\":null,\"w\":null}\n\
+         {\"u\":\"00000000-0000-0000-0000-000000000001\",\"j\":\"x\\ny\",\"b\":true,\"o\":2,\"w\":2}\n";
+    let lines = JsonFormat::LineDelimited;
+    check_with(&batch, lines, EncoderOptions::default(), expected);
+    for line in expected.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("each line is one JSON value");
+    }
+    // Storage only: hex bytes, the text as a string, the integer.
+    let storage = "{\"u\":\"000102030405060708090a0b0c0d0e0f\",\"j\":\"{\\\"a\\\": [1, 2.5e3],\\n\\t\\\"b\\\": null}\",\"b\":1,\"o\":1,\"w\":1}\n";
+    let as_storage = EncoderOptions::default().with_extensions_as_storage(true);
+    assert!(encode(&batch, lines, as_storage).starts_with(storage));
+    // Through an IPC file, the reader's schema and the no-alloc view (the extension name read
+    // from the flatbuffer field): the same text.
+    let mut writer =
+        FileWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    let file = writer.into_inner();
+    let read = quiver::ipc::FileReader::open(file.clone(), Default::default())
+        .unwrap()
+        .batch(0)
+        .unwrap();
+    check_with(&read, lines, EncoderOptions::default(), expected);
+    let mut scratch = [0u8; 8192];
+    let mut reader: quiver::no_alloc::FileReader<_> =
+        quiver::no_alloc::FileReader::open(&file[..], &mut scratch).unwrap();
+    let view: quiver::no_alloc::Batch = reader.batch(0).unwrap();
+    let mut encoder: quiver::no_alloc::Encoder =
+        quiver::no_alloc::Encoder::new(&view, lines, EncoderOptions::default()).unwrap();
+    let mut out = Vec::new();
+    encoder.write_through(&mut out, &mut [0u8; 7]).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+    // Nested: a list of UUIDs and a struct member of JSON.
+    let retyped = |array: &Array, data_type: DataType| {
+        quiver::array::ArrayView::try_new(quiver::array::ArrayParts {
+            data_type: Some(data_type),
+            len: array.len(),
+            null_count: array.null_count(),
+            validity: array
+                .validity()
+                .map(|v| quiver::bytes::Bytes::from_vec(v.to_vec())),
+            buffers: array.buffers().to_vec(),
+            children: array.children().to_vec(),
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let items = prim(DataType::FixedSizeBinary(16), &[Some(one), None]);
+    let item = extension_field("item", &items, "arrow.uuid");
+    let uuid_list = retyped(
+        &list(false, items, &[Some(2)]),
+        DataType::List(Arc::new(item)),
+    );
+    let member = utf8(&[Some("[true]")]);
+    let inner = extension_field("m", &member, "arrow.json");
+    let s = retyped(
+        &structs(vec![("m", member)], &[true]),
+        DataType::Struct(vec![inner].into()),
+    );
+    let nested = arrays::batch(vec![("l", uuid_list), ("s", s)]);
+    check_with(
+        &nested,
+        lines,
+        EncoderOptions::default(),
+        "{\"l\":[\"00000000-0000-0000-0000-000000000001\",null],\"s\":{\"m\":[true]}}\n",
+    );
+}

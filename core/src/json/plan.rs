@@ -274,8 +274,9 @@ pub(crate) enum Shape {
     Short,
     /// Binary values or string views: their bytes quoted, in the given form.
     Bytes(Body),
-    /// `arrow.json` text: written as it is when it is one JSON value, else as a string.
-    Json,
+    /// A canonical extension type written as what it means (`arrow.json` text as the JSON
+    /// value, a UUID, a boolean), read from the view's node.
+    Extension,
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
@@ -559,11 +560,8 @@ impl<'b, const N: usize> Plan<'b, N> {
                 values: u8::try_from(to_values).ok()?,
             }
         } else if array.extension != view::Extension::None && !self.options.extensions_as_storage {
-            // Written as what they mean: JSON text as it is, UUIDs and booleans as short text.
-            match array.extension {
-                view::Extension::Json => Shape::Json,
-                _ => Shape::Short,
-            }
+            // Written as what they mean, from the view's own node (which knows the extension).
+            Shape::Extension
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat
         } else {

@@ -802,8 +802,18 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 let bytes = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
                 quoted(sink, bytes, body)
             }
-            Shape::Json => {
-                let text = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
+            Shape::Extension => {
+                let Some(view) = self.nodes.node(node.at).map(|n| *n) else {
+                    return Ok(());
+                };
+                if view.extension != view::Extension::Json {
+                    if sink.room() < SPILL {
+                        return Err(Full);
+                    }
+                    short_value(&view, i, sink, cx, self.zones);
+                    return Ok(());
+                }
+                let text = view.bytes_value(i);
                 match json_text(text) {
                     Some(json) if sink.room() >= json.len() => {
                         sink.json(json);
