@@ -122,7 +122,8 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
         "{stats}"
     );
 
-    // A projection opens with the 64 KiB tail and reads its columns after.
+    // A projection opens with the 64 KiB tail and reads its columns after: for a file this
+    // small the cost model reads the rest whole (one round trip), not metadata then columns.
     let output = quiver(
         &moto,
         &["json", "--stats", "--columns", "rider.name,city", &url],
@@ -132,7 +133,7 @@ fn stats_are_what_the_server_saw_and_schema_is_one_request() {
     assert!(projected == local(&["json", "--columns", "rider.name,city"], &trips()));
     let reads = reads_of(&stats);
     assert!(reads > 1, "{stats}");
-    assert!(stats.contains("round_trips=3"), "{stats}");
+    assert!(stats.contains("round_trips=2"), "{stats}");
     assert_eq!(moto.logged("GET", "trips.arrow"), 2 + reads, "{stats}");
     let limited = ok(quiver(
         &moto,

@@ -43,7 +43,7 @@ pub use error::ObjectError;
 pub use file::ObjectBatches;
 pub use read::{ObjectReader, READ_AHEAD};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
-    SourceOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, RequestLog,
+    RequestStats, SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

@@ -64,6 +64,9 @@ pub struct SourceOptions {
     /// What the network gives, for the planner's limits ([`ObjectSource::scan_options`]); the
     /// time to first byte is measured on the opening request when not given.
     pub network: NetworkMetrics,
+    /// Bytes a planned read holds in memory at once: a window of a scan, the parts in flight
+    /// of a whole read.
+    pub window: u64,
 }
 
 impl Default for SourceOptions {
@@ -74,9 +77,13 @@ impl Default for SourceOptions {
             read_ahead: crate::READ_AHEAD,
             size: None,
             network: NetworkMetrics::default(),
+            window: DEFAULT_WINDOW,
         }
     }
 }
+
+/// Bytes a planned read holds in memory at once by default ([`SourceOptions::window`]).
+pub const DEFAULT_WINDOW: u64 = 64 * 1024 * 1024;
 
 impl SourceOptions {
     /// Sets the bytes of the opening suffix GET.
@@ -113,10 +120,17 @@ impl SourceOptions {
         self.network = network;
         self
     }
+
+    /// Sets the bytes a planned read holds in memory at once (at least 1 MiB).
+    #[must_use]
+    pub fn with_window(mut self, bytes: u64) -> Self {
+        self.window = bytes.max(1024 * 1024);
+        self
+    }
 }
 
-/// A network's time to first byte and bandwidth, from which the planner's limits follow (as
-/// Arrow C++'s `CacheOptions::MakeFromNetworkMetrics`).
+/// A network's figures, from which the planner's cost model ([`quiver::cost::Network`]) and
+/// limits follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NetworkMetrics {
@@ -124,15 +138,22 @@ pub struct NetworkMetrics {
     pub time_to_first_byte: Option<Duration>,
     /// Bytes per second one request receives.
     pub bandwidth: u64,
+    /// Bytes per second all requests together receive.
+    pub total_bandwidth: u64,
+    /// What one request costs besides its time (its price, as time the caller would give).
+    pub request_cost: Duration,
 }
 
 impl Default for NetworkMetrics {
-    /// Time to first byte measured when opening; 100 MiB/s per request (a single S3 GET's
-    /// usual rate).
+    /// Time to first byte measured when opening; the other figures those of S3 from EC2
+    /// ([`quiver::cost`]'s module docs): 64 MiB/s per request, 1 GiB/s in all, 3 ms a request.
     fn default() -> Self {
+        let model = quiver::cost::Network::default();
         NetworkMetrics {
             time_to_first_byte: None,
-            bandwidth: 100 * 1024 * 1024,
+            bandwidth: model.request_bandwidth,
+            total_bandwidth: model.total_bandwidth,
+            request_cost: Duration::from_micros(model.request_cost_us),
         }
     }
 }
@@ -153,6 +174,38 @@ impl NetworkMetrics {
     pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
         self.bandwidth = bytes_per_second.max(1);
         self
+    }
+
+    /// Sets the bandwidth of all requests together, in bytes per second.
+    #[must_use]
+    pub fn with_total_bandwidth(mut self, bytes_per_second: u64) -> Self {
+        self.total_bandwidth = bytes_per_second.max(1);
+        self
+    }
+
+    /// Sets what one request costs besides its time.
+    #[must_use]
+    pub fn with_request_cost(mut self, cost: Duration) -> Self {
+        self.request_cost = cost;
+        self
+    }
+
+    /// The time to first byte in force: as given or measured, else 50 ms.
+    pub fn first_byte(&self) -> Duration {
+        self.time_to_first_byte
+            .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE)
+    }
+
+    /// The planner's cost model for this network with `max_in_flight` requests at once.
+    pub fn model(&self, max_in_flight: usize) -> quiver::cost::Network {
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        quiver::cost::Network::default()
+            .with_first_byte_us(micros(self.first_byte()))
+            .with_request_bandwidth(self.bandwidth.max(1))
+            .with_total_bandwidth(self.total_bandwidth.max(1))
+            .with_max_in_flight(max_in_flight.max(1) as u64)
+            .with_max_requests(max_in_flight.max(1) as u64)
+            .with_request_cost_us(micros(self.request_cost))
     }
 
     /// The planner's limits for this network:
@@ -290,6 +343,7 @@ pub struct ObjectSource {
     max_in_flight: usize,
     read_ahead: usize,
     network: NetworkMetrics,
+    window: u64,
     runtime: Handle,
     log: Arc<RequestLog>,
 }
@@ -327,6 +381,7 @@ impl ObjectSource {
             max_in_flight: options.max_in_flight.max(1),
             read_ahead: options.read_ahead.max(1),
             network,
+            window: options.window,
             runtime,
             log,
         })
@@ -370,6 +425,7 @@ impl ObjectSource {
             max_in_flight: options.max_in_flight.max(1),
             read_ahead,
             network,
+            window: options.window,
             runtime,
             log,
         };
@@ -407,9 +463,19 @@ impl ObjectSource {
         self.network
     }
 
-    /// The planner's limits for this source's network ([`NetworkMetrics::scan_options`]).
+    /// How the planner reads from this source: by the cost model of its network
+    /// ([`NetworkMetrics::model`], with this source's requests in flight), in windows of
+    /// [`SourceOptions::window`] bytes.
     pub fn scan_options(&self) -> ScanOptions {
-        self.network.scan_options()
+        self.network
+            .scan_options()
+            .with_network(Some(self.model()))
+            .with_readahead(self.window)
+    }
+
+    /// The cost model the planner decides by.
+    pub fn model(&self) -> quiver::cost::Network {
+        self.network.model(self.max_in_flight)
     }
 
     /// The object from byte `offset` to its end, read in order through one streaming GET (for

@@ -237,7 +237,7 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!((counted.gets(), counted.heads()), (1, 0));
     assert_eq!(source.requests().requests, 1);
 
-    // The whole file: the body in one window, at most two more requests.
+    // The whole file: the body in one window, in parallel parts of the cost model's size.
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
     let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
         .await
@@ -246,7 +246,7 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_batches_equal(&local(&file, None), &batches);
     let stats = source.requests();
     println!("whole file: {stats:?}, {} GETs", counted.gets());
-    assert!(counted.gets() <= 3, "{}", counted.gets());
+    assert!(counted.gets() <= 16, "{}", counted.gets());
     assert_eq!(stats.requests, counted.gets());
     assert!(stats.round_trips <= 2, "{stats:?}");
 
@@ -276,7 +276,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(reader.num_batches(), 100);
     assert_eq!((counted.gets(), counted.heads()), (1, 0));
 
-    // One column: every block's metadata, then its buffers.
+    // One column: on the model's figures this 7.8 MB file is cheaper read whole in parallel
+    // parts than by its blocks' metadata and then the column (tests/plans.rs has the plans
+    // of other networks, where the column alone is read).
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
     let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
         .await
@@ -290,12 +292,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
         counted.gets(),
         file.len()
     );
-    assert!(stats.round_trips <= 9, "{stats:?}");
-    assert!(
-        stats.bytes as f64 <= 1.25 * minimal as f64,
-        "{} bytes read, {minimal} needed",
-        stats.bytes
-    );
+    assert!(stats.round_trips <= 2, "{stats:?}");
+    assert!(stats.requests <= 16, "{stats:?}");
+    assert_eq!(stats.bytes, file.len() as u64);
 
     // A size known from a listing: opening sends nothing.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
@@ -441,7 +440,7 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         let batches = remote(&source, None).await.unwrap();
         assert_batches_equal(&local(&file, None), &batches);
         let whole = source.requests();
-        assert!(whole.requests <= 3, "{whole:?}");
+        assert!(whole.requests <= 16, "{whole:?}");
         assert!(whole.round_trips <= 2, "{whole:?}");
         assert_eq!(moto.logged("GET", key) as u64, whole.requests);
 
@@ -462,8 +461,9 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         let batches = remote(&source, Some(&["utf8"])).await.unwrap();
         assert_batches_equal(&local(&file, Some(&["utf8"])), &batches);
         let column = source.requests();
-        assert!(column.round_trips <= 9, "{column:?}");
-        assert!(column.bytes as f64 <= 1.25 * minimal_bytes(&file, 3) as f64);
+        assert!(column.round_trips <= 2, "{column:?}");
+        assert!(column.requests <= 16, "{column:?}");
+        assert!(column.bytes <= file.len() as u64);
         assert_eq!(
             moto.logged("GET", key) as u64,
             whole.requests + one.requests + column.requests
