@@ -171,9 +171,10 @@ impl Remote {
         })
     }
 
-    /// The requests sent so far, as `--stats` prints them.
+    /// The requests sent so far, as `--stats` prints them: a streaming GET the reading
+    /// stopped before its end counts with the bytes it brought.
     pub fn stats(&self) -> ReadStats {
-        let requests = self.source.requests();
+        let requests = self.source.requests_so_far();
         ReadStats {
             reads: requests.requests,
             round_trips: requests.round_trips,

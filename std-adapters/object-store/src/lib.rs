@@ -41,7 +41,7 @@ mod url;
 
 pub use error::ObjectError;
 pub use file::ObjectBatches;
-pub use read::{ObjectReader, READ_AHEAD};
+pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, RequestLog,
     RequestStats, SourceOptions,

@@ -7,6 +7,11 @@
 //! [`READ_AHEAD`] bytes of them (or [`crate::SourceOptions::read_ahead`]) wait in memory
 //! whatever the object's size, so the body keeps
 //! arriving while the reader decodes, and waits for the reader when it is that far ahead.
+//! The read-ahead starts at [`FIRST_READ_AHEAD`] and grows by as much each time the reader
+//! has taken what it holds, up to its limit: after `n` bytes taken it is about
+//! `sqrt(2 x n x FIRST_READ_AHEAD)` (1.3 MiB after 3 MiB, 12 MiB after 300 MiB), so a reader
+//! that stops early (a schema, `--limit`) leaves little unread behind it, however large the
+//! read-ahead allowed.
 //!
 //! Bytes the source's opening request already brought (its tail) are not asked for again: the
 //! GET stops where they start, and they follow its body. An object the opening brought whole
@@ -21,6 +26,7 @@ use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, mpsc};
@@ -29,27 +35,48 @@ use tokio::sync::{Semaphore, mpsc};
 /// ([`crate::SourceOptions::with_read_ahead`]).
 pub const READ_AHEAD: usize = 32 * 1024 * 1024;
 
+/// The read-ahead a streaming GET starts with ([`ObjectReader`]'s module docs).
+pub const FIRST_READ_AHEAD: usize = 256 * 1024;
+
 /// The room a chunk of `len` bytes takes in a read-ahead of `budget` bytes: all of it for a
 /// chunk larger than the budget, which then waits until every byte before it has been read.
 fn room_of(len: usize, budget: usize) -> u32 {
     u32::try_from(len.min(budget)).unwrap_or(u32::MAX)
 }
 
+/// A chunk of the body and the room it took.
+type Chunk = Result<(bytes::Bytes, u32), ObjectError>;
+
 /// The body's chunks as they arrive, and the room left for more.
 #[derive(Debug)]
 struct Body {
-    chunks: mpsc::UnboundedReceiver<Result<bytes::Bytes, ObjectError>>,
+    chunks: mpsc::UnboundedReceiver<Chunk>,
     room: Arc<Semaphore>,
+    /// The read-ahead granted so far (the semaphore's capacity), shared with the GET's task.
+    granted: Arc<AtomicUsize>,
+    /// The most it may grow to.
     budget: usize,
+    /// Bytes taken since the read-ahead last grew.
+    taken: usize,
 }
 
 impl Body {
-    /// Gives the room of a chunk taken off back to the GET.
-    fn taken(&self, received: &Option<Result<bytes::Bytes, ObjectError>>) {
-        if let Some(Ok(chunk)) = received {
-            self.room
-                .add_permits(room_of(chunk.len(), self.budget) as usize);
+    /// Gives the room of a chunk taken off back to the GET, and grows the read-ahead by
+    /// [`FIRST_READ_AHEAD`] once the reader has taken as much as it holds. Returns the chunk.
+    fn taken(&mut self, received: Option<Chunk>) -> Option<Result<bytes::Bytes, ObjectError>> {
+        let received = received?;
+        if let Ok((chunk, room)) = &received {
+            self.room.add_permits(*room as usize);
+            self.taken += chunk.len();
+            let granted = self.granted.load(Ordering::Acquire);
+            if self.taken >= granted && granted < self.budget {
+                let more = FIRST_READ_AHEAD.min(self.budget - granted);
+                self.granted.store(granted + more, Ordering::Release);
+                self.room.add_permits(more);
+                self.taken = 0;
+            }
         }
+        Some(received.map(|(chunk, _)| chunk))
     }
 }
 
@@ -139,8 +166,12 @@ impl ObjectReader {
         let (send, chunks) = mpsc::unbounded_channel();
         // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
         let budget = read_ahead.clamp(1, u32::MAX as usize);
-        let room = Arc::new(Semaphore::new(budget));
-        let (task_log, task_room) = (Arc::clone(&log), Arc::clone(&room));
+        let first = budget.min(FIRST_READ_AHEAD);
+        let room = Arc::new(Semaphore::new(first));
+        let granted = Arc::new(AtomicUsize::new(first));
+        let (task_log, task_room, task_granted) =
+            (Arc::clone(&log), Arc::clone(&room), Arc::clone(&granted));
+        log.stream_started();
         runtime.spawn(async move {
             let mut received = 0u64;
             match request.await {
@@ -151,11 +182,12 @@ impl ObjectReader {
                         let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
                         received += len as u64;
                         task_log.arrived(len as u64);
-                        let Ok(room) = task_room.acquire_many(room_of(len, budget)).await else {
+                        let size = room_of(len, task_granted.load(Ordering::Acquire));
+                        let Ok(room) = task_room.acquire_many(size).await else {
                             break; // the reader was dropped
                         };
                         room.forget(); // given back as the reader takes the chunk
-                        if send.send(chunk).is_err() {
+                        if send.send(chunk.map(|c| (c, size))).is_err() {
                             break;
                         }
                     }
@@ -174,7 +206,9 @@ impl ObjectReader {
             chunks: Some(Body {
                 chunks,
                 room,
+                granted,
                 budget,
+                taken: 0,
             }),
             current: bytes::Bytes::new(),
             rest,
@@ -276,8 +310,7 @@ impl ObjectReader {
     async fn receive(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
         let body = self.chunks.as_mut()?;
         let received = body.chunks.recv().await;
-        body.taken(&received);
-        received
+        body.taken(received)
     }
 
     /// What comes after `received` (the body's next chunk, or its end): the chunk, then the
@@ -333,8 +366,7 @@ impl io::Read for ObjectReader {
         while self.current.is_empty() && !buf.is_empty() {
             let received = self.chunks.as_mut().and_then(|body| {
                 let received = body.chunks.blocking_recv();
-                body.taken(&received);
-                received
+                body.taken(received)
             });
             match self.next_from(received).map_err(io::Error::other)? {
                 Some(chunk) => self.current = chunk,

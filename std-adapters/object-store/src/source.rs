@@ -248,6 +248,8 @@ pub struct RequestLog {
     requests: Mutex<Vec<Request>>,
     /// Bytes of streaming GETs that have not ended yet, counted as their chunks arrive.
     arriving: AtomicU64,
+    /// Streaming GETs sent that have not ended yet.
+    streaming: AtomicU64,
 }
 
 /// What a [`RequestLog`] adds up to.
@@ -282,10 +284,28 @@ impl RequestLog {
         self.arriving.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// Counts a streaming GET sent, until [`Self::record_streamed`] logs it.
+    pub fn stream_started(&self) {
+        self.streaming.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Logs a streaming GET whose `bytes` were counted by [`Self::arrived`] as they came.
     pub fn record_streamed(&self, start: Instant, bytes: u64) {
         self.arriving.fetch_sub(bytes, Ordering::Relaxed);
+        self.streaming.fetch_sub(1, Ordering::Relaxed);
         self.record(start, bytes);
+    }
+
+    /// The requests so far with the streaming GETs still arriving counted as sent, with the
+    /// bytes they have brought, and as one more round trip (what the server has seen, for
+    /// `--stats` of a read that stops before a stream's end).
+    pub fn stats_so_far(&self) -> RequestStats {
+        let mut stats = self.stats();
+        let streaming = self.streaming.load(Ordering::Relaxed);
+        stats.requests += streaming;
+        stats.round_trips += u64::from(streaming > 0);
+        stats.bytes += self.arriving.load(Ordering::Relaxed);
+        stats
     }
 
     /// Bytes received so far: those of the requests logged, and those of streaming GETs still
@@ -455,6 +475,12 @@ impl ObjectSource {
     /// Bytes received so far, a streaming GET's included while it is still arriving.
     pub fn bytes_received(&self) -> u64 {
         self.log.bytes_received()
+    }
+
+    /// The requests so far, streaming GETs still arriving included
+    /// ([`RequestLog::stats_so_far`]).
+    pub fn requests_so_far(&self) -> RequestStats {
+        self.log.stats_so_far()
     }
 
     /// The network metrics in force: as given, with the time to first byte measured when
