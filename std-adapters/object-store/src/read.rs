@@ -23,6 +23,7 @@ use crate::source::RequestLog;
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
@@ -84,6 +85,89 @@ impl Drop for Body {
     /// Ends the GET's task, waiting for room or not.
     fn drop(&mut self) {
         self.room.close();
+    }
+}
+
+/// The GET task's end of a body: chunks go to the reader within the room it leaves.
+struct Feed {
+    send: mpsc::UnboundedSender<Chunk>,
+    room: Arc<Semaphore>,
+    granted: Arc<AtomicUsize>,
+}
+
+/// A body of at most `read_ahead` bytes ahead of its reader: the task's end and the reader's.
+fn channel(read_ahead: usize) -> (Feed, Body) {
+    let (send, chunks) = mpsc::unbounded_channel();
+    // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
+    let budget = read_ahead.clamp(1, u32::MAX as usize);
+    let first = budget.min(FIRST_READ_AHEAD);
+    let room = Arc::new(Semaphore::new(first));
+    let granted = Arc::new(AtomicUsize::new(first));
+    let feed = Feed {
+        send,
+        room: Arc::clone(&room),
+        granted: Arc::clone(&granted),
+    };
+    let body = Body {
+        chunks,
+        room,
+        granted,
+        budget,
+        taken: 0,
+    };
+    (feed, body)
+}
+
+impl Feed {
+    /// Hands `chunk` to the reader once there is room for it; `false` if the reader is gone.
+    async fn send(&self, chunk: bytes::Bytes) -> bool {
+        let size = room_of(chunk.len(), self.granted.load(Ordering::Acquire));
+        let Ok(room) = self.room.acquire_many(size).await else {
+            return false; // the reader was dropped
+        };
+        room.forget(); // given back as the reader takes the chunk
+        self.send.send(Ok((chunk, size))).is_ok()
+    }
+
+    /// Hands the reader `error`, after which it reads nothing more.
+    fn fail(&self, error: ObjectError) {
+        let _ = self.send.send(Err(error));
+    }
+
+    /// Hands the reader the body of `result`, which must hold `range`, as it arrives, counting
+    /// it in `log`. Whether the reader still reads, and the bytes received.
+    async fn pour(&self, result: GetResult, range: Range<u64>, log: &RequestLog) -> (bool, u64) {
+        let mut received = 0u64;
+        let mut body = result.into_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    self.fail(ObjectError::Store(e));
+                    return (false, received);
+                }
+            };
+            received += chunk.len() as u64;
+            log.arrived(chunk.len() as u64);
+            if !self.send(chunk).await {
+                return (false, received);
+            }
+        }
+        let wanted = range.end - range.start;
+        if received != wanted {
+            self.fail(ObjectError::Length { range, received });
+            return (false, received);
+        }
+        (true, received)
+    }
+}
+
+/// A spawned task, aborted when dropped.
+struct Aborting<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Aborting<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -163,55 +247,80 @@ impl ObjectReader {
         (rest, read_ahead): (bytes::Bytes, usize),
         log: Arc<RequestLog>,
     ) -> Self {
-        let (send, chunks) = mpsc::unbounded_channel();
-        // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
-        let budget = read_ahead.clamp(1, u32::MAX as usize);
-        let first = budget.min(FIRST_READ_AHEAD);
-        let room = Arc::new(Semaphore::new(first));
-        let granted = Arc::new(AtomicUsize::new(first));
-        let (task_log, task_room, task_granted) =
-            (Arc::clone(&log), Arc::clone(&room), Arc::clone(&granted));
+        let (feed, body) = channel(read_ahead);
+        let task_log = Arc::clone(&log);
         log.stream_started();
         runtime.spawn(async move {
-            let mut received = 0u64;
-            match request.await {
-                Ok(result) => {
-                    let mut body = result.into_stream();
-                    while let Some(chunk) = body.next().await {
-                        let chunk = chunk.map_err(ObjectError::Store);
-                        let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
-                        received += len as u64;
-                        task_log.arrived(len as u64);
-                        let size = room_of(len, task_granted.load(Ordering::Acquire));
-                        let Ok(room) = task_room.acquire_many(size).await else {
-                            break; // the reader was dropped
-                        };
-                        room.forget(); // given back as the reader takes the chunk
-                        if send.send(chunk.map(|c| (c, size))).is_err() {
-                            break;
-                        }
-                    }
-                    let wanted = range.end - range.start;
-                    if received != wanted && !send.is_closed() {
-                        let _ = send.send(Err(ObjectError::Length { range, received }));
-                    }
-                }
+            let received = match request.await {
+                Ok(result) => feed.pour(result, range, &task_log).await.1,
                 Err(e) => {
-                    let _ = send.send(Err(e.into()));
+                    feed.fail(e.into());
+                    0
                 }
-            }
+            };
             task_log.record_streamed(start, received);
         });
         ObjectReader {
-            chunks: Some(Body {
-                chunks,
-                room,
-                granted,
-                budget,
-                taken: 0,
-            }),
+            chunks: Some(body),
             current: bytes::Bytes::new(),
             rest,
+            log,
+        }
+    }
+
+    /// Reads a whole object in parts on `runtime`: `first`, the answer to a GET of its first
+    /// part sent at `start`, streamed as it arrives, then `parts` (the ranges of the rest, in
+    /// order) as ranged GETs of `store`, up to `in_flight` at once, each handed to the reader
+    /// whole and in order once the ones before it have been. Memory: the parts in flight and
+    /// the read-ahead, whatever the object's size.
+    pub(crate) fn in_parts(
+        runtime: &Handle,
+        (first, start): (GetResult, Instant),
+        (store, path): (Arc<dyn ObjectStore>, Path),
+        (parts, in_flight): (Vec<Range<u64>>, usize),
+        read_ahead: usize,
+        log: Arc<RequestLog>,
+    ) -> Self {
+        let (feed, body) = channel(read_ahead);
+        let task_log = Arc::clone(&log);
+        let task_runtime = runtime.clone();
+        log.stream_started();
+        runtime.spawn(async move {
+            let log = task_log;
+            let fetch = |range: Range<u64>| {
+                let (store, path, log) = (Arc::clone(&store), path.clone(), Arc::clone(&log));
+                Aborting(task_runtime.spawn(async move {
+                    crate::source::get_range(&store, &path, range, &log).await
+                }))
+            };
+            let mut parts = parts.into_iter();
+            let mut fetching: VecDeque<Aborting<_>> =
+                parts.by_ref().take(in_flight.max(1)).map(fetch).collect();
+            let range = first.range.clone();
+            let (going, received) = feed.pour(first, range, &log).await;
+            log.record_streamed(start, received);
+            if !going {
+                return;
+            }
+            while let Some(mut part) = fetching.pop_front() {
+                let body = (&mut part.0).await.map_err(ObjectError::Task);
+                if let Some(range) = parts.next() {
+                    fetching.push_back(fetch(range));
+                }
+                match body.and_then(|b| b) {
+                    Ok(body) => {
+                        if !feed.send(body).await {
+                            return;
+                        }
+                    }
+                    Err(e) => return feed.fail(e),
+                }
+            }
+        });
+        ObjectReader {
+            chunks: Some(body),
+            current: bytes::Bytes::new(),
+            rest: bytes::Bytes::new(),
             log,
         }
     }

@@ -196,6 +196,13 @@ impl NetworkMetrics {
             .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE)
     }
 
+    /// The bytes of a whole read's first request ([`ObjectSource::open_whole`]), sent before
+    /// the object's size is known: what flows to one request during one time to first byte
+    /// (the bandwidth-delay product), between 1 and 16 MiB.
+    pub fn first_part(&self) -> u64 {
+        self.model(1).bandwidth_delay().clamp(1 << 20, 16 << 20)
+    }
+
     /// The planner's cost model for this network with `max_in_flight` requests at once.
     pub fn model(&self, max_in_flight: usize) -> quiver::cost::Network {
         let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
@@ -407,10 +414,17 @@ impl ObjectSource {
         })
     }
 
-    /// Opens `path` in `store` for a read of every byte, front to back, in ONE request: a GET
-    /// of the whole object, whose answer gives its size and whose body the returned reader
-    /// reads as it arrives, up to [`SourceOptions::read_ahead`] bytes ahead of it (see
-    /// [`crate::ObjectReader`]). Ranges read from the source later are requests of their own.
+    /// Opens `path` in `store` for a read of every byte, front to back, in parallel parts:
+    /// a ranged GET of its first [`NetworkMetrics::first_part`] bytes, whose answer gives the
+    /// object's size (and the time to first byte, unless given); then, if there is more,
+    /// ranged GETs of the rest in parts of the cost model's size
+    /// ([`quiver::cost::Network::part_size`]), as many in flight as
+    /// [`SourceOptions::window`] holds. The returned reader hands the bytes over in order, the
+    /// first part as it arrives and each later one whole, up to [`SourceOptions::read_ahead`]
+    /// bytes ahead of its reader (see [`crate::ObjectReader`]): memory stays within the window
+    /// and the read-ahead whatever the object's size. An object within the first part is ONE
+    /// request. A store that refuses the ranged GET (not a missing object or denied access)
+    /// is read with one plain GET. Ranges read from the source later are requests of their own.
     ///
     /// # Errors
     ///
@@ -422,34 +436,88 @@ impl ObjectSource {
     ) -> Result<(Self, crate::ObjectReader), ObjectError> {
         let runtime = Handle::try_current().map_err(|_| ObjectError::NoRuntime)?;
         let log = Arc::new(RequestLog::default());
-        let start = Instant::now();
-        let answered = store
-            .get_opts(&path, GetOptions::default())
-            .await
-            .inspect_err(|_| log.record(start, 0))?;
         let mut network = options.network;
+        let read_ahead = options.read_ahead.max(1);
+        let start = Instant::now();
+        let first = GetOptions {
+            range: Some(GetRange::Bounded(0..network.first_part())),
+            ..GetOptions::default()
+        };
+        let answered = match store.get_opts(&path, first).await {
+            Ok(answered) => answered,
+            Err(
+                e @ (object_store::Error::NotFound { .. }
+                | object_store::Error::PermissionDenied { .. }
+                | object_store::Error::Unauthenticated { .. }),
+            ) => {
+                log.record(start, 0);
+                return Err(e.into());
+            }
+            Err(_) => {
+                // An empty object (no first byte to range over), or a store that does not
+                // answer ranges: one GET of all of it.
+                log.record(start, 0);
+                let start = Instant::now();
+                let answered = store
+                    .get_opts(&path, GetOptions::default())
+                    .await
+                    .inspect_err(|_| log.record(start, 0))?;
+                network.time_to_first_byte.get_or_insert(start.elapsed());
+                let size = answered.meta.size;
+                let reader = crate::ObjectReader::answered(
+                    &runtime,
+                    (answered, start),
+                    read_ahead,
+                    Arc::clone(&log),
+                );
+                let mut source = Self::opened(store, path, &options, (network, runtime, log));
+                source.size = size;
+                return Ok((source, reader));
+            }
+        };
         network.time_to_first_byte.get_or_insert(start.elapsed());
         let size = answered.meta.size;
-        let read_ahead = options.read_ahead.max(1);
-        let reader = crate::ObjectReader::answered(
-            &runtime,
-            (answered, start),
-            read_ahead,
-            Arc::clone(&log),
-        );
-        let source = ObjectSource {
+        let first_end = answered.range.end;
+        let reader = if first_end >= size {
+            crate::ObjectReader::answered(&runtime, (answered, start), read_ahead, Arc::clone(&log))
+        } else {
+            let model = network.model(options.max_in_flight);
+            let part = model.part_size(size - first_end, options.window);
+            let in_flight = model.in_flight_for(part, options.window);
+            let parts = quiver::plan::split(std::slice::from_ref(&(first_end..size)), part);
+            crate::ObjectReader::in_parts(
+                &runtime,
+                (answered, start),
+                (Arc::clone(&store), path.clone()),
+                (parts, usize::try_from(in_flight).unwrap_or(1)),
+                read_ahead,
+                Arc::clone(&log),
+            )
+        };
+        let mut source = Self::opened(store, path, &options, (network, runtime, log));
+        source.size = size;
+        Ok((source, reader))
+    }
+
+    /// A source of `path` in `store` opened with `options` and no tail, of unknown size yet.
+    fn opened(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        options: &SourceOptions,
+        (network, runtime, log): (NetworkMetrics, Handle, Arc<RequestLog>),
+    ) -> Self {
+        ObjectSource {
             store,
             path,
-            size,
+            size: 0,
             tail: bytes::Bytes::new(),
             max_in_flight: options.max_in_flight.max(1),
-            read_ahead,
+            read_ahead: options.read_ahead.max(1),
             network,
             window: options.window,
             runtime,
             log,
-        };
-        Ok((source, reader))
+        }
     }
 
     /// The object's path in its store.
@@ -624,7 +692,7 @@ async fn open_tail(
 }
 
 /// One ranged GET, logged, checked to hold exactly `range`.
-async fn get_range(
+pub(crate) async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,

@@ -10,7 +10,10 @@ use object_store::path::Path;
 use object_store::{GetRange, ObjectStore, ObjectStoreExt};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, FileReader, Projection, ReaderOptions};
-use quiver_object_store::{NetworkMetrics, ObjectSource, RequestStats, SourceOptions};
+use quiver::source::AsyncRandomAccess;
+use quiver_object_store::{
+    NetworkMetrics, ObjectBatches, ObjectSource, RequestStats, SourceOptions,
+};
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -180,4 +183,93 @@ async fn on_a_thin_network_metadata_and_predicted_buffers_are_read_together() {
     println!("bool: {stats:?}");
     assert!(stats.requests <= 1 + 2 + 2 * 128, "{stats:?}");
     assert!(stats.bytes < file.len() as u64 / 2, "{stats:?}");
+}
+
+/// Every batch of `path` read front to back through `open_whole` with `options`, the
+/// batches checked against a local read; checks after each batch that the bytes received
+/// and not yet decoded stay within `bound`. Returns the source's requests.
+async fn whole(
+    store: Arc<dyn ObjectStore>,
+    path: &Path,
+    file: &[u8],
+    options: SourceOptions,
+    bound: u64,
+) -> RequestStats {
+    let (source, reader) = ObjectSource::open_whole(store, path.clone(), options)
+        .await
+        .unwrap();
+    let mut reader = ObjectBatches::new(reader, ReaderOptions::default())
+        .await
+        .unwrap();
+    let mut batches = Vec::new();
+    let mut most = 0;
+    while let Some(batch) = reader.next_batch().await.unwrap() {
+        batches.push(batch);
+        // A slow reader: the parts would pile up if nothing held them back.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let buffered = source.bytes_received() - reader.position();
+        most = most.max(buffered);
+        assert!(
+            buffered <= bound,
+            "{buffered} bytes buffered, bound {bound}"
+        );
+    }
+    println!("most buffered: {most} bytes, bound {bound}");
+    assert_batches_equal(&local(file, None), &batches);
+    assert_eq!(source.len(), file.len() as u64);
+    source.requests()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_read_is_parallel_parts_in_order_within_its_window() {
+    let file = quiver_tests::ten_columns::file(100, 2000, Default::default());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "large.arrow", &file).await;
+    let size = file.len() as u64;
+    assert!(size > 14 * MIB, "{size}");
+
+    // S3's figures, a window of 4 MiB and 1 MiB of read-ahead: a first part of the
+    // bandwidth-delay product (3.2 MiB at 50 ms and 64 MiB/s), then the rest in parts of the
+    // model's size, as many in flight as the window holds.
+    let (window, read_ahead) = (4 * MIB, MIB as usize);
+    let options = s3().with_window(window).with_read_ahead(read_ahead);
+    let first = options.network.first_part();
+    assert_eq!(first, 64 * MIB / 20);
+    let model = options.network.model(options.max_in_flight);
+    let part = model.part_size(size - first, window);
+    let in_flight = model.in_flight_for(part, window);
+    println!("first part {first}, then parts of {part}, {in_flight} in flight");
+    assert!(part < size - first && in_flight > 1, "{part} {in_flight}");
+
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(5));
+    // Held at most: the parts in flight (the window), the one being handed over, a chunk of
+    // the first part (a store may send it as one) and the read-ahead.
+    let bound = window + part + first + read_ahead as u64;
+    assert!(bound < size * 3 / 4);
+    let stats = whole(counted.clone(), &path, &file, options, bound).await;
+    // Every byte once: the parts tile the object in order.
+    let mut parts = ranged(&counted);
+    parts.sort_by_key(|r| r.start);
+    assert_eq!(parts[0], 0..first);
+    for pair in parts.windows(2) {
+        assert_eq!(pair[0].end, pair[1].start, "{parts:?}");
+    }
+    assert_eq!(parts.last().unwrap().end, size);
+    assert_eq!(
+        stats.requests,
+        1 + (size - first).div_ceil(part),
+        "{stats:?}"
+    );
+    assert_eq!(stats.bytes, size);
+    assert_eq!(counted.heads(), 0);
+
+    // An object within the first part: ONE request, as before.
+    let trips = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow"),
+    )
+    .unwrap();
+    let path = put(&*memory, "trips.arrow", &trips).await;
+    let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
+    let stats = whole(counted.clone(), &path, &trips, s3(), u64::MAX).await;
+    assert_eq!((stats.requests, stats.bytes), (1, trips.len() as u64));
 }
