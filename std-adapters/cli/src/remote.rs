@@ -20,11 +20,12 @@ use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::{
-    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+    NetworkMetrics, ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
 };
 use std::fmt::Display;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
@@ -69,7 +70,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .build()
         .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
     let endpoint = store.endpoint;
-    let options = SourceOptions::default();
+    let options = source_options(|name| std::env::var(name).ok())?;
     let (source, reader) = runtime
         .block_on(async {
             if whole {
@@ -90,6 +91,53 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
+}
+
+/// The source's options, with the network figures the environment sets (`var` reads a
+/// variable), each a positive whole number:
+///
+/// - `QUIVER_FIRST_BYTE_MS`: time to first byte, ms (default: measured on the first request);
+/// - `QUIVER_REQUEST_MIBPS`: bandwidth of one request, MiB/s (default 64);
+/// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
+/// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 3);
+/// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
+/// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64).
+///
+/// Anything else is a usage error naming the variable.
+fn source_options(var: impl Fn(&str) -> Option<String>) -> Result<SourceOptions, Failure> {
+    let number = |name: &str| -> Result<Option<u64>, Failure> {
+        let Some(value) = var(name) else {
+            return Ok(None);
+        };
+        match value.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Failure::Usage(format!(
+                "{name}={value}: expected a positive whole number"
+            ))),
+        }
+    };
+    const MIB: u64 = 1024 * 1024;
+    let mut network = NetworkMetrics::default();
+    let mut options = SourceOptions::default();
+    if let Some(ms) = number("QUIVER_FIRST_BYTE_MS")? {
+        network = network.with_time_to_first_byte(Duration::from_millis(ms));
+    }
+    if let Some(mibps) = number("QUIVER_REQUEST_MIBPS")? {
+        network = network.with_bandwidth(mibps.saturating_mul(MIB));
+    }
+    if let Some(mibps) = number("QUIVER_TOTAL_MIBPS")? {
+        network = network.with_total_bandwidth(mibps.saturating_mul(MIB));
+    }
+    if let Some(ms) = number("QUIVER_REQUEST_COST_MS")? {
+        network = network.with_request_cost(Duration::from_millis(ms));
+    }
+    if let Some(requests) = number("QUIVER_IN_FLIGHT")? {
+        options = options.with_max_in_flight(usize::try_from(requests).unwrap_or(usize::MAX));
+    }
+    if let Some(mib) = number("QUIVER_WINDOW_MIB")? {
+        options = options.with_window(mib.saturating_mul(MIB));
+    }
+    Ok(options.with_network(network))
 }
 
 /// The one `error: URL: …` line for `error`, naming the endpoint (a server's multi-line
@@ -179,6 +227,49 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_sets_the_network() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let options = source_options(env(&[])).unwrap();
+        assert_eq!(options.network, NetworkMetrics::default());
+        let options = source_options(env(&[
+            ("QUIVER_FIRST_BYTE_MS", "30"),
+            ("QUIVER_REQUEST_MIBPS", "95"),
+            ("QUIVER_TOTAL_MIBPS", "2048"),
+            ("QUIVER_REQUEST_COST_MS", "1"),
+            ("QUIVER_IN_FLIGHT", "16"),
+            ("QUIVER_WINDOW_MIB", "128"),
+        ]))
+        .unwrap();
+        let model = options.network.model(options.max_in_flight);
+        assert_eq!(model.first_byte_us, 30_000);
+        assert_eq!(model.request_bandwidth, 95 << 20);
+        assert_eq!(model.total_bandwidth, 2048 << 20);
+        assert_eq!(model.request_cost_us, 1000);
+        assert_eq!(model.max_in_flight, 16);
+        assert_eq!(options.window, 128 << 20);
+        for bad in ["0", "-1", "fast", ""] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(Box::new([("QUIVER_REQUEST_MIBPS", bad)]));
+            let Err(Failure::Usage(message)) = source_options(env(pairs)) else {
+                panic!("{bad} accepted");
+            };
+            assert!(message.starts_with("QUIVER_REQUEST_MIBPS="), "{message}");
         }
     }
 }

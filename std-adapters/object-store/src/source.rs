@@ -142,6 +142,10 @@ pub struct NetworkMetrics {
     pub total_bandwidth: u64,
     /// What one request costs besides its time (its price, as time the caller would give).
     pub request_cost: Duration,
+    /// Whether the bandwidth of one request is measured once a request of 1 MiB or more has
+    /// been received (the fastest such request's body rate), replacing `bandwidth` for the
+    /// plans made after it. Setting the bandwidth turns this off.
+    pub measure_bandwidth: bool,
 }
 
 impl Default for NetworkMetrics {
@@ -154,6 +158,7 @@ impl Default for NetworkMetrics {
             bandwidth: model.request_bandwidth,
             total_bandwidth: model.total_bandwidth,
             request_cost: Duration::from_micros(model.request_cost_us),
+            measure_bandwidth: true,
         }
     }
 }
@@ -173,6 +178,7 @@ impl NetworkMetrics {
     #[must_use]
     pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
         self.bandwidth = bytes_per_second.max(1);
+        self.measure_bandwidth = false;
         self
     }
 
@@ -319,6 +325,21 @@ impl RequestLog {
     /// arriving (for a progress display; [`Self::stats`] counts requests once they end).
     pub fn bytes_received(&self) -> u64 {
         self.stats().bytes + self.arriving.load(Ordering::Relaxed)
+    }
+
+    /// The fastest body rate, in bytes per second, of the requests of at least `least` bytes,
+    /// taking `first_byte` of each request's time as its wait for the first byte.
+    pub fn bandwidth(&self, least: u64, first_byte: Duration) -> Option<u64> {
+        let requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests
+            .iter()
+            .filter(|r| r.bytes >= least)
+            .filter_map(|r| {
+                let body = (r.end - r.start).checked_sub(first_byte)?;
+                let rate = r.bytes as f64 / body.as_secs_f64().max(1e-6);
+                Some(rate as u64)
+            })
+            .max()
     }
 
     /// The requests so far, added up.
@@ -552,24 +573,31 @@ impl ObjectSource {
     }
 
     /// The network metrics in force: as given, with the time to first byte measured when
-    /// opening if none was given.
+    /// opening if none was given, and the bandwidth of one request measured once a request
+    /// of 1 MiB or more has arrived ([`NetworkMetrics::measure_bandwidth`]).
     pub fn network(&self) -> NetworkMetrics {
-        self.network
+        let mut network = self.network;
+        if network.measure_bandwidth
+            && let Some(measured) = self.log.bandwidth(1024 * 1024, network.first_byte())
+        {
+            network.bandwidth = measured.max(1);
+        }
+        network
     }
 
     /// How the planner reads from this source: by the cost model of its network
     /// ([`NetworkMetrics::model`], with this source's requests in flight), in windows of
     /// [`SourceOptions::window`] bytes.
     pub fn scan_options(&self) -> ScanOptions {
-        self.network
+        self.network()
             .scan_options()
             .with_network(Some(self.model()))
             .with_readahead(self.window)
     }
 
-    /// The cost model the planner decides by.
+    /// The cost model the planner decides by ([`Self::network`]).
     pub fn model(&self) -> quiver::cost::Network {
-        self.network.model(self.max_in_flight)
+        self.network().model(self.max_in_flight)
     }
 
     /// The object from byte `offset` to its end, read in order through one streaming GET (for
@@ -825,6 +853,32 @@ mod tests {
         // A prefetch in flight alongside a chain does not add a round trip.
         let requests = [request(t, 0, 10), request(t, 10, 20), request(t, 5, 19)];
         assert_eq!(longest_chain(&requests), 2);
+    }
+
+    #[test]
+    fn bandwidth_is_measured_on_large_requests() {
+        let t = Instant::now();
+        let log = RequestLog::default();
+        let ms = |n| Duration::from_millis(n);
+        let record = |start: u64, end: u64, bytes: u64| {
+            log.requests.lock().unwrap().push(Request {
+                start: t + ms(start),
+                end: t + ms(end),
+                bytes,
+            })
+        };
+        // Small requests say nothing of the bandwidth.
+        record(0, 60, 64 * 1024);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), None);
+        // 4 MiB in 150 ms, 50 of them waiting: 40 MiB/s; 2 MiB in 100 ms: 40 MiB/s; the
+        // fastest, 8 MiB in 150 ms: 80 MiB/s.
+        record(0, 150, 4 << 20);
+        record(10, 110, 2 << 20);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), Some(40 << 20));
+        record(100, 250, 8 << 20);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), Some(80 << 20));
+        // A request shorter than its first byte tells nothing.
+        assert_eq!(log.bandwidth(1 << 20, ms(500)), None);
     }
 
     #[test]
