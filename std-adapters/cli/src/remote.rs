@@ -2,12 +2,14 @@
 //! [`quiver_object_store`] on a tokio runtime of this module's own.
 //!
 //! When every column of every batch is read (no `--columns`, `--batches` or `--limit`), the
-//! whole object is ONE GET ([`ObjectSource::open_whole`]), decoded as its body arrives while
-//! this thread encodes ([`ObjectBatches`]): a file as the stream it holds,
+//! whole object is read front to back in parallel parts handed over in order
+//! ([`ObjectSource::open_whole`]), decoded as they arrive while this thread encodes
+//! ([`ObjectBatches`]): a file as the stream it holds,
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
-//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's limits
-//! from the network ([`ObjectSource::scan_options`]): every window's ranges go out as
+//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's cost
+//! model of the network ([`ObjectSource::scan_options`]; the environment may set it,
+//! `source_options`): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
 //! this thread encodes the current one. A stream is read front to back by
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
@@ -47,7 +49,7 @@ pub struct Remote {
     pub endpoint: String,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
     whole: Mutex<Option<ObjectReader>>,
-    /// The object was opened with one GET of all of it.
+    /// The object was opened for a read of all of it ([`ObjectSource::open_whole`]).
     opened_whole: bool,
 }
 
@@ -56,7 +58,7 @@ pub fn is_url(input: &Path) -> bool {
     input.to_str().is_some_and(quiver_object_store::is_url)
 }
 
-/// Opens the object `url` names: one GET of all of it when the caller reads the `whole`
+/// Opens the object `url` names: for a read of all of it when the caller reads the `whole`
 /// object, else one suffix GET of its end. A URL of no known scheme is a usage error.
 pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
@@ -183,7 +185,7 @@ impl Remote {
     /// The object's batches front to back, its schema read, or `None` for a file to read by
     /// ranges ([`Self::file_reader`]).
     ///
-    /// Opened whole, the object's one GET: a file read as the stream it holds, its footer
+    /// Opened whole, the object read front to back: a file read as the stream it holds, its footer
     /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
     /// writes its schema message without the length prefix; file readers never read it) is
     /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.

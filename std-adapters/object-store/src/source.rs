@@ -6,11 +6,15 @@
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing.
-//! - **A whole read is one request.** A caller that reads every byte of the object front to
-//!   back opens it with [`ObjectSource::open_whole`]: one GET of the whole object, its body
-//!   read as it arrives.
+//! - **A whole read is parallel parts, in order.** A caller that reads every byte of the
+//!   object front to back opens it with [`ObjectSource::open_whole`]: a ranged GET of its
+//!   first part gives the size; the rest follows in parts of the cost model's size, as many
+//!   in flight as [`SourceOptions::window`] holds, handed over in order.
+//! - **The planner decides by a cost model** of the network ([`NetworkMetrics::model`]): the
+//!   time to first byte measured on the opening request, the bandwidth of one request on any
+//!   of 1 MiB or more, or both as the caller sets them ([`ObjectSource::scan_options`]).
 //! - **Every planned range is one ranged GET**, up to [`SourceOptions::max_in_flight`] at once.
-//!   The reader's planner has already merged neighbours within its hole and size limits, so the
+//!   The reader's planner has already merged neighbours by its model, so the
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
 //!   own 1 MiB gap with no size cap. The GETs are spawned on the tokio runtime the source was
 //!   opened on, so they progress while the caller decodes and encodes the batches it has.
