@@ -982,15 +982,35 @@ fn connections(requests: usize, delay: Duration) {
 /// reads every batch), `column NAME`, `limit N` (the batches N rows need, as `quiver json
 /// --limit N`), and `column-old NAME`, `limit-old N`: the same with the planner as it was
 /// before the cost model (fixed limits: 8 KiB gaps, ranges of 9x the bandwidth-delay
-/// product, windows of two ranges, metadata then buffers).
+/// product, windows of two ranges, metadata then buffers). `QUIVER_WINDOW_MIB` sets the
+/// source's window (default 64 MiB).
 fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = s3(endpoint);
+    // QUIVER_WINDOW_MIB: the window (default 64 MiB).
+    let mut options = SourceOptions::default();
+    if let Some(mib) = std::env::var("QUIVER_WINDOW_MIB")
+        .ok()
+        .and_then(|w| w.parse::<u64>().ok())
+    {
+        options = options.with_window(mib << 20);
+    }
     let rows = runtime.block_on(async {
         if mode == "whole" {
-            return whole_read(store, key).await.0;
+            let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
+                .await
+                .unwrap();
+            let mut reader = ObjectBatches::new(reader, Default::default())
+                .await
+                .unwrap();
+            let mut rows = 0;
+            while let Some(batch) = reader.next_batch().await.unwrap() {
+                rows += batch.num_rows();
+            }
+            drop(source);
+            return rows;
         }
-        let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
+        let source = ObjectSource::open(store, Path::from(key), options)
             .await
             .unwrap();
         let mut reader = AsyncFileReader::open(&source, Default::default())
