@@ -35,6 +35,10 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// On a store's error, print all it answered (its XML or HTML body, request ids).
+    #[arg(long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -252,6 +256,7 @@ impl Failure {
 /// error), runs the command, and returns its exit code after printing any `error: …` line.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    remote::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let result = match cli.command {
         Command::Json(args) => convert::run(&args),
         Command::Schema(args) => schema::run(&args),

@@ -13,18 +13,23 @@
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
 //! buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for again,
 //! so a stream it brought whole costs no more request.
+//!
+//! A failure is one `error: URL: …` line that says what went wrong in words and names the
+//! store, bucket, key and endpoint (`no such bucket `b` (S3 endpoint https://…)`); the store's
+//! own answer (its XML body, request ids) is added only with `--verbose`.
 
 use crate::Failure;
 use crate::input::ReadStats;
 use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
+use quiver_object_store::Refusal;
 use quiver_object_store::{
     ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
 };
-use std::fmt::Display;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
@@ -34,6 +39,50 @@ const RUNTIME_THREADS: usize = 2;
 /// is, as for a local input.
 const LEADING: usize = 16;
 
+/// `--verbose`: failures add everything the store answered.
+pub static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Where an object is, for messages.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The URL as given.
+    pub url: String,
+    /// The store's kind (`S3`, `HTTP`, …).
+    pub kind: &'static str,
+    /// The bucket, empty for stores without one.
+    pub bucket: String,
+    /// The object's key.
+    pub key: String,
+    /// Where the store is.
+    pub endpoint: String,
+}
+
+impl Place {
+    /// The one `error: URL: …` line for the store's `error`: what it means, and where.
+    fn failure(&self, error: &ObjectError) -> Failure {
+        let verbose = VERBOSE.load(Ordering::Relaxed);
+        let said = if verbose {
+            error.verbose()
+        } else {
+            error.to_string()
+        };
+        let (kind, endpoint) = (self.kind, &self.endpoint);
+        let at = format!("{kind} endpoint {endpoint}");
+        let (bucket, key) = (&self.bucket, &self.key);
+        let message = match error.refusal() {
+            Some(Refusal::NoSuchBucket) if !verbose => format!("no such bucket `{bucket}` ({at})"),
+            Some(Refusal::NoSuchKey) if !verbose && !bucket.is_empty() => {
+                format!("no such object: key `{key}` in bucket `{bucket}` ({at})")
+            }
+            Some(_) if !bucket.is_empty() => {
+                format!("{said} (key `{key}` in bucket `{bucket}`, {at})")
+            }
+            _ => format!("{said} ({at})"),
+        };
+        Failure::Error(format!("{}: {message}", self.url))
+    }
+}
+
 /// An opened object: the runtime its requests run on, and the source.
 pub struct Remote {
     /// The runtime the requests run on.
@@ -42,8 +91,8 @@ pub struct Remote {
     pub source: ObjectSource,
     /// The URL as given.
     pub url: String,
-    /// Where the store is, for messages.
-    pub endpoint: String,
+    /// Where the object is, for messages.
+    pub place: Place,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
     whole: Mutex<Option<ObjectReader>>,
     /// The object was opened with one GET of all of it.
@@ -68,7 +117,13 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
-    let endpoint = store.endpoint;
+    let place = Place {
+        url: url.to_owned(),
+        kind: store.kind,
+        bucket: store.bucket.clone(),
+        key: store.path.to_string(),
+        endpoint: store.endpoint.clone(),
+    };
     let options = SourceOptions::default();
     let (source, reader) = runtime
         .block_on(async {
@@ -81,40 +136,27 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
                 Ok((source, None))
             }
         })
-        .map_err(|e: ObjectError| failure(url, &endpoint, e))?;
+        .map_err(|e: ObjectError| place.failure(&e))?;
     Ok(Remote {
         runtime,
         source,
         url: url.to_owned(),
-        endpoint,
+        place,
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
 }
 
-/// The one `error: URL: …` line for `error`, naming the endpoint (a server's multi-line
-/// answer, quoted in the store's error, joined onto the line).
-fn failure(url: &str, endpoint: &str, error: impl Display) -> Failure {
-    let message = error.to_string();
-    let message: Vec<&str> = message.split_whitespace().collect();
-    Failure::Error(format!(
-        "{url}: {} (endpoint {endpoint})",
-        message.join(" ")
-    ))
-}
-
 impl Remote {
-    /// The failure for a reader's error: located as a local file's are, with the endpoint
-    /// when the store failed.
+    /// The failure for a reader's error: located as a local file's are, or the store's
+    /// failure ([`Place::failure`]).
     pub fn failed(
         &self,
         error: quiver::error::Error<ObjectError>,
         schema: Option<&Schema>,
     ) -> Failure {
         match (error, schema) {
-            (error @ quiver::error::Error::Source { .. }, _) => {
-                failure(&self.url, &self.endpoint, error)
-            }
+            (quiver::error::Error::Source { error, .. }, _) => self.place.failure(&error),
             (other, Some(schema)) => {
                 Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
             }
@@ -154,7 +196,7 @@ impl Remote {
             let leading = reader
                 .peek(LEADING)
                 .await
-                .map_err(|e| failure(&self.url, &self.endpoint, e))?;
+                .map_err(|e| self.place.failure(&e))?;
             let file = leading.starts_with(quiver::format::MAGIC);
             if file && !self.opened_whole {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
@@ -162,9 +204,7 @@ impl Remote {
             }
             match ObjectBatches::new(reader, ReaderOptions::default()).await {
                 Ok(batches) => Ok(Some(batches)),
-                Err(e @ quiver::error::Error::Source { .. }) => {
-                    Err(failure(&self.url, &self.endpoint, e))
-                }
+                Err(quiver::error::Error::Source { error, .. }) => Err(self.place.failure(&error)),
                 Err(_) if file => Ok(None),
                 Err(e) => Err(crate::input::not_a_stream(Path::new(&self.url), e)),
             }

@@ -13,8 +13,11 @@
 //!   IPC stream format); also a [`std::io::Read`].
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
 //!   to a store and a path, configured from the usual environment variables.
-//! - [`ObjectError`] (`error.rs`): the store's error unchanged, or a response of the wrong
-//!   length.
+//! - [`ObjectError`] (`error.rs`): the store's error said in words ([`Refusal`]: no such
+//!   bucket, no such key, access denied, no credentials, …), a response of the wrong length, or
+//!   a request that made no progress for the stall timeout.
+//! - `transport.rs`: the HTTP client under the cloud stores: no overall timeout, the URL's
+//!   query on every request, and servers that ignore `Range` read from their one whole answer.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,9 +40,11 @@ mod error;
 mod file;
 mod read;
 mod source;
+#[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+mod transport;
 mod url;
 
-pub use error::ObjectError;
+pub use error::{ObjectError, Refusal};
 pub use file::ObjectBatches;
 pub use read::{ObjectReader, READ_AHEAD};
 pub use source::{

@@ -11,8 +11,22 @@
 //!
 //! Requests that fail transiently are retried up to [`MAX_RETRIES`] times within
 //! [`RETRY_TIMEOUT`] (`object_store`'s backoff), so an unreachable endpoint is reported in
-//! seconds rather than after `object_store`'s default three minutes.
+//! seconds rather than after `object_store`'s default three minutes. The cloud stores' HTTP
+//! client has no overall request timeout, keeps an `http(s)://` URL's query string on every
+//! request, and reads servers that ignore `Range` (`transport.rs`).
+//!
+//! **Keys are taken literally**, as the AWS CLI takes them: in `s3://bucket/KEY` (and `gs://`,
+//! `az://`, `abfs(s)://`, `adl://`) everything after the bucket's `/` is the key, byte for
+//! byte: `?`, `#`, `%` and spaces included, and nothing is percent-decoded
+//! (`s3://b/a%20b?v=1#x` is the key `a%20b?v=1#x`). An `http(s)://` URL is a URL: its path is
+//! percent-decoded, its query is sent with every request (a presigned URL's signature, an Azure
+//! SAS), its fragment is dropped.
+//!
+//! An `s3://` endpoint in plain `http://` (`AWS_ENDPOINT_URL`) needs `AWS_ALLOW_HTTP=true`;
+//! without it the URL is refused here, with that said ([`UrlError::PlainHttp`]).
 
+#[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+use crate::transport::Connector;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use std::fmt;
@@ -38,6 +52,10 @@ pub struct StoreUrl {
     pub path: Path,
     /// The endpoint requests go to (`http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com`).
     pub endpoint: String,
+    /// The store's kind, for messages: `S3`, `GCS`, `Azure`, `HTTP`, `file`, `memory`.
+    pub kind: &'static str,
+    /// The bucket (container) the URL names; empty for `http(s)://`, `file://`, `memory://`.
+    pub bucket: String,
 }
 
 /// Why a URL names no store.
@@ -56,6 +74,18 @@ pub enum UrlError {
     },
     /// The store's configuration is incomplete or wrong (a bucket name, a region, a key).
     Store(object_store::Error),
+    /// A key no store path can hold (an empty segment, as in `a//b`, or `.`, `..`).
+    Key {
+        /// The key as given.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An S3 endpoint in plain `http://` without `AWS_ALLOW_HTTP=true`.
+    PlainHttp {
+        /// The endpoint.
+        endpoint: String,
+    },
 }
 
 impl fmt::Display for UrlError {
@@ -70,6 +100,12 @@ impl fmt::Display for UrlError {
                  quiver-object-store)"
             ),
             UrlError::Store(e) => e.fmt(f),
+            UrlError::Key { key, reason } => write!(f, "the key `{key}` cannot be read: {reason}"),
+            UrlError::PlainHttp { endpoint } => write!(
+                f,
+                "the endpoint {endpoint} is plain HTTP: set AWS_ALLOW_HTTP=true to send requests \
+                 (and credentials) unencrypted, or use https://"
+            ),
         }
     }
 }
@@ -106,26 +142,76 @@ pub fn from_url(url: &str) -> Result<StoreUrl, UrlError> {
     };
     let parsed = url::Url::parse(url).map_err(|_| unsupported())?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|_| unsupported())?;
-    let (store, endpoint): (Arc<dyn ObjectStore>, String) = match scheme {
-        ObjectStoreScheme::Local => (
-            Arc::new(object_store::local::LocalFileSystem::new()),
-            "the local file system".into(),
-        ),
-        ObjectStoreScheme::Memory => (
-            Arc::new(object_store::memory::InMemory::new()),
-            "memory".into(),
-        ),
-        ObjectStoreScheme::AmazonS3 => s3(url)?,
-        ObjectStoreScheme::GoogleCloudStorage => gcs(url)?,
-        ObjectStoreScheme::MicrosoftAzure => azure(url)?,
-        ObjectStoreScheme::Http => http(&parsed)?,
+    let bucket = parsed.host_str().unwrap_or_default().to_owned();
+    let (store, endpoint, kind): (Arc<dyn ObjectStore>, String, _) = match scheme {
+        ObjectStoreScheme::Local => {
+            let store = Arc::new(object_store::local::LocalFileSystem::new());
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint: "the local file system".into(),
+                kind: "file",
+                bucket: String::new(),
+            });
+        }
+        ObjectStoreScheme::Memory => {
+            let store = Arc::new(object_store::memory::InMemory::new());
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint: "memory".into(),
+                kind: "memory",
+                bucket: String::new(),
+            });
+        }
+        ObjectStoreScheme::AmazonS3 => {
+            let (store, endpoint) = s3(url)?;
+            (store, endpoint, "S3")
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let (store, endpoint) = gcs(url)?;
+            (store, endpoint, "GCS")
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let (store, endpoint) = azure(url)?;
+            (store, endpoint, "Azure")
+        }
+        ObjectStoreScheme::Http => {
+            let (store, endpoint) = http(&parsed)?;
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint,
+                kind: "HTTP",
+                bucket: String::new(),
+            });
+        }
         _ => return Err(unsupported()),
+    };
+    // A bucket's key: literal, unless the URL is an https:// one naming a bucket.
+    let path = match literal_key(url) {
+        Some(key) if !parsed.scheme().starts_with("http") => {
+            Path::parse(key).map_err(|e| UrlError::Key {
+                key: key.to_owned(),
+                reason: e.to_string(),
+            })?
+        }
+        _ => path,
     };
     Ok(StoreUrl {
         store,
         path,
         endpoint,
+        kind,
+        bucket,
     })
+}
+
+/// The text after `scheme://authority/`: the key of a bucket URL, taken literally.
+fn literal_key(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let (_, key) = rest.split_once('/')?;
+    Some(key)
 }
 
 /// The retries of every store built here (the cloud back ends: `file://` and `memory://`
@@ -141,10 +227,20 @@ fn retry() -> object_store::RetryConfig {
 
 #[cfg(feature = "aws")]
 fn s3(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
+    use object_store::ClientConfigKey;
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     let builder = AmazonS3Builder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
+    let allow_http =
+        builder.get_config_value(&AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp));
+    if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::Endpoint)
+        && endpoint.starts_with("http://")
+        && allow_http.is_none_or(|v| v.trim().is_empty() || v.eq_ignore_ascii_case("false"))
+    {
+        return Err(UrlError::PlainHttp { endpoint });
+    }
     let endpoint = builder
         .get_config_value(&AmazonS3ConfigKey::Endpoint)
         .unwrap_or_else(|| {
@@ -166,7 +262,8 @@ fn gcs(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::gcp::GoogleCloudStorageBuilder;
     let builder = GoogleCloudStorageBuilder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
     Ok((
         Arc::new(builder.build()?),
         "https://storage.googleapis.com".into(),
@@ -183,7 +280,8 @@ fn azure(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
     let builder = MicrosoftAzureBuilder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
     let endpoint = builder
         .get_config_value(&AzureConfigKey::Endpoint)
         .unwrap_or_else(|| {
@@ -205,10 +303,14 @@ fn http(url: &url::Url) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::ClientOptions;
     use object_store::http::HttpBuilder;
     let base = &url[..url::Position::BeforePath];
+    let connector = Connector {
+        query: url.query().map(str::to_owned),
+    };
     let store = HttpBuilder::new()
         .with_url(base)
         .with_retry(retry())
         .with_client_options(ClientOptions::new().with_allow_http(true))
+        .with_http_connector(connector)
         .build()?;
     Ok((Arc::new(store), base.to_owned()))
 }
