@@ -180,10 +180,9 @@ impl fmt::Display for ObjectError {
         match self {
             ObjectError::Store(e) => match (Refusal::of(e), path_of(e)) {
                 (Some(Refusal::NoSuchKey), Some(path)) => write!(f, "no such object `{path}`"),
-                (
-                    Some(refusal @ (Refusal::NoSuchBucket | Refusal::AccessDenied)),
-                    Some(path),
-                ) => write!(f, "{refusal}, reading `{path}`"),
+                (Some(refusal @ (Refusal::NoSuchBucket | Refusal::AccessDenied)), Some(path)) => {
+                    write!(f, "{refusal}, reading `{path}`")
+                }
                 (Some(refusal), _) => refusal.fmt(f),
                 (None, _) => f.write_str(&without_body(&e.to_string())),
             },
