@@ -139,6 +139,10 @@ pub struct ReadStats {
     pub round_trips: u64,
     /// Bytes requested.
     pub bytes_read: u64,
+    /// Requests sent again because their answer was late (remote input only).
+    pub hedges: u64,
+    /// Requests sent again for the rest of a response that stalled (remote input only).
+    pub retries: u64,
 }
 
 impl ReadStats {
@@ -148,6 +152,7 @@ impl ReadStats {
             reads: source.read_count() as u64,
             round_trips: source.round_trips() as u64,
             bytes_read: source.bytes_read(),
+            ..ReadStats::default()
         }
     }
 }

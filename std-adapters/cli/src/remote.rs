@@ -124,7 +124,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         key: store.path.to_string(),
         endpoint: store.endpoint.clone(),
     };
-    let options = SourceOptions::default();
+    let options = source_options()?;
     let (source, reader) = runtime
         .block_on(async {
             if whole {
@@ -145,6 +145,26 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
+}
+
+/// The environment variable that sets the stall timeout, in seconds (`0.3`, `30`).
+const STALL_TIMEOUT: &str = "QUIVER_STALL_TIMEOUT";
+
+/// The source's options: the defaults, with the stall timeout from [`STALL_TIMEOUT`].
+fn source_options() -> Result<SourceOptions, Failure> {
+    let options = SourceOptions::default();
+    let Some(text) = std::env::var_os(STALL_TIMEOUT) else {
+        return Ok(options);
+    };
+    let seconds = text.to_str().and_then(|t| t.trim().parse::<f64>().ok());
+    match seconds.and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()) {
+        Some(wait) if !wait.is_zero() => Ok(options.with_stall_timeout(wait)),
+        _ => Err(Failure::Usage(format!(
+            "{STALL_TIMEOUT}={}: must be a number of seconds above 0 (how long a request may \
+             go without a byte)",
+            text.to_string_lossy()
+        ))),
+    }
 }
 
 impl Remote {
@@ -218,6 +238,8 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
+            hedges: requests.hedges,
+            retries: requests.retries,
         }
     }
 }

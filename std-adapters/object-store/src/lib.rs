@@ -39,6 +39,7 @@
 mod error;
 mod file;
 mod read;
+mod request;
 mod source;
 #[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
 mod transport;
@@ -47,6 +48,7 @@ mod url;
 pub use error::{ObjectError, Refusal};
 pub use file::ObjectBatches;
 pub use read::{ObjectReader, READ_AHEAD};
+pub use request::{DEFAULT_STALL_TIMEOUT, Hedge, STALL_RETRIES};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
     SourceOptions,

@@ -21,6 +21,7 @@
 //!   and how many round trips they took one after another.
 
 use crate::ObjectError;
+use crate::request::{Hedge, Policy};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use quiver::bytes::Bytes;
@@ -64,6 +65,11 @@ pub struct SourceOptions {
     /// What the network gives, for the planner's limits ([`ObjectSource::scan_options`]); the
     /// time to first byte is measured on the opening request when not given.
     pub network: NetworkMetrics,
+    /// How long a ranged GET may go without a byte (its answer, or its body's next bytes)
+    /// before the rest is asked for again ([`crate::request`]'s stalls).
+    pub stall_timeout: Duration,
+    /// When a ranged GET whose answer is late is sent again; `None` never.
+    pub hedge: Option<Hedge>,
 }
 
 impl Default for SourceOptions {
@@ -74,6 +80,8 @@ impl Default for SourceOptions {
             read_ahead: crate::READ_AHEAD,
             size: None,
             network: NetworkMetrics::default(),
+            stall_timeout: crate::request::DEFAULT_STALL_TIMEOUT,
+            hedge: Some(Hedge::default()),
         }
     }
 }
@@ -111,6 +119,21 @@ impl SourceOptions {
     #[must_use]
     pub fn with_network(mut self, network: NetworkMetrics) -> Self {
         self.network = network;
+        self
+    }
+
+    /// Sets how long a ranged GET may go without a byte before the rest is asked for again
+    /// (at least 1 ms).
+    #[must_use]
+    pub fn with_stall_timeout(mut self, wait: Duration) -> Self {
+        self.stall_timeout = wait.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sets when a late ranged GET is sent again (`None`: never).
+    #[must_use]
+    pub fn with_hedge(mut self, hedge: Option<Hedge>) -> Self {
+        self.hedge = hedge;
         self
     }
 }
@@ -195,6 +218,10 @@ pub struct RequestLog {
     requests: Mutex<Vec<Request>>,
     /// Bytes of streaming GETs that have not ended yet, counted as their chunks arrive.
     arriving: AtomicU64,
+    /// Requests sent again because their answer was late.
+    hedges: AtomicU64,
+    /// Requests sent again for the rest of a body that stalled.
+    retries: AtomicU64,
 }
 
 /// What a [`RequestLog`] adds up to.
@@ -208,6 +235,10 @@ pub struct RequestStats {
     pub round_trips: u64,
     /// Bytes of the bodies received.
     pub bytes: u64,
+    /// Requests sent again because their answer was late (each also counts as a request).
+    pub hedges: u64,
+    /// Requests sent again for the rest of a response that stalled (each also a request).
+    pub retries: u64,
 }
 
 impl RequestLog {
@@ -222,6 +253,16 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
+    }
+
+    /// Counts a request sent again because its answer was late.
+    pub fn hedged(&self) {
+        self.hedges.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a request sent again for the rest of a response that stalled.
+    pub fn retried(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts `bytes` of a streaming GET's body as they arrive, before the GET is logged.
@@ -252,6 +293,8 @@ impl RequestLog {
             requests: requests.len() as u64,
             round_trips: longest_chain(&requests),
             bytes: requests.iter().map(|r| r.bytes).sum(),
+            hedges: self.hedges.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
         }
     }
 }
@@ -290,6 +333,8 @@ pub struct ObjectSource {
     max_in_flight: usize,
     read_ahead: usize,
     network: NetworkMetrics,
+    /// When a ranged GET is hedged or resumed.
+    policy: Policy,
     runtime: Handle,
     log: Arc<RequestLog>,
 }
@@ -327,6 +372,7 @@ impl ObjectSource {
             max_in_flight: options.max_in_flight.max(1),
             read_ahead: options.read_ahead.max(1),
             network,
+            policy: policy(&options, network),
             runtime,
             log,
         })
@@ -370,6 +416,7 @@ impl ObjectSource {
             max_in_flight: options.max_in_flight.max(1),
             read_ahead,
             network,
+            policy: policy(&options, network),
             runtime,
             log,
         };
@@ -477,6 +524,17 @@ impl ObjectSource {
     }
 }
 
+/// When `options` hedge and resume a ranged GET, on `network`.
+fn policy(options: &SourceOptions, network: NetworkMetrics) -> Policy {
+    let usual = network
+        .time_to_first_byte
+        .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE);
+    Policy {
+        stall: options.stall_timeout,
+        hedge_after: options.hedge.map(|hedge| hedge.after(usual)),
+    }
+}
+
 /// The suffix GET that opens an object: its size and last `tail` bytes. A store that refuses
 /// it gets a HEAD and a bounded GET.
 async fn open_tail(
@@ -531,35 +589,19 @@ async fn open_tail(
     Ok((meta.size, bytes))
 }
 
-/// One ranged GET, logged, checked to hold exactly `range`.
+/// One ranged GET, logged, checked to hold exactly `range`, neither hedged nor resumed (the
+/// opening's, alone, whose time is the usual one measured).
 async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
     log: &RequestLog,
 ) -> Result<bytes::Bytes, ObjectError> {
-    let start = Instant::now();
-    let options = GetOptions {
-        range: Some(GetRange::Bounded(range.clone())),
-        ..GetOptions::default()
+    let policy = Policy {
+        stall: crate::request::DEFAULT_STALL_TIMEOUT,
+        hedge_after: None,
     };
-    let result = store.get_opts(path, options).await;
-    let body = match result {
-        Ok(result) => {
-            let answered = result.range.clone();
-            if answered != range {
-                log.record(start, 0);
-                return Err(ObjectError::Length {
-                    range,
-                    received: answered.end - answered.start,
-                });
-            }
-            result.bytes().await
-        }
-        Err(e) => Err(e),
-    };
-    log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
-    exact(body?, range)
+    crate::request::get_range(store, path, range, log, policy).await
 }
 
 /// `body`, if it holds `range`'s length.
@@ -608,13 +650,14 @@ impl AsyncRandomAccess for ObjectSource {
                 self.path.clone(),
                 Arc::clone(&self.log),
             );
-            let in_flight = self.max_in_flight;
+            let (in_flight, policy) = (self.max_in_flight, self.policy);
             Spawned(self.runtime.spawn(async move {
                 use futures::{StreamExt, TryStreamExt};
                 futures::stream::iter(wanted)
                     .map(|(i, range)| {
                         let (store, path, log) = (&store, &path, &log);
-                        async move { Ok((i, get_range(store, path, range, log).await?)) }
+                        let read = crate::request::get_range(store, path, range, log, policy);
+                        async move { Ok((i, read.await?)) }
                     })
                     .buffer_unordered(in_flight)
                     .try_collect()

@@ -1,0 +1,237 @@
+//! One ranged GET that makes progress or is sent again: hedged when its answer is late,
+//! resumed when its body stalls. [`get_range`] is every range an [`crate::ObjectSource`] reads.
+//!
+//! - **Hedging.** A request whose answer (its status and headers: the first byte) has not come
+//!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
+//!   [`Hedge::floor`]) is sent again; the first answer wins and the other request is dropped
+//!   (its connection closed). Both are logged as requests, and the second as a hedge.
+//! - **Timeouts by progress, not by size.** A body that keeps arriving is never cut, whatever its
+//!   size (the stores' HTTP client has no overall timeout, `transport.rs`). A request with no
+//!   answer, or a body with no byte, for [`Policy::stall`] is a stall: the rest of the range
+//!   (from the first byte not yet received) is asked for again, at most [`STALL_RETRIES`] times
+//!   (each a retry in the log), then the read fails with [`ObjectError::TimedOut`], which names
+//!   the object, the range and the wait.
+//!
+//! Everything here is counted in the source's [`RequestLog`]: requests with their bytes,
+//! hedges and retries. The functions take the store and path and do the I/O; the decisions
+//! (when to hedge, when a wait is a stall) are the [`Policy`]'s few numbers.
+
+use crate::ObjectError;
+use crate::source::RequestLog;
+use futures::StreamExt;
+use futures::future::{self, Either};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a request may go without a byte before it is a stall, by default.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Stalls of one range resumed before the read fails.
+pub const STALL_RETRIES: u32 = 3;
+
+/// When a late request is sent again: after `multiple` times the usual time to first byte, and
+/// not before `floor`.
+///
+/// The floor keeps a busy server that answers in turn (tens of requests in flight, each
+/// waiting for the ones before) from being sent every request twice; the multiple keeps a
+/// far-away store's usual latency from counting as late.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hedge {
+    /// Times the usual time to first byte a request waits before it is sent again.
+    pub multiple: u32,
+    /// The shortest wait before a request is sent again.
+    pub floor: Duration,
+}
+
+impl Default for Hedge {
+    /// 8 times the usual first byte, at least 1 s: a store's slow tail (a few requests in a
+    /// hundred taking seconds) is cut, its usual spread is not.
+    fn default() -> Self {
+        Hedge {
+            multiple: 8,
+            floor: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Hedge {
+    /// Sets the multiple of the usual time to first byte (at least 1).
+    #[must_use]
+    pub fn with_multiple(mut self, multiple: u32) -> Self {
+        self.multiple = multiple.max(1);
+        self
+    }
+
+    /// Sets the shortest wait before a request is sent again.
+    #[must_use]
+    pub fn with_floor(mut self, floor: Duration) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// The wait before a request is sent again, when the usual first byte takes `usual`.
+    pub fn after(&self, usual: Duration) -> Duration {
+        usual.saturating_mul(self.multiple).max(self.floor)
+    }
+}
+
+/// What [`get_range`] waits for: see the module docs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Policy {
+    /// No answer or byte for this long: a stall.
+    pub stall: Duration,
+    /// No answer for this long: the request is sent again (`None`: never).
+    pub hedge_after: Option<Duration>,
+}
+
+/// One ranged GET of `range` of `path`: hedged, resumed after stalls, logged, and checked to
+/// hold exactly `range`; see the module docs.
+pub(crate) async fn get_range(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    range: Range<u64>,
+    log: &RequestLog,
+    policy: Policy,
+) -> Result<bytes::Bytes, ObjectError> {
+    let mut chunks: Vec<bytes::Bytes> = Vec::new();
+    let mut received = 0u64;
+    let mut tries = 0u32;
+    let wanted = range.end - range.start;
+    while received < wanted || tries == 0 {
+        tries += 1;
+        if tries > 1 {
+            if tries > STALL_RETRIES + 1 {
+                return Err(ObjectError::TimedOut {
+                    path: path.to_string(),
+                    range,
+                    waited: policy.stall,
+                    tries: tries - 1,
+                });
+            }
+            log.retried();
+        }
+        let rest = range.start + received..range.end;
+        let Some((answer, start)) = answer(store, path, &rest, log, policy).await? else {
+            continue; // no answer: stalled
+        };
+        if answer.range != rest {
+            log.record(start, 0);
+            return Err(ObjectError::Length {
+                range: rest.clone(),
+                received: answer.range.end - answer.range.start,
+            });
+        }
+        let mut body = answer.into_stream();
+        let mut bytes = 0u64;
+        let ended = loop {
+            match tokio::time::timeout(policy.stall, body.next()).await {
+                Err(_) => break false,
+                Ok(None) => break true,
+                Ok(Some(Err(e))) => {
+                    log.record(start, bytes);
+                    return Err(e.into());
+                }
+                Ok(Some(Ok(chunk))) => {
+                    bytes += chunk.len() as u64;
+                    chunks.push(chunk);
+                }
+            }
+        };
+        log.record(start, bytes);
+        received += bytes;
+        if ended {
+            break;
+        }
+    }
+    if received != wanted {
+        return Err(ObjectError::Length { range, received });
+    }
+    Ok(match <[bytes::Bytes; 1]>::try_from(chunks) {
+        Ok([one]) => one,
+        Err(chunks) => chunks.concat().into(),
+    })
+}
+
+/// The first answer to a GET of `range`, hedged (see the module docs), with the time its
+/// request was sent; `None` when no answer came within the stall timeout. A request that lost
+/// or stalled is logged with no bytes.
+async fn answer(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    range: &Range<u64>,
+    log: &RequestLog,
+    policy: Policy,
+) -> Result<Option<(GetResult, Instant)>, ObjectError> {
+    let send = || {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..GetOptions::default()
+        };
+        store.get_opts(path, options)
+    };
+    let first_start = Instant::now();
+    let first = send();
+    let stall = Box::pin(tokio::time::sleep(policy.stall));
+    let after = policy
+        .hedge_after
+        .filter(|after| *after < policy.stall)
+        .unwrap_or(policy.stall);
+    let first = match future::select(first, Box::pin(tokio::time::sleep(after))).await {
+        Either::Left((answer, _)) => return settled(answer, first_start, log),
+        Either::Right((_, first)) => first,
+    };
+    if after >= policy.stall {
+        log.record(first_start, 0);
+        return Ok(None);
+    }
+    log.hedged();
+    let second_start = Instant::now();
+    let second = send();
+    let (answer, other, (start, other_start)) =
+        match future::select(future::select(first, second), stall).await {
+            Either::Left((Either::Left((answer, second)), _)) => {
+                (answer, second, (first_start, second_start))
+            }
+            Either::Left((Either::Right((answer, first)), _)) => {
+                (answer, first, (second_start, first_start))
+            }
+            Either::Right(_) => {
+                log.record(first_start, 0);
+                log.record(second_start, 0);
+                return Ok(None);
+            }
+        };
+    if answer.is_ok() {
+        drop(other);
+        log.record(other_start, 0);
+        return settled(answer, start, log);
+    }
+    // The answer that came was an error: the other request may still answer.
+    log.record(start, 0);
+    match tokio::time::timeout(policy.stall, other).await {
+        Ok(answer) => settled(answer, other_start, log),
+        Err(_) => {
+            log.record(other_start, 0);
+            Ok(None)
+        }
+    }
+}
+
+/// An answer that came: the result, or its error logged as a request with no bytes.
+fn settled(
+    answer: object_store::Result<GetResult>,
+    start: Instant,
+    log: &RequestLog,
+) -> Result<Option<(GetResult, Instant)>, ObjectError> {
+    match answer {
+        Ok(answer) => Ok(Some((answer, start))),
+        Err(e) => {
+            log.record(start, 0);
+            Err(e.into())
+        }
+    }
+}
