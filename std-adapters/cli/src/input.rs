@@ -139,10 +139,9 @@ pub struct ReadStats {
     pub round_trips: u64,
     /// Bytes requested.
     pub bytes_read: u64,
-    /// Requests sent again because their answer was late (remote input only).
-    pub hedges: u64,
-    /// Requests sent again for the rest of a response that stalled (remote input only).
-    pub retries: u64,
+    /// Of a URL: the requests sent again because their answer was late (hedges), and for the
+    /// rest of a response that stalled (retries).
+    pub again: Option<(u64, u64)>,
 }
 
 impl ReadStats {

@@ -124,9 +124,9 @@ struct JsonArgs {
     #[arg(long)]
     mmap: bool,
 
-    /// Print `reads=R round_trips=T bytes_read=B batches=N rows=M bytes_written=W hedges=H
-    /// retries=E` on stderr at the end: the reader's range requests, which the same run would
-    /// make of remote storage (of a URL: the requests sent again because late or stalled).
+    /// Print `reads=R round_trips=T bytes_read=B batches=N rows=M bytes_written=W` on stderr at
+    /// the end: the reader's range requests, which the same run would make of remote storage;
+    /// a URL adds `hedges=H retries=E`, the requests sent again because late or stalled.
     #[arg(long)]
     stats: bool,
 }

@@ -238,8 +238,7 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
-            hedges: requests.hedges,
-            retries: requests.retries,
+            again: Some((requests.hedges, requests.retries)),
         }
     }
 }

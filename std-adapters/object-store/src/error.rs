@@ -28,8 +28,9 @@ pub enum ObjectError {
     TimedOut {
         /// The object.
         path: String,
-        /// The bytes asked for (of the first request; later ones asked for the rest).
-        range: Range<u64>,
+        /// The bytes asked for (of the first request; later ones asked for the rest); `None`
+        /// for the whole object, or its end (the opening suffix GET).
+        range: Option<Range<u64>>,
         /// How long each try waited for a byte.
         waited: Duration,
         /// The requests sent for the range, the first included.
@@ -198,13 +199,17 @@ impl fmt::Display for ObjectError {
                 range,
                 waited,
                 tries,
-            } => write!(
-                f,
-                "timed out: no byte of `{path}` bytes {}..{} arrived for {waited:?}, {tries} \
-                 times (raise the wait with QUIVER_STALL_TIMEOUT or \
-                 SourceOptions::with_stall_timeout)",
-                range.start, range.end
-            ),
+            } => {
+                write!(f, "timed out: no byte of `{path}` ")?;
+                if let Some(range) = range {
+                    write!(f, "bytes {}..{} ", range.start, range.end)?;
+                }
+                write!(
+                    f,
+                    "arrived for {waited:?}, {tries} times (raise the wait with \
+                     QUIVER_STALL_TIMEOUT or SourceOptions::with_stall_timeout)"
+                )
+            }
             ObjectError::Task(e) => write!(f, "the request task failed: {e}"),
             ObjectError::NoRuntime => f.write_str("an object source needs a tokio runtime"),
         }

@@ -14,10 +14,10 @@
 //! ends early is an [`ObjectError::Length`], never a shorter stream.
 
 use crate::ObjectError;
+use crate::request::{Policy, Resuming};
 use crate::source::RequestLog;
-use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use object_store::{GetResult, ObjectStore};
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
@@ -74,15 +74,14 @@ pub struct ObjectReader {
 
 impl ObjectReader {
     /// Starts one GET of `range` of the object `path` (of `size` bytes) on `runtime`, logged in
-    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader;
-    /// no request when `range` is empty.
+    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader,
+    /// resumed after stalls as `policy` says; no request when `range` is empty.
     pub(crate) fn new(
         runtime: &Handle,
-        store: Arc<dyn ObjectStore>,
-        path: Path,
+        (store, path): (Arc<dyn ObjectStore>, Path),
         (range, size): (Range<u64>, u64),
         (rest, read_ahead): (bytes::Bytes, usize),
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         if range.is_empty() {
             return ObjectReader {
@@ -92,49 +91,52 @@ impl ObjectReader {
                 log,
             };
         }
-        let options = GetOptions {
-            range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
-            ..GetOptions::default()
+        let bounded = (range != (0..size)).then(|| range.clone());
+        let (object, request_log) = ((Arc::clone(&store), path.clone()), Arc::clone(&log));
+        let request = async move {
+            let (store, path) = object;
+            crate::request::answered(&store, &path, bounded, &request_log, policy).await
         };
-        let request = async move { store.get_opts(&path, options).await };
         Self::streaming(
             runtime,
-            (request, Instant::now()),
+            ((store, path), request),
             range,
             (rest, read_ahead),
-            log,
+            (policy, log),
         )
     }
 
-    /// Reads the body of `answered`, a GET of the whole object sent at `start`, on `runtime`.
+    /// Reads the body of `answered`, a GET of the whole object `path` sent at `start`, on
+    /// `runtime`.
     pub(crate) fn answered(
         runtime: &Handle,
-        (answered, start): (GetResult, Instant),
+        (object, answered, start): ((Arc<dyn ObjectStore>, Path), GetResult, Instant),
         read_ahead: usize,
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let range = 0..answered.meta.size;
-        let request = std::future::ready(Ok(answered));
+        let request = std::future::ready(Ok((answered, start)));
         Self::streaming(
             runtime,
-            (request, start),
+            (object, request),
             range,
             (bytes::Bytes::new(), read_ahead),
-            log,
+            (policy, log),
         )
     }
 
-    /// Spawns `request` (sent at `start`) on `runtime` and hands its body, which must hold
-    /// `range`, to the reader as it arrives.
+    /// Spawns `request` (its answer and when it was sent) on `runtime` and hands its body,
+    /// which must hold `range` of the object, to the reader as it arrives, resuming it after
+    /// stalls ([`crate::request::Resuming`]).
     fn streaming(
         runtime: &Handle,
-        (request, start): (
-            impl Future<Output = object_store::Result<GetResult>> + Send + 'static,
-            Instant,
+        (object, request): (
+            (Arc<dyn ObjectStore>, Path),
+            impl Future<Output = Result<(GetResult, Instant), ObjectError>> + Send + 'static,
         ),
         range: Range<u64>,
         (rest, read_ahead): (bytes::Bytes, usize),
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let (send, chunks) = mpsc::unbounded_channel();
         // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
@@ -144,10 +146,10 @@ impl ObjectReader {
         runtime.spawn(async move {
             let mut received = 0u64;
             match request.await {
-                Ok(result) => {
-                    let mut body = result.into_stream();
+                Ok((result, start)) => {
+                    let answered = Arc::clone(&task_log);
+                    let mut body = Resuming::new(object, range.clone(), result, policy, answered);
                     while let Some(chunk) = body.next().await {
-                        let chunk = chunk.map_err(ObjectError::Store);
                         let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
                         received += len as u64;
                         task_log.arrived(len as u64);
@@ -163,12 +165,13 @@ impl ObjectReader {
                     if received != wanted && !send.is_closed() {
                         let _ = send.send(Err(ObjectError::Length { range, received }));
                     }
+                    task_log.record_streamed(start, received);
                 }
+                // Logged where it failed.
                 Err(e) => {
-                    let _ = send.send(Err(e.into()));
+                    let _ = send.send(Err(e));
                 }
             }
-            task_log.record_streamed(start, received);
         });
         ObjectReader {
             chunks: Some(Body {

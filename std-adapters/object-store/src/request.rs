@@ -22,6 +22,7 @@ use futures::StreamExt;
 use futures::future::{self, Either};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,7 +108,7 @@ pub(crate) async fn get_range(
             if tries > STALL_RETRIES + 1 {
                 return Err(ObjectError::TimedOut {
                     path: path.to_string(),
-                    range,
+                    range: Some(range),
                     waited: policy.stall,
                     tries: tries - 1,
                 });
@@ -115,7 +116,7 @@ pub(crate) async fn get_range(
             log.retried();
         }
         let rest = range.start + received..range.end;
-        let Some((answer, start)) = answer(store, path, &rest, log, policy).await? else {
+        let Some((answer, start)) = answer(store, path, Some(&rest), log, policy).await? else {
             continue; // no answer: stalled
         };
         if answer.range != rest {
@@ -162,13 +163,13 @@ pub(crate) async fn get_range(
 async fn answer(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
-    range: &Range<u64>,
+    range: Option<&Range<u64>>,
     log: &RequestLog,
     policy: Policy,
 ) -> Result<Option<(GetResult, Instant)>, ObjectError> {
     let send = || {
         let options = GetOptions {
-            range: Some(GetRange::Bounded(range.clone())),
+            range: range.map(|range| GetRange::Bounded(range.clone())),
             ..GetOptions::default()
         };
         store.get_opts(path, options)
@@ -232,6 +233,162 @@ fn settled(
         Err(e) => {
             log.record(start, 0);
             Err(e.into())
+        }
+    }
+}
+
+/// The answer to a GET of `range` of `path` (`None`: all of it), for a body read as it arrives
+/// ([`Resuming`]), with the time its request was sent: not hedged (a body read in order has no
+/// copy to race), sent again when no answer comes within the stall timeout, at most
+/// [`STALL_RETRIES`] times.
+pub(crate) async fn answered(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    range: Option<Range<u64>>,
+    log: &RequestLog,
+    policy: Policy,
+) -> Result<(GetResult, Instant), ObjectError> {
+    let policy = Policy {
+        hedge_after: None,
+        ..policy
+    };
+    for tries in 0..=STALL_RETRIES {
+        if tries > 0 {
+            log.retried();
+        }
+        if let Some(answered) = answer(store, path, range.as_ref(), log, policy).await? {
+            return Ok(answered);
+        }
+    }
+    Err(ObjectError::TimedOut {
+        path: path.to_string(),
+        range,
+        waited: policy.stall,
+        tries: STALL_RETRIES + 1,
+    })
+}
+
+/// The answer of `request()`, sent again (and logged without bytes) when none comes within the
+/// stall timeout, at most [`STALL_RETRIES`] times; the store's error is returned as it is, for
+/// the caller to tell refusals apart (the opening suffix GET's).
+pub(crate) async fn patiently<T, F>(
+    path: &Path,
+    log: &RequestLog,
+    policy: Policy,
+    mut request: impl FnMut() -> F,
+) -> Result<(object_store::Result<T>, Instant), ObjectError>
+where
+    F: Future<Output = object_store::Result<T>>,
+{
+    for tries in 0..=STALL_RETRIES {
+        if tries > 0 {
+            log.retried();
+        }
+        let start = Instant::now();
+        match tokio::time::timeout(policy.stall, request()).await {
+            Ok(answer) => return Ok((answer, start)),
+            Err(_) => log.record(start, 0),
+        }
+    }
+    Err(ObjectError::TimedOut {
+        path: path.to_string(),
+        range: None,
+        waited: policy.stall,
+        tries: STALL_RETRIES + 1,
+    })
+}
+
+/// The body of a GET of `range` of an object, read as it arrives: a stall (no byte for the
+/// stall timeout) asks for the rest again, from the first byte not received, at most
+/// [`STALL_RETRIES`] times. The requests it sends are logged without bytes: the caller counts
+/// the body's bytes on the first request.
+pub(crate) struct Resuming {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    range: Range<u64>,
+    received: u64,
+    stream: futures::stream::BoxStream<'static, object_store::Result<bytes::Bytes>>,
+    policy: Policy,
+    resumed: u32,
+    log: Arc<RequestLog>,
+}
+
+impl Resuming {
+    /// The body of `answered`, the answer to a GET of `range` of `path` in `store`.
+    pub(crate) fn new(
+        (store, path): (Arc<dyn ObjectStore>, Path),
+        range: Range<u64>,
+        answered: GetResult,
+        policy: Policy,
+        log: Arc<RequestLog>,
+    ) -> Self {
+        Resuming {
+            store,
+            path,
+            range,
+            received: 0,
+            stream: answered.into_stream(),
+            policy,
+            resumed: 0,
+            log,
+        }
+    }
+
+    /// Every byte of the body, in one buffer (no copy when it came in one chunk).
+    pub(crate) async fn collect(mut self) -> Result<bytes::Bytes, ObjectError> {
+        let mut chunks = Vec::new();
+        while let Some(chunk) = self.next().await {
+            chunks.push(chunk?);
+        }
+        Ok(match <[bytes::Bytes; 1]>::try_from(chunks) {
+            Ok([one]) => one,
+            Err(chunks) => chunks.concat().into(),
+        })
+    }
+
+    /// The body's next bytes; `None` at its end.
+    pub(crate) async fn next(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
+        loop {
+            match tokio::time::timeout(self.policy.stall, self.stream.next()).await {
+                Ok(Some(Ok(chunk))) => {
+                    self.received += chunk.len() as u64;
+                    return Some(Ok(chunk));
+                }
+                Ok(Some(Err(e))) => return Some(Err(e.into())),
+                Ok(None) => return None,
+                Err(_) => {}
+            }
+            // Stalled: the rest, from the first byte not received.
+            let rest = self.range.start + self.received..self.range.end;
+            if self.resumed == STALL_RETRIES || rest.is_empty() {
+                return Some(Err(ObjectError::TimedOut {
+                    path: self.path.to_string(),
+                    range: Some(self.range.clone()),
+                    waited: self.policy.stall,
+                    tries: self.resumed + 1,
+                }));
+            }
+            self.resumed += 1;
+            self.log.retried();
+            let policy = Policy {
+                hedge_after: None,
+                ..self.policy
+            };
+            match answer(&self.store, &self.path, Some(&rest), &self.log, policy).await {
+                Ok(Some((answered, start))) => {
+                    self.log.record(start, 0);
+                    if answered.range != rest {
+                        let received = answered.range.end - answered.range.start;
+                        return Some(Err(ObjectError::Length {
+                            range: rest,
+                            received,
+                        }));
+                    }
+                    self.stream = answered.into_stream();
+                }
+                Ok(None) => self.stream = futures::stream::pending().boxed(),
+                Err(e) => return Some(Err(e)),
+            }
         }
     }
 }

@@ -21,7 +21,7 @@
 //!   and how many round trips they took one after another.
 
 use crate::ObjectError;
-use crate::request::{Hedge, Policy};
+use crate::request::{Hedge, Policy, Resuming};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use quiver::bytes::Bytes;
@@ -359,7 +359,8 @@ impl ObjectSource {
             Some(size) => (size, bytes::Bytes::new()),
             None => {
                 let started = Instant::now();
-                let opened = open_tail(&store, &path, options.tail, &log).await?;
+                let patience = policy(&options, network);
+                let opened = open_tail((&store, &path), options.tail, &log, patience).await?;
                 network.time_to_first_byte.get_or_insert(started.elapsed());
                 opened
             }
@@ -393,20 +394,18 @@ impl ObjectSource {
     ) -> Result<(Self, crate::ObjectReader), ObjectError> {
         let runtime = Handle::try_current().map_err(|_| ObjectError::NoRuntime)?;
         let log = Arc::new(RequestLog::default());
-        let start = Instant::now();
-        let answered = store
-            .get_opts(&path, GetOptions::default())
-            .await
-            .inspect_err(|_| log.record(start, 0))?;
+        let first = policy(&options, options.network);
+        let (answered, start) = crate::request::answered(&store, &path, None, &log, first).await?;
         let mut network = options.network;
         network.time_to_first_byte.get_or_insert(start.elapsed());
         let size = answered.meta.size;
         let read_ahead = options.read_ahead.max(1);
+        let object = (Arc::clone(&store), path.clone());
         let reader = crate::ObjectReader::answered(
             &runtime,
-            (answered, start),
+            (object, answered, start),
             read_ahead,
-            Arc::clone(&log),
+            (policy(&options, network), Arc::clone(&log)),
         );
         let source = ObjectSource {
             store,
@@ -474,11 +473,10 @@ impl ObjectSource {
         };
         crate::ObjectReader::new(
             &self.runtime,
-            Arc::clone(&self.store),
-            self.path.clone(),
+            (Arc::clone(&self.store), self.path.clone()),
             (fetch, self.size),
             (rest, self.read_ahead),
-            Arc::clone(&self.log),
+            (self.policy, Arc::clone(&self.log)),
         )
     }
 
@@ -538,10 +536,10 @@ fn policy(options: &SourceOptions, network: NetworkMetrics) -> Policy {
 /// The suffix GET that opens an object: its size and last `tail` bytes. A store that refuses
 /// it gets a HEAD and a bounded GET.
 async fn open_tail(
-    store: &Arc<dyn ObjectStore>,
-    path: &Path,
+    (store, path): (&Arc<dyn ObjectStore>, &Path),
     tail: u64,
-    log: &RequestLog,
+    log: &Arc<RequestLog>,
+    policy: Policy,
 ) -> Result<(u64, bytes::Bytes), ObjectError> {
     if tail == 0 {
         let start = Instant::now();
@@ -549,15 +547,18 @@ async fn open_tail(
         log.record(start, 0);
         return Ok((meta.size, bytes::Bytes::new()));
     }
-    let start = Instant::now();
     let options = GetOptions {
         range: Some(GetRange::Suffix(tail)),
         ..GetOptions::default()
     };
-    let refused = match store.get_opts(path, options).await {
+    let suffix = || store.get_opts(path, options.clone());
+    let (answer, start) = crate::request::patiently(path, log, policy, suffix).await?;
+    let refused = match answer {
         Ok(result) => {
             let (size, range) = (result.meta.size, result.range.clone());
-            let body = result.bytes().await;
+            let object = (Arc::clone(store), path.clone());
+            let body = Resuming::new(object, range.clone(), result, policy, Arc::clone(log));
+            let body = body.collect().await;
             log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
             return Ok((size, exact(body?, range)?));
         }

@@ -10,7 +10,9 @@ use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
-use quiver_object_store::{Hedge, ObjectError, ObjectSource, RequestStats, SourceOptions};
+use quiver_object_store::{
+    Hedge, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+};
 use quiver_tests::equal::assert_batches_equal;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -77,17 +79,24 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
                         }
                     }
                     let n = seen.requests.fetch_add(1, Ordering::SeqCst);
-                    let Some(range) = range else { return };
+                    let whole = range.is_none();
+                    let range = range.unwrap_or_else(|| format!("0-{}", object.len() - 1));
                     let (start, end) = range.split_once('-').unwrap();
                     let (start, end): (usize, usize) =
                         (start.parse().unwrap(), end.parse().unwrap());
                     let body = &object[start..=end];
+                    let status = if whole {
+                        "200 OK".to_owned()
+                    } else {
+                        format!(
+                            "206 Partial Content\r\nContent-Range: bytes {start}-{end}/{}",
+                            object.len()
+                        )
+                    };
                     let header = format!(
-                        "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: \
-                         bytes {start}-{end}/{}\r\nETag: \"q\"\r\nLast-Modified: Mon, 01 Jan 2024 \
-                         00:00:00 GMT\r\n\r\n",
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nETag: \"q\"\r\n\
+                         Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n\r\n",
                         body.len(),
-                        object.len()
                     );
                     let first_of_range = {
                         let mut starts = seen.starts.lock().unwrap();
@@ -280,4 +289,50 @@ async fn late_answers_are_hedged() {
     assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
     assert_eq!(stats.retries, 0, "{stats:?}");
     println!("progress: {delayed} late answers hedged: {stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
+    let object = Arc::new(trips());
+    let expected = local(&object);
+    let trickle = Mode::Trickle {
+        pieces: 8,
+        gap: Duration::from_millis(100),
+    };
+    for (mode, retries) in [(Mode::StallFirst(1), 1), (trickle, 0)] {
+        let (endpoint, seen) = serve(Arc::clone(&object), mode).await;
+        let options = SourceOptions::default().with_stall_timeout(STALL);
+        let path = Path::from("trips.arrow");
+        let (source, reader) = ObjectSource::open_whole(store(&endpoint), path, options)
+            .await
+            .unwrap();
+        let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
+            .await
+            .unwrap();
+        let mut read = Vec::new();
+        while let Some(batch) = batches.next_batch().await.unwrap() {
+            read.push(batch);
+        }
+        assert_batches_equal(&expected, &read);
+        let stats = source.requests();
+        assert_eq!(stats.retries, retries, "{mode:?}: {stats:?}");
+        assert_eq!(stats.requests, 1 + retries, "{mode:?}: {stats:?}");
+        assert_eq!(
+            stats.bytes,
+            object.len() as u64,
+            "every byte once: {stats:?}"
+        );
+        let asked = seen.starts.lock().unwrap().clone();
+        assert_eq!(asked.len() as u64, 1 + retries, "{asked:?}");
+        if retries == 1 {
+            // The GET of the whole object stalled halfway: the rest, from its first missing byte.
+            let half = object.len() / 2;
+            assert_eq!(
+                asked[1],
+                format!("{half}-{}", object.len() - 1),
+                "{asked:?}"
+            );
+        }
+        println!("progress: a whole read, {mode:?}: {stats:?}");
+    }
 }
