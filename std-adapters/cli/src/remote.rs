@@ -74,9 +74,11 @@ impl Place {
             Some(Refusal::NoSuchKey) if !verbose && !bucket.is_empty() => {
                 format!("no such object: key `{key}` in bucket `{bucket}` ({at})")
             }
-            Some(_) if !bucket.is_empty() => {
-                format!("{said} (key `{key}` in bucket `{bucket}`, {at})")
+            Some(refusal) if !verbose && !bucket.is_empty() => {
+                format!("{refusal} (key `{key}` in bucket `{bucket}`, {at})")
             }
+            Some(refusal) if !verbose => format!("{refusal} ({at})"),
+            _ if !bucket.is_empty() => format!("{said} (key `{key}` in bucket `{bucket}`, {at})"),
             _ => format!("{said} ({at})"),
         };
         Failure::Error(format!("{}: {message}", self.url))

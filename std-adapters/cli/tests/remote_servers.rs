@@ -20,6 +20,8 @@ struct Behaviour {
     query: Option<&'static str>,
     /// Answer every request with this status and body.
     fail: Option<(u16, &'static str)>,
+    /// The first this many ranged GETs send half their body, then nothing.
+    stall_first: usize,
 }
 
 /// A server of one object on a loopback port, logging `METHOD target range` per request.
@@ -93,10 +95,15 @@ fn serve(socket: TcpStream, object: &[u8], log: &Mutex<Vec<String>>, behaviour: 
         if read.read_exact(&mut body).is_err() {
             return;
         }
-        log.lock().unwrap().push(format!(
-            "{method} {target} {}",
-            range.as_deref().unwrap_or("-")
-        ));
+        let ranged = {
+            let mut log = log.lock().unwrap();
+            log.push(format!(
+                "{method} {target} {}",
+                range.as_deref().unwrap_or("-")
+            ));
+            log.iter().filter(|l| !l.ends_with(" -")).count()
+        };
+        let stall = range.is_some() && ranged <= behaviour.stall_first;
         let (status, headers, body) = answer(object, &method, &target, range.as_deref(), behaviour);
         let head = format!(
             "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{headers}\r\n",
@@ -107,6 +114,13 @@ fn serve(socket: TcpStream, object: &[u8], log: &Mutex<Vec<String>>, behaviour: 
             }
         );
         let body = if method == "HEAD" { &[][..] } else { &body[..] };
+        if stall {
+            let _ = write.write_all(head.as_bytes());
+            let _ = write.write_all(&body[..body.len() / 2]);
+            let _ = write.flush();
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            return;
+        }
         if write.write_all(head.as_bytes()).is_err() || write.write_all(body).is_err() {
             return;
         }
@@ -455,4 +469,51 @@ fn missing_buckets_and_keys_and_literal_keys_on_moto() {
     let sent = "dir/a%20b%3Fv=1%23x%2520y.arrow";
     assert_eq!(moto.logged("GET", sent), 2, "the key as it is, twice");
     println!("servers: {message}; the key `{key}` read as it is");
+}
+
+#[test]
+fn stalls_resume_and_time_out_as_quiver_stall_timeout_says() {
+    let env = [("QUIVER_STALL_TIMEOUT", "0.3".to_owned())];
+    // The opening suffix GET and the next ranged GET stall halfway: each resumes.
+    let server = Server::start(
+        std::fs::read(trips()).unwrap(),
+        Behaviour {
+            stall_first: 2,
+            ..Behaviour::default()
+        },
+    );
+    let url = format!("{}/data/trips.arrow", server.endpoint);
+    let output = quiver(&["json", "--stats", "--columns", "city", &url], &env);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json", "--columns", "city"], &trips()));
+    assert!(stats.contains(" hedges=0 retries=2"), "{stats}");
+    let gets = server.count("GET");
+    assert!(
+        stats.contains(&format!("reads={gets} ")),
+        "{stats} {:?}",
+        server.log()
+    );
+
+    // Always stalling: one line saying it timed out, with the object and the wait.
+    let server = Server::start(
+        std::fs::read(trips()).unwrap(),
+        Behaviour {
+            stall_first: usize::MAX,
+            ..Behaviour::default()
+        },
+    );
+    let url = format!("{}/data/trips.arrow", server.endpoint);
+    let message = fails(quiver(&["schema", &url], &env), &url);
+    assert!(
+        message.contains("timed out: no byte of `data/trips.arrow` bytes "),
+        "{message}"
+    );
+    assert!(message.contains("arrived for 300ms, 4 times"), "{message}");
+    assert_eq!(server.count("GET"), 4, "{:?}", server.log());
+    let usage = quiver(
+        &["schema", &url],
+        &[("QUIVER_STALL_TIMEOUT", "soon".to_owned())],
+    );
+    assert_eq!(usage.status.code(), Some(2));
+    println!("servers: {stats}; {message}");
 }
