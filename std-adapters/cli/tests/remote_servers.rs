@@ -22,6 +22,8 @@ struct Behaviour {
     fail: Option<(u16, &'static str)>,
     /// The first this many ranged GETs send half their body, then nothing.
     stall_first: usize,
+    /// Bodies go out in 8 pieces, 100 ms apart.
+    trickle: bool,
 }
 
 /// A server of one object on a loopback port, logging `METHOD target range` per request.
@@ -121,8 +123,17 @@ fn serve(socket: TcpStream, object: &[u8], log: &Mutex<Vec<String>>, behaviour: 
             std::thread::sleep(std::time::Duration::from_secs(20));
             return;
         }
-        if write.write_all(head.as_bytes()).is_err() || write.write_all(body).is_err() {
+        if write.write_all(head.as_bytes()).is_err() {
             return;
+        }
+        let pieces = if behaviour.trickle { 8 } else { 1 };
+        for piece in body.chunks(body.len().div_ceil(pieces).max(1)) {
+            if write.write_all(piece).is_err() || write.flush().is_err() {
+                return;
+            }
+            if behaviour.trickle {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
         }
     }
 }
@@ -516,4 +527,25 @@ fn stalls_resume_and_time_out_as_quiver_stall_timeout_says() {
     );
     assert_eq!(usage.status.code(), Some(2));
     println!("servers: {stats}; {message}");
+}
+
+#[test]
+fn a_range_less_body_that_keeps_arriving_is_read_as_it_arrives() {
+    // 8 pieces 100 ms apart: 700 ms for the body, never 300 ms without a byte.
+    let server = Server::start(
+        std::fs::read(trips()).unwrap(),
+        Behaviour {
+            ignore_range: true,
+            trickle: true,
+            ..Behaviour::default()
+        },
+    );
+    let url = format!("{}/data/trips.arrow", server.endpoint);
+    let env = [("QUIVER_STALL_TIMEOUT", "0.3".to_owned())];
+    let output = quiver(&["json", "--stats", "--columns", "city", &url], &env);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json", "--columns", "city"], &trips()));
+    assert!(stats.contains(" hedges=0 retries=0"), "{stats}");
+    assert_eq!(server.count("GET"), 1, "{:?}", server.log());
+    println!("servers: a trickling Range-less server, one GET: {stats}");
 }

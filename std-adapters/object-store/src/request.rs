@@ -136,6 +136,8 @@ pub(crate) async fn get_range(
                     log.record(start, bytes);
                     return Err(e.into());
                 }
+                // An empty chunk: progress before this range's bytes (`transport.rs`).
+                Ok(Some(Ok(chunk))) if chunk.is_empty() => {}
                 Ok(Some(Ok(chunk))) => {
                     bytes += chunk.len() as u64;
                     chunks.push(chunk);
@@ -350,6 +352,7 @@ impl Resuming {
     pub(crate) async fn next(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
         loop {
             match tokio::time::timeout(self.policy.stall, self.stream.next()).await {
+                Ok(Some(Ok(chunk))) if chunk.is_empty() => continue,
                 Ok(Some(Ok(chunk))) => {
                     self.received += chunk.len() as u64;
                     return Some(Ok(chunk));

@@ -10,20 +10,29 @@
 //! - **The URL's query on every request** (an `http(s)://` URL's `?…`: a presigned S3 or GCS
 //!   URL, an Azure SAS), which `object_store`'s HTTP store would drop.
 //! - **Servers without `Range` support**: a ranged GET answered `200` with the whole object
-//!   (`python3 -m http.server`) is answered here from that body instead, which is kept (the
-//!   last such object of the store): every later range of the object is cut from it with no
-//!   request, so the object is fetched once whatever is read of it. The whole body is read
-//!   before the first range is answered, and held in memory while the store lives.
+//!   (`python3 -m http.server`) is answered here from that body instead, which is kept as it
+//!   arrives (the last such object of the store, in memory while the store lives): this range
+//!   and every later one of the object are cut from it, without a copy and with no request,
+//!   each receiving its bytes as they arrive, and an empty chunk whenever bytes before it
+//!   arrive (so that only a stall of the object is seen as one). The object is fetched
+//!   once whatever is read of it; a `200` to a request sent before that was known is dropped.
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::StreamExt;
 use http::header::{CONTENT_LENGTH, CONTENT_RANGE, RANGE};
 use http::{HeaderMap, Method, StatusCode, Uri};
+use http_body::Frame;
 use object_store::ClientOptions;
 use object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse,
+    HttpResponseBody, HttpService, ReqwestConnector,
 };
+use std::ops::Range;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use tokio::sync::mpsc;
 
 /// Builds the [`Transport`] of a store: see the module docs.
 #[derive(Debug, Default)]
@@ -50,15 +59,7 @@ struct Transport {
     client: HttpClient,
     query: Option<String>,
     /// The last object a server sent whole for a ranged GET.
-    whole: Mutex<Option<Arc<Whole>>>,
-}
-
-/// An object a server sent whole: its URI, the answer's headers, every byte.
-#[derive(Debug)]
-struct Whole {
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    whole: Mutex<Option<Arc<Download>>>,
 }
 
 #[async_trait]
@@ -78,30 +79,219 @@ impl HttpService for Transport {
             return self.client.execute(request).await;
         };
         let uri = request.uri().clone();
-        let kept = {
-            let kept = self.whole.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.as_ref().filter(|w| w.uri == uri).cloned()
-        };
-        if let Some(whole) = kept {
-            return Ok(whole.answer(range));
+        if let Some(download) = self.kept(&uri) {
+            return Ok(download.answer(range));
         }
         let response = self.client.execute(request).await?;
         if response.status() != StatusCode::OK {
             return Ok(response);
         }
-        // The server ignored the range: it sent every byte, which answer this range and the
-        // object's later ones.
+        // The server ignored the range: its body is every byte, which answer this range and
+        // the object's later ones. (A request sent before that was known may have started
+        // the object's download already: this answer is then dropped.)
+        if let Some(download) = self.kept(&uri) {
+            return Ok(download.answer(range));
+        }
+        let download = Download::start(uri, response).await?;
+        *self.whole.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&download));
+        Ok(download.answer(range))
+    }
+}
+
+impl Transport {
+    /// The download of `uri` under way or done, unless it failed.
+    fn kept(&self, uri: &Uri) -> Option<Arc<Download>> {
+        let kept = self.whole.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.as_ref()
+            .filter(|download| download.uri == *uri && !download.failed())
+            .cloned()
+    }
+}
+
+/// An object a server sends whole, kept as it arrives: its URI, the answer's headers, its
+/// length, and the bytes so far, handed to the ranges waiting for them.
+#[derive(Debug)]
+struct Download {
+    uri: Uri,
+    headers: HeaderMap,
+    len: u64,
+    state: Mutex<Arrived>,
+}
+
+/// What a [`Download`] has received, and who waits for more.
+#[derive(Debug, Default)]
+struct Arrived {
+    chunks: Vec<Bytes>,
+    received: u64,
+    /// The ranges still waiting for bytes, and where their bytes go.
+    waiting: Vec<(Range<u64>, Sender)>,
+    /// Why the body stopped before its end.
+    failed: Option<String>,
+}
+
+/// Where a range's bytes go.
+type Sender = mpsc::UnboundedSender<Result<Bytes, HttpError>>;
+
+impl Download {
+    /// Keeps the body of `response`, a `200`: as it arrives (a task reads it) when its length
+    /// is known, else all of it before this returns.
+    async fn start(uri: Uri, response: HttpResponse) -> Result<Arc<Download>, HttpError> {
         let (parts, body) = response.into_parts();
         let mut headers = parts.headers;
-        headers.remove(CONTENT_LENGTH);
-        let whole = Arc::new(Whole {
+        let len = headers
+            .remove(CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+        let Some(len) = len else {
+            let body = body.bytes().await?;
+            let len = body.len() as u64;
+            let state = Mutex::new(Arrived {
+                chunks: vec![body],
+                received: len,
+                ..Arrived::default()
+            });
+            return Ok(Arc::new(Download {
+                uri,
+                headers,
+                len,
+                state,
+            }));
+        };
+        let download = Arc::new(Download {
             uri,
             headers,
-            body: body.bytes().await?,
+            len,
+            state: Mutex::default(),
         });
-        let answer = whole.answer(range);
-        *self.whole.lock().unwrap_or_else(PoisonError::into_inner) = Some(whole);
-        Ok(answer)
+        let reading = Arc::clone(&download);
+        tokio::spawn(async move {
+            let mut body = body.bytes_stream();
+            while let Some(chunk) = body.next().await {
+                match chunk {
+                    Ok(chunk) => reading.arrived(chunk),
+                    Err(e) => return reading.fail(&e.to_string()),
+                }
+            }
+            let received = reading.lock().received;
+            if received != reading.len {
+                let said = reading.len;
+                reading.fail(&format!("the body ended after {received} of {said} bytes"));
+            }
+        });
+        Ok(download)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arrived> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the body stopped before its end.
+    fn failed(&self) -> bool {
+        self.lock().failed.is_some()
+    }
+
+    /// Hands `chunk`, the body's next bytes, to the ranges waiting for them, and keeps it.
+    fn arrived(&self, chunk: Bytes) {
+        let mut state = self.lock();
+        let at = state.received;
+        state.received += chunk.len() as u64;
+        let received = state.received;
+        state.waiting.retain(|(range, send)| {
+            // A range whose bytes are still to come hears that the body moves on (an empty
+            // chunk), so that a wait for them is not taken for a stall.
+            let part = overlap(&chunk, at, range).unwrap_or_default();
+            let _ = send.send(Ok(part));
+            range.end > received && !send.is_closed()
+        });
+        state.chunks.push(chunk);
+    }
+
+    /// Ends the waiting ranges with `error`.
+    fn fail(&self, error: &str) {
+        let mut state = self.lock();
+        for (_, send) in state.waiting.drain(..) {
+            let _ = send.send(Err(HttpError::new(
+                HttpErrorKind::Interrupted,
+                Failed(error.into()),
+            )));
+        }
+        state.failed = Some(error.into());
+    }
+
+    /// The `206` answer to `range` (`416` when the object has none of its bytes), its body
+    /// the range's bytes as they arrive.
+    fn answer(&self, range: ByteRange) -> HttpResponse {
+        let len = self.len;
+        let Some((start, end)) = range.within(len) else {
+            let mut response = HttpResponse::new(Bytes::new().into());
+            *response.status_mut() = StatusCode::RANGE_NOT_SATISFIABLE;
+            if let Ok(value) = format!("bytes */{len}").parse() {
+                response.headers_mut().insert(CONTENT_RANGE, value);
+            }
+            return response;
+        };
+        let (send, receive) = mpsc::unbounded_channel();
+        {
+            let mut state = self.lock();
+            let mut at = 0;
+            for chunk in &state.chunks {
+                if let Some(part) = overlap(chunk, at, &(start..end)) {
+                    let _ = send.send(Ok(part));
+                }
+                at += chunk.len() as u64;
+            }
+            if let Some(error) = &state.failed {
+                let error = Failed(error.clone());
+                let _ = send.send(Err(HttpError::new(HttpErrorKind::Interrupted, error)));
+            } else if state.received < end {
+                state.waiting.push((start..end, send));
+            }
+        }
+        let mut response = HttpResponse::new(HttpResponseBody::new(Arriving(receive)));
+        *response.status_mut() = StatusCode::PARTIAL_CONTENT;
+        *response.headers_mut() = self.headers.clone();
+        let headers = response.headers_mut();
+        if let Ok(value) = format!("bytes {start}-{}/{len}", end - 1).parse() {
+            headers.insert(CONTENT_RANGE, value);
+        }
+        headers.insert(CONTENT_LENGTH, (end - start).into());
+        response
+    }
+}
+
+/// The part of `chunk` (the body's bytes from `at`) within `range`, if any (no copy).
+fn overlap(chunk: &Bytes, at: u64, range: &Range<u64>) -> Option<Bytes> {
+    let start = range.start.max(at);
+    let end = range.end.min(at + chunk.len() as u64);
+    (start < end).then(|| chunk.slice((start - at) as usize..(end - at) as usize))
+}
+
+/// Why a kept body stopped: the first error's text.
+#[derive(Debug)]
+struct Failed(String);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// A range's body: its bytes as the [`Download`] hands them over.
+#[derive(Debug)]
+struct Arriving(mpsc::UnboundedReceiver<Result<Bytes, HttpError>>);
+
+impl http_body::Body for Arriving {
+    type Data = Bytes;
+    type Error = HttpError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|received| received.map(|r| r.map(Frame::data)))
     }
 }
 
@@ -148,40 +338,22 @@ impl ByteRange {
     }
 }
 
-impl Whole {
-    /// The `206` answer to `range` (`416` when the object has none of its bytes).
-    fn answer(&self, range: ByteRange) -> HttpResponse {
-        let len = self.body.len() as u64;
-        let (status, content_range, body) = match range.within(len) {
-            Some((start, end)) => (
-                StatusCode::PARTIAL_CONTENT,
-                format!("bytes {start}-{}/{len}", end - 1),
-                self.body.slice(start as usize..end as usize),
-            ),
-            None => (
-                StatusCode::RANGE_NOT_SATISFIABLE,
-                format!("bytes */{len}"),
-                Bytes::new(),
-            ),
-        };
-        let mut response = HttpResponse::new(body.clone().into());
-        *response.status_mut() = status;
-        *response.headers_mut() = self.headers.clone();
-        let headers = response.headers_mut();
-        if let Ok(value) = content_range.parse() {
-            headers.insert(CONTENT_RANGE, value);
-        }
-        headers.insert(CONTENT_LENGTH, body.len().into());
-        response
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn ranges_parse_and_are_cut_from_the_whole_object() {
+    /// A download of `len` bytes of which none has arrived.
+    fn download(len: u64) -> Download {
+        Download {
+            uri: Uri::from_static("http://h/f"),
+            headers: HeaderMap::new(),
+            len,
+            state: Mutex::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn ranges_are_cut_from_the_whole_object_as_it_arrives() {
         assert_eq!(
             ByteRange::parse("bytes=2-5"),
             Some(ByteRange::Bounded(2, 5))
@@ -189,19 +361,29 @@ mod tests {
         assert_eq!(ByteRange::parse("bytes=-4"), Some(ByteRange::Suffix(4)));
         assert_eq!(ByteRange::parse("bytes=7-"), Some(ByteRange::From(7)));
         assert_eq!(ByteRange::parse("items=1-2"), None);
-        let whole = Whole {
-            uri: Uri::from_static("http://h/f"),
-            headers: HeaderMap::new(),
-            body: Bytes::from_static(b"0123456789"),
-        };
-        let answer = whole.answer(ByteRange::Bounded(2, 5));
-        assert_eq!(answer.status(), StatusCode::PARTIAL_CONTENT);
-        assert_eq!(answer.headers()[CONTENT_RANGE], "bytes 2-5/10");
-        assert_eq!(answer.headers()[CONTENT_LENGTH], "4");
-        let answer = whole.answer(ByteRange::Suffix(64));
-        assert_eq!(answer.headers()[CONTENT_RANGE], "bytes 0-9/10");
-        let answer = whole.answer(ByteRange::From(10));
-        assert_eq!(answer.status(), StatusCode::RANGE_NOT_SATISFIABLE);
+        let whole = download(10);
+        let early = whole.answer(ByteRange::Bounded(2, 5));
+        assert_eq!(early.status(), StatusCode::PARTIAL_CONTENT);
+        assert_eq!(early.headers()[CONTENT_RANGE], "bytes 2-5/10");
+        assert_eq!(early.headers()[CONTENT_LENGTH], "4");
+        whole.arrived(Bytes::from_static(b"0123"));
+        let tail = whole.answer(ByteRange::Suffix(64));
+        assert_eq!(tail.headers()[CONTENT_RANGE], "bytes 0-9/10");
+        whole.arrived(Bytes::from_static(b"456789"));
+        assert_eq!(&early.into_body().bytes().await.unwrap()[..], b"2345");
+        assert_eq!(&tail.into_body().bytes().await.unwrap()[..], b"0123456789");
+        assert!(whole.lock().waiting.is_empty());
+        let late = whole.answer(ByteRange::From(7));
+        assert_eq!(&late.into_body().bytes().await.unwrap()[..], b"789");
+        let beyond = whole.answer(ByteRange::From(10));
+        assert_eq!(beyond.status(), StatusCode::RANGE_NOT_SATISFIABLE);
+        // A body that stops early ends the ranges waiting for it with an error.
+        let cut = download(10);
+        let waiting = cut.answer(ByteRange::From(0));
+        cut.arrived(Bytes::from_static(b"01"));
+        cut.fail("reset");
+        assert!(waiting.into_body().bytes().await.is_err());
+        assert!(cut.failed());
     }
 
     #[test]
