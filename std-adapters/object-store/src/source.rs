@@ -66,7 +66,8 @@ pub struct SourceOptions {
     /// time to first byte is measured on the opening request when not given.
     pub network: NetworkMetrics,
     /// How long a ranged GET may go without a byte (its answer, or its body's next bytes)
-    /// before the rest is asked for again ([`crate::request`]'s stalls).
+    /// before the rest is asked for again, from its first missing byte (at most
+    /// [`crate::STALL_RETRIES`] times).
     pub stall_timeout: Duration,
     /// When a ranged GET whose answer is late is sent again; `None` never.
     pub hedge: Option<Hedge>,

@@ -20,7 +20,9 @@
 //! byte: `?`, `#`, `%` and spaces included, and nothing is percent-decoded
 //! (`s3://b/a%20b?v=1#x` is the key `a%20b?v=1#x`). An `http(s)://` URL is a URL: its path is
 //! percent-decoded, its query is sent with every request (a presigned URL's signature, an Azure
-//! SAS), its fragment is dropped.
+//! SAS), its fragment is dropped. One with a query is always read as a plain HTTP URL, even when
+//! its host is a cloud store's (`https://b.s3.amazonaws.com/k?X-Amz-Signature=…`): its query
+//! is its credentials.
 //!
 //! An `s3://` endpoint in plain `http://` (`AWS_ENDPOINT_URL`) needs `AWS_ALLOW_HTTP=true`;
 //! without it the URL is refused here, with that said ([`UrlError::PlainHttp`]).
@@ -141,7 +143,23 @@ pub fn from_url(url: &str) -> Result<StoreUrl, UrlError> {
         url: url.to_owned(),
     };
     let parsed = url::Url::parse(url).map_err(|_| unsupported())?;
-    let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|_| unsupported())?;
+    // A bucket URL's scheme is told without its key, which is read below, literally.
+    let mut base = parsed.clone();
+    if !matches!(parsed.scheme(), "http" | "https" | "file" | "memory") {
+        base.set_path("");
+        base.set_query(None);
+        base.set_fragment(None);
+    }
+    let (mut scheme, mut path) = ObjectStoreScheme::parse(&base).map_err(|_| unsupported())?;
+    // A presigned URL (S3, GCS) or an Azure SAS carries its credentials in its query: it is
+    // read as the HTTP URL it is, not through the store its host names.
+    if matches!(parsed.scheme(), "http" | "https") && parsed.query().is_some() {
+        scheme = ObjectStoreScheme::Http;
+        path = Path::from_url_path(parsed.path()).map_err(|e| UrlError::Key {
+            key: parsed.path().to_owned(),
+            reason: e.to_string(),
+        })?;
+    }
     let bucket = parsed.host_str().unwrap_or_default().to_owned();
     let (store, endpoint, kind): (Arc<dyn ObjectStore>, String, _) = match scheme {
         ObjectStoreScheme::Local => {
@@ -339,6 +357,26 @@ mod tests {
         let e = from_url("ftp://host/file").unwrap_err();
         assert!(matches!(e, UrlError::Unsupported { .. }));
         assert!(e.to_string().contains("s3://"), "{e}");
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn presigned_urls_are_http_urls() {
+        let url = "https://b.s3.eu-west-1.amazonaws.com/dir/f%20g.arrow?X-Amz-Signature=a";
+        let presigned = from_url(url).unwrap();
+        assert_eq!(presigned.kind, "HTTP");
+        assert_eq!(presigned.path.as_ref(), "dir/f g.arrow");
+        assert_eq!(presigned.endpoint, "https://b.s3.eu-west-1.amazonaws.com");
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn s3_keys_are_taken_literally() {
+        let url = from_url("s3://b/dir/a b?v=1#x%20y.arrow").unwrap();
+        assert_eq!((url.kind, url.bucket.as_str()), ("S3", "b"));
+        assert_eq!(url.path.as_ref(), "dir/a b?v=1#x%20y.arrow");
+        let error = from_url("s3://b/dir//x.arrow").unwrap_err();
+        assert!(matches!(error, UrlError::Key { .. }), "{error}");
     }
 
     #[test]
