@@ -11,6 +11,8 @@
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
+//! - `request.rs`: one ranged GET, hedged when its answer is late ([`Hedge`]) and resumed from
+//!   its first missing byte when it stalls ([`SourceOptions::with_stall_timeout`]).
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
 //!   to a store and a path, configured from the usual environment variables.
 //! - [`ObjectError`] (`error.rs`): the store's error said in words ([`Refusal`]: no such

@@ -14,6 +14,9 @@
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
 //!   own 1 MiB gap with no size cap. The GETs are spawned on the tokio runtime the source was
 //!   opened on, so they progress while the caller decodes and encodes the batches it has.
+//! - **Progress, not size** (`request.rs`): a ranged GET whose answer is late is sent again
+//!   ([`SourceOptions::hedge`]), one whose body stalls is asked again for the rest
+//!   ([`SourceOptions::stall_timeout`]); the opening and streaming GETs resume after stalls too.
 //! - **Exactly the bytes asked for.** `object_store` retries transient failures (5xx, resets,
 //!   timeouts) and refuses a `200` answer to a ranged GET; a body of the wrong length is an
 //!   [`ObjectError::Length`] here, never data. Bodies are kept without copying.
