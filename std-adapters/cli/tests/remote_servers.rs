@@ -549,3 +549,27 @@ fn a_range_less_body_that_keeps_arriving_is_read_as_it_arrives() {
     assert_eq!(server.count("GET"), 1, "{:?}", server.log());
     println!("servers: a trickling Range-less server, one GET: {stats}");
 }
+
+#[test]
+fn a_body_that_keeps_arriving_outlasts_any_request_timeout() {
+    // object_store's overall request timeout, here 200 ms from the environment, would cut this
+    // 700 ms body; a body is cut only when it stalls (300 ms without a byte).
+    let server = Server::start(
+        std::fs::read(trips()).unwrap(),
+        Behaviour {
+            trickle: true,
+            ..Behaviour::default()
+        },
+    );
+    let url = "s3://quiver/trips.arrow";
+    let mut env = s3_env(&server.endpoint);
+    env.push(("AWS_TIMEOUT", "200ms".into()));
+    env.push(("QUIVER_STALL_TIMEOUT", "0.3".into()));
+    let output = quiver(&["json", "--stats", url], &env);
+    let stats = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json"], &trips()));
+    assert!(stats.starts_with("reads=1 round_trips=1 "), "{stats}");
+    assert!(stats.contains(" hedges=0 retries=0"), "{stats}");
+    assert_eq!(server.count("GET"), 1, "{:?}", server.log());
+    println!("servers: a 700 ms body under a 200 ms request timeout, one GET: {stats}");
+}
