@@ -1,9 +1,11 @@
-//! One ranged GET that makes progress or is sent again: hedged when its answer is late,
-//! resumed when its body stalls. [`get_range`] is every range an [`crate::ObjectSource`] reads.
+//! A GET that makes progress or is sent again: hedged when its answer is late, resumed when its
+//! body stalls. [`get_range`] is every range an [`crate::ObjectSource`] reads; its two halves,
+//! [`answered`] (the answer) and [`Resuming`] (the body), are also the whole and streaming GETs'
+//! (`read.rs`) and the opening's.
 //!
 //! - **Hedging.** A request whose answer (its status and headers: the first byte) has not come
 //!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
-//!   [`Hedge::floor`]) is sent again; the first answer wins and the other request is dropped
+//!   [`Hedge::floor`]; the usual is the median measured so far) is sent again; the first answer wins and the other request is dropped
 //!   (its connection closed). Both are logged as requests, and the second as a hedge.
 //! - **Timeouts by progress, not by size.** A body that keeps arriving is never cut, whatever its
 //!   size (the stores' HTTP client has no overall timeout, `transport.rs`). A request with no
@@ -85,8 +87,24 @@ impl Hedge {
 pub(crate) struct Policy {
     /// No answer or byte for this long: a stall.
     pub stall: Duration,
-    /// No answer for this long: the request is sent again (`None`: never).
-    pub hedge_after: Option<Duration>,
+    /// When a late request is sent again (`None`: never).
+    pub hedge: Option<Hedge>,
+    /// The usual time to first byte before any was measured here (the opening's, or given).
+    pub usual: Duration,
+}
+
+impl Policy {
+    /// How long a request may wait for its answer before it is sent again: the [`Hedge`]'s
+    /// multiple of the usual first byte (the median of those `log` measured, or
+    /// [`Self::usual`], whichever is longer: a server answering a queue of requests in turn
+    /// is slow for all of them, not late for one), if shorter than the stall timeout.
+    fn hedge_after(&self, log: &RequestLog) -> Option<Duration> {
+        let hedge = self.hedge?;
+        let usual = log
+            .usual_first_byte()
+            .map_or(self.usual, |m| m.max(self.usual));
+        Some(hedge.after(usual)).filter(|after| *after < self.stall)
+    }
 }
 
 /// One ranged GET of `range` of `path`: hedged, resumed after stalls, logged, and checked to
@@ -95,68 +113,25 @@ pub(crate) async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
-    log: &RequestLog,
+    log: &Arc<RequestLog>,
     policy: Policy,
 ) -> Result<bytes::Bytes, ObjectError> {
-    let mut chunks: Vec<bytes::Bytes> = Vec::new();
-    let mut received = 0u64;
-    let mut tries = 0u32;
-    let wanted = range.end - range.start;
-    while received < wanted || tries == 0 {
-        tries += 1;
-        if tries > 1 {
-            if tries > STALL_RETRIES + 1 {
-                return Err(ObjectError::TimedOut {
-                    path: path.to_string(),
-                    range: Some(range),
-                    waited: policy.stall,
-                    tries: tries - 1,
-                });
-            }
-            log.retried();
-        }
-        let rest = range.start + received..range.end;
-        let Some((answer, start)) = answer(store, path, Some(&rest), log, policy).await? else {
-            continue; // no answer: stalled
-        };
-        if answer.range != rest {
-            log.record(start, 0);
-            return Err(ObjectError::Length {
-                range: rest.clone(),
-                received: answer.range.end - answer.range.start,
-            });
-        }
-        let mut body = answer.into_stream();
-        let mut bytes = 0u64;
-        let ended = loop {
-            match tokio::time::timeout(policy.stall, body.next()).await {
-                Err(_) => break false,
-                Ok(None) => break true,
-                Ok(Some(Err(e))) => {
-                    log.record(start, bytes);
-                    return Err(e.into());
-                }
-                // An empty chunk: progress before this range's bytes (`transport.rs`).
-                Ok(Some(Ok(chunk))) if chunk.is_empty() => {}
-                Ok(Some(Ok(chunk))) => {
-                    bytes += chunk.len() as u64;
-                    chunks.push(chunk);
-                }
-            }
-        };
-        log.record(start, bytes);
-        received += bytes;
-        if ended {
-            break;
-        }
-    }
-    if received != wanted {
+    let (answered, start) = answered(store, path, Some(range.clone()), log, policy).await?;
+    if answered.range != range {
+        log.record(start, 0);
+        let received = answered.range.end - answered.range.start;
         return Err(ObjectError::Length { range, received });
     }
-    Ok(match <[bytes::Bytes; 1]>::try_from(chunks) {
-        Ok([one]) => one,
-        Err(chunks) => chunks.concat().into(),
-    })
+    let object = (Arc::clone(store), path.clone());
+    let body = Resuming::new(object, range.clone(), answered, policy, Arc::clone(log));
+    let body = body.collect().await;
+    log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
+    let body = body?;
+    if body.len() as u64 != range.end - range.start {
+        let received = body.len() as u64;
+        return Err(ObjectError::Length { range, received });
+    }
+    Ok(body)
 }
 
 /// The first answer to a GET of `range`, hedged (see the module docs), with the time its
@@ -177,19 +152,25 @@ async fn answer(
         store.get_opts(path, options)
     };
     let first_start = Instant::now();
-    let first = send();
+    let mut first = send();
     let stall = Box::pin(tokio::time::sleep(policy.stall));
-    let after = policy
-        .hedge_after
-        .filter(|after| *after < policy.stall)
-        .unwrap_or(policy.stall);
-    let first = match future::select(first, Box::pin(tokio::time::sleep(after))).await {
-        Either::Left((answer, _)) => return settled(answer, first_start, log),
-        Either::Right((_, first)) => first,
-    };
-    if after >= policy.stall {
-        log.record(first_start, 0);
-        return Ok(None);
+    // Wait for the answer until the hedge's time, which may move on as first bytes are
+    // measured meanwhile, or until the stall.
+    loop {
+        let after = policy.hedge_after(log).unwrap_or(policy.stall);
+        let elapsed = first_start.elapsed();
+        if elapsed >= policy.stall {
+            log.record(first_start, 0);
+            return Ok(None);
+        }
+        if elapsed >= after {
+            break;
+        }
+        let wait = Box::pin(tokio::time::sleep(after - elapsed));
+        first = match future::select(first, wait).await {
+            Either::Left((answer, _)) => return settled(answer, first_start, log),
+            Either::Right((_, first)) => first,
+        };
     }
     log.hedged();
     let second_start = Instant::now();
@@ -231,7 +212,10 @@ fn settled(
     log: &RequestLog,
 ) -> Result<Option<(GetResult, Instant)>, ObjectError> {
     match answer {
-        Ok(answer) => Ok(Some((answer, start))),
+        Ok(answer) => {
+            log.first_byte(start.elapsed());
+            Ok(Some((answer, start)))
+        }
         Err(e) => {
             log.record(start, 0);
             Err(e.into())
@@ -239,10 +223,9 @@ fn settled(
     }
 }
 
-/// The answer to a GET of `range` of `path` (`None`: all of it), for a body read as it arrives
-/// ([`Resuming`]), with the time its request was sent: not hedged (a body read in order has no
-/// copy to race), sent again when no answer comes within the stall timeout, at most
-/// [`STALL_RETRIES`] times.
+/// The first answer to a GET of `range` of `path` (`None`: all of it), with the time its
+/// request was sent: hedged as `policy` says, and sent again when no answer comes within the
+/// stall timeout, at most [`STALL_RETRIES`] times.
 pub(crate) async fn answered(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -250,10 +233,6 @@ pub(crate) async fn answered(
     log: &RequestLog,
     policy: Policy,
 ) -> Result<(GetResult, Instant), ObjectError> {
-    let policy = Policy {
-        hedge_after: None,
-        ..policy
-    };
     for tries in 0..=STALL_RETRIES {
         if tries > 0 {
             log.retried();
@@ -374,7 +353,7 @@ impl Resuming {
             self.resumed += 1;
             self.log.retried();
             let policy = Policy {
-                hedge_after: None,
+                hedge: None,
                 ..self.policy
             };
             match answer(&self.store, &self.path, Some(&rest), &self.log, policy).await {
@@ -393,5 +372,38 @@ impl Resuming {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_hedged_after_a_multiple_of_the_usual_first_byte() {
+        let log = RequestLog::default();
+        let ms = Duration::from_millis;
+        let policy = Policy {
+            stall: Duration::from_secs(30),
+            hedge: Some(Hedge::default()),
+            usual: ms(50),
+        };
+        // 8 x 50 ms is under the 1 s floor.
+        assert_eq!(policy.hedge_after(&log), Some(ms(1000)));
+        for time in [100, 200, 300] {
+            log.first_byte(ms(time));
+        }
+        assert_eq!(policy.hedge_after(&log), Some(ms(1600)), "8 x the median");
+        // A server answering a queue in turn is slow for every request: 8 x 5 s is past the
+        // stall timeout, so nothing is sent twice.
+        for _ in 0..10 {
+            log.first_byte(Duration::from_secs(5));
+        }
+        assert_eq!(policy.hedge_after(&log), None);
+        let never = Policy {
+            hedge: None,
+            ..policy
+        };
+        assert_eq!(never.hedge_after(&RequestLog::default()), None);
     }
 }

@@ -30,6 +30,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use quiver::bytes::Bytes;
 use quiver::ipc::ScanOptions;
 use quiver::source::{AsyncRandomAccess, SharedRanges};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
@@ -226,7 +227,12 @@ pub struct RequestLog {
     hedges: AtomicU64,
     /// Requests sent again for the rest of a body that stalled.
     retries: AtomicU64,
+    /// The last [`FIRST_BYTES`] times to first byte (an answer's status and headers).
+    first_bytes: Mutex<VecDeque<Duration>>,
 }
+
+/// Times to first byte a [`RequestLog`] keeps, for the usual one.
+const FIRST_BYTES: usize = 64;
 
 /// What a [`RequestLog`] adds up to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -262,6 +268,31 @@ impl RequestLog {
     /// Counts a request sent again because its answer was late.
     pub fn hedged(&self) {
         self.hedges.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a request's time to first byte (its answer).
+    pub fn first_byte(&self, time: Duration) {
+        let mut times = self
+            .first_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if times.len() == FIRST_BYTES {
+            times.pop_front();
+        }
+        times.push_back(time);
+    }
+
+    /// The median of the last times to first byte noted, if any.
+    pub fn usual_first_byte(&self) -> Option<Duration> {
+        let mut times: Vec<Duration> = self
+            .first_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect();
+        times.sort_unstable();
+        times.get(times.len() / 2).copied()
     }
 
     /// Counts a request sent again for the rest of a response that stalled.
@@ -533,7 +564,8 @@ fn policy(options: &SourceOptions, network: NetworkMetrics) -> Policy {
         .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE);
     Policy {
         stall: options.stall_timeout,
-        hedge_after: options.hedge.map(|hedge| hedge.after(usual)),
+        hedge: options.hedge,
+        usual,
     }
 }
 
@@ -600,11 +632,12 @@ async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
-    log: &RequestLog,
+    log: &Arc<RequestLog>,
 ) -> Result<bytes::Bytes, ObjectError> {
     let policy = Policy {
         stall: crate::request::DEFAULT_STALL_TIMEOUT,
-        hedge_after: None,
+        hedge: None,
+        usual: ASSUMED_TIME_TO_FIRST_BYTE,
     };
     crate::request::get_range(store, path, range, log, policy).await
 }
