@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 pub type Metadata = Vec<(String, String)>;
 
 /// The metadata key that names an extension type; its storage type is read as usual.
-pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+pub const EXTENSION_NAME_KEY: &str = crate::format::EXTENSION_NAME_KEY;
 
 /// How a field is dictionary-encoded: its values live in a dictionary batch with this id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

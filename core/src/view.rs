@@ -326,6 +326,38 @@ impl<'a> Kind<'a> {
     }
 }
 
+/// A canonical extension type whose values the JSON encoder writes as what they mean rather than
+/// as their storage (the Arrow format's "Canonical Extension Types"). Any other extension, and
+/// one whose storage is not the type the specification gives it, is its storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extension {
+    /// No extension the encoder knows.
+    None,
+    /// `arrow.uuid` over FixedSizeBinary(16).
+    Uuid,
+    /// `arrow.json` over Utf8, LargeUtf8 or Utf8View.
+    Json,
+    /// `arrow.bool8` over Int8.
+    Bool8,
+}
+
+impl Extension {
+    /// The extension named `name` on storage of `kind` (not dictionary-encoded).
+    pub(crate) fn of(name: Option<&str>, kind: Kind<'_>, dictionary: bool) -> Self {
+        let signed_byte = IntType {
+            bit_width: 8,
+            signed: true,
+        };
+        match (name, kind) {
+            _ if dictionary => Extension::None,
+            (Some("arrow.uuid"), Kind::FixedSizeBinary(16)) => Extension::Uuid,
+            (Some("arrow.json"), kind) if kind.is_text() => Extension::Json,
+            (Some("arrow.bool8"), Kind::Int(int)) if int == signed_byte => Extension::Bool8,
+            _ => Extension::None,
+        }
+    }
+}
+
 /// The data buffers of a view array (after its views buffer).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Variadic<'a> {
@@ -391,6 +423,8 @@ pub struct Node<'a> {
     pub(crate) children: u32,
     /// A dictionary-encoded array: the index type (its values are the next node).
     pub(crate) dictionary: Option<IntType>,
+    /// The field's canonical extension type, if the encoder knows it.
+    pub(crate) extension: Extension,
 }
 
 impl<'a> Node<'a> {
@@ -407,6 +441,7 @@ impl<'a> Node<'a> {
             children: 0,
             end: 0,
             dictionary: None,
+            extension: Extension::None,
         }
     }
 
@@ -628,6 +663,23 @@ impl<'a, const N: usize> View<'a, N> {
     }
 }
 
+/// The canonical extension of `field`'s array of `kind` (kept out of [`Decoder::array`]'s frame,
+/// which every level of nesting repeats on the stack).
+#[inline(never)]
+fn extension(
+    field: format::Field<'_>,
+    kind: Kind<'_>,
+    dictionary: bool,
+) -> FormatResult<Extension> {
+    for entry in field.custom_metadata()?.iter() {
+        let entry = entry?;
+        if entry.key == format::EXTENSION_NAME_KEY {
+            return Ok(Extension::of(Some(entry.value), kind, dictionary));
+        }
+    }
+    Ok(Extension::None)
+}
+
 impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
@@ -654,6 +706,7 @@ impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
                 .unwrap_or_default())
         };
         let mut node = Node::new(name, kind, len);
+        node.extension = extension(field, kind, encoding.is_some())?;
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
         if layout.validity {
             let keep = layout.keep_validity && null_count > 0;
@@ -980,7 +1033,7 @@ pub(crate) use owned::{Arrays, Link, links, node_of};
 
 #[cfg(feature = "alloc")]
 mod owned {
-    use super::{Kind, Node, Table, TypeIds, Variadic};
+    use super::{Extension, Kind, Node, Table, TypeIds, Variadic};
     use crate::array::{ArrayView, RecordBatch};
     use crate::datatype::{DataType, IntType, UnionMode};
     use crate::schema::Field;
@@ -1129,19 +1182,19 @@ mod owned {
             self.links.len()
         }
 
-        /// The array of node `at` and its name.
-        fn array(&self, at: usize) -> Option<(&'b ArrayView<'b>, &'b str)> {
+        /// The array of node `at` and its field (none for dictionary values and the array of
+        /// an array encoder).
+        fn array(&self, at: usize) -> Option<(&'b ArrayView<'b>, Option<&'b Field>)> {
             let link = self.links.get(at)?;
             if link.parent == ROOT {
-                let name = self.fields.get(link.step).map_or("", Field::name);
-                return Some((self.columns.get(link.step)?, name));
+                return Some((self.columns.get(link.step)?, self.fields.get(link.step)));
             }
             let (parent, _) = self.array(link.parent)?;
             if link.step == VALUES {
-                return Some((&parent.dictionary()?.values, ""));
+                return Some((&parent.dictionary()?.values, None));
             }
-            let name = parent.data_type().children().get(link.step);
-            Some((parent.child(link.step)?, name.map_or("", Field::name)))
+            let field = parent.data_type().children().get(link.step);
+            Some((parent.child(link.step)?, field))
         }
     }
 
@@ -1166,8 +1219,11 @@ mod owned {
         #[inline]
         fn node(&self, at: usize) -> Option<Made<'b>> {
             let end = self.links.get(at)?.end;
-            let (array, name) = self.array(at)?;
-            Some(Made(node_of(array, name, end)))
+            let (array, field) = self.array(at)?;
+            let mut node = node_of(array, field.map_or("", Field::name), end);
+            let name = field.and_then(Field::extension_name);
+            node.extension = Extension::of(name, node.kind, node.dictionary.is_some());
+            Some(Made(node))
         }
     }
 
@@ -1203,6 +1259,7 @@ mod owned {
             end,
             children: array.children().len() as u32,
             dictionary,
+            extension: Extension::None,
         }
     }
 }

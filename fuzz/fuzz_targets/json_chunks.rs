@@ -54,7 +54,8 @@ fuzz_target!(|data: &[u8]| {
         JsonFormat::LineDelimited
     };
     let options = EncoderOptions::default()
-        .with_explicit_nulls(bit(1))
+        .with_omit_nulls(bit(1))
+        .with_extensions_as_storage(bit(6))
         .with_large_ints_as_strings(bit(2))
         .with_decimals_as_strings(bit(2))
         .with_non_finite_as_strings(bit(3))

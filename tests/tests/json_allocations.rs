@@ -51,7 +51,7 @@ fn all_options() -> Vec<EncoderOptions> {
     vec![
         EncoderOptions::default(),
         EncoderOptions::default()
-            .with_explicit_nulls(true)
+            .with_omit_nulls(true)
             .with_large_ints_as_strings(true)
             .with_non_finite_as_strings(true)
             .with_timestamps_as_epoch(true)

@@ -36,11 +36,12 @@ fn check_with(
     }
 }
 
+/// NDJSON with null members left out (arrow-json's form; `check_with` gives the default).
 fn check(batch: &RecordBatch<'_>, expected: &str) {
     check_with(
         batch,
         JsonFormat::LineDelimited,
-        EncoderOptions::default(),
+        EncoderOptions::default().with_omit_nulls(true),
         expected,
     );
 }
@@ -151,7 +152,7 @@ fn binary_as_hex_or_base64() {
         JsonFormat::LineDelimited,
         EncoderOptions::default().with_binary(BinaryFormat::Base64),
         "{\"b\":\"AA+g/w==\",\"lb\":\"AA+g/w==\",\"bv\":\"AA+g/w==\",\"fsb\":\"qwE=\"}\n\
-         {\"b\":\"\",\"lb\":\"\",\"bv\":\"\",\"fsb\":\"AAA=\"}\n{}\n",
+         {\"b\":\"\",\"lb\":\"\",\"bv\":\"\",\"fsb\":\"AAA=\"}\n{\"b\":null,\"lb\":null,\"bv\":null,\"fsb\":null}\n",
     );
 }
 
@@ -222,7 +223,7 @@ fn decimals_as_strings_keep_every_digit() {
         JsonFormat::LineDelimited,
         options,
         "{\"d32\":\"123.45\",\"d64\":\"-0.005\",\"d128\":\"-99999999999999999999999999999999999.99\",\
-         \"d256\":\"-5789604461865809771178549250434395392663499233282028201972879200395656481996800\"}\n{}\n",
+         \"d256\":\"-5789604461865809771178549250434395392663499233282028201972879200395656481996800\"}\n{\"d32\":null,\"d64\":null,\"d128\":null,\"d256\":null}\n",
     );
     // Inside a list and a struct too (the plan's short values and the general walk).
     let nested = batch(vec![
@@ -246,7 +247,7 @@ fn decimals_as_strings_keep_every_digit() {
         &nested,
         JsonFormat::LineDelimited,
         options,
-        "{\"l\":[\"-1.5\",null],\"s\":{\"d\":\"7\"}}\n{}\n",
+        "{\"l\":[\"-1.5\",null],\"s\":{\"d\":\"7\"}}\n{\"l\":null,\"s\":null}\n",
     );
     assert_eq!(
         values(&prim(DataType::Decimal32(3, 1), &[Some(5i32)]), options),
@@ -278,7 +279,7 @@ fn named_zones_are_local_time_with_a_resolver() {
         "2024-11-03T01:30:00-05:00",
         "",
         "2100-07-01T20:00:00-04:00",
-        "1799-12-31T19:03:58-04:56",
+        "1799-12-31T19:03:58-04:56:02",
     ];
     let utc = [
         "1970-01-01T00:00:00Z",
@@ -294,7 +295,7 @@ fn named_zones_are_local_time_with_a_resolver() {
         texts
             .iter()
             .map(|t| match t.is_empty() {
-                true => "{}\n".to_string(),
+                true => format!("{{\"{key}\":null}}\n"),
                 false => format!("{{\"{key}\":\"{t}\"}}\n"),
             })
             .collect()
@@ -394,13 +395,16 @@ fn bad_time_zones_are_refused_naming_the_column() {
     assert!(Encoder::batch(&unknown, JsonFormat::LineDelimited, plain).is_ok());
     for bad in ["+25:00", "+24:00", "+5"] {
         let b = with_zone(bad);
-        for options in [plain, resolving, resolving.with_timestamps_utc(true)] {
+        for options in [plain, resolving] {
             assert_eq!(
                 Encoder::batch(&b, JsonFormat::LineDelimited, options).err(),
                 Some(JsonError::InvalidTimeZone { column: 1 }),
                 "{bad}"
             );
         }
+        // Every zoned timestamp in UTC needs no zone: nothing to refuse.
+        let utc = resolving.with_timestamps_utc(true);
+        assert!(Encoder::batch(&b, JsonFormat::LineDelimited, utc).is_ok());
     }
     // More distinct named zones than an encoder holds.
     let names = [
@@ -522,9 +526,8 @@ fn temporal_values_match_arrow_json() {
          \"date64\":\"2018-11-13T17:11:10.011\",\"t32s\":\"00:02:00\",\"t32ms\":\"00:00:00.120\",\
          \"t64us\":\"00:00:00.000120\",\"t64ns\":\"00:00:00.000000120\",\"ds\":\"PT120S\",\
          \"dms\":\"PT0.12S\",\"dus\":\"PT0.00012S\",\"dns\":\"-PT0.00000012S\",\
-         \"ym\":\"1 years 2 mons\",\"dt\":\"3 days 1 hours 0.500 secs\",\
-         \"mdn\":\"1 mons 2 days 3.000000001 secs\"}\n\
-         {\"ds\":\"P0D\",\"ym\":\"-1 years 11 mons\",\"dt\":\"0 secs\"}\n",
+         \"ym\":\"P1Y2M\",\"dt\":\"P3DT3600.5S\",\"mdn\":\"P1M2DT3.000000001S\"}\n\
+         {\"ds\":\"P0D\",\"ym\":\"-P1M\",\"dt\":\"P0D\"}\n",
     );
     check_with(
         &batch(vec![("t", ts(Nanosecond, Some("UTC"), NANOS))]),
@@ -532,13 +535,13 @@ fn temporal_values_match_arrow_json() {
         EncoderOptions::default()
             .with_timestamps_as_epoch(true)
             .with_large_ints_as_strings(true),
-        "{\"t\":\"1542129070011375885\"}\n{}\n",
+        "{\"t\":\"1542129070011375885\"}\n{\"t\":null}\n",
     );
     check_with(
         &batch(vec![("t", ts(Second, None, 1))]),
         JsonFormat::LineDelimited,
         EncoderOptions::default().with_timestamps_as_epoch(true),
-        "{\"t\":1}\n{}\n",
+        "{\"t\":1}\n{\"t\":null}\n",
     );
 }
 
@@ -586,7 +589,7 @@ fn options_beyond_arrow_json() {
         EncoderOptions::default()
             .with_large_ints_as_strings(true)
             .with_non_finite_as_strings(true)
-            .with_explicit_nulls(true),
+            .with_omit_nulls(false),
         "{\"big\":9007199254740992,\"ubig\":\"18446744073709551615\",\"f\":\"NaN\",\"g\":\"Infinity\"}\n\
          {\"big\":\"-9007199254740993\",\"ubig\":null,\"f\":\"-Infinity\",\"g\":2.5}\n",
     );
@@ -651,7 +654,7 @@ fn structs_lists_and_maps() {
     check_with(
         &b,
         JsonFormat::JsonArray,
-        EncoderOptions::default().with_explicit_nulls(true),
+        EncoderOptions::default().with_omit_nulls(false),
         "[{\"s\":{\"x\":1,\"y\":\"a\"},\"l\":[1,null],\"ll\":[1,null,3,4],\"fsl\":[1,2],\"lv\":[3,4],\
          \"m\":{\"k1\":1,\"k\\\"2\":null},\"mi\":[{\"key\":7,\"value\":\"seven\"},{\"key\":8,\"value\":null}]},\
          {\"s\":{\"x\":null,\"y\":\"b\"},\"l\":[],\"ll\":null,\"fsl\":null,\"lv\":[1,null,3],\"m\":null,\"mi\":[]},\
@@ -750,7 +753,7 @@ fn null_type_columns_are_nulls() {
     check_with(
         &b,
         JsonFormat::JsonArray,
-        EncoderOptions::default().with_explicit_nulls(true),
+        EncoderOptions::default().with_omit_nulls(false),
         "[{\"n\":null,\"i\":1},{\"n\":null,\"i\":null}]",
     );
     assert_eq!(values(&nulls, EncoderOptions::default()), "[null,null]");
@@ -939,4 +942,112 @@ fn the_encoder_is_small_enough_for_a_stack() {
     let shallow = std::mem::size_of::<Encoder<'_, 4>>();
     println!("json encoder: {size} bytes with the default depth, {shallow} with depth 4");
     assert!(size <= 8 * 1024 && shallow < size);
+}
+
+/// A field of `array` named `name` with the extension type `extension`.
+fn extension_field(name: &str, array: &Array, extension: &str) -> quiver::schema::Field {
+    let metadata = vec![(
+        quiver::schema::EXTENSION_NAME_KEY.to_string(),
+        extension.to_string(),
+    )];
+    field(name, array).with_metadata(metadata)
+}
+
+#[test]
+fn canonical_extension_types_are_written_as_what_they_mean() {
+    use quiver::ipc::{FileWriter, WriterOptions};
+    use quiver::schema::Schema;
+    use std::sync::Arc;
+    let first: [u8; 16] = core::array::from_fn(|i| i as u8);
+    let one = 1u128.to_be_bytes();
+    let uuids = prim(
+        DataType::FixedSizeBinary(16),
+        &[Some(first), Some(one), None, Some(one)],
+    );
+    let json_text = utf8(&[
+        Some("{\"a\": [1, 2.5e3],\n\t\"b\": null}"),
+        Some("not json"),
+        None,
+        Some(" \"x\\ny\" "),
+    ]);
+    let bool8 = prim(DataType::Int8, &[Some(1i8), Some(0), None, Some(-3)]);
+    let opaque = prim(DataType::Int8, &[Some(1i8), Some(0), None, Some(2)]);
+    let wrong_storage = prim(DataType::Int16, &[Some(1i16), Some(0), None, Some(2)]);
+    let fields = vec![
+        extension_field("u", &uuids, "arrow.uuid"),
+        extension_field("j", &json_text, "arrow.json"),
+        extension_field("b", &bool8, "arrow.bool8"),
+        extension_field("o", &opaque, "arrow.opaque"),
+        extension_field("w", &wrong_storage, "arrow.bool8"),
+    ];
+    let columns = vec![uuids, json_text, bool8, opaque, wrong_storage];
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns, 4).unwrap();
+    let expected = "{\"u\":\"00010203-0405-0607-0809-0a0b0c0d0e0f\",\"j\":{\"a\": [1, 2.5e3],\"b\": null},\"b\":true,\"o\":1,\"w\":1}\n\
+         {\"u\":\"00000000-0000-0000-0000-000000000001\",\"j\":\"not json\",\"b\":false,\"o\":0,\"w\":0}\n\
+         {\"u\":null,\"j\":null,\"b\":null,\"o\":null,\"w\":null}\n\
+         {\"u\":\"00000000-0000-0000-0000-000000000001\",\"j\":\"x\\ny\",\"b\":true,\"o\":2,\"w\":2}\n";
+    let lines = JsonFormat::LineDelimited;
+    check_with(&batch, lines, EncoderOptions::default(), expected);
+    for line in expected.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("each line is one JSON value");
+    }
+    // Storage only: hex bytes, the text as a string, the integer.
+    let storage = "{\"u\":\"000102030405060708090a0b0c0d0e0f\",\"j\":\"{\\\"a\\\": [1, 2.5e3],\\n\\t\\\"b\\\": null}\",\"b\":1,\"o\":1,\"w\":1}\n";
+    let as_storage = EncoderOptions::default().with_extensions_as_storage(true);
+    assert!(encode(&batch, lines, as_storage).starts_with(storage));
+    // Through an IPC file, the reader's schema and the no-alloc view (the extension name read
+    // from the flatbuffer field): the same text.
+    let mut writer =
+        FileWriter::new(Vec::new(), batch.schema().clone(), WriterOptions::default()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    let file = writer.into_inner();
+    let read = quiver::ipc::FileReader::open(file.clone(), Default::default())
+        .unwrap()
+        .batch(0)
+        .unwrap();
+    check_with(&read, lines, EncoderOptions::default(), expected);
+    let mut scratch = [0u8; 8192];
+    let mut reader: quiver::no_alloc::FileReader<_> =
+        quiver::no_alloc::FileReader::open(&file[..], &mut scratch).unwrap();
+    let view: quiver::no_alloc::Batch = reader.batch(0).unwrap();
+    let mut encoder: quiver::no_alloc::Encoder =
+        quiver::no_alloc::Encoder::new(&view, lines, EncoderOptions::default()).unwrap();
+    let mut out = Vec::new();
+    encoder.write_through(&mut out, &mut [0u8; 7]).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+    // Nested: a list of UUIDs and a struct member of JSON.
+    let retyped = |array: &Array, data_type: DataType| {
+        quiver::array::ArrayView::try_new(quiver::array::ArrayParts {
+            data_type: Some(data_type),
+            len: array.len(),
+            null_count: array.null_count(),
+            validity: array
+                .validity()
+                .map(|v| quiver::bytes::Bytes::from_vec(v.to_vec())),
+            buffers: array.buffers().to_vec(),
+            children: array.children().to_vec(),
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let items = prim(DataType::FixedSizeBinary(16), &[Some(one), None]);
+    let item = extension_field("item", &items, "arrow.uuid");
+    let uuid_list = retyped(
+        &list(false, items, &[Some(2)]),
+        DataType::List(Arc::new(item)),
+    );
+    let member = utf8(&[Some("[true]")]);
+    let inner = extension_field("m", &member, "arrow.json");
+    let s = retyped(
+        &structs(vec![("m", member)], &[true]),
+        DataType::Struct(vec![inner].into()),
+    );
+    let nested = arrays::batch(vec![("l", uuid_list), ("s", s)]);
+    check_with(
+        &nested,
+        lines,
+        EncoderOptions::default(),
+        "{\"l\":[\"00000000-0000-0000-0000-000000000001\",null],\"s\":{\"m\":[true]}}\n",
+    );
 }

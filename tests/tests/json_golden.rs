@@ -41,7 +41,7 @@ fn run(encoder: &mut Encoder<'_>, size: usize) -> Vec<u8> {
 /// Encodes one batch every way; returns the bytes of the default NDJSON document.
 fn check(batch: &RecordBatch<'_>) -> Result<usize, String> {
     let all_on = EncoderOptions::default()
-        .with_explicit_nulls(true)
+        .with_omit_nulls(true)
         .with_large_ints_as_strings(true)
         .with_non_finite_as_strings(true)
         .with_timestamps_as_epoch(true)
@@ -78,7 +78,7 @@ fn check(batch: &RecordBatch<'_>) -> Result<usize, String> {
                     batch.num_rows()
                 ));
             }
-            if options.explicit_nulls {
+            if !options.omit_nulls {
                 // Every row then has every column.
                 let columns = batch.schema().fields().len();
                 if let Some(row) = rows.iter().find(|r| r.as_object().unwrap().len() > columns) {

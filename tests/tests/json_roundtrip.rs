@@ -156,7 +156,7 @@ proptest! {
     #[test]
     fn output_is_the_same_for_any_buffer_sizes(case in case(), sizes in sizes(), explicit in any::<bool>()) {
         let batch = case.batch();
-        let options = EncoderOptions::default().with_explicit_nulls(explicit);
+        let options = EncoderOptions::default().with_omit_nulls(!explicit);
         for format in [JsonFormat::JsonArray, JsonFormat::LineDelimited] {
             let whole = drain(&mut Encoder::batch(&batch, format, options).unwrap(), &[1 << 20]);
             let chunked = drain(&mut Encoder::batch(&batch, format, options).unwrap(), &sizes);
@@ -193,7 +193,7 @@ proptest! {
     #[test]
     fn output_parses_to_the_values_the_arrays_hold(case in case(), explicit in any::<bool>()) {
         let batch = case.batch();
-        let options = EncoderOptions::default().with_explicit_nulls(explicit);
+        let options = EncoderOptions::default().with_omit_nulls(!explicit);
         let text = encode(&batch, JsonFormat::JsonArray, options);
         let parsed: Value = serde_json::from_str(&text)
             .map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;

@@ -312,7 +312,7 @@ fn options_and_named_zones_give_the_same_bytes_without_allocating() {
         EncoderOptions::default()
             .with_time_zones(Some(resolver))
             .with_decimals_as_strings(true)
-            .with_explicit_nulls(true),
+            .with_omit_nulls(true),
         EncoderOptions::default().with_timestamps_utc(true),
     ] {
         OPTIONS.with(|o| o.set(options));

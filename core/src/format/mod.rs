@@ -27,6 +27,7 @@ pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,
 };
+pub(crate) use schema::EXTENSION_NAME_KEY;
 pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};

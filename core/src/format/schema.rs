@@ -366,6 +366,9 @@ impl DictionaryEncoding {
     }
 }
 
+/// The metadata key that names a field's extension type (its storage type is read as usual).
+pub(crate) const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+
 /// One user-defined metadata entry (`KeyValue` table); an absent key or value reads as `""`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyValue<'a> {

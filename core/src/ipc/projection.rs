@@ -166,6 +166,25 @@ impl fmt::Display for ProjectionError {
 
 impl core::error::Error for ProjectionError {}
 
+impl ProjectionError {
+    /// The fields the path could have named where it went wrong: the schema's columns, or the
+    /// children of the struct the path reached (for a message that lists what exists).
+    pub fn candidates<'s>(&self, schema: &'s Schema) -> Vec<&'s Field> {
+        let mut fields = schema.fields();
+        for name in path_names(&self.path) {
+            let mut matching = fields.iter().filter(|f| f.name() == name);
+            let (Some(field), None) = (matching.next(), matching.next()) else {
+                break;
+            };
+            match field.data_type() {
+                DataType::Struct(children) if field.dictionary().is_none() => fields = children,
+                _ => break,
+            }
+        }
+        fields.iter().collect()
+    }
+}
+
 /// The names along `path`: split at each `.` that no `\` escapes, with the escapes removed.
 fn path_names(path: &str) -> Vec<String> {
     let mut names = Vec::new();
@@ -254,6 +273,17 @@ mod tests {
             let err = Projection::from_paths(schema, paths).unwrap_err();
             assert_eq!((err.kind, err.path.as_str()), (kind, path), "{paths:?}");
         }
+        // What exists where an unknown name was: the struct's children, or the columns.
+        let names = |path: &str, schema: &Schema| -> Vec<String> {
+            let err = Projection::from_paths(schema, &[path]).unwrap_err();
+            err.candidates(schema)
+                .iter()
+                .map(|f| f.name().into())
+                .collect()
+        };
+        assert_eq!(names("c.z", &schema()), ["x", "y"]);
+        assert_eq!(names("z", &schema()), ["a", "b", "c"]);
+        assert_eq!(names("z.x", &schema()), ["a", "b", "c"]);
     }
 
     #[test]

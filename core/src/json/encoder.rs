@@ -24,11 +24,11 @@ use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
-use super::value::{Context, decimal, interval, key, quoted_text};
+use super::value::{Context, decimal, interval, json, key, quoted_text, uuid};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
-use crate::view::{Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
+use crate::view::{Extension, Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
 /// `ArrayView`'s arrays, each node made when read.
@@ -841,7 +841,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     };
                     let mut moved = None;
                     let value = resolve_from(self.nodes, member, at, *slot, &mut moved);
-                    if value.is_none() && !cx.options.explicit_nulls {
+                    if value.is_none() && cx.options.omit_nulls {
                         *next = member.end;
                         continue;
                     }
@@ -945,7 +945,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 }
                 while *next < *end {
                     let e = *next;
-                    // A map's keys are data: `"key":null` whatever `explicit_nulls` says.
+                    // A map's keys are data: `"key":null` whatever `omit_nulls` says.
                     if !entries_node.is_valid(e) {
                         *next += 1;
                         continue;
@@ -988,6 +988,18 @@ pub(crate) fn leaf<'b>(
     cx: Context,
     zones: &Zones<'_>,
 ) {
+    if node.extension != Extension::None && !cx.options.extensions_as_storage {
+        match node.extension {
+            Extension::Uuid => uuid(sink, node.fixed_bytes(i)),
+            Extension::Bool8 => sink.put(if node.value::<i8>(i) != 0 {
+                b"true"
+            } else {
+                b"false"
+            }),
+            _ => json(sink, node.bytes_value(i)),
+        }
+        return;
+    }
     match node.kind {
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
             sink.quoted(node.bytes_value(i), Body::Text, b"\"");
@@ -1161,8 +1173,8 @@ mod tests {
         let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
         for columns in [NODES, NODES + 1, 40, 70] {
             let batch = wide(columns);
-            for (format, explicit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
-                let options = EncoderOptions::default().with_explicit_nulls(explicit);
+            for (format, omit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
+                let options = EncoderOptions::default().with_omit_nulls(omit);
                 let walked = |size| encode(&mut walk(&batch, format, options), size, size);
                 let planned = |size| {
                     let mut planned = Encoder::batch(&batch, format, options).unwrap();

@@ -15,26 +15,43 @@
 //!
 //! # Conventions
 //!
-//! By default the output is arrow-json 60's, byte for byte except the text of floats (quiver
-//! writes the shortest round-trip form in ryu's notation, e.g. `1e300` where arrow-json writes
-//! `1.0e300`; both parse to the same number; the digits come from zmij, the faster formatter):
+//! By default the output is what users of pyarrow (`to_pylist`), polars (`write_ndjson`),
+//! DuckDB and pandas expect, and arrow-json 60's byte for byte wherever that agrees (checked on
+//! every integration file, `tests/tests/json_arrow_json.rs`):
 //!
-//! - rows are objects keyed by column name; null members are left out (unless
-//!   [`EncoderOptions::explicit_nulls`]); nulls inside lists are `null`;
-//! - NaN and ±infinity are `null`; binary is lowercase hex; decimals are exact numbers (strings
-//!   with [`EncoderOptions::decimals_as_strings`]);
-//! - dates, times, timestamps, durations and intervals are strings as arrow-json writes them
-//!   (see [below](#dates-times-and-timezones) for the forms, the timezone rules and the values
-//!   arrow-json cannot write);
-//! - structs are objects, every kind of list is an array, maps with string keys are objects
-//!   (an entry whose value is null is written `"key":null` whatever `explicit_nulls` says: a
-//!   map's keys are data; arrow-json leaves such entries out);
-//! - dictionaries are written as their values, run-end encoded arrays as their logical values,
-//!   views as their values.
+//! | Arrow type | JSON | changed by |
+//! |---|---|---|
+//! | a null member of a row or struct | `"k":null` | [`omit_nulls`](EncoderOptions::omit_nulls) leaves it out (arrow-json's default) |
+//! | Null, a null slot in a list | `null` | |
+//! | Boolean | `true` / `false` | |
+//! | Int8–Int64, UInt8–UInt64 | `-12` | [`large_ints_as_strings`](EncoderOptions::large_ints_as_strings): beyond ±2^53, `"9007199254740993"` |
+//! | Float16/32/64 | `1.5`, `1e300` (shortest round trip); NaN, ±∞ as `null` | [`non_finite_as_strings`](EncoderOptions::non_finite_as_strings): `"NaN"`, `"Infinity"`, `"-Infinity"` |
+//! | Decimal32–256 | `-0.005` (every digit) | [`decimals_as_strings`](EncoderOptions::decimals_as_strings): `"-0.005"` |
+//! | Utf8, LargeUtf8, Utf8View | `"text"` (RFC 8259 escapes) | |
+//! | Binary, LargeBinary, BinaryView, FixedSizeBinary | `"00ff"` (lowercase hex) | [`binary`](EncoderOptions::binary): base64 |
+//! | Date32 | `"2018-11-13"` | |
+//! | Date64 | `"2018-11-13"`; one that is not a whole day (the format says it should be) `"2018-11-13T17:11:10.011"` | |
+//! | Time32/64 | `"17:11:10.011375"` | |
+//! | Timestamp, no zone | `"2018-11-13T17:11:10.011"` | [`timestamps_as_epoch`](EncoderOptions::timestamps_as_epoch): the stored integer |
+//! | Timestamp with a zone | `"2018-11-13T17:11:10.011Z"`, `"…+05:30"`, local time in a named zone (below) | [`timestamps_utc`](EncoderOptions::timestamps_utc), [`timestamps_as_epoch`](EncoderOptions::timestamps_as_epoch) |
+//! | Duration | `"PT3601.000005S"`, `"-PT0.5S"`, `"P0D"` (ISO 8601) | |
+//! | Interval (all three) | `"P1Y2M"`, `"P1M2DT0.000003S"`, `"-P1DT61S"`, `"P1M-2D"`, `"P0D"` (ISO 8601) | |
+//! | Struct | `{"x":1,"y":"a"}` | `omit_nulls` |
+//! | List, LargeList, ListView, LargeListView, FixedSizeList | `[1,null,3]` | |
+//! | Map with text keys | `{"k1":1,"k2":null}` (a null value is written whatever `omit_nulls` says: keys are data) | |
+//! | Map with other keys | `[{"key":7,"value":"seven"}]` (arrow-json refuses it) | `omit_nulls` (the `value`) |
+//! | Dictionary, Run-end encoded | the values (a null dictionary value as `null`) | |
+//! | Union (sparse, dense) | the selected child's value (arrow-json refuses it) | |
+//! | `arrow.uuid` (FixedSizeBinary(16)) | `"00000000-0000-0000-0000-000000000001"` | [`extensions_as_storage`](EncoderOptions::extensions_as_storage) |
+//! | `arrow.json` (any text type) | the JSON value itself, without its tabs and line breaks; text that is not one JSON value (or nests deeper than 256) as a string | `extensions_as_storage` |
+//! | `arrow.bool8` (Int8) | `true` (any non-zero) / `false` | `extensions_as_storage` |
+//! | `arrow.opaque`, other extensions, a canonical one over other storage or dictionary-encoded | the storage's form | |
 //!
-//! Beyond arrow-json (which refuses them): unions are written as the selected child's value, and
-//! maps whose keys are not strings as `[{"key":…,"value":…}]`. A null dictionary *value* is
-//! written as `null` (arrow-json writes the value slot's stale contents).
+//! Intervals are ISO 8601 durations, exact to the nanosecond: the months as years and months,
+//! the days, the sub-day part as seconds (as durations are written). Arrow's parts are
+//! independent and may differ in sign: when none is positive the whole interval is negated
+//! (`-P1M2D`), else each negative part carries its own sign (`P1M-2D`, PostgreSQL's
+//! `iso_8601` style and Java's `Period`).
 //!
 //! # Depth
 //!
@@ -61,23 +78,28 @@
 //! # let batch = RecordBatch::try_new(schema, vec![column], 2)?;
 //! // A batch with one column "a" holding "hi" and a null:
 //! let json = to_vec(&batch, JsonFormat::LineDelimited, EncoderOptions::default())?;
-//! assert_eq!(json, b"{\"a\":\"hi\"}\n{}\n");
+//! assert_eq!(json, b"{\"a\":\"hi\"}\n{\"a\":null}\n");
+//! let omitted = EncoderOptions::default().with_omit_nulls(true);
+//! assert_eq!(to_vec(&batch, JsonFormat::LineDelimited, omitted)?, b"{\"a\":\"hi\"}\n{}\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Dates, times and timezones
 //!
 //! Values enter as the stored integers and their unit; text leaves into a small stack buffer
-//! (the encoder adds the quotes). The formats are those of arrow-json 60 with its default options
-//! (chrono's `Debug` and RFC 3339 forms, Arrow's interval display), computed here with plain
-//! integer arithmetic over the proleptic Gregorian calendar:
+//! (the encoder adds the quotes). The forms are arrow-json 60's with its default options
+//! (chrono's `Debug` and RFC 3339 forms) but for Date64, intervals and offsets with seconds,
+//! computed here with plain integer arithmetic over the proleptic Gregorian calendar:
 //!
-//! - Date32 `2018-11-13`; Date64 and naive timestamps `2018-11-13T17:11:10.011`;
-//! - timestamps with a timezone `2018-11-13T17:11:10.011Z` or `…+05:30`;
+//! - Date32 and whole-day Date64 `2018-11-13`; other Date64 and naive timestamps
+//!   `2018-11-13T17:11:10.011`;
+//! - timestamps with a timezone `2018-11-13T17:11:10.011Z` or `…+05:30`; a named zone's offset
+//!   with seconds (local mean time before about 1900, Europe/London in 1677 is `-00:01:15`) is
+//!   written with them (`…-00:01:15`, as Python's `isoformat` writes it), so that the text
+//!   always names the exact instant (chrono rounds it to the minute);
 //! - times `17:11:10.011375`; fractions have 3, 6 or 9 digits, the fewest that are exact;
 //! - years outside 0..=9999 carry a sign and at least four digits (`+10000`, `-0001`);
-//! - durations in ISO 8601 (`PT0.12S`, `-PT120S`, `P0D`);
-//! - intervals as Arrow displays them (`1 years 2 mons`, `3 days 1 hours 0.500 secs`).
+//! - durations and intervals in ISO 8601 (`PT0.12S`, `-PT120S`, `P0D`, `P1Y2M`, `P3DT0.5S`).
 //!
 //! Where arrow-json cannot write a value (a date beyond chrono's ±262,143 years, a time of day
 //! outside 0–24 h, a duration beyond ±2^63 ms) it writes an error text; quiver continues the
@@ -99,8 +121,10 @@
 //!   ([`JsonError::UnknownTimeZone`]). Without a resolver (a
 //!   `no_std` encoder carries no tz database) its instants are written in UTC with `Z`.
 //! - [`EncoderOptions::timestamps_utc`] writes every
-//!   zoned timestamp as its UTC instant with `Z`.
+//!   zoned timestamp as its UTC instant with `Z`; the zone is then neither checked nor looked
+//!   up (the instant needs none), so an unknown name or a bad offset is no error.
 
+mod embedded;
 mod encoder;
 pub(crate) mod escape;
 pub(crate) mod framing;

@@ -1,9 +1,10 @@
 //! What the JSON encoder writes: the document's framing ([`JsonFormat`]) and the value
 //! conventions ([`EncoderOptions`]).
 //!
-//! The defaults are arrow-json 60's: nulls left out of objects, NaN and ±infinity as `null`,
-//! binary as lowercase hex, decimals as numbers, temporal values as ISO 8601 / RFC 3339 text.
-//! Every option here only changes values that arrow-json writes differently or cannot write.
+//! The defaults are what users of pyarrow, polars, DuckDB and pandas expect: null members
+//! written as `null`, NaN and ±infinity as `null`, binary as lowercase hex, decimals as numbers,
+//! temporal values as ISO 8601 / RFC 3339 text, canonical extension types as their values.
+//! [`EncoderOptions::omit_nulls`] gives arrow-json 60's form of objects.
 
 use super::temporal::ZoneResolver;
 
@@ -29,14 +30,16 @@ pub enum BinaryFormat {
     Base64,
 }
 
-/// Value conventions of the encoder: [`Default`] is arrow-json 60's, `with_*` changes one.
+/// Value conventions of the encoder: [`Default`] is the [module's](super) conventions, `with_*`
+/// changes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub struct EncoderOptions {
-    /// Write null members of objects (struct fields, row columns, the `value` of map entries
-    /// written as `{"key":…,"value":…}`) as `null` instead of leaving them out. Entries of maps
-    /// written as objects are always written, `"key":null` for a null value.
-    pub explicit_nulls: bool,
+    /// Leave null members of objects (struct fields, row columns, the `value` of map entries
+    /// written as `{"key":…,"value":…}`) out instead of writing them as `null` (arrow-json's
+    /// default). Entries of maps written as objects are always written, `"key":null` for a
+    /// null value: a map's keys are data.
+    pub omit_nulls: bool,
     /// Write Int64 and UInt64 values whose magnitude exceeds 2^53 (beyond an IEEE double's exact
     /// integers) as JSON strings.
     pub large_ints_as_strings: bool,
@@ -59,10 +62,13 @@ pub struct EncoderOptions {
     pub time_zones: Option<ZoneResolver>,
     /// How binary values are written.
     pub binary: BinaryFormat,
+    /// Write values of canonical extension types (`arrow.uuid`, `arrow.json`, `arrow.bool8`)
+    /// as their storage (hex bytes, a string, an integer) instead of as what they mean.
+    pub extensions_as_storage: bool,
 }
 
 impl EncoderOptions {
-    /// arrow-json 60's conventions.
+    /// The default conventions (see the [module](super)).
     pub fn new() -> Self {
         Self::default()
     }
@@ -70,7 +76,7 @@ impl EncoderOptions {
 
 with_setters! {
     EncoderOptions;
-    with_explicit_nulls: explicit_nulls: bool,
+    with_omit_nulls: omit_nulls: bool,
     with_large_ints_as_strings: large_ints_as_strings: bool,
     with_non_finite_as_strings: non_finite_as_strings: bool,
     with_timestamps_as_epoch: timestamps_as_epoch: bool,
@@ -78,4 +84,5 @@ with_setters! {
     with_timestamps_utc: timestamps_utc: bool,
     with_time_zones: time_zones: Option<ZoneResolver>,
     with_binary: binary: BinaryFormat,
+    with_extensions_as_storage: extensions_as_storage: bool,
 }

@@ -274,6 +274,9 @@ pub(crate) enum Shape {
     Short,
     /// Binary values or string views: their bytes quoted, in the given form.
     Bytes(Body),
+    /// A canonical extension type written as what it means (`arrow.json` text as the JSON
+    /// value, a UUID, a boolean), read from the view's node.
+    Extension,
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
@@ -556,6 +559,9 @@ impl<'b, const N: usize> Plan<'b, N> {
             Shape::Dictionary {
                 values: u8::try_from(to_values).ok()?,
             }
+        } else if array.extension != view::Extension::None && !self.options.extensions_as_storage {
+            // Written as what they mean, from the view's own node (which knows the extension).
+            Shape::Extension
         } else if node.leaf.kind != Kind::Other {
             Shape::Flat
         } else {

@@ -139,12 +139,7 @@ fn windowed<const N: usize>(
 /// no escaping and fits as it is).
 #[inline(always)]
 fn quoted<'b>(sink: &mut Sink<'_, '_, 'b>, bytes: &'b [u8], body: Body) -> Fit {
-    let worst = match body {
-        Body::Text => bytes.len().saturating_mul(6),
-        Body::Hex => bytes.len().saturating_mul(2),
-        Body::Base64 => escape::base64_len(bytes.len()),
-    };
-    if sink.room() > worst.saturating_add(2) {
+    if sink.room() > body.worst(bytes).saturating_add(2) {
         sink.quoted(bytes, body, b"\"");
         return Ok(());
     }
@@ -566,7 +561,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     }
 
     /// Writes `member` of the object at slot `i`: its key and value, or nothing for a null one
-    /// unless nulls are explicit (`*first`: no member written yet).
+    /// when nulls are omitted (`*first`: no member written yet).
     #[inline(always)]
     fn member(
         &self,
@@ -578,9 +573,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         if self.flat_member(member, i, first, sink)? {
             return Ok(());
         }
-        // A null member is left out (unless nulls are explicit).
+        // A null member is left out when nulls are omitted.
         let valid = member.leaf.is_valid(i);
-        if !valid && !self.cx.options.explicit_nulls {
+        if !valid && self.cx.options.omit_nulls {
             return Ok(());
         }
         // A valid struct or list under a pre-built key: the key and the bracket as one copy,
@@ -702,8 +697,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         true
     }
 
-    /// Writes any member at slot `i`: its key and value, or nothing for a null one unless
-    /// nulls are explicit.
+    /// Writes any member at slot `i`: its key and value, or nothing for a null one when
+    /// nulls are omitted.
     fn other_member(
         &self,
         member: &'p Node<'b>,
@@ -712,7 +707,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
         let slot = self.resolve_from(member, i);
-        if slot.is_none() && !self.cx.options.explicit_nulls {
+        if slot.is_none() && self.cx.options.omit_nulls {
             return Ok(());
         }
         self.key(member, *first, sink)?;
@@ -805,6 +800,22 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             Shape::Bytes(body) => {
                 let bytes = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
                 quoted(sink, bytes, body)
+            }
+            Shape::Extension => {
+                let Some(view) = self.nodes.node(node.at).map(|n| *n) else {
+                    return Ok(());
+                };
+                // Room for the value whole (JSON text as it is or escaped as a string), so that
+                // the walk's writer never leaves part of it for later.
+                let text = match view.extension {
+                    view::Extension::Json => view.bytes_value(i).len().saturating_mul(6) + 2,
+                    _ => 0,
+                };
+                if sink.room() < text.max(SPILL) {
+                    return Err(Full);
+                }
+                short_value(&view, i, sink, cx, self.zones);
+                Ok(())
             }
             Shape::Struct { first, len } => {
                 put(sink, b"{")?;
@@ -950,10 +961,10 @@ impl<'b> Single<'b> {
         let (open, close, null) = if batch {
             let (key, len) = node.key(true)?;
             let key = key.get(..len)?;
-            let null = if cx.options.explicit_nulls {
-                Piece::new(&[separator, b"{", key, b"null}", row_end])?
-            } else {
+            let null = if cx.options.omit_nulls {
                 Piece::new(&[separator, b"{}", row_end])?
+            } else {
+                Piece::new(&[separator, b"{", key, b"null}", row_end])?
             };
             (
                 Piece::new(&[separator, b"{", key])?,
@@ -1463,7 +1474,7 @@ pub(super) mod tests {
         [
             EncoderOptions::default(),
             EncoderOptions::default()
-                .with_explicit_nulls(true)
+                .with_omit_nulls(true)
                 .with_large_ints_as_strings(true)
                 .with_non_finite_as_strings(true)
                 .with_timestamps_as_epoch(true)

@@ -50,6 +50,10 @@ pub(crate) enum Body {
     Hex,
     /// Bytes as padded base64.
     Base64,
+    /// Checked JSON text (an `arrow.json` value) as it is, unquoted, without its tabs and line
+    /// breaks: in valid JSON they lie between tokens, never inside a string, so the value stays
+    /// on one line of NDJSON.
+    Json,
 }
 
 impl Body {
@@ -69,8 +73,35 @@ impl Body {
             Body::Text => escape::escape_into(src, out),
             Body::Hex => escape::hex_into(src, out),
             Body::Base64 => escape::base64_into(src, out),
+            Body::Json => json_into(src, out),
         }
     }
+
+    /// Bytes the body of `src` takes at most.
+    #[inline(always)]
+    pub(crate) fn worst(self, src: &[u8]) -> usize {
+        match self {
+            Body::Text => src.len().saturating_mul(6),
+            Body::Hex => src.len().saturating_mul(2),
+            Body::Base64 => escape::base64_len(src.len()),
+            Body::Json => src.len(),
+        }
+    }
+}
+
+/// Copies JSON text without its tabs and line breaks into `out` (as long as `src` at least);
+/// returns the bytes written.
+fn json_into(src: &[u8], out: &mut [u8]) -> usize {
+    let mut n = 0;
+    for &byte in src {
+        if !matches!(byte, b'\t' | b'\n' | b'\r')
+            && let Some(slot) = out.get_mut(n)
+        {
+            *slot = byte;
+            n += 1;
+        }
+    }
+    n
 }
 
 /// A quoted value or key being written: the rest of its source bytes, then a closing suffix.
@@ -189,11 +220,7 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
     /// the next [`Sink::flush`] continues.
     #[inline(always)]
     pub(crate) fn quoted(&mut self, bytes: &'b [u8], body: Body, suffix: &'static [u8]) {
-        let worst = match body {
-            Body::Text => bytes.len().saturating_mul(6),
-            Body::Hex => bytes.len() * 2,
-            Body::Base64 => escape::base64_len(bytes.len()),
-        } + suffix.len();
+        let worst = body.worst(bytes) + suffix.len();
         if self.room() > worst {
             self.put(b"\"");
             self.pos += body.write(bytes, self.out.get_mut(self.pos..).unwrap_or_default());
@@ -204,6 +231,20 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
                 rest: bytes,
                 body,
                 suffix,
+            });
+        }
+    }
+
+    /// Writes checked JSON text ([`Body::Json`]): at once when it fits, else as a stream that
+    /// the next [`Sink::flush`] continues.
+    pub(crate) fn json(&mut self, text: &'b [u8]) {
+        if self.room() >= text.len() {
+            self.pos += json_into(text, self.out.get_mut(self.pos..).unwrap_or_default());
+        } else {
+            *self.stream = Some(Stream {
+                rest: text,
+                body: Body::Json,
+                suffix: b"",
             });
         }
     }
@@ -320,6 +361,12 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
                         stream.rest = tail;
                     }
                 }
+            }
+            Body::Json => {
+                let n = self.room().min(stream.rest.len());
+                let (now, tail) = stream.rest.split_at(n);
+                self.pos += json_into(now, self.out.get_mut(self.pos..).unwrap_or_default());
+                stream.rest = tail;
             }
             // Whole groups of `unit` bytes (`unit + 1` characters each) that fit, then one more.
             Body::Hex | Body::Base64 => {

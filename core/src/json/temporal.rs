@@ -1,4 +1,4 @@
-//! Dates, times, timestamps, durations and intervals as the text arrow-json writes (the forms
+//! Dates, times, timestamps, durations and intervals as JSON text (ISO 8601 and RFC 3339; the forms
 //! and the timezone rules are in the [`json`](super) module's documentation, "Dates, times and
 //! timezones").
 //!
@@ -250,7 +250,13 @@ fn split(value: i64, unit: TimeUnit) -> (i64, u32) {
 /// Date32 (days since the epoch) between quotes at the start of `out`; returns its length.
 #[inline(always)]
 pub(crate) fn date32(days: i32, out: &mut [u8; WINDOW]) -> usize {
-    let days = i64::from(days);
+    day(i64::from(days), out)
+}
+
+/// The date of day `days` since the epoch between quotes at the start of `out`; returns its
+/// length.
+#[inline(always)]
+fn day(days: i64, out: &mut [u8; WINDOW]) -> usize {
     match civil_in_four_digits(days) {
         Some(civil) => {
             put_date(out, civil);
@@ -261,11 +267,17 @@ pub(crate) fn date32(days: i32, out: &mut [u8; WINDOW]) -> usize {
     }
 }
 
-/// Date64 (milliseconds since the epoch) between quotes at the start of `out`, as a naive
-/// date-time as arrow-json writes it; returns its length.
+/// Date64 (milliseconds since the epoch) between quotes at the start of `out`: a date, as the
+/// format means a Date64 to be (a whole number of days), else the naive date-time it names;
+/// returns its length.
 #[inline(always)]
 pub(crate) fn date64(millis: i64, out: &mut [u8; WINDOW]) -> usize {
-    timestamp(millis, TimeUnit::Millisecond, Zone::Naive, out)
+    const MILLIS_PER_DAY: i64 = SECONDS_PER_DAY * 1_000;
+    if millis % MILLIS_PER_DAY == 0 {
+        day(millis / MILLIS_PER_DAY, out)
+    } else {
+        timestamp(millis, TimeUnit::Millisecond, Zone::Naive, out)
+    }
 }
 
 /// Time32/Time64: time of day; outside 0–24 h, signed and with hours past 24.
@@ -429,8 +441,10 @@ pub(crate) struct Zones<'s> {
     named: heapless::Vec<(&'s str, &'static dyn ZoneRules), ZONES>,
     /// The resolver of names, unless zones are not written in local time.
     resolver: Option<ZoneResolver>,
-    /// Every zoned timestamp in UTC ([`EncoderOptions::timestamps_utc`](super::EncoderOptions)).
-    utc: bool,
+    /// Zoned timestamps are written in local time: not every one in UTC
+    /// ([`EncoderOptions::timestamps_utc`](super::EncoderOptions)) nor as epoch counts. When
+    /// they are not, a zone is neither checked nor resolved (the instant needs none).
+    local: bool,
 }
 
 impl<'s> Zones<'s> {
@@ -440,13 +454,16 @@ impl<'s> Zones<'s> {
         Zones {
             named: heapless::Vec::new(),
             resolver: options.time_zones.filter(|_| local),
-            utc: options.timestamps_utc,
+            local,
         }
     }
 
     /// Checks `timezone` (of a timestamp type in the schema) and resolves it if it is a name
     /// not seen before.
     pub(crate) fn add(&mut self, timezone: Option<&'s str>) -> Result<(), ZoneError> {
+        if !self.local {
+            return Ok(());
+        }
         let parsed = timezone.map(parse).transpose()?;
         let (Some(Parsed::Name(name)), Some(resolve)) = (parsed, self.resolver) else {
             return Ok(());
@@ -465,7 +482,7 @@ impl<'s> Zones<'s> {
         let Some(tz) = timezone else {
             return Zone::Naive;
         };
-        if self.utc {
+        if !self.local {
             return Zone::Offset(0);
         }
         match parse(tz) {
@@ -516,10 +533,9 @@ pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; W
     let (seconds, nanos) = split(value, unit);
     let shift = zone.seconds(seconds);
     let (days, time) = day_and_time(seconds, shift);
-    let Some(civil) = civil_in_four_digits(days) else {
-        return quoted(out, |text| {
-            date_time(days, time, nanos, zone.end(shift), text)
-        });
+    // Offsets with seconds (local mean time) go the way of other years.
+    let Some(civil) = civil_in_four_digits(days).filter(|_| shift % 60 == 0) else {
+        return quoted(out, |text| date_time(days, time, nanos, zone, shift, text));
     };
     put_date(out, civil);
     put_clock(out, time as u32);
@@ -534,13 +550,25 @@ pub(crate) fn timestamp(value: i64, unit: TimeUnit, zone: Zone, out: &mut [u8; W
     at + len
 }
 
-/// [`timestamp`]'s text in any year, through a [`Text`]: the day, the second of the day, its
-/// nanoseconds and the zone's suffix.
-fn date_time(days: i64, time: i64, nanos: u32, (end, len): ([u8; 8], usize), text: &mut Text) {
+/// [`timestamp`]'s text in any year and at any offset, through a [`Text`]: the day, the second
+/// of the day, its nanoseconds and the zone's suffix at offset `shift` (`±HH:MM:SS` when it has
+/// seconds).
+fn date_time(days: i64, time: i64, nanos: u32, zone: Zone, shift: i64, text: &mut Text) {
     date(days, text);
     text.push(b'T');
     clock(time as u64, nanos, text);
-    text.extend(end.get(..len - 1).unwrap_or_default());
+    if shift % 60 == 0 {
+        let (end, len) = zone.end(shift);
+        text.extend(end.get(..len - 1).unwrap_or_default());
+    } else {
+        let magnitude = shift.unsigned_abs();
+        text.push(if shift < 0 { b'-' } else { b'+' });
+        text.padded(magnitude / 3_600, 2);
+        text.push(b':');
+        text.padded(magnitude / 60 % 60, 2);
+        text.push(b':');
+        text.padded(magnitude % 60, 2);
+    }
 }
 
 impl Zone {
@@ -555,17 +583,18 @@ impl Zone {
     }
 
     /// What follows the time up to the closing quote, given the zone's offset `shift` in
-    /// seconds: `"` (naive), `Z"` or `±HH:MM"`, in eight bytes, and how many of them count.
+    /// whole minutes of seconds: `"` (naive), `Z"` or `±HH:MM"`, in eight bytes, and how many of
+    /// them count.
     #[inline(always)]
     fn end(self, shift: i64) -> ([u8; 8], usize) {
         match self {
             Zone::Naive => (*b"\"\0\0\0\0\0\0\0", 1),
             Zone::Offset(0) => (*b"Z\"\0\0\0\0\0\0", 2),
             Zone::Offset(minutes) => offset_end(minutes < 0, minutes.unsigned_abs()),
-            // chrono's RFC 3339 form: `Z` for exactly 0, else the offset rounded to the minute
-            // (local mean times such as -04:56:02 show as -04:56).
+            // `Z` for exactly 0; an offset with seconds (local mean time such as -04:56:02) is
+            // written by `date_time`, whole, so that the text names the exact instant.
             Zone::Named(_) if shift == 0 => (*b"Z\"\0\0\0\0\0\0", 2),
-            Zone::Named(_) => offset_end(shift < 0, (shift.unsigned_abs() as u32 + 30) / 60),
+            Zone::Named(_) => offset_end(shift < 0, shift.unsigned_abs() as u32 / 60),
         }
     }
 }
@@ -593,8 +622,13 @@ pub(crate) fn duration(value: i64, unit: TimeUnit, text: &mut Text) {
         text.extend(b"P0D");
         return;
     }
-    let (seconds, mut nanos) = signed_seconds(value, unit, text);
+    let (seconds, nanos) = signed_seconds(value, unit, text);
     text.extend(b"PT");
+    exact_seconds(seconds, nanos, text);
+}
+
+/// `<seconds>[.<fraction>]S`, the fraction of `nanos` without trailing zeros.
+fn exact_seconds(seconds: u64, mut nanos: u64, text: &mut Text) {
     text.unsigned(seconds);
     if nanos > 0 {
         let mut width = 9;
@@ -608,64 +642,61 @@ pub(crate) fn duration(value: i64, unit: TimeUnit, text: &mut Text) {
     text.push(b'S');
 }
 
-/// Interval(YEAR_MONTH): `<years> years <months> mons`, years floored.
+/// Interval(YEAR_MONTH) in ISO 8601: `P1Y2M`.
 pub(crate) fn interval_year_month(months: i32, text: &mut Text) {
-    text.signed(i64::from(months.div_euclid(12)));
-    text.extend(b" years ");
-    text.signed(i64::from(months.rem_euclid(12)));
-    text.extend(b" mons");
+    interval(months.into(), 0, 0, 1, text);
 }
 
-/// Interval(DAY_TIME): `<d> days <h> hours <m> mins <s>.<mmm> secs`, zero parts left out.
+/// Interval(DAY_TIME) in ISO 8601: `P2DT0.003S`.
 pub(crate) fn interval_day_time(days: i32, millis: i32, text: &mut Text) {
-    interval(0, days, i64::from(millis), 1_000, 3, text);
+    interval(0, days.into(), millis.into(), 1_000, text);
 }
 
-/// Interval(MONTH_DAY_NANO): `<m> mons <d> days <h> hours <m> mins <s>.<nnnnnnnnn> secs`.
+/// Interval(MONTH_DAY_NANO) in ISO 8601: `P1M2DT0.000003S`.
 pub(crate) fn interval_month_day_nano(months: i32, days: i32, nanos: i64, text: &mut Text) {
-    interval(months, days, nanos, 1_000_000_000, 9, text);
+    interval(months.into(), days.into(), nanos, 1_000_000_000, text);
 }
 
-/// An interval as Arrow displays it, zero parts left out (`0 secs` when all are): months, days,
-/// then the hours, minutes and seconds of the sub-day count of `1 / per_second` seconds
-/// (truncating division, each part keeping the sign), the fraction in `digits` digits.
-fn interval(months: i32, days: i32, sub_day: i64, per_second: i64, digits: usize, text: &mut Text) {
+/// An interval as an ISO 8601 duration, exact: `P<y>Y<m>M<d>DT<s>[.<fraction>]S` with zero
+/// parts left out (`P0D` when all are), the months as years and months, the sub-day count of
+/// `1 / per_second` seconds as seconds with the fewest fraction digits that are exact (as
+/// durations are written). Arrow's three parts are independent and may differ in sign: when
+/// none is positive the whole interval is negated (`-P1M2D`, as a negative duration), else each
+/// negative part carries its own sign (`P1M-2D`, PostgreSQL's `iso_8601` style and Java's).
+fn interval(months: i64, days: i64, sub_day: i64, per_second: i64, text: &mut Text) {
     if months == 0 && days == 0 && sub_day == 0 {
-        text.extend(b"0 secs");
+        text.extend(b"P0D");
         return;
     }
-    let seconds = sub_day / per_second;
-    let minutes = seconds / 60;
-    let hours = minutes / 60;
-    let (seconds, minutes) = (seconds - minutes * 60, minutes - hours * 60);
-    let sub = sub_day % per_second;
-    let mut separator = false;
-    for (part, unit) in [
-        (i64::from(months), &b" mons"[..]),
-        (i64::from(days), b" days"),
-        (hours, b" hours"),
-        (minutes, b" mins"),
-    ] {
-        if part != 0 {
-            if separator {
-                text.push(b' ');
-            }
-            text.signed(part);
-            text.extend(unit);
-            separator = true;
-        }
+    let negated = months <= 0 && days <= 0 && sub_day <= 0;
+    if negated {
+        text.push(b'-');
     }
-    if seconds != 0 || sub != 0 {
-        if separator {
-            text.push(b' ');
+    text.push(b'P');
+    let part = |value: i64, unit: u8, text: &mut Text| {
+        if value != 0 {
+            if negated {
+                text.unsigned(value.unsigned_abs());
+            } else {
+                text.signed(value);
+            }
+            text.push(unit);
         }
-        if seconds < 0 || sub < 0 {
+    };
+    part(months / 12, b'Y', text);
+    part(months % 12, b'M', text);
+    part(days, b'D', text);
+    if sub_day != 0 {
+        text.push(b'T');
+        if sub_day < 0 && !negated {
             text.push(b'-');
         }
-        text.unsigned(seconds.unsigned_abs());
-        text.push(b'.');
-        text.padded(sub.unsigned_abs(), digits);
-        text.extend(b" secs");
+        let (magnitude, per) = (sub_day.unsigned_abs(), per_second as u64);
+        exact_seconds(
+            magnitude / per,
+            magnitude % per * (1_000_000_000 / per),
+            text,
+        );
     }
 }
 
@@ -786,8 +817,13 @@ mod tests {
         // 2024-11-03: 01:30 happens twice, first in EDT, then in EST.
         assert_eq!(at(1_730_611_800), "2024-11-03T01:30:00-04:00");
         assert_eq!(at(1_730_615_400), "2024-11-03T01:30:00-05:00");
-        // Local mean time, -4:56:02: chrono rounds the written offset to the minute.
-        assert_eq!(at(-3_000_000_000), "1874-12-07T13:43:58-04:56");
+        // Local mean time, -4:56:02: the offset is written with its seconds, so that the text
+        // names the exact instant (chrono rounds it to the minute).
+        assert_eq!(at(-3_000_000_000), "1874-12-07T13:43:58-04:56:02");
+        assert_eq!(
+            at(-3_000_000_000 - 86_400 * 365 * 9000),
+            "-7120-11-27T13:43:58-04:56:02"
+        );
         // Past 9999 through the slow path, with the offset.
         assert_eq!(
             at(253_402_318_800 + 86_400 * 200),
@@ -799,8 +835,11 @@ mod tests {
             options.with_timestamps_as_epoch(true),
         ] {
             let mut zones = Zones::new(&options);
-            zones.add(Some("Invalid/Zone")).unwrap();
-            assert_eq!(zones.zone(Some("Invalid/Zone")), Zone::Offset(0));
+            // Neither checks a zone: the instant needs none.
+            for tz in ["Invalid/Zone", "+25:00"] {
+                zones.add(Some(tz)).unwrap();
+                assert_eq!(zones.zone(Some(tz)), Zone::Offset(0));
+            }
         }
         assert_eq!(
             Zones::new(&options.with_timestamps_utc(true)).zone(Some("+05:30")),
@@ -815,7 +854,7 @@ mod tests {
         }
         let plain = crate::json::EncoderOptions::default();
         let resolving = plain.with_time_zones(Some(ZoneResolver(none)));
-        for options in [plain, resolving, resolving.with_timestamps_utc(true)] {
+        for options in [plain, resolving] {
             for bad in ["+25:00", "+24:00", "-1", "+5:30", "+05:3x", "-"] {
                 assert_eq!(
                     Zones::new(&options).add(Some(bad)),
@@ -843,10 +882,18 @@ mod tests {
         assert_eq!(window(|w| date32(2_932_897, w)), "+10000-01-01");
         assert_eq!(window(|w| date32(i32::MAX, w)), "+5881580-07-11");
         assert_eq!(window(|w| date32(i32::MIN, w)), "-5877641-06-23");
-        assert_eq!(
-            window(|w| date64(1_542_129_070_011, w)),
-            "2018-11-13T17:11:10.011"
-        );
+        // A Date64 of whole days is a date; one that is not keeps the time it names.
+        for (millis, expected) in [
+            (1_542_129_070_011, "2018-11-13T17:11:10.011"),
+            (-1, "1969-12-31T23:59:59.999"),
+            (951_782_400_000, "2000-02-29"),
+            (-86_400_000, "1969-12-31"),
+            (0, "1970-01-01"),
+            (i64::MIN / 86_400_000 * 86_400_000, "-292275055-05-17"),
+            (i64::MAX / 86_400_000 * 86_400_000, "+292278994-08-17"),
+        ] {
+            assert_eq!(window(|w| date64(millis, w)), expected, "{millis}");
+        }
         // Every day of 1600–2400 against a day-by-day walk.
         let (mut y, mut m, mut d) = (1600i64, 1u32, 1u32);
         let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -887,8 +934,7 @@ mod tests {
             let (seconds, nanos) = split(value, unit);
             let shift = zone.seconds(seconds);
             let (days, time) = day_and_time(seconds, shift);
-            let end = zone.end(shift);
-            let expected = window(|w| quoted(w, |t| date_time(days, time, nanos, end, t)));
+            let expected = window(|w| quoted(w, |t| date_time(days, time, nanos, zone, shift, t)));
             assert_eq!(
                 window(|w| timestamp(value, unit, zone, w)),
                 expected,
@@ -920,21 +966,41 @@ mod tests {
     }
 
     #[test]
-    fn intervals_match_arrow_display() {
+    fn intervals_are_iso_8601_durations() {
         let year_month = |months| text(|t| interval_year_month(months, t));
         let day_time = |days, millis| text(|t| interval_day_time(days, millis, t));
         let nano = |months, days, nanos| text(|t| interval_month_day_nano(months, days, nanos, t));
-        assert_eq!(year_month(14), "1 years 2 mons");
-        assert_eq!(year_month(-1), "-1 years 11 mons");
-        assert_eq!(year_month(0), "0 years 0 mons");
-        assert_eq!(day_time(0, 0), "0 secs");
-        assert_eq!(day_time(3, 3_600_500), "3 days 1 hours 0.500 secs");
-        assert_eq!(day_time(0, -1), "-0.001 secs");
-        assert_eq!(day_time(-1, -61_000), "-1 days -1 mins -1.000 secs");
-        assert_eq!(nano(1, 2, 3_000_000_001), "1 mons 2 days 3.000000001 secs");
-        assert_eq!(
-            nano(i32::MIN, i32::MIN, i64::MIN),
-            "-2147483648 mons -2147483648 days -2562047 hours -47 mins -16.854775808 secs"
-        );
+        for (written, expected) in [
+            (year_month(14), "P1Y2M"),
+            (year_month(12), "P1Y"),
+            (year_month(1), "P1M"),
+            (year_month(-14), "-P1Y2M"),
+            (year_month(0), "P0D"),
+            (year_month(i32::MAX), "P178956970Y7M"),
+            (year_month(i32::MIN), "-P178956970Y8M"),
+            (day_time(0, 0), "P0D"),
+            (day_time(3, 3_600_500), "P3DT3600.5S"),
+            (day_time(0, -1), "-PT0.001S"),
+            (day_time(-1, -61_000), "-P1DT61S"),
+            (day_time(1, -1), "P1DT-0.001S"),
+            (day_time(i32::MIN, i32::MIN), "-P2147483648DT2147483.648S"),
+            (nano(1, 2, 3_000), "P1M2DT0.000003S"),
+            (nano(1, 2, 3_000_000_001), "P1M2DT3.000000001S"),
+            (nano(0, 0, 1), "PT0.000000001S"),
+            (nano(-1, 2, 0), "P-1M2D"),
+            (nano(13, -2, -5), "P1Y1M-2DT-0.000000005S"),
+            (nano(-1, -2, -5), "-P1M2DT0.000000005S"),
+            (nano(0, 0, 86_400_000_000_000), "PT86400S"),
+            (
+                nano(i32::MIN, i32::MIN, i64::MIN),
+                "-P178956970Y8M2147483648DT9223372036.854775808S",
+            ),
+            (
+                nano(i32::MAX, i32::MAX, i64::MAX),
+                "P178956970Y7M2147483647DT9223372036.854775807S",
+            ),
+        ] {
+            assert_eq!(written, expected);
+        }
     }
 }

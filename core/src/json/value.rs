@@ -3,6 +3,8 @@
 //! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
 //! the fast path's `rows::fixed_text`, which the walk's `leaf` calls too.
 
+use super::embedded;
+use super::escape;
 use super::number::{self, DECIMAL_TEXT, Scratch};
 use super::options::EncoderOptions;
 use super::sink::{Body, Sink};
@@ -27,6 +29,32 @@ pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'stati
         (true, false, false) => b"\"Infinity\"",
         (true, false, true) => b"\"-Infinity\"",
     }
+}
+
+/// Writes an `arrow.json` value: the JSON value its text holds (without the whitespace around
+/// it), or the text as a string when it is not one JSON value.
+pub(crate) fn json<'b>(sink: &mut Sink<'_, '_, 'b>, text: &'b [u8]) {
+    if embedded::is_json(text) {
+        sink.json(text.trim_ascii());
+    } else {
+        sink.quoted(text, Body::Text, b"\"");
+    }
+}
+
+/// Writes an `arrow.uuid` value (16 bytes) as `"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"`.
+pub(crate) fn uuid(sink: &mut Sink<'_, '_, '_>, bytes: &[u8]) {
+    let mut text = *b"\"________-____-____-____-____________\"";
+    // The five groups of 4, 2, 2, 2 and 6 bytes, each after the quote or a dash.
+    let mut at = 1;
+    let mut from = 0;
+    for len in [4, 2, 2, 2, 6] {
+        if let (Some(src), Some(dst)) = (bytes.get(from..from + len), text.get_mut(at..)) {
+            escape::hex_into(src, dst);
+        }
+        at += 2 * len + 1;
+        from += len;
+    }
+    sink.put(&text);
 }
 
 /// Writes temporal text between quotes.

@@ -41,7 +41,7 @@
 //!     let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
 //!     encoder.write_through(&mut json, &mut [0u8; 256])?;
 //! }
-//! assert_eq!(json, b"{\"a\":1}\n{}\n{\"a\":3}\n");
+//! assert_eq!(json, b"{\"a\":1}\n{\"a\":null}\n{\"a\":3}\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use quiver::array::RecordBatch;
 use quiver::format::Block;
 use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::ipc::{ProjectionError, ProjectionErrorKind};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
@@ -117,7 +118,8 @@ fn format(args: &JsonArgs) -> JsonFormat {
 
 fn encoder_options(args: &JsonArgs) -> EncoderOptions {
     EncoderOptions::default()
-        .with_explicit_nulls(args.explicit_nulls)
+        .with_omit_nulls(args.omit_nulls)
+        .with_extensions_as_storage(args.extensions_as_storage)
         .with_large_ints_as_strings(args.large_ints_as_strings)
         .with_non_finite_as_strings(args.non_finite_as_strings)
         .with_timestamps_as_epoch(args.timestamps_as_epoch)
@@ -346,7 +348,53 @@ fn projection(args: &JsonArgs, schema: &Schema) -> Result<Option<Projection>, Fa
     };
     Projection::from_paths(schema, &columns.0)
         .map(Some)
-        .map_err(|e| Failure::about(&args.input, e))
+        .map_err(|e| Failure::about(&args.input, unknown_column(&e, schema)))
+}
+
+/// A projection error; for a name no field has, followed by the names that exist there (as
+/// `--columns` takes them) and, when a name is one with a `.` or `,` written without its
+/// backslash, how to write it.
+fn unknown_column(error: &ProjectionError, schema: &Schema) -> String {
+    if error.kind != ProjectionErrorKind::UnknownField {
+        return error.to_string();
+    }
+    const SHOWN: usize = 24;
+    let candidates = error.candidates(schema);
+    let escaped = |name: &str| {
+        let mut text = String::new();
+        for c in name.chars() {
+            if matches!(c, '\\' | '.' | ',') {
+                text.push('\\');
+            }
+            text.push(c);
+        }
+        text
+    };
+    let mut names: Vec<String> = candidates
+        .iter()
+        .take(SHOWN)
+        .map(|f| escaped(f.name()))
+        .collect();
+    if candidates.len() > SHOWN {
+        names.push(format!("… {} more", candidates.len() - SHOWN));
+    }
+    let mut message = format!("{error}; the fields there are: {}", names.join(", "));
+    // A name with a `.` or `,` typed without its backslashes: `a.b` (one path, two names) or
+    // `a,b` (two entries, of which `a` failed).
+    let typed = error.path.replace('\\', "");
+    let meant = schema
+        .fields()
+        .iter()
+        .chain(candidates.iter().copied())
+        .find(|f| {
+            let name = f.name();
+            name.contains(['.', ',']) && (name == typed || name.split(',').next() == Some(&*typed))
+        });
+    if let Some(field) = meant {
+        let name = field.name();
+        message += &format!(" (`{name}` is one field: write it `{}`)", escaped(name));
+    }
+    message
 }
 
 /// The error for a `--batches` range that starts past the last of `count` batches.
@@ -424,8 +472,14 @@ impl Sink<'_> {
                 false => format!(" (field `{}`)", f.name()),
             })
             .unwrap_or_default();
+        let hint = match zone {
+            true => {
+                "; --timestamps-utc writes such timestamps as their UTC instant, which needs no zone"
+            }
+            false => "",
+        };
         Failure::Error(format!(
-            "{}: batch {index}: {error}{field}",
+            "{}: batch {index}: {error}{field}{hint}",
             self.input.display()
         ))
     }

@@ -24,7 +24,7 @@ mod output;
 mod remote;
 mod schema;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +48,16 @@ enum Command {
     /// Prints the schema (fields with types, nullability, dictionary encoding, metadata), then
     /// the batch and row counts.
     Schema(SchemaArgs),
+    /// Prints a completion script for a shell, to source or install (bash: in
+    /// ~/.local/share/bash-completion/completions/quiver; zsh: as _quiver in a folder of
+    /// $fpath; fish: in ~/.config/fish/completions/quiver.fish).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Prints the manual page (roff), e.g. `quiver man > ~/.local/share/man/man1/quiver.1`.
+    Man,
 }
 
 /// The options of `quiver json`.
@@ -77,9 +87,19 @@ struct JsonArgs {
     #[arg(long, value_name = "N", value_parser = parse_limit, allow_negative_numbers = true)]
     limit: Option<u64>,
 
-    /// Write null members as `null` instead of leaving them out.
-    #[arg(long)]
+    /// Leave null members out of objects instead of writing them as `null` (arrow-json's form).
+    #[arg(long, overrides_with = "explicit_nulls")]
+    omit_nulls: bool,
+
+    /// Write null members as `null`: the default (kept for scripts written when it was not).
+    #[arg(long, hide = true, overrides_with = "omit_nulls")]
     explicit_nulls: bool,
+
+    /// Write values of canonical extension types (arrow.uuid, arrow.json, arrow.bool8) as their
+    /// storage (hex bytes, a string, an integer) instead of a UUID string, the JSON value, or
+    /// true/false.
+    #[arg(long)]
+    extensions_as_storage: bool,
 
     /// Write 64-bit integers beyond ±2^53 as strings.
     #[arg(long)]
@@ -94,7 +114,8 @@ struct JsonArgs {
     timestamps_as_epoch: bool,
 
     /// Write timestamps with a timezone as their UTC instant with `Z`, instead of the local
-    /// time with the zone's offset (named zones are looked up in a bundled tz database).
+    /// time with the zone's offset (named zones are looked up in a bundled tz database). The
+    /// zone is then not needed: one the database does not know is no error.
     #[arg(long)]
     timestamps_utc: bool,
 
@@ -261,6 +282,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Json(args) => convert::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Completions { shell } => print_completions(shell),
+        Command::Man => print_man_page(),
     };
     match result {
         Ok(()) | Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
@@ -275,10 +298,36 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `quiver completions SHELL`: the shell's completion script on stdout.
+fn print_completions(shell: clap_complete::Shell) -> Result<(), Failure> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "quiver", &mut script);
+    write_stdout(&script)
+}
+
+/// `quiver man`: the manual page on stdout.
+fn print_man_page() -> Result<(), Failure> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut page)
+        .map_err(|e| Failure::Error(format!("writing the manual page: {e}")))?;
+    write_stdout(&page)
+}
+
+/// Writes `bytes` to stdout (a closed pipe ends quietly).
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::ClosedPipe),
+        Err(e) => Err(Failure::Error(format!("writing to stdout: {e}"))),
+        Ok(()) => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn the_arguments_are_consistent() {

@@ -682,8 +682,51 @@ fn escaped_paths_select_names_with_dots_commas_and_backslashes() {
             "{columns}"
         );
     }
+    // A name with a `.` or `,` typed as it is: what exists (escaped as `--columns` takes it),
+    // and how to write the one meant.
     let message = fails(run(&["json", "--columns", "a.b", str_arg(&path)]));
     assert!(message.contains("no such field"), "{message}");
+    assert!(
+        message.contains(r"the fields there are: a\.b, c\,d, s"),
+        "{message}"
+    );
+    assert!(
+        message.contains(r"(`a.b` is one field: write it `a\.b`)"),
+        "{message}"
+    );
+    let message = fails(run(&["json", "--columns", "c,d", str_arg(&path)]));
+    assert!(message.contains(r"write it `c\,d`"), "{message}");
+    let message = fails(run(&["json", "--columns", "s.z", str_arg(&path)]));
+    assert!(
+        message
+            .trim_end()
+            .ends_with(r"the fields there are: x\.y, e\\f"),
+        "{message}"
+    );
+}
+
+#[test]
+fn completions_and_the_manual_page_are_printed() {
+    for (shell, says) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef quiver"),
+        ("fish", "complete -c quiver"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let script = String::from_utf8(ok(run(&["completions", shell]))).expect("utf-8");
+        assert!(script.contains(says), "{shell}: {script}");
+        assert!(
+            script.contains("omit-nulls"),
+            "{shell} completes the options"
+        );
+    }
+    let page = String::from_utf8(ok(run(&["man"]))).expect("utf-8");
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH quiver"),
+        "{page}"
+    );
+    let unknown = run(&["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
 }
 
 /// `-o`'s rules, one test per kind of target; every file lives in the test's own folder.
@@ -1318,25 +1361,32 @@ fn zones_decimals_and_map_keys_as_users_expect() {
         String::from_utf8(ok(run_with_stdin(&args, &stream))).expect("utf-8")
     };
     // Local time with the offset in effect (daylight time from 2024-03-10T03:00 local); the
-    // decimal as a number with every digit; the map's key with a null value kept.
+    // decimal as a number with every digit; the map's key with a null value kept; a null
+    // member written, unless nulls are omitted.
     assert_eq!(
         json(&[]),
         "{\"ts\":\"1969-12-31T19:00:00-05:00\",\"dec\":-99999999999999999999999999999999999.99,\
          \"m\":{\"k\":null,\"v\":1}}\n\
-         {\"ts\":\"2024-03-10T03:00:00-04:00\",\"m\":{}}\n"
+         {\"ts\":\"2024-03-10T03:00:00-04:00\",\"dec\":null,\"m\":{}}\n"
     );
+    assert_eq!(json(&[]), json(&["--explicit-nulls"]));
     assert_eq!(
-        json(&["--timestamps-utc", "--decimals-as-strings"]),
+        json(&["--omit-nulls", "--timestamps-utc", "--decimals-as-strings"]),
         "{\"ts\":\"1970-01-01T00:00:00Z\",\"dec\":\"-99999999999999999999999999999999999.99\",\
          \"m\":{\"k\":null,\"v\":1}}\n\
          {\"ts\":\"2024-03-10T07:00:00Z\",\"m\":{}}\n"
     );
     assert!(json(&["--format", "array"]).ends_with("}]\n"));
-    // A zone the database does not know, and an offset beyond a day: errors naming the field.
+    // A zone the database does not know, and an offset beyond a day: errors naming the field
+    // and the way out; with `--timestamps-utc` the instant needs no zone, and no error.
     for zone in ["Invalid/Zone", "+25:00"] {
         let message = fails(run_with_stdin(&["json", "-"], &values_stream(zone)));
         assert!(message.contains("timezone"), "{message}");
         assert!(message.contains("field `ts`"), "{message}");
         assert!(message.contains(zone), "{message}");
+        assert!(message.contains("--timestamps-utc writes"), "{message}");
+        let args = ["json", "--timestamps-utc", "-"];
+        let utc = String::from_utf8(ok(run_with_stdin(&args, &values_stream(zone)))).unwrap();
+        assert!(utc.starts_with("{\"ts\":\"1970-01-01T00:00:00Z\""), "{utc}");
     }
 }
