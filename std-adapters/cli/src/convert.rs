@@ -95,8 +95,15 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     if args.stats {
         eprintln!(
             "reads={} round_trips={} bytes_read={} batches={batches} rows={rows} \
-             bytes_written={bytes_written}",
-            stats.reads, stats.round_trips, stats.bytes_read,
+             bytes_written={bytes_written}{}",
+            stats.reads,
+            stats.round_trips,
+            stats.bytes_read,
+            stats
+                .again
+                .map_or(String::new(), |(hedges, retries)| format!(
+                    " hedges={hedges} retries={retries}"
+                )),
         );
     }
     Ok(())

@@ -139,6 +139,9 @@ pub struct ReadStats {
     pub round_trips: u64,
     /// Bytes requested.
     pub bytes_read: u64,
+    /// Of a URL: the requests sent again because their answer was late (hedges), and for the
+    /// rest of a response that stalled (retries).
+    pub again: Option<(u64, u64)>,
 }
 
 impl ReadStats {
@@ -148,6 +151,7 @@ impl ReadStats {
             reads: source.read_count() as u64,
             round_trips: source.round_trips() as u64,
             bytes_read: source.bytes_read(),
+            ..ReadStats::default()
         }
     }
 }

@@ -35,6 +35,10 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// On a store's error, print all it answered (its XML or HTML body, request ids).
+    #[arg(long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,7 +146,8 @@ struct JsonArgs {
     mmap: bool,
 
     /// Print `reads=R round_trips=T bytes_read=B batches=N rows=M bytes_written=W` on stderr at
-    /// the end: the reader's range requests, which the same run would make of remote storage.
+    /// the end: the reader's range requests, which the same run would make of remote storage;
+    /// a URL adds `hedges=H retries=E`, the requests sent again because late or stalled.
     #[arg(long)]
     stats: bool,
 }
@@ -273,6 +278,7 @@ impl Failure {
 /// error), runs the command, and returns its exit code after printing any `error: …` line.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    remote::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let result = match cli.command {
         Command::Json(args) => convert::run(&args),
         Command::Schema(args) => schema::run(&args),

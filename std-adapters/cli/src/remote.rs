@@ -15,18 +15,23 @@
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
 //! buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for again,
 //! so a stream it brought whole costs no more request.
+//!
+//! A failure is one `error: URL: …` line that says what went wrong in words and names the
+//! store, bucket, key and endpoint (`no such bucket `b` (S3 endpoint https://…)`); the store's
+//! own answer (its XML body, request ids) is added only with `--verbose`.
 
 use crate::Failure;
 use crate::input::ReadStats;
 use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
+use quiver_object_store::Refusal;
 use quiver_object_store::{
     NetworkMetrics, ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
 };
-use std::fmt::Display;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::runtime::Runtime;
 
@@ -37,6 +42,52 @@ const RUNTIME_THREADS: usize = 2;
 /// is, as for a local input.
 const LEADING: usize = 16;
 
+/// `--verbose`: failures add everything the store answered.
+pub static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Where an object is, for messages.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The URL as given.
+    pub url: String,
+    /// The store's kind (`S3`, `HTTP`, …).
+    pub kind: &'static str,
+    /// The bucket, empty for stores without one.
+    pub bucket: String,
+    /// The object's key.
+    pub key: String,
+    /// Where the store is.
+    pub endpoint: String,
+}
+
+impl Place {
+    /// The one `error: URL: …` line for the store's `error`: what it means, and where.
+    fn failure(&self, error: &ObjectError) -> Failure {
+        let verbose = VERBOSE.load(Ordering::Relaxed);
+        let said = if verbose {
+            error.verbose()
+        } else {
+            error.to_string()
+        };
+        let (kind, endpoint) = (self.kind, &self.endpoint);
+        let at = format!("{kind} endpoint {endpoint}");
+        let (bucket, key) = (&self.bucket, &self.key);
+        let message = match error.refusal() {
+            Some(Refusal::NoSuchBucket) if !verbose => format!("no such bucket `{bucket}` ({at})"),
+            Some(Refusal::NoSuchKey) if !verbose && !bucket.is_empty() => {
+                format!("no such object: key `{key}` in bucket `{bucket}` ({at})")
+            }
+            Some(refusal) if !verbose && !bucket.is_empty() => {
+                format!("{refusal} (key `{key}` in bucket `{bucket}`, {at})")
+            }
+            Some(refusal) if !verbose => format!("{refusal} ({at})"),
+            _ if !bucket.is_empty() => format!("{said} (key `{key}` in bucket `{bucket}`, {at})"),
+            _ => format!("{said} ({at})"),
+        };
+        Failure::Error(format!("{}: {message}", self.url))
+    }
+}
+
 /// An opened object: the runtime its requests run on, and the source.
 pub struct Remote {
     /// The runtime the requests run on.
@@ -45,8 +96,8 @@ pub struct Remote {
     pub source: ObjectSource,
     /// The URL as given.
     pub url: String,
-    /// Where the store is, for messages.
-    pub endpoint: String,
+    /// Where the object is, for messages.
+    pub place: Place,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
     whole: Mutex<Option<ObjectReader>>,
     /// The object was opened for a read of all of it ([`ObjectSource::open_whole`]).
@@ -71,7 +122,13 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
-    let endpoint = store.endpoint;
+    let place = Place {
+        url: url.to_owned(),
+        kind: store.kind,
+        bucket: store.bucket.clone(),
+        key: store.path.to_string(),
+        endpoint: store.endpoint.clone(),
+    };
     let options = source_options(|name| std::env::var(name).ok())?;
     let (source, reader) = runtime
         .block_on(async {
@@ -84,16 +141,19 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
                 Ok((source, None))
             }
         })
-        .map_err(|e: ObjectError| failure(url, &endpoint, e))?;
+        .map_err(|e: ObjectError| place.failure(&e))?;
     Ok(Remote {
         runtime,
         source,
         url: url.to_owned(),
-        endpoint,
+        place,
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
 }
+
+/// The environment variable that sets the stall timeout, in seconds (`0.3`, `30`).
+const STALL_TIMEOUT: &str = "QUIVER_STALL_TIMEOUT";
 
 /// The source's options, with the network figures the environment sets (`var` reads a
 /// variable), each a positive whole number:
@@ -103,7 +163,9 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
 /// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
 /// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 3);
 /// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
-/// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64).
+/// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64);
+/// - `QUIVER_STALL_TIMEOUT`: how long a request may go without a byte before the rest is asked
+///   for again, seconds (`0.3`, `30`; default 30).
 ///
 /// Anything else is a usage error naming the variable.
 fn source_options(var: impl Fn(&str) -> Option<String>) -> Result<SourceOptions, Failure> {
@@ -139,32 +201,31 @@ fn source_options(var: impl Fn(&str) -> Option<String>) -> Result<SourceOptions,
     if let Some(mib) = number("QUIVER_WINDOW_MIB")? {
         options = options.with_window(mib.saturating_mul(MIB));
     }
+    if let Some(text) = var(STALL_TIMEOUT) {
+        let seconds = text.trim().parse::<f64>().ok();
+        match seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
+            Some(wait) if !wait.is_zero() => options = options.with_stall_timeout(wait),
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "{STALL_TIMEOUT}={text}: must be a number of seconds above 0 (how long a \
+                     request may go without a byte)"
+                )));
+            }
+        }
+    }
     Ok(options.with_network(network))
 }
 
-/// The one `error: URL: …` line for `error`, naming the endpoint (a server's multi-line
-/// answer, quoted in the store's error, joined onto the line).
-fn failure(url: &str, endpoint: &str, error: impl Display) -> Failure {
-    let message = error.to_string();
-    let message: Vec<&str> = message.split_whitespace().collect();
-    Failure::Error(format!(
-        "{url}: {} (endpoint {endpoint})",
-        message.join(" ")
-    ))
-}
-
 impl Remote {
-    /// The failure for a reader's error: located as a local file's are, with the endpoint
-    /// when the store failed.
+    /// The failure for a reader's error: located as a local file's are, or the store's
+    /// failure ([`Place::failure`]).
     pub fn failed(
         &self,
         error: quiver::error::Error<ObjectError>,
         schema: Option<&Schema>,
     ) -> Failure {
         match (error, schema) {
-            (error @ quiver::error::Error::Source { .. }, _) => {
-                failure(&self.url, &self.endpoint, error)
-            }
+            (quiver::error::Error::Source { error, .. }, _) => self.place.failure(&error),
             (other, Some(schema)) => {
                 Failure::Error(format!("{}: {}", self.url, other.display_with(schema)))
             }
@@ -204,7 +265,7 @@ impl Remote {
             let leading = reader
                 .peek(LEADING)
                 .await
-                .map_err(|e| failure(&self.url, &self.endpoint, e))?;
+                .map_err(|e| self.place.failure(&e))?;
             let file = leading.starts_with(quiver::format::MAGIC);
             if file && !self.opened_whole {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
@@ -212,9 +273,7 @@ impl Remote {
             }
             match ObjectBatches::new(reader, ReaderOptions::default()).await {
                 Ok(batches) => Ok(Some(batches)),
-                Err(e @ quiver::error::Error::Source { .. }) => {
-                    Err(failure(&self.url, &self.endpoint, e))
-                }
+                Err(quiver::error::Error::Source { error, .. }) => Err(self.place.failure(&error)),
                 Err(_) if file => Ok(None),
                 Err(e) => Err(crate::input::not_a_stream(Path::new(&self.url), e)),
             }
@@ -229,6 +288,7 @@ impl Remote {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
+            again: Some((requests.hedges, requests.retries)),
         }
     }
 }

@@ -12,10 +12,15 @@
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
+//! - `request.rs`: one ranged GET, hedged when its answer is late ([`Hedge`]) and resumed from
+//!   its first missing byte when it stalls ([`SourceOptions::with_stall_timeout`]).
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
 //!   to a store and a path, configured from the usual environment variables.
-//! - [`ObjectError`] (`error.rs`): the store's error unchanged, or a response of the wrong
-//!   length.
+//! - [`ObjectError`] (`error.rs`): the store's error said in words ([`Refusal`]: no such
+//!   bucket, no such key, access denied, no credentials, …), a response of the wrong length, or
+//!   a request that made no progress for the stall timeout.
+//! - `transport.rs`: the HTTP client under the cloud stores: no overall timeout, the URL's
+//!   query on every request, and servers that ignore `Range` read from their one whole answer.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,12 +42,16 @@
 mod error;
 mod file;
 mod read;
+mod request;
 mod source;
+#[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+mod transport;
 mod url;
 
-pub use error::ObjectError;
+pub use error::{ObjectError, Refusal};
 pub use file::ObjectBatches;
 pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
+pub use request::{DEFAULT_STALL_TIMEOUT, Hedge, STALL_RETRIES};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, RequestLog,
     RequestStats, SourceOptions,

@@ -19,10 +19,10 @@
 //! ends early is an [`ObjectError::Length`], never a shorter stream.
 
 use crate::ObjectError;
+use crate::request::{Policy, Resuming};
 use crate::source::RequestLog;
-use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use object_store::{GetResult, ObjectStore};
 use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
@@ -134,16 +134,15 @@ impl Feed {
         let _ = self.send.send(Err(error));
     }
 
-    /// Hands the reader the body of `result`, which must hold `range`, as it arrives, counting
-    /// it in `log`. Whether the reader still reads, and the bytes received.
-    async fn pour(&self, result: GetResult, range: Range<u64>, log: &RequestLog) -> (bool, u64) {
+    /// Hands the reader `body`, which must hold `range`, as it arrives (resumed after stalls),
+    /// counting it in `log`. Whether the reader still reads, and the bytes received.
+    async fn pour(&self, mut body: Resuming, range: Range<u64>, log: &RequestLog) -> (bool, u64) {
         let mut received = 0u64;
-        let mut body = result.into_stream();
         while let Some(chunk) = body.next().await {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
                 Err(e) => {
-                    self.fail(ObjectError::Store(e));
+                    self.fail(e);
                     return (false, received);
                 }
             };
@@ -185,15 +184,14 @@ pub struct ObjectReader {
 
 impl ObjectReader {
     /// Starts one GET of `range` of the object `path` (of `size` bytes) on `runtime`, logged in
-    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader;
-    /// no request when `range` is empty.
+    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader,
+    /// resumed after stalls as `policy` says; no request when `range` is empty.
     pub(crate) fn new(
         runtime: &Handle,
-        store: Arc<dyn ObjectStore>,
-        path: Path,
+        (store, path): (Arc<dyn ObjectStore>, Path),
         (range, size): (Range<u64>, u64),
         (rest, read_ahead): (bytes::Bytes, usize),
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         if range.is_empty() {
             return ObjectReader {
@@ -203,61 +201,65 @@ impl ObjectReader {
                 log,
             };
         }
-        let options = GetOptions {
-            range: (range != (0..size)).then(|| GetRange::Bounded(range.clone())),
-            ..GetOptions::default()
+        let bounded = (range != (0..size)).then(|| range.clone());
+        let (object, request_log) = ((Arc::clone(&store), path.clone()), Arc::clone(&log));
+        let request = async move {
+            let (store, path) = object;
+            crate::request::answered(&store, &path, bounded, &request_log, policy).await
         };
-        let request = async move { store.get_opts(&path, options).await };
         Self::streaming(
             runtime,
-            (request, Instant::now()),
+            ((store, path), request),
             range,
             (rest, read_ahead),
-            log,
+            (policy, log),
         )
     }
 
-    /// Reads the body of `answered`, a GET of the whole object sent at `start`, on `runtime`.
+    /// Reads the body of `answered`, a GET of the whole object `path` sent at `start`, on
+    /// `runtime`.
     pub(crate) fn answered(
         runtime: &Handle,
-        (answered, start): (GetResult, Instant),
+        (object, answered, start): ((Arc<dyn ObjectStore>, Path), GetResult, Instant),
         read_ahead: usize,
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let range = 0..answered.meta.size;
-        let request = std::future::ready(Ok(answered));
+        let request = std::future::ready(Ok((answered, start)));
         Self::streaming(
             runtime,
-            (request, start),
+            (object, request),
             range,
             (bytes::Bytes::new(), read_ahead),
-            log,
+            (policy, log),
         )
     }
 
-    /// Spawns `request` (sent at `start`) on `runtime` and hands its body, which must hold
-    /// `range`, to the reader as it arrives.
+    /// Spawns `request` (its answer and when it was sent) on `runtime` and hands its body,
+    /// which must hold `range` of the object, to the reader as it arrives, resuming it after
+    /// stalls ([`crate::request::Resuming`]).
     fn streaming(
         runtime: &Handle,
-        (request, start): (
-            impl Future<Output = object_store::Result<GetResult>> + Send + 'static,
-            Instant,
+        (object, request): (
+            (Arc<dyn ObjectStore>, Path),
+            impl Future<Output = Result<(GetResult, Instant), ObjectError>> + Send + 'static,
         ),
         range: Range<u64>,
         (rest, read_ahead): (bytes::Bytes, usize),
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let (feed, body) = channel(read_ahead);
         let task_log = Arc::clone(&log);
         log.stream_started();
         runtime.spawn(async move {
-            let received = match request.await {
-                Ok(result) => feed.pour(result, range, &task_log).await.1,
-                Err(e) => {
-                    feed.fail(e.into());
-                    0
-                }
+            // A request that failed was logged where it failed.
+            let (result, start) = match request.await {
+                Ok(answer) => answer,
+                Err(e) => return feed.fail(e),
             };
+            let resuming = Arc::clone(&task_log);
+            let body = Resuming::new(object, range.clone(), result, policy, resuming);
+            let (_, received) = feed.pour(body, range, &task_log).await;
             task_log.record_streamed(start, received);
         });
         ObjectReader {
@@ -279,7 +281,7 @@ impl ObjectReader {
         (store, path): (Arc<dyn ObjectStore>, Path),
         (parts, in_flight): (Vec<Range<u64>>, usize),
         read_ahead: usize,
-        log: Arc<RequestLog>,
+        (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let (feed, body) = channel(read_ahead);
         let task_log = Arc::clone(&log);
@@ -290,14 +292,16 @@ impl ObjectReader {
             let fetch = |range: Range<u64>| {
                 let (store, path, log) = (Arc::clone(&store), path.clone(), Arc::clone(&log));
                 Aborting(task_runtime.spawn(async move {
-                    crate::source::get_range(&store, &path, range, &log).await
+                    crate::request::get_range(&store, &path, range, &log, policy).await
                 }))
             };
             let mut parts = parts.into_iter();
             let mut fetching: VecDeque<Aborting<_>> =
                 parts.by_ref().take(in_flight.max(1)).map(fetch).collect();
             let range = first.range.clone();
-            let (going, received) = feed.pour(first, range, &log).await;
+            let object = (Arc::clone(&store), path.clone());
+            let body = Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
+            let (going, received) = feed.pour(body, range, &log).await;
             log.record_streamed(start, received);
             if !going {
                 return;

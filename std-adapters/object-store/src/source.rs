@@ -18,6 +18,9 @@
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
 //!   own 1 MiB gap with no size cap. The GETs are spawned on the tokio runtime the source was
 //!   opened on, so they progress while the caller decodes and encodes the batches it has.
+//! - **Progress, not size** (`request.rs`): a ranged GET whose answer is late is sent again
+//!   ([`SourceOptions::hedge`]), one whose body stalls is asked again for the rest
+//!   ([`SourceOptions::stall_timeout`]); the opening and streaming GETs resume after stalls too.
 //! - **Exactly the bytes asked for.** `object_store` retries transient failures (5xx, resets,
 //!   timeouts) and refuses a `200` answer to a ranged GET; a body of the wrong length is an
 //!   [`ObjectError::Length`] here, never data. Bodies are kept without copying.
@@ -25,11 +28,13 @@
 //!   and how many round trips they took one after another.
 
 use crate::ObjectError;
+use crate::request::{Hedge, Policy, Resuming};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use quiver::bytes::Bytes;
 use quiver::ipc::ScanOptions;
 use quiver::source::{AsyncRandomAccess, SharedRanges};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
@@ -71,6 +76,12 @@ pub struct SourceOptions {
     /// Bytes a planned read holds in memory at once: a window of a scan, the parts in flight
     /// of a whole read.
     pub window: u64,
+    /// How long a ranged GET may go without a byte (its answer, or its body's next bytes)
+    /// before the rest is asked for again, from its first missing byte (at most
+    /// [`crate::STALL_RETRIES`] times).
+    pub stall_timeout: Duration,
+    /// When a ranged GET whose answer is late is sent again; `None` never.
+    pub hedge: Option<Hedge>,
 }
 
 impl Default for SourceOptions {
@@ -82,6 +93,8 @@ impl Default for SourceOptions {
             size: None,
             network: NetworkMetrics::default(),
             window: DEFAULT_WINDOW,
+            stall_timeout: crate::request::DEFAULT_STALL_TIMEOUT,
+            hedge: Some(Hedge::default()),
         }
     }
 }
@@ -129,6 +142,21 @@ impl SourceOptions {
     #[must_use]
     pub fn with_window(mut self, bytes: u64) -> Self {
         self.window = bytes.max(1024 * 1024);
+        self
+    }
+
+    /// Sets how long a ranged GET may go without a byte before the rest is asked for again
+    /// (at least 1 ms).
+    #[must_use]
+    pub fn with_stall_timeout(mut self, wait: Duration) -> Self {
+        self.stall_timeout = wait.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sets when a late ranged GET is sent again (`None`: never).
+    #[must_use]
+    pub fn with_hedge(mut self, hedge: Option<Hedge>) -> Self {
+        self.hedge = hedge;
         self
     }
 }
@@ -267,7 +295,16 @@ pub struct RequestLog {
     arriving: AtomicU64,
     /// Streaming GETs sent that have not ended yet.
     streaming: AtomicU64,
+    /// Requests sent again because their answer was late.
+    hedges: AtomicU64,
+    /// Requests sent again for the rest of a body that stalled.
+    retries: AtomicU64,
+    /// The last [`FIRST_BYTES`] times to first byte (an answer's status and headers).
+    first_bytes: Mutex<VecDeque<Duration>>,
 }
+
+/// Times to first byte a [`RequestLog`] keeps, for the usual one.
+const FIRST_BYTES: usize = 64;
 
 /// What a [`RequestLog`] adds up to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -280,6 +317,10 @@ pub struct RequestStats {
     pub round_trips: u64,
     /// Bytes of the bodies received.
     pub bytes: u64,
+    /// Requests sent again because their answer was late (each also counts as a request).
+    pub hedges: u64,
+    /// Requests sent again for the rest of a response that stalled (each also a request).
+    pub retries: u64,
 }
 
 impl RequestLog {
@@ -294,6 +335,41 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
+    }
+
+    /// Counts a request sent again because its answer was late.
+    pub fn hedged(&self) {
+        self.hedges.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a request's time to first byte (its answer).
+    pub fn first_byte(&self, time: Duration) {
+        let mut times = self
+            .first_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if times.len() == FIRST_BYTES {
+            times.pop_front();
+        }
+        times.push_back(time);
+    }
+
+    /// The median of the last times to first byte noted, if any.
+    pub fn usual_first_byte(&self) -> Option<Duration> {
+        let mut times: Vec<Duration> = self
+            .first_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect();
+        times.sort_unstable();
+        times.get(times.len() / 2).copied()
+    }
+
+    /// Counts a request sent again for the rest of a response that stalled.
+    pub fn retried(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts `bytes` of a streaming GET's body as they arrive, before the GET is logged.
@@ -357,6 +433,8 @@ impl RequestLog {
             requests: requests.len() as u64,
             round_trips: longest_chain(&requests),
             bytes: requests.iter().map(|r| r.bytes).sum(),
+            hedges: self.hedges.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
         }
     }
 }
@@ -396,6 +474,8 @@ pub struct ObjectSource {
     read_ahead: usize,
     network: NetworkMetrics,
     window: u64,
+    /// When a ranged GET is hedged or resumed.
+    policy: Policy,
     runtime: Handle,
     log: Arc<RequestLog>,
 }
@@ -420,7 +500,8 @@ impl ObjectSource {
             Some(size) => (size, bytes::Bytes::new()),
             None => {
                 let started = Instant::now();
-                let opened = open_tail(&store, &path, options.tail, &log).await?;
+                let patience = policy(&options, network);
+                let opened = open_tail((&store, &path), options.tail, &log, patience).await?;
                 network.time_to_first_byte.get_or_insert(started.elapsed());
                 opened
             }
@@ -434,6 +515,7 @@ impl ObjectSource {
             read_ahead: options.read_ahead.max(1),
             network,
             window: options.window,
+            policy: policy(&options, network),
             runtime,
             log,
         })
@@ -463,12 +545,17 @@ impl ObjectSource {
         let log = Arc::new(RequestLog::default());
         let mut network = options.network;
         let read_ahead = options.read_ahead.max(1);
-        let start = Instant::now();
+        let object = (Arc::clone(&store), path.clone());
+        let opening = policy(&options, network);
         let first = GetOptions {
             range: Some(GetRange::Bounded(0..network.first_part())),
             ..GetOptions::default()
         };
-        let answered = match store.get_opts(&path, first).await {
+        let (answer, start) = crate::request::patiently(&path, &log, opening, || {
+            store.get_opts(&path, first.clone())
+        })
+        .await?;
+        let answered = match answer {
             Ok(answered) => answered,
             Err(
                 e @ (object_store::Error::NotFound { .. }
@@ -482,18 +569,15 @@ impl ObjectSource {
                 // An empty object (no first byte to range over), or a store that does not
                 // answer ranges: one GET of all of it.
                 log.record(start, 0);
-                let start = Instant::now();
-                let answered = store
-                    .get_opts(&path, GetOptions::default())
-                    .await
-                    .inspect_err(|_| log.record(start, 0))?;
+                let (answered, start) =
+                    crate::request::answered(&store, &path, None, &log, opening).await?;
                 network.time_to_first_byte.get_or_insert(start.elapsed());
                 let size = answered.meta.size;
                 let reader = crate::ObjectReader::answered(
                     &runtime,
-                    (answered, start),
+                    (object, answered, start),
                     read_ahead,
-                    Arc::clone(&log),
+                    (policy(&options, network), Arc::clone(&log)),
                 );
                 let mut source = Self::opened(store, path, &options, (network, runtime, log));
                 source.size = size;
@@ -503,8 +587,15 @@ impl ObjectSource {
         network.time_to_first_byte.get_or_insert(start.elapsed());
         let size = answered.meta.size;
         let first_end = answered.range.end;
+        let policy = policy(&options, network);
         let reader = if first_end >= size {
-            crate::ObjectReader::answered(&runtime, (answered, start), read_ahead, Arc::clone(&log))
+            let log = Arc::clone(&log);
+            crate::ObjectReader::answered(
+                &runtime,
+                (object, answered, start),
+                read_ahead,
+                (policy, log),
+            )
         } else {
             let model = network.model(options.max_in_flight);
             let part = model.part_size(size - first_end, options.window);
@@ -513,10 +604,10 @@ impl ObjectSource {
             crate::ObjectReader::in_parts(
                 &runtime,
                 (answered, start),
-                (Arc::clone(&store), path.clone()),
+                object,
                 (parts, usize::try_from(in_flight).unwrap_or(1)),
                 read_ahead,
-                Arc::clone(&log),
+                (policy, Arc::clone(&log)),
             )
         };
         let mut source = Self::opened(store, path, &options, (network, runtime, log));
@@ -540,6 +631,7 @@ impl ObjectSource {
             read_ahead: options.read_ahead.max(1),
             network,
             window: options.window,
+            policy: policy(options, network),
             runtime,
             log,
         }
@@ -619,11 +711,10 @@ impl ObjectSource {
         };
         crate::ObjectReader::new(
             &self.runtime,
-            Arc::clone(&self.store),
-            self.path.clone(),
+            (Arc::clone(&self.store), self.path.clone()),
             (fetch, self.size),
             (rest, self.read_ahead),
-            Arc::clone(&self.log),
+            (self.policy, Arc::clone(&self.log)),
         )
     }
 
@@ -669,13 +760,25 @@ impl ObjectSource {
     }
 }
 
+/// When `options` hedge and resume a ranged GET, on `network`.
+fn policy(options: &SourceOptions, network: NetworkMetrics) -> Policy {
+    let usual = network
+        .time_to_first_byte
+        .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE);
+    Policy {
+        stall: options.stall_timeout,
+        hedge: options.hedge,
+        usual,
+    }
+}
+
 /// The suffix GET that opens an object: its size and last `tail` bytes. A store that refuses
 /// it gets a HEAD and a bounded GET.
 async fn open_tail(
-    store: &Arc<dyn ObjectStore>,
-    path: &Path,
+    (store, path): (&Arc<dyn ObjectStore>, &Path),
     tail: u64,
-    log: &RequestLog,
+    log: &Arc<RequestLog>,
+    policy: Policy,
 ) -> Result<(u64, bytes::Bytes), ObjectError> {
     if tail == 0 {
         let start = Instant::now();
@@ -683,15 +786,18 @@ async fn open_tail(
         log.record(start, 0);
         return Ok((meta.size, bytes::Bytes::new()));
     }
-    let start = Instant::now();
     let options = GetOptions {
         range: Some(GetRange::Suffix(tail)),
         ..GetOptions::default()
     };
-    let refused = match store.get_opts(path, options).await {
+    let suffix = || store.get_opts(path, options.clone());
+    let (answer, start) = crate::request::patiently(path, log, policy, suffix).await?;
+    let refused = match answer {
         Ok(result) => {
             let (size, range) = (result.meta.size, result.range.clone());
-            let body = result.bytes().await;
+            let object = (Arc::clone(store), path.clone());
+            let body = Resuming::new(object, range.clone(), result, policy, Arc::clone(log));
+            let body = body.collect().await;
             log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
             return Ok((size, exact(body?, range)?));
         }
@@ -723,35 +829,20 @@ async fn open_tail(
     Ok((meta.size, bytes))
 }
 
-/// One ranged GET, logged, checked to hold exactly `range`.
-pub(crate) async fn get_range(
+/// One ranged GET, logged, checked to hold exactly `range`, neither hedged nor resumed (the
+/// opening's, alone, whose time is the usual one measured).
+async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
-    log: &RequestLog,
+    log: &Arc<RequestLog>,
 ) -> Result<bytes::Bytes, ObjectError> {
-    let start = Instant::now();
-    let options = GetOptions {
-        range: Some(GetRange::Bounded(range.clone())),
-        ..GetOptions::default()
+    let policy = Policy {
+        stall: crate::request::DEFAULT_STALL_TIMEOUT,
+        hedge: None,
+        usual: ASSUMED_TIME_TO_FIRST_BYTE,
     };
-    let result = store.get_opts(path, options).await;
-    let body = match result {
-        Ok(result) => {
-            let answered = result.range.clone();
-            if answered != range {
-                log.record(start, 0);
-                return Err(ObjectError::Length {
-                    range,
-                    received: answered.end - answered.start,
-                });
-            }
-            result.bytes().await
-        }
-        Err(e) => Err(e),
-    };
-    log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
-    exact(body?, range)
+    crate::request::get_range(store, path, range, log, policy).await
 }
 
 /// `body`, if it holds `range`'s length.
@@ -800,13 +891,14 @@ impl AsyncRandomAccess for ObjectSource {
                 self.path.clone(),
                 Arc::clone(&self.log),
             );
-            let in_flight = self.max_in_flight;
+            let (in_flight, policy) = (self.max_in_flight, self.policy);
             Spawned(self.runtime.spawn(async move {
                 use futures::{StreamExt, TryStreamExt};
                 futures::stream::iter(wanted)
                     .map(|(i, range)| {
                         let (store, path, log) = (&store, &path, &log);
-                        async move { Ok((i, get_range(store, path, range, log).await?)) }
+                        let read = crate::request::get_range(store, path, range, log, policy);
+                        async move { Ok((i, read.await?)) }
                     })
                     .buffer_unordered(in_flight)
                     .try_collect()

@@ -11,8 +11,24 @@
 //!
 //! Requests that fail transiently are retried up to [`MAX_RETRIES`] times within
 //! [`RETRY_TIMEOUT`] (`object_store`'s backoff), so an unreachable endpoint is reported in
-//! seconds rather than after `object_store`'s default three minutes.
+//! seconds rather than after `object_store`'s default three minutes. The cloud stores' HTTP
+//! client has no overall request timeout, keeps an `http(s)://` URL's query string on every
+//! request, and reads servers that ignore `Range` (`transport.rs`).
+//!
+//! **Keys are taken literally**, as the AWS CLI takes them: in `s3://bucket/KEY` (and `gs://`,
+//! `az://`, `abfs(s)://`, `adl://`) everything after the bucket's `/` is the key, byte for
+//! byte: `?`, `#`, `%` and spaces included, and nothing is percent-decoded
+//! (`s3://b/a%20b?v=1#x` is the key `a%20b?v=1#x`). An `http(s)://` URL is a URL: its path is
+//! percent-decoded, its query is sent with every request (a presigned URL's signature, an Azure
+//! SAS), its fragment is dropped. One with a query is always read as a plain HTTP URL, even when
+//! its host is a cloud store's (`https://b.s3.amazonaws.com/k?X-Amz-Signature=…`): its query
+//! is its credentials.
+//!
+//! An `s3://` endpoint in plain `http://` (`AWS_ENDPOINT_URL`) needs `AWS_ALLOW_HTTP=true`;
+//! without it the URL is refused here, with that said ([`UrlError::PlainHttp`]).
 
+#[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+use crate::transport::Connector;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use std::fmt;
@@ -38,6 +54,10 @@ pub struct StoreUrl {
     pub path: Path,
     /// The endpoint requests go to (`http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com`).
     pub endpoint: String,
+    /// The store's kind, for messages: `S3`, `GCS`, `Azure`, `HTTP`, `file`, `memory`.
+    pub kind: &'static str,
+    /// The bucket (container) the URL names; empty for `http(s)://`, `file://`, `memory://`.
+    pub bucket: String,
 }
 
 /// Why a URL names no store.
@@ -56,6 +76,18 @@ pub enum UrlError {
     },
     /// The store's configuration is incomplete or wrong (a bucket name, a region, a key).
     Store(object_store::Error),
+    /// A key no store path can hold (an empty segment, as in `a//b`, or `.`, `..`).
+    Key {
+        /// The key as given.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An S3 endpoint in plain `http://` without `AWS_ALLOW_HTTP=true`.
+    PlainHttp {
+        /// The endpoint.
+        endpoint: String,
+    },
 }
 
 impl fmt::Display for UrlError {
@@ -70,6 +102,12 @@ impl fmt::Display for UrlError {
                  quiver-object-store)"
             ),
             UrlError::Store(e) => e.fmt(f),
+            UrlError::Key { key, reason } => write!(f, "the key `{key}` cannot be read: {reason}"),
+            UrlError::PlainHttp { endpoint } => write!(
+                f,
+                "the endpoint {endpoint} is plain HTTP: set AWS_ALLOW_HTTP=true to send requests \
+                 (and credentials) unencrypted, or use https://"
+            ),
         }
     }
 }
@@ -105,27 +143,93 @@ pub fn from_url(url: &str) -> Result<StoreUrl, UrlError> {
         url: url.to_owned(),
     };
     let parsed = url::Url::parse(url).map_err(|_| unsupported())?;
-    let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|_| unsupported())?;
-    let (store, endpoint): (Arc<dyn ObjectStore>, String) = match scheme {
-        ObjectStoreScheme::Local => (
-            Arc::new(object_store::local::LocalFileSystem::new()),
-            "the local file system".into(),
-        ),
-        ObjectStoreScheme::Memory => (
-            Arc::new(object_store::memory::InMemory::new()),
-            "memory".into(),
-        ),
-        ObjectStoreScheme::AmazonS3 => s3(url)?,
-        ObjectStoreScheme::GoogleCloudStorage => gcs(url)?,
-        ObjectStoreScheme::MicrosoftAzure => azure(url)?,
-        ObjectStoreScheme::Http => http(&parsed)?,
+    // A bucket URL's scheme is told without its key, which is read below, literally.
+    let mut base = parsed.clone();
+    if !matches!(parsed.scheme(), "http" | "https" | "file" | "memory") {
+        base.set_path("");
+        base.set_query(None);
+        base.set_fragment(None);
+    }
+    let (mut scheme, mut path) = ObjectStoreScheme::parse(&base).map_err(|_| unsupported())?;
+    // A presigned URL (S3, GCS) or an Azure SAS carries its credentials in its query: it is
+    // read as the HTTP URL it is, not through the store its host names.
+    if matches!(parsed.scheme(), "http" | "https") && parsed.query().is_some() {
+        scheme = ObjectStoreScheme::Http;
+        path = Path::from_url_path(parsed.path()).map_err(|e| UrlError::Key {
+            key: parsed.path().to_owned(),
+            reason: e.to_string(),
+        })?;
+    }
+    let bucket = parsed.host_str().unwrap_or_default().to_owned();
+    let (store, endpoint, kind): (Arc<dyn ObjectStore>, String, _) = match scheme {
+        ObjectStoreScheme::Local => {
+            let store = Arc::new(object_store::local::LocalFileSystem::new());
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint: "the local file system".into(),
+                kind: "file",
+                bucket: String::new(),
+            });
+        }
+        ObjectStoreScheme::Memory => {
+            let store = Arc::new(object_store::memory::InMemory::new());
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint: "memory".into(),
+                kind: "memory",
+                bucket: String::new(),
+            });
+        }
+        ObjectStoreScheme::AmazonS3 => {
+            let (store, endpoint) = s3(url)?;
+            (store, endpoint, "S3")
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let (store, endpoint) = gcs(url)?;
+            (store, endpoint, "GCS")
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let (store, endpoint) = azure(url)?;
+            (store, endpoint, "Azure")
+        }
+        ObjectStoreScheme::Http => {
+            let (store, endpoint) = http(&parsed)?;
+            return Ok(StoreUrl {
+                store,
+                path,
+                endpoint,
+                kind: "HTTP",
+                bucket: String::new(),
+            });
+        }
         _ => return Err(unsupported()),
+    };
+    // A bucket's key: literal, unless the URL is an https:// one naming a bucket.
+    let path = match literal_key(url) {
+        Some(key) if !parsed.scheme().starts_with("http") => {
+            Path::parse(key).map_err(|e| UrlError::Key {
+                key: key.to_owned(),
+                reason: e.to_string(),
+            })?
+        }
+        _ => path,
     };
     Ok(StoreUrl {
         store,
         path,
         endpoint,
+        kind,
+        bucket,
     })
+}
+
+/// The text after `scheme://authority/`: the key of a bucket URL, taken literally.
+fn literal_key(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let (_, key) = rest.split_once('/')?;
+    Some(key)
 }
 
 /// The retries of every store built here (the cloud back ends: `file://` and `memory://`
@@ -141,10 +245,20 @@ fn retry() -> object_store::RetryConfig {
 
 #[cfg(feature = "aws")]
 fn s3(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
+    use object_store::ClientConfigKey;
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     let builder = AmazonS3Builder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
+    let allow_http =
+        builder.get_config_value(&AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp));
+    if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::Endpoint)
+        && endpoint.starts_with("http://")
+        && allow_http.is_none_or(|v| v.trim().is_empty() || v.eq_ignore_ascii_case("false"))
+    {
+        return Err(UrlError::PlainHttp { endpoint });
+    }
     let endpoint = builder
         .get_config_value(&AmazonS3ConfigKey::Endpoint)
         .unwrap_or_else(|| {
@@ -166,7 +280,8 @@ fn gcs(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::gcp::GoogleCloudStorageBuilder;
     let builder = GoogleCloudStorageBuilder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
     Ok((
         Arc::new(builder.build()?),
         "https://storage.googleapis.com".into(),
@@ -183,7 +298,8 @@ fn azure(url: &str) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
     let builder = MicrosoftAzureBuilder::from_env()
         .with_url(url)
-        .with_retry(retry());
+        .with_retry(retry())
+        .with_http_connector(Connector::default());
     let endpoint = builder
         .get_config_value(&AzureConfigKey::Endpoint)
         .unwrap_or_else(|| {
@@ -205,10 +321,14 @@ fn http(url: &url::Url) -> Result<(Arc<dyn ObjectStore>, String), UrlError> {
     use object_store::ClientOptions;
     use object_store::http::HttpBuilder;
     let base = &url[..url::Position::BeforePath];
+    let connector = Connector {
+        query: url.query().map(str::to_owned),
+    };
     let store = HttpBuilder::new()
         .with_url(base)
         .with_retry(retry())
         .with_client_options(ClientOptions::new().with_allow_http(true))
+        .with_http_connector(connector)
         .build()?;
     Ok((Arc::new(store), base.to_owned()))
 }
@@ -237,6 +357,26 @@ mod tests {
         let e = from_url("ftp://host/file").unwrap_err();
         assert!(matches!(e, UrlError::Unsupported { .. }));
         assert!(e.to_string().contains("s3://"), "{e}");
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn presigned_urls_are_http_urls() {
+        let url = "https://b.s3.eu-west-1.amazonaws.com/dir/f%20g.arrow?X-Amz-Signature=a";
+        let presigned = from_url(url).unwrap();
+        assert_eq!(presigned.kind, "HTTP");
+        assert_eq!(presigned.path.as_ref(), "dir/f g.arrow");
+        assert_eq!(presigned.endpoint, "https://b.s3.eu-west-1.amazonaws.com");
+    }
+
+    #[cfg(feature = "aws")]
+    #[test]
+    fn s3_keys_are_taken_literally() {
+        let url = from_url("s3://b/dir/a b?v=1#x%20y.arrow").unwrap();
+        assert_eq!((url.kind, url.bucket.as_str()), ("S3", "b"));
+        assert_eq!(url.path.as_ref(), "dir/a b?v=1#x%20y.arrow");
+        let error = from_url("s3://b/dir//x.arrow").unwrap_err();
+        assert!(matches!(error, UrlError::Key { .. }), "{error}");
     }
 
     #[test]

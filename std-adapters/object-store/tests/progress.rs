@@ -1,0 +1,340 @@
+//! Requests that are slow in the ways real stores are, from a small S3-like server on loopback:
+//! a body that trickles for longer than the stall timeout is read whole (it keeps arriving),
+//! a body that stalls is resumed from its first missing byte, one that always stalls fails
+//! saying it timed out, and late answers are hedged. Counts, never wall time: the stall timeout
+//! is 300 ms so that the suite stays fast, and every assertion is on requests, hedges, retries
+//! and the batches.
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path;
+use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use quiver::array::RecordBatch;
+use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
+use quiver_object_store::{
+    Hedge, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+};
+use quiver_tests::equal::assert_batches_equal;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+/// The stall timeout of these tests.
+const STALL: Duration = Duration::from_millis(300);
+
+/// How the server answers a ranged GET.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// The body in `pieces` parts, `gap` apart (each gap under the stall timeout).
+    Trickle { pieces: usize, gap: Duration },
+    /// The first `n` ranged GETs send half their body, then nothing.
+    StallFirst(usize),
+    /// Every ranged GET sends half its body, then nothing.
+    StallAlways,
+    /// The first request for every `k`-th distinct range waits before its answer.
+    DelayEvery(usize),
+}
+
+/// What the server saw.
+#[derive(Default)]
+struct Seen {
+    requests: AtomicUsize,
+    delayed: AtomicUsize,
+    starts: Mutex<Vec<String>>,
+}
+
+/// Serves `object` for any path with `mode`; returns its endpoint and what it saw.
+async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Seen::default());
+    let shared = Arc::clone(&seen);
+    tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (object, seen) = (Arc::clone(&object), Arc::clone(&shared));
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut read = BufReader::new(read);
+                loop {
+                    let mut line = String::new();
+                    if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut range = None;
+                    loop {
+                        let mut header = String::new();
+                        if read.read_line(&mut header).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if header == "\r\n" {
+                            break;
+                        }
+                        if let Some(value) = header.to_ascii_lowercase().strip_prefix("range:") {
+                            range = Some(value.trim().trim_start_matches("bytes=").to_owned());
+                        }
+                    }
+                    let n = seen.requests.fetch_add(1, Ordering::SeqCst);
+                    let whole = range.is_none();
+                    let range = range.unwrap_or_else(|| format!("0-{}", object.len() - 1));
+                    let (start, end) = range.split_once('-').unwrap();
+                    let (start, end): (usize, usize) =
+                        (start.parse().unwrap(), end.parse().unwrap());
+                    // A range past the end is cut at it, as HTTP servers do.
+                    let end = end.min(object.len() - 1);
+                    let body = &object[start..=end];
+                    let status = if whole {
+                        "200 OK".to_owned()
+                    } else {
+                        format!(
+                            "206 Partial Content\r\nContent-Range: bytes {start}-{end}/{}",
+                            object.len()
+                        )
+                    };
+                    let header = format!(
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nETag: \"q\"\r\n\
+                         Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n\r\n",
+                        body.len(),
+                    );
+                    let first_of_range = {
+                        let mut starts = seen.starts.lock().unwrap();
+                        let first = !starts.contains(&range);
+                        starts.push(range.clone());
+                        first.then(|| starts.iter().collect::<HashSet<_>>().len())
+                    };
+                    match mode {
+                        Mode::DelayEvery(k) if first_of_range.is_some_and(|d| d % k == 0) => {
+                            seen.delayed.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_secs(20)).await;
+                        }
+                        _ => {}
+                    }
+                    if write.write_all(header.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let stall = match mode {
+                        Mode::StallFirst(k) => n < k,
+                        Mode::StallAlways => true,
+                        _ => false,
+                    };
+                    if stall {
+                        let _ = write.write_all(&body[..body.len() / 2]).await;
+                        let _ = write.flush().await;
+                        tokio::time::sleep(Duration::from_secs(20)).await;
+                        return;
+                    }
+                    if let Mode::Trickle { pieces, gap } = mode {
+                        for piece in body.chunks(body.len().div_ceil(pieces).max(1)) {
+                            if write.write_all(piece).await.is_err() {
+                                return;
+                            }
+                            let _ = write.flush().await;
+                            tokio::time::sleep(gap).await;
+                        }
+                        continue;
+                    }
+                    if write.write_all(body).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, seen)
+}
+
+fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
+    let retry = RetryConfig {
+        max_retries: 2,
+        retry_timeout: Duration::from_secs(5),
+        ..RetryConfig::default()
+    };
+    let client = ClientOptions::new()
+        .with_allow_http(true)
+        .with_timeout_disabled();
+    let store = AmazonS3Builder::new()
+        .with_bucket_name("quiver")
+        .with_endpoint(endpoint)
+        .with_region("us-east-1")
+        .with_access_key_id("quiver")
+        .with_secret_access_key("quiver")
+        .with_client_options(client)
+        .with_retry(retry)
+        .build()
+        .unwrap();
+    Arc::new(store)
+}
+
+fn trips() -> Vec<u8> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow");
+    std::fs::read(path).unwrap()
+}
+
+fn local(object: &[u8]) -> Vec<RecordBatch<'static>> {
+    FileReader::open(object, ReaderOptions::default())
+        .unwrap()
+        .batches()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The batches of `object` read by ranges through a server in `mode` (the size given, so every
+/// request is a planned range), or the error, with the source's counts.
+async fn read(
+    object: &Arc<Vec<u8>>,
+    mode: Mode,
+    options: SourceOptions,
+) -> (
+    Result<Vec<RecordBatch<'static>>, ObjectError>,
+    RequestStats,
+    Arc<Seen>,
+) {
+    let (endpoint, seen) = serve(Arc::clone(object), mode).await;
+    let options = options.with_size(object.len() as u64);
+    let source = ObjectSource::open(store(&endpoint), Path::from("trips.arrow"), options)
+        .await
+        .unwrap();
+    let result = async {
+        let mut reader = AsyncFileReader::open(&source, ReaderOptions::default()).await?;
+        reader.select(0..usize::MAX, source.scan_options());
+        let mut batches = Vec::new();
+        while let Some(batch) = reader.next_batch().await {
+            batches.push(batch?);
+        }
+        Ok(batches)
+    }
+    .await;
+    let result = result.map_err(|e: quiver::error::Error<ObjectError>| match e {
+        quiver::error::Error::Source { error, .. } => error,
+        other => panic!("not the source's error: {other}"),
+    });
+    (result, source.requests(), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_keeps_arriving_is_never_cut() {
+    let object = Arc::new(trips());
+    // Each range arrives in 8 pieces 100 ms apart: 700 ms a body, beyond the 300 ms stall
+    // timeout, never 300 ms without a byte.
+    let mode = Mode::Trickle {
+        pieces: 8,
+        gap: Duration::from_millis(100),
+    };
+    let options = SourceOptions::default()
+        .with_stall_timeout(STALL)
+        .with_hedge(None);
+    let (batches, stats, seen) = read(&object, mode, options).await;
+    assert_batches_equal(&local(&object), &batches.unwrap());
+    assert_eq!(stats.retries, 0, "{stats:?}");
+    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+    println!("progress: a trickled body read whole: {stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_resumes_from_its_first_missing_byte() {
+    let object = Arc::new(trips());
+    let expected = local(&object);
+    let options = SourceOptions::default()
+        .with_stall_timeout(STALL)
+        .with_hedge(None);
+    // The first two requests stall halfway: each is asked for again from where it stopped.
+    let (batches, stats, seen) = read(&object, Mode::StallFirst(2), options.clone()).await;
+    assert_batches_equal(&expected, &batches.unwrap());
+    assert_eq!(stats.retries, 2, "{stats:?}");
+    let asked = seen.starts.lock().unwrap().clone();
+    assert_eq!(stats.requests, asked.len() as u64, "{asked:?}");
+    // The retry of the first request asks for its second half only.
+    let (start, end) = asked[0].split_once('-').unwrap();
+    let (start, end): (u64, u64) = (start.parse().unwrap(), end.parse().unwrap());
+    let half = (end + 1 - start) / 2;
+    assert!(
+        asked.contains(&format!("{}-{end}", start + half)),
+        "{asked:?}"
+    );
+    println!("progress: two stalls resumed: {stats:?}, ranges {asked:?}");
+
+    // Always stalling: after the retries, the error says it timed out, with the object, the
+    // range and the wait.
+    let (result, stats, _) = read(&object, Mode::StallAlways, options).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, ObjectError::TimedOut { .. }), "{error:?}");
+    let text = error.to_string();
+    assert!(
+        text.starts_with("timed out: no byte of `trips.arrow` bytes "),
+        "{text}"
+    );
+    assert!(text.contains("for 300ms, 4 times"), "{text}");
+    assert_eq!(stats.retries, 3, "{stats:?}");
+    println!("progress: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_answers_are_hedged() {
+    let object = Arc::new(trips());
+    let hedge = Hedge::default()
+        .with_multiple(1)
+        .with_floor(Duration::from_millis(200));
+    let options = SourceOptions::default()
+        .with_stall_timeout(Duration::from_secs(10))
+        .with_hedge(Some(hedge));
+    let (batches, stats, seen) = read(&object, Mode::DelayEvery(2), options).await;
+    assert_batches_equal(&local(&object), &batches.unwrap());
+    let delayed = seen.delayed.load(Ordering::SeqCst) as u64;
+    assert!(delayed > 0);
+    // Each delayed request was sent again; the answer to the copy won.
+    assert!(stats.hedges >= delayed, "{stats:?}, {delayed} delayed");
+    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+    assert_eq!(stats.retries, 0, "{stats:?}");
+    println!("progress: {delayed} late answers hedged: {stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
+    let object = Arc::new(trips());
+    let expected = local(&object);
+    let trickle = Mode::Trickle {
+        pieces: 8,
+        gap: Duration::from_millis(100),
+    };
+    for (mode, retries) in [(Mode::StallFirst(1), 1), (trickle, 0)] {
+        let (endpoint, seen) = serve(Arc::clone(&object), mode).await;
+        let options = SourceOptions::default().with_stall_timeout(STALL);
+        let path = Path::from("trips.arrow");
+        let (source, reader) = ObjectSource::open_whole(store(&endpoint), path, options)
+            .await
+            .unwrap();
+        let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
+            .await
+            .unwrap();
+        let mut read = Vec::new();
+        while let Some(batch) = batches.next_batch().await.unwrap() {
+            read.push(batch);
+        }
+        assert_batches_equal(&expected, &read);
+        let stats = source.requests();
+        assert_eq!(stats.retries, retries, "{mode:?}: {stats:?}");
+        assert_eq!(stats.requests, 1 + retries, "{mode:?}: {stats:?}");
+        assert_eq!(
+            stats.bytes,
+            object.len() as u64,
+            "every byte once: {stats:?}"
+        );
+        let asked = seen.starts.lock().unwrap().clone();
+        assert_eq!(asked.len() as u64, 1 + retries, "{asked:?}");
+        if retries == 1 {
+            // The GET of the whole object stalled halfway: the rest, from its first missing byte.
+            let half = object.len() / 2;
+            assert_eq!(
+                asked[1],
+                format!("{half}-{}", object.len() - 1),
+                "{asked:?}"
+            );
+        }
+        println!("progress: a whole read, {mode:?}: {stats:?}");
+    }
+}
