@@ -15,6 +15,46 @@ use std::io::{self, Write};
 /// Bytes written between two looks at Python's signals.
 const SIGNAL_BYTES: u64 = 4 << 20;
 
+/// Bytes of one piece of [`Pieces`].
+const PIECE: usize = 4 << 20;
+
+/// A document held in pieces of [`PIECE`] bytes: growing it never copies what was written
+/// (a `Vec` that doubles copies the whole document again and again).
+#[derive(Debug, Default)]
+pub struct Pieces {
+    /// The pieces in order.
+    pub pieces: Vec<Vec<u8>>,
+    /// Bytes in all pieces.
+    pub len: usize,
+}
+
+impl Write for Pieces {
+    fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
+        let n = buf.len();
+        while !buf.is_empty() {
+            let last = match self.pieces.last_mut() {
+                Some(last) if last.len() < last.capacity() => last,
+                _ => {
+                    self.pieces.push(Vec::with_capacity(PIECE));
+                    self.pieces
+                        .last_mut()
+                        .ok_or_else(|| io::Error::other("no piece"))?
+                }
+            };
+            let room = last.capacity() - last.len();
+            let (now, rest) = buf.split_at(room.min(buf.len()));
+            last.extend_from_slice(now);
+            buf = rest;
+        }
+        self.len += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A writer that looks at Python's signals every [`SIGNAL_BYTES`]: a raised exception (Ctrl-C's
 /// `KeyboardInterrupt`) stops the writing and is kept for the caller.
 pub struct Interruptible<W> {

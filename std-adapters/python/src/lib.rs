@@ -77,12 +77,24 @@ fn to_json(
 ) -> PyResult<Py<PyBytes>> {
     let (options, selection) = options::json_options("to_json", options)?;
     let mut batches = batches_of(data, &selection)?;
-    let out = py.detach(|| -> Result<Vec<u8>, Failure> {
-        let mut document = Document::new(Vec::new(), &options);
+    let out = py.detach(|| -> Result<json::Pieces, Failure> {
+        let mut document = Document::new(json::Pieces::default(), &options);
         json::write_all(batches.as_mut(), &mut document)?;
         Ok(document.into_inner())
     })?;
-    Ok(PyBytes::new(py, &out).unbind())
+    // One copy into the bytes object, each piece freed as soon as it is copied.
+    let mut pieces = out.pieces.into_iter();
+    let bytes = PyBytes::new_with(py, out.len, |buffer| {
+        let mut at = 0;
+        for piece in pieces.by_ref() {
+            if let Some(target) = buffer.get_mut(at..at + piece.len()) {
+                target.copy_from_slice(&piece);
+            }
+            at += piece.len();
+        }
+        Ok(())
+    })?;
+    Ok(bytes.unbind())
 }
 
 /// write_json(data, sink, **options) -> int

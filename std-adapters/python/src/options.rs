@@ -49,6 +49,7 @@ pub fn json_options(
                     _ => BinaryFormat::Hex,
                 })
             }
+            "threads" if value.is_none() => {}
             "threads" => {
                 threads = count(&key, &value)?;
                 if threads == 0 {
