@@ -18,6 +18,7 @@ mod ffi;
 mod import;
 mod json;
 mod options;
+mod remote;
 mod sink;
 mod source;
 
@@ -30,8 +31,9 @@ use crate::source::{Batches, Selection};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
+use quiver_object_store::RequestStats;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The batches of `data`: an Arrow PyCapsule producer, a quiver `Reader`, or a path.
 fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dyn Batches>> {
@@ -82,18 +84,29 @@ fn to_json(
         json::write_all(batches.as_mut(), &mut document)?;
         Ok(document.into_inner())
     })?;
-    // One copy into the bytes object, each piece freed as soon as it is copied.
-    let mut pieces = out.pieces.into_iter();
-    let bytes = PyBytes::new_with(py, out.len, |buffer| {
-        let mut at = 0;
-        for piece in pieces.by_ref() {
-            if let Some(target) = buffer.get_mut(at..at + piece.len()) {
-                target.copy_from_slice(&piece);
-            }
-            at += piece.len();
+    // One copy into the bytes object, each piece freed as soon as it is copied; the object is
+    // not zero-filled first (PyO3's `PyBytes::new_with` would touch every page twice).
+    let len = isize::try_from(out.len).map_err(|_| Failure::Value("output too large".into()))?;
+    // SAFETY: a null source asks CPython for an uninitialised bytes object of `len` bytes; the
+    // GIL is held (`py`). The result is checked for null (an exception is then set).
+    let object = unsafe { pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len) };
+    // SAFETY: a new reference (or null, which `from_owned_ptr_or_err` turns into the error).
+    let bytes = unsafe { Bound::from_owned_ptr_or_err(py, object) }?;
+    // SAFETY: `bytes` is a bytes object made above, not shared yet: its buffer of `len` bytes
+    // may be written until it is handed to Python.
+    let target = unsafe { pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) }.cast::<u8>();
+    let mut at = 0;
+    for piece in out.pieces {
+        let end = at + piece.len();
+        if end > out.len || target.is_null() {
+            break;
         }
-        Ok(())
-    })?;
+        // SAFETY: `at..end` lies within the `len` bytes of the new object (checked above);
+        // `piece` is Rust memory that cannot overlap it.
+        unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), target.add(at), piece.len()) };
+        at = end;
+    }
+    let bytes = bytes.cast_into::<PyBytes>().map_err(PyErr::from)?;
     Ok(bytes.unbind())
 }
 
@@ -268,6 +281,7 @@ fn iter_json(
 #[pyclass(module = "quiver._quiver")]
 struct Reader {
     batches: Mutex<Option<Box<dyn Batches>>>,
+    requests: Option<Arc<Mutex<RequestStats>>>,
 }
 
 impl Reader {
@@ -294,6 +308,23 @@ impl Reader {
         let _ = requested_schema;
         let stream = export::stream(self.take()?);
         ffi::capsule(py, stream, STREAM_CAPSULE)
+    }
+
+    /// For an object read by URL, the requests sent so far: a dict of `requests`,
+    /// `round_trips` (one after another) and `bytes` received, as `quiver json --stats` counts
+    /// them; `None` for other sources.
+    #[getter]
+    fn requests(&self) -> Option<std::collections::BTreeMap<&'static str, u64>> {
+        let stats = *self.requests.as_ref()?.lock().ok()?;
+        Some(
+            [
+                ("requests", stats.requests),
+                ("round_trips", stats.round_trips),
+                ("bytes", stats.bytes),
+            ]
+            .into_iter()
+            .collect(),
+        )
     }
 
     /// The names of the columns the reader returns.
@@ -330,6 +361,7 @@ fn read(source: &Bound<'_, PyAny>, options: Option<&Bound<'_, PyDict>>) -> PyRes
     }
     let batches = batches_of(source, &selection)?;
     Ok(Reader {
+        requests: batches.requests(),
         batches: Mutex::new(Some(batches)),
     })
 }

@@ -9,13 +9,14 @@ use quiver::array::RecordBatch;
 use quiver::format::MAGIC;
 use quiver::ipc::{FileReader, Projection, ReaderOptions, StreamReader};
 use quiver::schema::Schema;
+use quiver_object_store::RequestStats;
 use quiver_std::{FileSource, FromStd};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A source of record batches of one schema.
 pub trait Batches: Send {
@@ -24,6 +25,12 @@ pub trait Batches: Send {
 
     /// The next batch, or `None` at the end.
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>>;
+
+    /// The requests sent to an object store, kept up to date as batches are read (`None` for
+    /// other sources).
+    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        None
+    }
 }
 
 /// The columns, batches and rows to read: the CLI's `--columns`, `--batches` and `--limit`.
@@ -40,7 +47,7 @@ pub struct Selection {
 impl Selection {
     /// The projection of `columns` over `schema`; an unknown or ambiguous path is a
     /// `ValueError` naming it.
-    fn projection(&self, schema: &Schema) -> Result<Projection> {
+    pub fn projection(&self, schema: &Schema) -> Result<Projection> {
         match &self.columns {
             None => Ok(Projection::All),
             Some(paths) => {
@@ -184,6 +191,10 @@ pub struct IpcStream {
 
 /// Opens the IPC file or stream at `path`, told apart by the file's leading `ARROW1`.
 pub fn open(path: &Path, selection: &Selection) -> Result<Box<dyn Batches>> {
+    if let Some(url) = path.to_str().filter(|p| crate::remote::is_url(p)) {
+        let remote = crate::remote::Remote::open(url, selection)?;
+        return Ok(limited(remote, selection));
+    }
     let name = path.display().to_string();
     let io = |e: std::io::Error| Failure::Io(std::io::Error::new(e.kind(), format!("{name}: {e}")));
     let mut file = File::open(path).map_err(io)?;
@@ -293,6 +304,10 @@ impl<B: Batches> Batches for Skip<B> {
         self.inner.schema()
     }
 
+    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        self.inner.requests()
+    }
+
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         while self.seen < self.batches.end {
             let Some(batch) = self.inner.next_batch()? else {
@@ -315,7 +330,7 @@ impl<B: Batches> Batches for Skip<B> {
 }
 
 /// The error for a `batches` range that starts past the last of `count` batches (the CLI's).
-fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
+pub fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     let range = match batches.end {
         usize::MAX => format!("{}..", batches.start),
         end => format!("{}..{end}", batches.start),
@@ -343,7 +358,7 @@ pub fn selected<B: Batches + 'static>(inner: B, selection: &Selection) -> Box<dy
 }
 
 /// `inner` cut to the selection's row limit, if any.
-fn limited<B: Batches + 'static>(inner: B, selection: &Selection) -> Box<dyn Batches> {
+pub fn limited<B: Batches + 'static>(inner: B, selection: &Selection) -> Box<dyn Batches> {
     match selection.limit {
         None => Box::new(inner),
         Some(limit) => Box::new(Limit {
@@ -367,11 +382,19 @@ impl Batches for Box<dyn Batches> {
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         (**self).next_batch()
     }
+
+    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        (**self).requests()
+    }
 }
 
 impl<B: Batches> Batches for Limit<B> {
     fn schema(&self) -> &Arc<Schema> {
         self.inner.schema()
+    }
+
+    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        self.inner.requests()
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
