@@ -150,16 +150,19 @@ fn write_json(
     }
     let mut batches = batches_of(data, &selection)?;
     let sink = sink.clone().unbind();
+    let raised = Arc::new(Mutex::new(None));
     py.detach(|| -> Result<u64, Failure> {
-        let out = std::io::BufWriter::with_capacity(1 << 20, sink::PyFile::new(sink));
+        let file = sink::PyFile::new(sink, Arc::clone(&raised));
+        let out = std::io::BufWriter::with_capacity(1 << 20, file);
         let mut document = Document::new(out, &options);
-        json::write_all(batches.as_mut(), &mut document)?;
-        let written = document.bytes_written()
-            + u64::from(options.format == quiver::json::JsonFormat::JsonArray);
-        let out = document.into_inner();
-        let file = out.into_inner().map_err(|e| Failure::Io(e.into_error()))?;
-        file.raised()?;
-        Ok(written)
+        let written = json::write_all(batches.as_mut(), &mut document).and_then(|()| {
+            let array = options.format == quiver::json::JsonFormat::JsonArray;
+            let written = document.bytes_written() + u64::from(array);
+            let out = document.into_inner();
+            out.into_inner().map_err(|e| Failure::Io(e.into_error()))?;
+            Ok(written)
+        });
+        sink::with_raised(written, &raised)
     })
     .map_err(PyErr::from)
 }

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// A file written as a hidden `.NAME.*.partial` beside `NAME`, renamed over it by
 /// [`AtomicFile::commit`]; dropped before that (an error, an exception), the partial file is
@@ -85,21 +86,23 @@ impl Write for AtomicFile {
 /// each call; an exception it raises stops the writing and is kept for the caller.
 pub struct PyFile {
     file: Py<PyAny>,
-    raised: Option<PyErr>,
+    raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl PyFile {
-    /// Wraps `file`.
-    pub fn new(file: Py<PyAny>) -> Self {
-        PyFile { file, raised: None }
+    /// Wraps `file`; an exception its `write` raises is kept in `raised`.
+    pub fn new(file: Py<PyAny>, raised: Arc<Mutex<Option<PyErr>>>) -> Self {
+        PyFile { file, raised }
     }
+}
 
-    /// The exception a `write` raised, if any.
-    pub fn raised(self) -> Result<()> {
-        match self.raised {
-            Some(e) => Err(Failure::Python(e)),
-            None => Ok(()),
-        }
+/// `result`, or the exception a Python `write` raised during it (Ctrl-C's `KeyboardInterrupt`
+/// lands there when Python code runs), which is what failed.
+pub fn with_raised<T>(result: Result<T>, raised: &Mutex<Option<PyErr>>) -> Result<T> {
+    let raised = raised.lock().ok().and_then(|mut r| r.take());
+    match (result, raised) {
+        (_, Some(e)) => Err(Failure::Python(e)),
+        (result, None) => result,
     }
 }
 
@@ -116,7 +119,9 @@ impl Write for PyFile {
         });
         result.map_err(|e| {
             let message = e.to_string();
-            self.raised = Some(e);
+            if let Ok(mut raised) = self.raised.lock() {
+                *raised = Some(e);
+            }
             io::Error::other(message)
         })
     }
