@@ -96,7 +96,8 @@ fn to_json(
     // may be written until it is handed to Python.
     let target = unsafe { pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) }.cast::<u8>();
     let mut at = 0;
-    for piece in out.pieces {
+    for (map, filled) in out.pieces {
+        let piece = map.get(..filled).unwrap_or_default();
         let end = at + piece.len();
         if end > out.len || target.is_null() {
             break;
