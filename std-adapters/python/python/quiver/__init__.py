@@ -1,0 +1,43 @@
+"""quiver: Arrow data to JSON, and Arrow IPC files read by quiver's own readers.
+
+Data in
+    Any object with ``__arrow_c_stream__`` (a pyarrow ``Table`` or ``RecordBatchReader``, a
+    polars or pandas ``DataFrame``, a DuckDB result, a nanoarrow stream) or
+    ``__arrow_c_array__`` (one record batch), imported zero-copy through the Arrow PyCapsule
+    interface and validated like IPC input; a quiver ``Reader``; or the path (``str`` or
+    ``os.PathLike``) of an Arrow IPC file or stream.
+
+JSON out
+    ``to_json(data, **options) -> bytes``, ``write_json(data, sink, **options) -> int`` and
+    ``iter_json(data, chunk_size=1048576, **options)``. The options are the ``quiver json``
+    command's: ``format`` ("ndjson" or "array"), ``columns`` (dotted paths), ``batches``,
+    ``limit``, ``explicit_nulls``, ``large_ints_as_strings``, ``non_finite_as_strings``,
+    ``timestamps_as_epoch``, ``timestamps_utc``, ``decimals_as_strings``, ``binary``
+    ("hex" or "base64") and ``threads``. A bad value is a ``ValueError`` naming it.
+
+Arrow out
+    ``read(source, columns=None, batches=None, limit=None)`` returns a ``Reader`` with
+    ``__arrow_c_stream__``: ``pyarrow.table(quiver.read("f.arrow", columns=["x"]))``.
+"""
+
+from quiver._quiver import (
+    InvalidArrowError,
+    JsonEncodeError,
+    QuiverError,
+    Reader,
+    iter_json,
+    read,
+    to_json,
+    write_json,
+)
+
+__all__ = [
+    "InvalidArrowError",
+    "JsonEncodeError",
+    "QuiverError",
+    "Reader",
+    "iter_json",
+    "read",
+    "to_json",
+    "write_json",
+]

@@ -1,0 +1,293 @@
+//! Objects named by URL (`s3://…`, `gs://…`, `az://…`, `http(s)://…`, `file://…`), read
+//! through [`quiver_object_store`] as the `quiver` command reads them.
+//!
+//! Reading every column of every batch is ONE GET of the whole object, decoded as it arrives
+//! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
+//! instead. Under a selection, opening is one suffix GET (the footer and the size), and a file
+//! is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
+//! ranges are concurrent ranged GETs, the next window in flight while the current one is
+//! converted. A stream is read front to back.
+//!
+//! The reading runs on a thread of its own with a small tokio runtime, which owns the source
+//! and its reader and hands each batch over a channel of one: a batch is read ahead while the
+//! caller converts the one before. Dropping the [`Remote`] ends the thread at its next batch.
+
+use crate::error::{Failure, Result};
+use crate::source::{Batches, Selection};
+use quiver::array::RecordBatch;
+use quiver::error::Error;
+use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions};
+use quiver::schema::Schema;
+use quiver_object_store::{
+    ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions, UrlError,
+};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+/// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
+const RUNTIME_THREADS: usize = 2;
+
+/// Whether `text` names an object by URL rather than a local path.
+pub fn is_url(text: &str) -> bool {
+    quiver_object_store::is_url(text)
+}
+
+/// What the reading thread says.
+enum Message {
+    Schema(Arc<Schema>),
+    Batch(RecordBatch<'static>),
+    Failed(Failure),
+    End,
+}
+
+/// An object's batches, read on a thread of their own.
+pub struct Remote {
+    schema: Arc<Schema>,
+    batches: Receiver<Message>,
+    requests: Arc<Mutex<RequestStats>>,
+    done: bool,
+}
+
+impl Remote {
+    /// Opens the object `url` names and reads its schema (batches follow as they are asked
+    /// for).
+    pub fn open(url: &str, selection: &Selection) -> Result<Self> {
+        let store = quiver_object_store::from_url(url).map_err(|e| match e {
+            UrlError::Unsupported { .. } => Failure::Value(e.to_string()),
+            other => Failure::Io(std::io::Error::other(format!("{url}: {other}"))),
+        })?;
+        let (send, batches) = sync_channel(1);
+        let requests = Arc::new(Mutex::new(RequestStats::default()));
+        let reading = Reading {
+            url: url.to_owned(),
+            endpoint: store.endpoint.clone(),
+            selection: selection.clone(),
+            send,
+            requests: Arc::clone(&requests),
+        };
+        std::thread::Builder::new()
+            .name("quiver-remote".into())
+            .spawn(move || reading.run(store))
+            .map_err(Failure::Io)?;
+        let schema = match batches.recv() {
+            Ok(Message::Schema(schema)) => schema,
+            Ok(Message::Failed(failure)) => return Err(failure),
+            _ => {
+                return Err(Failure::Io(std::io::Error::other(format!(
+                    "{url}: the reading thread stopped"
+                ))));
+            }
+        };
+        Ok(Remote {
+            schema,
+            batches,
+            requests,
+            done: false,
+        })
+    }
+}
+
+impl Batches for Remote {
+    fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+        if self.done {
+            return Ok(None);
+        }
+        match self.batches.recv() {
+            Ok(Message::Batch(batch)) => Ok(Some(batch)),
+            Ok(Message::Failed(failure)) => {
+                self.done = true;
+                Err(failure)
+            }
+            // The thread ended: every batch was sent.
+            Ok(Message::Schema(_) | Message::End) | Err(_) => {
+                self.done = true;
+                Ok(None)
+            }
+        }
+    }
+
+    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        Some(Arc::clone(&self.requests))
+    }
+}
+
+/// The reading thread's state.
+struct Reading {
+    url: String,
+    endpoint: String,
+    selection: Selection,
+    send: SyncSender<Message>,
+    requests: Arc<Mutex<RequestStats>>,
+}
+
+impl Reading {
+    /// Reads the object and sends its schema, then its batches, until the receiver goes.
+    fn run(self, store: quiver_object_store::StoreUrl) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(RUNTIME_THREADS)
+            .thread_name("quiver-io")
+            .enable_all()
+            .build();
+        let runtime = match runtime {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                let failure =
+                    std::io::Error::other(format!("{}: starting the I/O runtime: {e}", self.url));
+                let _ = self.send.send(Message::Failed(Failure::Io(failure)));
+                return;
+            }
+        };
+        let result = runtime.block_on(self.read(store));
+        if let Err(failure) = result {
+            let _ = self.send.send(Message::Failed(failure));
+        }
+    }
+
+    /// Whether the caller reads every column of every batch (ONE GET of the object).
+    fn whole(&self) -> bool {
+        let s = &self.selection;
+        s.columns.is_none() && s.batches.is_none() && s.limit.is_none()
+    }
+
+    /// The failure of a store request, naming the endpoint (as the CLI's one line does).
+    fn store_failure(&self, error: impl std::fmt::Display) -> Failure {
+        let message = error.to_string();
+        let message: Vec<&str> = message.split_whitespace().collect();
+        Failure::Io(std::io::Error::other(format!(
+            "{}: {} (endpoint {})",
+            self.url,
+            message.join(" "),
+            self.endpoint
+        )))
+    }
+
+    /// The failure of a reader's error: the store's, or the object's located by `schema`.
+    fn failed(&self, error: Error<ObjectError>, schema: Option<&Schema>) -> Failure {
+        match (error, schema) {
+            (error @ Error::Source { .. }, _) => self.store_failure(error),
+            (other, Some(schema)) => {
+                Failure::Invalid(format!("{}: {}", self.url, other.display_with(schema)))
+            }
+            (other, None) => Failure::Invalid(format!("{}: {other}", self.url)),
+        }
+    }
+
+    /// Sends `message`; false once the receiver is gone.
+    fn send(&self, message: Message, source: &ObjectSource) -> bool {
+        if let Ok(mut requests) = self.requests.lock() {
+            *requests = source.requests();
+        }
+        self.send.send(message).is_ok()
+    }
+
+    async fn read(&self, store: quiver_object_store::StoreUrl) -> Result<()> {
+        let options = SourceOptions::default();
+        let (source, whole) = if self.whole() {
+            let (source, reader) = ObjectSource::open_whole(store.store, store.path, options)
+                .await
+                .map_err(|e| self.store_failure(e))?;
+            (source, Some(reader))
+        } else {
+            let source = ObjectSource::open(store.store, store.path, options)
+                .await
+                .map_err(|e| self.store_failure(e))?;
+            (source, None)
+        };
+        let is_file = source.tail().ends_with(quiver::format::MAGIC);
+        let front_to_back = match whole {
+            Some(reader) => match ObjectBatches::new(reader, ReaderOptions::default()).await {
+                Ok(batches) => Some(batches),
+                Err(e @ Error::Source { .. }) => return Err(self.store_failure(e)),
+                // A file whose stream does not start as one (polars'): by ranges.
+                Err(_) if is_file => None,
+                Err(e) => return Err(self.failed(e, None)),
+            },
+            None if is_file => None,
+            None => Some(
+                ObjectBatches::new(source.reader(0), ReaderOptions::default())
+                    .await
+                    .map_err(|e| self.failed(e, None))?,
+            ),
+        };
+        match front_to_back {
+            Some(batches) => self.read_front_to_back(&source, batches).await,
+            None => self.read_ranges(&source).await,
+        }
+    }
+
+    /// The batches of `batches` in the selection's range, in order (the row limit is applied
+    /// by the receiver); reading stops at the range's end.
+    async fn read_front_to_back(
+        &self,
+        source: &ObjectSource,
+        mut batches: ObjectBatches,
+    ) -> Result<()> {
+        let full = Arc::clone(batches.schema());
+        let projection = self.selection.projection(&full)?;
+        let schema = Arc::new(projection.project_schema(&full));
+        if !projection.is_all() {
+            batches.set_projection(projection);
+        }
+        if !self.send(Message::Schema(schema), source) {
+            return Ok(());
+        }
+        let range = self.selection.batches.clone().unwrap_or(0..usize::MAX);
+        let mut index = 0;
+        while index < range.end {
+            let batch = batches
+                .next_batch()
+                .await
+                .map_err(|e| self.failed(e, Some(&full)))?;
+            let Some(batch) = batch else {
+                break;
+            };
+            index += 1;
+            if index > range.start && !self.send(Message::Batch(batch), source) {
+                return Ok(());
+            }
+        }
+        if self.selection.batches.is_some() && index <= range.start {
+            return Err(Failure::Value(crate::source::past_the_end(
+                &range, "stream", index,
+            )));
+        }
+        self.send(Message::End, source);
+        Ok(())
+    }
+
+    /// A file by planned ranged reads: the selected batches, the selected columns.
+    async fn read_ranges(&self, source: &ObjectSource) -> Result<()> {
+        let mut reader = AsyncFileReader::open(source, ReaderOptions::default())
+            .await
+            .map_err(|e| self.failed(e, None))?;
+        let full = Arc::clone(reader.schema());
+        let projection = self.selection.projection(&full)?;
+        let count = reader.num_batches();
+        let range = self.selection.batches.clone().unwrap_or(0..count);
+        if self.selection.batches.is_some() && range.start >= count {
+            return Err(Failure::Value(crate::source::past_the_end(
+                &range, "file", count,
+            )));
+        }
+        let schema = Arc::new(projection.project_schema(&full));
+        if projection != Projection::All {
+            reader.set_projection(projection);
+        }
+        reader.select(range.start..range.end.min(count), source.scan_options());
+        if !self.send(Message::Schema(schema), source) {
+            return Ok(());
+        }
+        while let Some(batch) = reader.next_batch().await {
+            let batch = batch.map_err(|e| self.failed(e, Some(&full)))?;
+            if !self.send(Message::Batch(batch), source) {
+                return Ok(());
+            }
+        }
+        self.send(Message::End, source);
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+"""Objects named by URL, read by quiver's object-store reader: `file://` always, S3 through a
+`moto_server` on loopback (skipped without one, unless QUIVER_REQUIRE_MOTO=1). The requests
+a selection costs are the `quiver json` command's."""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import http.client
+
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+import quiver
+
+TABLE = pa.table({"x": pa.array(range(30_000), pa.int64()), "s": [f"v{i}" for i in range(30_000)]})
+
+
+def write_file(path):
+    with pa.ipc.new_file(path, TABLE.schema) as writer:
+        for batch in TABLE.to_batches(max_chunksize=3_000):
+            writer.write_batch(batch)
+    return path
+
+
+def same_requests(ours, cli):
+    """The same requests and bytes as the CLI. Round trips (requests sent one after another)
+    depend on when each answer arrives, on loopback within a few either way: not compared."""
+    assert (ours["requests"], ours["bytes"]) == (cli["requests"], cli["bytes"])
+    assert 1 <= ours["round_trips"] <= ours["requests"]
+
+
+def cli_stats(cli, url, *args, env=None):
+    run = subprocess.run([str(cli), "json", "--stats", *args, url], capture_output=True, env=env, check=True)
+    stats = dict(re.findall(r"(\w+)=(\d+)", run.stderr.decode()))
+    return {"requests": int(stats["reads"]), "round_trips": int(stats["round_trips"]), "bytes": int(stats["bytes_read"])}, run.stdout
+
+
+def test_file_url_one_column_costs_what_the_cli_does(tmp_path, quiver_cli):
+    url = "file://" + str(write_file(tmp_path / "t.arrow"))
+    reader = quiver.read(url, columns=["x"])
+    table = pa.table(reader)
+    assert table.column_names == ["x"] and table.column("x").to_pylist() == list(range(30_000))
+    expected, _ = cli_stats(quiver_cli, url, "--columns", "x")
+    same_requests(reader.requests, expected)
+    # Every column of every batch: one GET of the whole object.
+    reader = quiver.read(url)
+    assert pa.table(reader).equals(TABLE.combine_chunks())
+    assert reader.requests["requests"] == 1
+    assert quiver.to_json(url) == quiver.to_json(TABLE)
+
+
+def test_file_url_selection(tmp_path):
+    url = "file://" + str(write_file(tmp_path / "t.arrow"))
+    picked = pa.table(quiver.read(url, batches=range(2, 4), limit=4_000))
+    assert picked.column("x").to_pylist() == list(range(6_000, 10_000))
+    stream = tmp_path / "t.stream"
+    with pa.ipc.new_stream(stream, TABLE.schema) as writer:
+        for batch in TABLE.to_batches(max_chunksize=3_000):
+            writer.write_batch(batch)
+    picked = pa.table(quiver.read("file://" + str(stream), columns=["s"], batches=(9, None)))
+    assert picked.column("s").to_pylist() == [f"v{i}" for i in range(27_000, 30_000)]
+    with pytest.raises(ValueError, match="past the last batch"):
+        quiver.to_json("file://" + str(stream), batches=(12, None))
+
+
+def test_url_errors(tmp_path):
+    with pytest.raises(OSError, match="not found"):
+        quiver.read("file://" + str(tmp_path / "missing.arrow"))
+    with pytest.raises(ValueError, match="schemes"):
+        quiver.read("ftp://host/t.arrow")
+
+
+def put(endpoint, path, body):
+    """One plain PUT (a bucket, an object) to moto_server, which must answer 200."""
+    host, port = endpoint.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.request("PUT", path, body, {"Content-Type": "application/octet-stream"})
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 200, f"PUT {path}: {answer.status}"
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def moto():
+    if shutil.which("moto_server") is None:
+        if os.environ.get("QUIVER_REQUIRE_MOTO") == "1":
+            raise AssertionError("moto_server not found and QUIVER_REQUIRE_MOTO=1")
+        pytest.skip("moto_server not found")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        ["moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        started = time.monotonic()
+        while True:
+            try:
+                put(endpoint, "/quiver", b"")
+                break
+            except OSError:
+                assert time.monotonic() - started < 60, "moto_server did not answer"
+                time.sleep(0.1)
+        env = {
+            "AWS_ACCESS_KEY_ID": "quiver",
+            "AWS_SECRET_ACCESS_KEY": "quiver",
+            "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+        }
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        yield endpoint
+    finally:
+        for k, v in locals().get("saved", {}).items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.kill()
+        server.wait()
+
+
+def test_s3_one_column_costs_what_the_cli_does(tmp_path, moto, quiver_cli):
+    body = write_file(tmp_path / "t.arrow").read_bytes()
+    put(moto, "/quiver/t.arrow", body)
+    url = "s3://quiver/t.arrow"
+    reader = quiver.read(url, columns=["x"])
+    table = pa.table(reader)
+    assert table.column("x").to_pylist() == list(range(30_000))
+    expected, _ = cli_stats(quiver_cli, url, "--columns", "x", env=dict(os.environ))
+    same_requests(reader.requests, expected)
+    assert quiver.to_json(url) == quiver.to_json(TABLE)
