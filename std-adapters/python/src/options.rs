@@ -37,7 +37,8 @@ pub fn json_options(
                     _ => JsonFormat::LineDelimited,
                 }
             }
-            "explicit_nulls" => encoder = encoder.with_explicit_nulls(flag()?),
+            "omit_nulls" => encoder = encoder.with_omit_nulls(flag()?),
+            "extensions_as_storage" => encoder = encoder.with_extensions_as_storage(flag()?),
             "large_ints_as_strings" => encoder = encoder.with_large_ints_as_strings(flag()?),
             "non_finite_as_strings" => encoder = encoder.with_non_finite_as_strings(flag()?),
             "timestamps_as_epoch" => encoder = encoder.with_timestamps_as_epoch(flag()?),

@@ -116,7 +116,8 @@ def test_options():
     assert rows(t, timestamps_utc=True)[0]["ts"] == "1970-01-01T00:00:00Z"
     assert rows(t, decimals_as_strings=True)[0]["d"] == "1.00"
     assert rows(t, binary="base64")[0]["b"] == "Af8="
-    assert rows(t, explicit_nulls=True)[0]["n"] is None
+    assert rows(t)[0]["n"] is None
+    assert "n" not in rows(t, omit_nulls=True)[0]
     assert json.loads(quiver.to_json(t, format="array")) == rows(t)
     assert quiver.to_json(t, threads=1) == quiver.to_json(t)
 
@@ -126,7 +127,8 @@ def test_options():
     [
         ({"format": "xml"}, "format"),
         ({"binary": "octal"}, "binary"),
-        ({"explicit_nulls": "yes"}, "explicit_nulls"),
+        ({"omit_nulls": "yes"}, "omit_nulls"),
+        ({"extensions_as_storage": 1}, "extensions_as_storage"),
         ({"threads": 0}, "threads"),
         ({"limit": -1}, "limit"),
         ({"batches": "1..2"}, "batches"),

@@ -11,9 +11,10 @@ JSON out
     ``to_json(data, **options) -> bytes``, ``write_json(data, sink, **options) -> int`` and
     ``iter_json(data, chunk_size=1048576, **options)``. The options are the ``quiver json``
     command's: ``format`` ("ndjson" or "array"), ``columns`` (dotted paths), ``batches``,
-    ``limit``, ``explicit_nulls``, ``large_ints_as_strings``, ``non_finite_as_strings``,
+    ``limit``, ``omit_nulls``, ``large_ints_as_strings``, ``non_finite_as_strings``,
     ``timestamps_as_epoch``, ``timestamps_utc``, ``decimals_as_strings``, ``binary``
-    ("hex" or "base64") and ``threads``. A bad value is a ``ValueError`` naming it.
+    ("hex" or "base64"), ``extensions_as_storage`` and ``threads``. A bad value is a
+    ``ValueError`` naming it. Null members are written as ``null`` unless ``omit_nulls``.
 
 Arrow out
     ``read(source, columns=None, batches=None, limit=None)`` returns a ``Reader`` with
