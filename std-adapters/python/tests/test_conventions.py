@@ -199,4 +199,5 @@ def test_storage_only_and_omitted_nulls(quiver_cli, tmp_path):
     assert storage[0]["json"] == '{"a": [1, 2]}'
     assert storage[0]["bool8"] == 1
     omitted = [json.loads(line) for line in run("--omit-nulls")]
-    assert "uuid" not in omitted[2] and omitted[2]["date32"] == "1969-12-31"
+    assert "uuid" not in omitted[2] and "date32" not in omitted[4]
+    assert omitted[3]["date32"] == "1969-12-31"

@@ -68,7 +68,7 @@ def test_file_url_selection(tmp_path):
 
 
 def test_url_errors(tmp_path):
-    with pytest.raises(OSError, match="not found"):
+    with pytest.raises(OSError, match="no such object"):
         quiver.read("file://" + str(tmp_path / "missing.arrow"))
     with pytest.raises(ValueError, match="schemes"):
         quiver.read("ftp://host/t.arrow")
