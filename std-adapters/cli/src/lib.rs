@@ -14,6 +14,7 @@
 //! - `output.rs`: stdout, or `--output FILE`: a device, FIFO or descriptor written in place, a
 //!   regular file replaced by a temporary file renamed over it only on success (removed on
 //!   SIGINT, SIGTERM or SIGHUP), never the input.
+//! - `upload.rs`: `--output URL`, a multipart upload that appears only on success.
 //! - `remote.rs`: an input named by URL (`s3://…`), read with ranged GETs on a tokio runtime.
 //! - `schema.rs`: `quiver schema`.
 //!
@@ -29,6 +30,7 @@ mod many;
 mod output;
 mod remote;
 mod schema;
+mod upload;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ops::Range;
@@ -149,7 +151,8 @@ struct JsonArgs {
     /// Write to FILE instead of stdout. A regular file (also at the end of symbolic links) is
     /// replaced only when the conversion succeeds, through a hidden `.FILE.*.partial` beside it,
     /// keeping its permissions and owner; links stay links. A device, FIFO or `/dev/fd/N` is
-    /// written directly, as `>` would. FILE may not be the input.
+    /// written directly, as `>` would. FILE may not be an input. A URL (s3://bucket/key, …) is
+    /// uploaded as it is written, in parts, and appears only when the run succeeds.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 
