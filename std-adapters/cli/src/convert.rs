@@ -37,7 +37,7 @@ const LOCAL_PART: usize = 1 << 20;
 pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     let names = inputs::expand(&args.inputs, args.skip_empty)?;
     if let Some(path) = &args.output {
-        for name in &names {
+        for (name, _) in &names {
             output::refuse_input(path, name)?;
         }
     }

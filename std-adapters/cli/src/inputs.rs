@@ -17,8 +17,10 @@
 //! in the order given. A name that matches nothing is an error naming it.
 //!
 //! [`Ahead`] opens the inputs in that order: objects on threads of their own, up to [`AHEAD`]
-//! past the one being read, so that their first requests overlap the conversion of earlier
-//! ones; local files when their turn comes.
+//! past the one being read and no more than [`AHEAD_BYTES`] of them (an object's size as
+//! listed, up to the [`READ_AHEAD`] its reader may buffer; an object not listed counts as that
+//! much), so that their first requests overlap the conversion of earlier ones while memory
+//! stays bounded whatever the number of objects; local files are opened when their turn comes.
 
 use crate::Failure;
 use crate::input::{self, Input};
@@ -29,14 +31,23 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
-/// Objects opened at once past the one being read.
-pub const AHEAD: usize = 8;
+/// Objects opened at once past the one being read, at most.
+pub const AHEAD: usize = 32;
+
+/// Bytes of the objects opened ahead, at most (one object is opened whatever its size).
+pub const AHEAD_BYTES: u64 = 64 << 20;
+
+/// The bytes an opened object's reader may hold.
+const READ_AHEAD: u64 = quiver_object_store::READ_AHEAD as u64;
+
+/// An input to read: its path or URL, and its size when a listing gave it.
+pub type Found = (PathBuf, Option<u64>);
 
 /// Folders followed below a root before giving up (a loop of links ends here).
 const MAX_DEPTH: usize = 64;
 
 /// Expands `names` by the rules of the module doc; `skip_empty` drops files of 0 bytes.
-pub fn expand(names: &[PathBuf], skip_empty: bool) -> Result<Vec<PathBuf>, Failure> {
+pub fn expand(names: &[PathBuf], skip_empty: bool) -> Result<Vec<Found>, Failure> {
     let mut all = Vec::new();
     for name in names {
         let mut found = match name.to_str() {
@@ -65,20 +76,20 @@ fn hidden(relative: &str) -> bool {
 }
 
 /// A local name: a file, a folder walked, or a glob.
-fn expand_local(name: &Path, skip_empty: bool) -> Result<Vec<PathBuf>, Failure> {
+fn expand_local(name: &Path, skip_empty: bool) -> Result<Vec<Found>, Failure> {
     if name.as_os_str() == "-" {
-        return Ok(vec![name.to_path_buf()]);
+        return Ok(vec![(name.to_path_buf(), None)]);
     }
     let text = name.to_string_lossy();
     let (root, pattern) = match fs::metadata(name) {
         Ok(meta) if meta.is_dir() => (name.to_path_buf(), None),
-        Ok(_) => return Ok(vec![name.to_path_buf()]),
+        Ok(meta) => return Ok(vec![(name.to_path_buf(), Some(meta.len()))]),
         Err(_) if has_glob(&text) => {
             let (root, pattern) = split_glob(&text);
             (PathBuf::from(root), Some(pattern.to_owned()))
         }
         // Opening it says why it cannot be read.
-        Err(_) => return Ok(vec![name.to_path_buf()]),
+        Err(_) => return Ok(vec![(name.to_path_buf(), None)]),
     };
     let mut found = Vec::new();
     // A glob without a folder is relative to the current one, and its matches are named so.
@@ -90,17 +101,17 @@ fn expand_local(name: &Path, skip_empty: bool) -> Result<Vec<PathBuf>, Failure> 
         let keep = !(hidden(relative) || skip_empty && len == 0)
             && pattern.as_deref().is_none_or(|p| glob_match(p, relative));
         if keep {
-            found.push(match root.as_os_str().is_empty() {
+            let path = match root.as_os_str().is_empty() {
                 true => PathBuf::from(relative),
                 false => path,
-            });
+            };
+            found.push((path, Some(len)));
         }
     })
     .map_err(|e| Failure::about(name, e))?;
-    found.sort_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
+    found.sort_by(|(a, _), (b, _)| {
+        let bytes = |p: &PathBuf| p.as_os_str().as_encoded_bytes().to_vec();
+        bytes(a).cmp(&bytes(b))
     });
     Ok(found)
 }
@@ -154,7 +165,7 @@ fn split_glob(text: &str) -> (&str, &str) {
 }
 
 /// A URL: one object, a prefix listed (ending in `/`), or a glob.
-fn expand_url(url: &str, skip_empty: bool) -> Result<Vec<PathBuf>, Failure> {
+fn expand_url(url: &str, skip_empty: bool) -> Result<Vec<Found>, Failure> {
     // The part after `scheme://host/`, where a glob may be.
     let path_start = url
         .find("://")
@@ -177,22 +188,22 @@ fn expand_url(url: &str, skip_empty: bool) -> Result<Vec<PathBuf>, Failure> {
     } else if url.ends_with('/') {
         (url.to_owned(), None)
     } else {
-        return Ok(vec![PathBuf::from(url)]);
+        return Ok(vec![(PathBuf::from(url), None)]);
     };
     let objects = list(&prefix)?;
-    let mut found: Vec<(String, PathBuf)> = objects
+    let mut found: Vec<(String, Found)> = objects
         .into_iter()
         .filter(|(relative, size)| {
             !(hidden(relative) || skip_empty && *size == 0)
                 && pattern.is_none_or(|p| glob_match(p, relative))
         })
-        .map(|(relative, _)| {
+        .map(|(relative, size)| {
             let url = format!("{prefix}{}", encode(&relative));
-            (relative, PathBuf::from(url))
+            (relative, (PathBuf::from(url), Some(size)))
         })
         .collect();
     found.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    Ok(found.into_iter().map(|(_, url)| url).collect())
+    Ok(found.into_iter().map(|(_, found)| found).collect())
 }
 
 /// Every object under the prefix `url` names (which ends in `/`): its path below the prefix,
@@ -322,23 +333,28 @@ enum Pending {
     Local,
 }
 
-/// The inputs of a run opened in order, objects up to [`AHEAD`] in advance.
+/// The inputs of a run opened in order, objects up to [`AHEAD`] and [`AHEAD_BYTES`] in
+/// advance.
 pub struct Ahead {
-    names: Vec<PathBuf>,
+    names: Vec<Found>,
     /// Index of the next name to start opening.
     started: usize,
-    pending: VecDeque<(PathBuf, Pending)>,
+    /// The inputs started, with the bytes each counts against [`AHEAD_BYTES`].
+    pending: VecDeque<(PathBuf, Pending, u64)>,
+    /// The bytes of the objects pending.
+    pending_bytes: u64,
     mmap: bool,
     whole: bool,
 }
 
 impl Ahead {
     /// Opens `names` in order (`--mmap` and `whole` as [`input::open`] takes them).
-    pub fn new(names: Vec<PathBuf>, mmap: bool, whole: bool) -> Self {
+    pub fn new(names: Vec<Found>, mmap: bool, whole: bool) -> Self {
         Ahead {
             names,
             started: 0,
             pending: VecDeque::new(),
+            pending_bytes: 0,
             mmap,
             whole,
         }
@@ -347,13 +363,19 @@ impl Ahead {
     /// The next input and its name, once opened; `None` after the last.
     pub fn next_input(&mut self) -> Option<(PathBuf, Result<Input, Failure>)> {
         while self.pending.len() <= AHEAD {
-            let Some(name) = self.names.get(self.started).cloned() else {
+            let Some((name, size)) = self.names.get(self.started).cloned() else {
                 break;
             };
+            let object = remote::is_url(&name);
+            let bytes = match object {
+                true => size.unwrap_or(READ_AHEAD).min(READ_AHEAD),
+                false => 0,
+            };
+            if !self.pending.is_empty() && self.pending_bytes + bytes > AHEAD_BYTES {
+                break;
+            }
             self.started += 1;
-            let url = name
-                .to_str()
-                .filter(|_| remote::is_url(&name) && !self.mmap);
+            let url = name.to_str().filter(|_| object && !self.mmap);
             let pending = if let Some(url) = url {
                 let (url, whole) = (url.to_owned(), self.whole);
                 let thread = std::thread::Builder::new()
@@ -367,9 +389,11 @@ impl Ahead {
             } else {
                 Pending::Local
             };
-            self.pending.push_back((name, pending));
+            self.pending_bytes += bytes;
+            self.pending.push_back((name, pending, bytes));
         }
-        let (name, pending) = self.pending.pop_front()?;
+        let (name, pending, bytes) = self.pending.pop_front()?;
+        self.pending_bytes -= bytes;
         let opened = match pending {
             Pending::Local => input::open(&name, self.mmap, self.whole),
             Pending::Object(handle) => match handle.join() {
