@@ -1,9 +1,55 @@
 """One reader of the object-store benchmark (src/bin/remote.rs): polars or pyarrow reading an
-Arrow IPC file from an S3 API at ENDPOINT, whole or one COLUMN (empty: whole).
+Arrow IPC file from an S3 API at ENDPOINT, whole or one COLUMN (empty: whole); prints the rows
+and its peak resident set in KiB on stdout.
 
     python3 remote.py polars|pyarrow ENDPOINT BUCKET KEY [COLUMN]
+
+Or writes the large file of the model run with pyarrow: 1,000,000 rows of 10 int64, 10
+float64, 8 short strings, 2 booleans and 2 timestamps, in batches of 16,384 rows.
+
+    python3 remote.py write PATH
 """
+import resource
 import sys
+
+if sys.argv[1] == "write":
+    import random
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    rows, batch_rows = 1_000_000, 16_384
+    rng = random.Random(7)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    fields = (
+        [pa.field(f"i{n}", pa.int64()) for n in range(10)]
+        + [pa.field(f"f{n}", pa.float64()) for n in range(10)]
+        + [pa.field(f"s{n}", pa.string()) for n in range(8)]
+        + [pa.field(f"b{n}", pa.bool_()) for n in range(2)]
+        + [pa.field(f"t{n}", pa.timestamp("us", tz="UTC")) for n in range(2)]
+    )
+    schema = pa.schema(fields)
+    with ipc.new_file(sys.argv[2], schema) as writer:
+        for start in range(0, rows, batch_rows):
+            n = min(batch_rows, rows - start)
+            columns = (
+                [pa.array([rng.getrandbits(62) for _ in range(n)], pa.int64()) for _ in range(10)]
+                + [pa.array([rng.random() * 1e6 for _ in range(n)], pa.float64()) for _ in range(10)]
+                + [
+                    pa.array([f"{words[rng.getrandbits(3)]}-{rng.getrandbits(16)}" for _ in range(n)])
+                    for _ in range(8)
+                ]
+                + [pa.array([rng.random() < 0.5 for _ in range(n)]) for _ in range(2)]
+                + [
+                    pa.array(
+                        [1_600_000_000_000_000 + rng.getrandbits(40) for _ in range(n)],
+                        pa.timestamp("us", tz="UTC"),
+                    )
+                    for _ in range(2)
+                ]
+            )
+            writer.write_batch(pa.record_batch(columns, schema=schema))
+    sys.exit(0)
 
 reader, endpoint, bucket, key = sys.argv[1:5]
 column = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None
@@ -39,3 +85,4 @@ else:
         table = table.select([column])
     rows = table.num_rows
 print(f"{reader}: {rows} rows", file=sys.stderr)
+print(rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

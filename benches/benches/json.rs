@@ -407,9 +407,14 @@ fn extra_cases(rows: usize) -> Vec<Case> {
     vec![mixed, wide, structs, lists, dictionary, map, runs, ndjson]
 }
 
+/// quiver's options for the same text as arrow-json's defaults: null members left out.
+fn options() -> EncoderOptions {
+    EncoderOptions::default().with_omit_nulls(true)
+}
+
 fn quiver_json(batch: &quiver::array::RecordBatch<'_>, format: JsonFormat) -> Vec<u8> {
     let mut out = Vec::new();
-    Encoder::batch(batch, format, EncoderOptions::default())
+    Encoder::batch(batch, format, options())
         .unwrap()
         .append_to(&mut out);
     out
@@ -620,7 +625,7 @@ fn ratio_table(cases: &[Case]) {
                 Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(
                     &case.quiver,
                     case.format,
-                    EncoderOptions::default(),
+                    options(),
                 )
                 .unwrap()
                 .append_to(&mut out);

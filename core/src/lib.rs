@@ -28,7 +28,9 @@
 //! - [`json`]: the JSON serializer, a state machine that writes record batches as NDJSON or one
 //!   JSON array into buffers the caller lends, resuming at any byte, allocating nothing.
 //! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into the
-//!   fewest reads within hole and size limits (a pure function, no I/O).
+//!   fewest reads within hole and size limits (a pure function, no I/O); [`cost`]: the model of
+//!   a remote store (first byte, bandwidth, requests in flight, request cost) by which the
+//!   planner compares the plans it could make.
 //! - [`error`]: [`Error`](error::Error) (the source's own error, or a
 //!   [`FormatError`](error::FormatError) saying what was wrong and where: byte offset, batch, field
 //!   path).
@@ -92,6 +94,7 @@ pub mod bytes;
 mod columnar;
 #[cfg(feature = "alloc")]
 pub mod compression;
+pub mod cost;
 pub mod datatype;
 pub mod error;
 pub mod flatbuffer;

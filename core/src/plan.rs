@@ -6,10 +6,13 @@
 //! issue one request per range. [`coalesce`] decides which reads to issue, and [`locate`] finds
 //! each requested range again inside the bytes those reads return.
 //!
-//! Ranges go in as `&[Range<u64>]` of file offsets and come out as a new `Vec` of reads; both
+//! Ranges go in as `&[Range<u64>]` of file offsets and come out as a new `Vec` of reads; the
 //! functions are pure (no I/O, no state) so the policy can be tested on its own. The limits and
-//! the merging rule follow Arrow C++'s `CoalesceReadRanges`.
+//! the merging rule follow Arrow C++'s `CoalesceReadRanges`. Under a [`Network`] model,
+//! [`coalesce_for`] picks the gap to read through by the model (from none up to the
+//! bandwidth-delay product) and [`split`] cuts long reads into parts sent side by side.
 
+use crate::cost::{Cost, Network};
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -84,6 +87,111 @@ pub fn coalesce(
         joins
     });
     reads
+}
+
+/// Cuts every read longer than `part` bytes into parts of `part` bytes (the last one
+/// shorter), in order; shorter reads stay as they are. A `part` of 0 is taken as 1.
+#[must_use]
+pub fn split(reads: &[Range<u64>], part: u64) -> Vec<Range<u64>> {
+    let part = part.max(1);
+    let mut out = Vec::with_capacity(reads.len());
+    for read in reads.iter().filter(|r| !r.is_empty()) {
+        let mut start = read.start;
+        while start < read.end {
+            let end = start.saturating_add(part).min(read.end);
+            out.push(start..end);
+            start = end;
+        }
+    }
+    out
+}
+
+/// Most gaps [`coalesce_for`] tries, besides none, a request's worth and the bandwidth-delay
+/// product.
+const GAPS_TRIED: usize = 16;
+
+/// The reads for `ranges` sent together on `network`, and what they cost: [`coalesce`]d up to
+/// `part` bytes a read (or the bandwidth-delay product, if larger) with the cheapest gap by
+/// the model. The gaps tried are none, the bytes
+/// a request's cost buys ([`Network::request_cost_bytes`]), the bandwidth-delay product
+/// ([`Network::bandwidth_delay`], the most worth reading through: a longer gap costs more than
+/// the round trip it saves) and up to 16 of the gaps between the ranges below it. Ties go to
+/// the smaller gap (fewer bytes).
+#[must_use]
+pub fn coalesce_for(
+    network: &Network,
+    ranges: &[Range<u64>],
+    part: u64,
+) -> (Vec<Range<u64>>, Cost) {
+    let most = network.bandwidth_delay();
+    let pieces = coalesce(ranges, 0, 0);
+    let mut gaps: Vec<u64> = pieces
+        .windows(2)
+        .filter_map(|pair| match pair {
+            [a, b] => Some(b.start.saturating_sub(a.end)),
+            _ => None,
+        })
+        .filter(|&gap| gap <= most)
+        .collect();
+    gaps.sort_unstable();
+    gaps.dedup();
+    let step = gaps.len().div_ceil(GAPS_TRIED).max(1);
+    let sampled = gaps.iter().copied().skip(step - 1).step_by(step);
+    let mut holes: Vec<u64> = [0, network.request_cost_bytes().min(most), most]
+        .into_iter()
+        .chain(sampled)
+        .collect();
+    holes.sort_unstable();
+    holes.dedup();
+    let mut best: Option<(Vec<Range<u64>>, Cost)> = None;
+    // A read shorter than the bandwidth-delay product is not worth splitting.
+    let part = part.max(most);
+    for hole in holes {
+        let reads = coalesce(&pieces, hole, part);
+        let cost = network.wave(reads.iter().map(|r| r.end - r.start));
+        if best
+            .as_ref()
+            .is_none_or(|(_, b)| network.compare(&cost, b).is_lt())
+        {
+            best = Some((reads, cost));
+        }
+    }
+    best.unwrap_or_default()
+}
+
+/// Where the `ranges` of a body of `known_len` bytes (offsets in that body) probably lie in
+/// another body of `body_len` bytes written the same way: at the same offsets when the
+/// lengths are equal (fixed-width columns, equal row counts), else scaled by the ratio of the
+/// lengths and widened on both sides by their difference. Clipped to `0..body_len`, merged
+/// where they overlap, sorted; empty ranges dropped.
+///
+/// A guess to read a block's buffers with its metadata in one request: whatever it misses is
+/// read once the metadata says where the buffers are.
+#[must_use]
+pub fn predict(ranges: &[Range<u64>], known_len: u64, body_len: u64) -> Vec<Range<u64>> {
+    let scale = |offset: u64, up: bool| -> u64 {
+        if known_len == body_len || known_len == 0 {
+            return offset.min(body_len);
+        }
+        let product = u128::from(offset) * u128::from(body_len);
+        let scaled = if up {
+            product.div_ceil(u128::from(known_len))
+        } else {
+            product / u128::from(known_len)
+        };
+        u64::try_from(scaled).unwrap_or(u64::MAX).min(body_len)
+    };
+    let margin = known_len.abs_diff(body_len);
+    let guessed: Vec<Range<u64>> = ranges
+        .iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            let start = scale(r.start, false).saturating_sub(margin);
+            let end = scale(r.end, true).saturating_add(margin).min(body_len);
+            start..end
+        })
+        .collect();
+    coalesce(&guessed, 0, u64::MAX)
 }
 
 /// Finds `range` inside the reads returned by [`coalesce`]. Returns the index of the read that
@@ -363,6 +471,83 @@ mod tests {
         best[n]
     }
 
+    #[test]
+    fn split_cases() {
+        let reads = ranges(&[(0, 10), (10, 11), (20, 45), (50, 50)]);
+        assert_eq!(
+            split(&reads, 10),
+            ranges(&[(0, 10), (10, 11), (20, 30), (30, 40), (40, 45)])
+        );
+        assert_eq!(split(&reads, 0).len(), 10 + 1 + 25);
+        assert_eq!(
+            split(&ranges(&[(MAX - 3, MAX)]), 2),
+            ranges(&[(MAX - 3, MAX - 1), (MAX - 1, MAX)])
+        );
+    }
+
+    #[test]
+    fn predict_cases() {
+        /// Name, known ranges, known body, other body, expected.
+        type Case = (
+            &'static str,
+            &'static [(u64, u64)],
+            u64,
+            u64,
+            &'static [(u64, u64)],
+        );
+        #[rustfmt::skip]
+        let cases: &[Case] = &[
+            ("same length: same offsets", &[(0, 128), (128, 4128)], 8000, 8000, &[(0, 4128)]),
+            ("apart stay apart", &[(0, 10), (100, 200)], 1000, 1000, &[(0, 10), (100, 200)]),
+            ("longer: scaled, widened", &[(100, 200)], 1000, 1100, &[(10, 320)]),
+            ("shorter: scaled, widened", &[(500, 600)], 1000, 500, &[(0, 500)]),
+            ("shorter, near the start", &[(10, 20)], 1000, 900, &[(0, 118)]),
+            ("clipped to the body", &[(900, 1000)], 1000, 990, &[(881, 990)]),
+            ("empty ranges dropped", &[(5, 5)], 10, 10, &[]),
+            ("an empty known body", &[(0, 0)], 0, 10, &[]),
+        ];
+        for &(name, known, known_len, body_len, expected) in cases {
+            assert_eq!(
+                predict(&ranges(known), known_len, body_len),
+                ranges(expected),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn coalesce_for_cases() {
+        const MIB: u64 = 1024 * 1024;
+        let s3 = Network::default();
+        // Block metadata 80 KiB apart, in one wave: a gap of 72 KiB costs 1.1 ms at 64 MiB/s,
+        // less than a request (3 ms), so they are read through into one read.
+        let metadata: Vec<Range<u64>> = (0..100)
+            .map(|i| i * 80 * 1024..i * 80 * 1024 + 8 * 1024)
+            .collect();
+        let (reads, cost) = coalesce_for(&s3, &metadata, 64 * MIB);
+        assert_eq!(reads, ranges(&[(0, 99 * 80 * 1024 + 8 * 1024)]));
+        assert_eq!(cost.requests, 1);
+        // On a network where bytes cost more than requests, each is a read of its own.
+        let thin = s3
+            .with_request_bandwidth(MIB)
+            .with_total_bandwidth(MIB)
+            .with_request_cost_us(100);
+        let (reads, _) = coalesce_for(&thin, &metadata, 64 * MIB);
+        assert_eq!(reads.len(), 100);
+        // ... unless the cap says fewer (and the gaps are within the bandwidth-delay product,
+        // 100 KiB at 100 ms).
+        let capped = thin.with_first_byte_us(100_000).with_max_requests(50);
+        let (reads, cost) = coalesce_for(&capped, &metadata, 64 * MIB);
+        assert!(
+            reads.len() <= 50 && cost.widest_wave <= 50,
+            "{}",
+            reads.len()
+        );
+        // Gaps beyond the bandwidth-delay product (3.2 MiB here) are never read through.
+        let far = ranges(&[(0, 10), (4 * MIB, 4 * MIB + 10)]);
+        assert_eq!(coalesce_for(&s3, &far, u64::MAX).0, far);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -425,6 +610,76 @@ mod tests {
             let mut shuffled: Vec<Range<u64>> = ranges.iter().rev().cloned().collect();
             shuffled.extend(ranges.iter().cloned());
             prop_assert_eq!(coalesce(&shuffled, hole, limit), reads);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn model_plans_hold_every_range(
+            input in arb_ranges(),
+            part in 1u64..400,
+            fb in 0u64..200_000,
+            bw in 1u64..1 << 30,
+            cost in 0u64..10_000,
+            cap in 1u64..20,
+        ) {
+            let network = Network::default()
+                .with_first_byte_us(fb)
+                .with_request_bandwidth(bw)
+                .with_request_cost_us(cost)
+                .with_max_requests(cap);
+            let (reads, modelled) = coalesce_for(&network, &input, part);
+            // A valid plan: sorted, disjoint, every range inside one read, gaps within the
+            // bandwidth-delay product (or at most part of a single piece).
+            for pair in reads.windows(2) {
+                prop_assert!(pair[0].end <= pair[1].start);
+            }
+            for r in input.iter().filter(|r| !r.is_empty()) {
+                prop_assert!(locate(&reads, r).is_some(), "{r:?} not in {reads:?}");
+            }
+            prop_assert_eq!(modelled.requests, reads.len() as u64);
+            // Never worse by the model than merging nothing or merging all it may.
+            let most = network.bandwidth_delay();
+            for hole in [0, most] {
+                let other = coalesce(&input, hole, part.max(most));
+                let other = network.wave(other.iter().map(|r| r.end - r.start));
+                prop_assert!(!network.compare(&modelled, &other).is_gt());
+            }
+            // Parts (of reads short enough to cut here): the same bytes, none longer than
+            // the part, in order.
+            let short: Vec<Range<u64>> =
+                reads.iter().filter(|r| r.end - r.start < 1 << 16).cloned().collect();
+            let parts = split(&short, part);
+            prop_assert_eq!(
+                parts.iter().map(|r| r.end - r.start).sum::<u64>(),
+                short.iter().map(|r| r.end - r.start).sum::<u64>()
+            );
+            prop_assert!(parts.iter().all(|r| r.end - r.start <= part && !r.is_empty()));
+            for pair in parts.windows(2) {
+                prop_assert!(pair[0].end <= pair[1].start);
+            }
+        }
+
+        #[test]
+        fn predictions_lie_in_the_body(
+            known in proptest::collection::vec((0u64..1000, 0u64..100), 0..8),
+            known_len in 0u64..1100,
+            body_len in 0u64..2000,
+        ) {
+            let known: Vec<Range<u64>> = known.iter().map(|&(s, l)| s..s + l).collect();
+            let guess = predict(&known, known_len, body_len);
+            for pair in guess.windows(2) {
+                prop_assert!(pair[0].end < pair[1].start);
+            }
+            prop_assert!(guess.iter().all(|r| !r.is_empty() && r.end <= body_len));
+            if known_len == body_len {
+                // The same length: every known range (within the body) is predicted.
+                for r in known.iter().filter(|r| !r.is_empty() && r.end <= body_len) {
+                    prop_assert!(locate(&guess, r).is_some());
+                }
+            }
         }
     }
 }

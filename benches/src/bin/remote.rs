@@ -35,6 +35,16 @@
 //! `many/*.arrow` (`benches/remote_many.py`; `QUIVER_PYTHON` names the Python, by default
 //! /work/venv/bin/python when it exists, else python3), each run three times.
 //!
+//! `... --bin remote -- --model FILE:COLUMN...` (the network model of issue 27): each file
+//! served by the Rust range server behind the proxy, which holds each request 50 ms
+//! (`QUIVER_BENCH_DELAY_MS`) before its first byte, sends each answer's body at 64 MiB/s
+//! (`QUIVER_BENCH_MIBPS`) and, with `QUIVER_BENCH_SLOW_EVERY=N`, holds every Nth request
+//! `QUIVER_BENCH_SLOW_MS` (3,000) longer; any number in flight. quiver (whole, one column,
+//! `--limit 10`; with and without the cost model), polars and pyarrow (`QUIVER_PYTHON`) read
+//! each in the same run; requests, round trips, bytes, time and peak resident set.
+//! `python3 benches/remote.py write PATH` writes the 1,000,000-row pyarrow file; the FILE
+//! `hundred` is the 100-batch file of the small run.
+//!
 //! `... --bin remote -- --connections [N] [DELAY_MS]` (defaults 32 and 50): N concurrent 64 KiB
 //! ranged GETs from one `object_store` S3 client through the proxy, to `moto_server` and to the
 //! Rust range server: the most connections held at once, when they arrived and when the answers
@@ -62,6 +72,54 @@ struct Recorder {
     peak: std::sync::atomic::AtomicUsize,
     /// When it accepted each connection since the last reset.
     accepted: Mutex<Vec<Instant>>,
+    /// Requests forwarded since the proxy started (for the slow tail).
+    forwarded: std::sync::atomic::AtomicU64,
+}
+
+/// What the proxy adds to every request besides its first-byte delay: a bandwidth cap on each
+/// answer's body, and a slow tail (every `slow_every`-th request held `slow` longer). From the
+/// environment: `QUIVER_BENCH_MIBPS` (default 64; 0: no cap), `QUIVER_BENCH_SLOW_EVERY`
+/// (default 0: none) and `QUIVER_BENCH_SLOW_MS` (default 3000).
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    bytes_per_second: u64,
+    slow_every: u64,
+    slow: Duration,
+}
+
+impl Shape {
+    fn from_env() -> Self {
+        let var = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        Shape {
+            bytes_per_second: var("QUIVER_BENCH_MIBPS", 64) * 1024 * 1024,
+            slow_every: var("QUIVER_BENCH_SLOW_EVERY", 0),
+            slow: Duration::from_millis(var("QUIVER_BENCH_SLOW_MS", 3000)),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let cap = match self.bytes_per_second {
+            0 => "no bandwidth cap".to_string(),
+            b => format!("each answer's body at {} MiB/s", b / (1024 * 1024)),
+        };
+        match self.slow_every {
+            0 => cap,
+            n => format!(
+                "{cap}, every {n}th request {} ms later",
+                self.slow.as_millis()
+            ),
+        }
+    }
+}
+
+/// The python that runs `remote.py` (`QUIVER_PYTHON`, default `python3`).
+fn python() -> String {
+    std::env::var("QUIVER_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
 impl Recorder {
@@ -113,7 +171,7 @@ async fn proxy(upstream: String, delay: Duration, recorder: Arc<Recorder>) -> St
                 .peak
                 .fetch_max(active + 1, std::sync::atomic::Ordering::SeqCst);
             tokio::spawn(async move {
-                let _ = forward(client, &upstream, delay, &recorder).await;
+                let _ = forward(client, &upstream, delay, &recorder, Shape::from_env()).await;
                 recorder
                     .active
                     .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
@@ -128,6 +186,7 @@ async fn forward(
     upstream: &str,
     delay: Duration,
     recorder: &Recorder,
+    shape: Shape,
 ) -> std::io::Result<()> {
     let (read, mut write) = client.into_split();
     let mut read = BufReader::new(read);
@@ -153,7 +212,12 @@ async fn forward(
     let mut body = vec![0u8; length];
     read.read_exact(&mut body).await?;
     let start = Instant::now();
-    tokio::time::sleep(delay).await;
+    let n = recorder
+        .forwarded
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        + 1;
+    let slow = shape.slow_every > 0 && n.is_multiple_of(shape.slow_every);
+    tokio::time::sleep(if slow { delay + shape.slow } else { delay }).await;
     let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
     let (from_server, mut to_server) = server.into_split();
     to_server.write_all(head.as_bytes()).await?;
@@ -179,11 +243,19 @@ async fn forward(
     }
     let mut bytes = 0u64;
     let mut logged = false;
+    let body_start = tokio::time::Instant::now();
     loop {
+        // The body at the per-request bandwidth: each piece leaves when the bytes before it
+        // would have at that rate.
+        if shape.bytes_per_second > 0 {
+            let due = Duration::from_secs_f64(bytes as f64 / shape.bytes_per_second as f64);
+            tokio::time::sleep_until(body_start + due).await;
+        }
         let chunk = from_server.fill_buf().await?;
         if chunk.is_empty() {
             break;
         }
+        let chunk = &chunk[..chunk.len().min(64 * 1024)];
         let n = chunk.len();
         bytes += n as u64;
         if length.is_some_and(|l| bytes >= l) && !logged {
@@ -369,12 +441,12 @@ fn small(args: &[String]) {
         for reader in ["polars", "pyarrow"] {
             recorder.reset();
             let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote.py");
-            let status = std::process::Command::new("python3")
+            let status = std::process::Command::new(python())
                 .arg(&script)
                 .args([reader, &endpoint, BUCKET, key, projection.unwrap_or("")])
-                .status();
+                .output();
             match status {
-                Ok(s) if s.success() => {
+                Ok(s) if s.status.success() => {
                     let time = row(reader, what, &recorder);
                     times.push((what, reader, time));
                 }
@@ -396,7 +468,7 @@ fn small(args: &[String]) {
 }
 
 /// The Python with polars and pyarrow, for `--many`.
-fn python() -> String {
+fn many_python() -> String {
     std::env::var("QUIVER_PYTHON").unwrap_or_else(|_| {
         let venv = "/work/venv/bin/python";
         match std::path::Path::new(venv).exists() {
@@ -417,7 +489,7 @@ fn many(objects: usize, rows: usize, delay: Duration) {
     let source = temp.join("source.arrow");
     std::fs::write(&source, &file).unwrap();
     let rewritten = temp.join("pyarrow.arrow");
-    let by_pyarrow = std::process::Command::new(python())
+    let by_pyarrow = std::process::Command::new(many_python())
         .args([
             "-c",
             "import sys, pyarrow.ipc as i; t = i.open_file(sys.argv[1]).read_all(); \
@@ -479,7 +551,7 @@ fn many(objects: usize, rows: usize, delay: Duration) {
         ours.push(row("quiver json s3://…/many/", &what, &recorder));
         recorder.reset();
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote_many.py");
-        let status = std::process::Command::new(python())
+        let status = std::process::Command::new(many_python())
             .arg(&script)
             .args([&endpoint, BUCKET, "many/"])
             .status();
@@ -487,7 +559,10 @@ fn many(objects: usize, rows: usize, delay: Duration) {
             Ok(s) if s.success() => {
                 theirs.push(row("polars scan_ipc(many/*.arrow)", &what, &recorder));
             }
-            _ => println!("| polars | (not run: no polars in {}) | | | |", python()),
+            _ => println!(
+                "| polars | (not run: no polars in {}) | | | |",
+                many_python()
+            ),
         }
     }
     let best = |times: &[Duration]| times.iter().min().map(Duration::as_secs_f64);
@@ -1018,9 +1093,211 @@ fn connections(requests: usize, delay: Duration) {
     }
 }
 
+/// The model run's child: quiver reads `key` at `endpoint` as `mode` says, then prints the
+/// rows read and its peak resident set in KiB. Modes: `whole` (front to back, as `quiver json`
+/// reads every batch), `column NAME`, `limit N` (the batches N rows need, as `quiver json
+/// --limit N`), and `column-old NAME`, `limit-old N`: the same with the planner as it was
+/// before the cost model (fixed limits: 8 KiB gaps, ranges of 9x the bandwidth-delay
+/// product, windows of two ranges, metadata then buffers). `QUIVER_WINDOW_MIB` sets the
+/// source's window (default 64 MiB).
+fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let store = s3(endpoint);
+    // QUIVER_WINDOW_MIB: the window (default 64 MiB).
+    let mut options = SourceOptions::default();
+    if let Some(mib) = std::env::var("QUIVER_WINDOW_MIB")
+        .ok()
+        .and_then(|w| w.parse::<u64>().ok())
+    {
+        options = options.with_window(mib << 20);
+    }
+    let rows = runtime.block_on(async {
+        if mode == "whole" {
+            let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
+                .await
+                .unwrap();
+            let mut reader = ObjectBatches::new(reader, Default::default())
+                .await
+                .unwrap();
+            let mut rows = 0;
+            while let Some(batch) = reader.next_batch().await.unwrap() {
+                rows += batch.num_rows();
+            }
+            drop(source);
+            return rows;
+        }
+        let source = ObjectSource::open(store, Path::from(key), options)
+            .await
+            .unwrap();
+        let mut reader = AsyncFileReader::open(&source, Default::default())
+            .await
+            .unwrap();
+        let old = mode.ends_with("-old");
+        let options = if old {
+            source.network().scan_options()
+        } else {
+            source.scan_options()
+        };
+        let mut rows = 0;
+        if mode.starts_with("column") {
+            let column = arg.expect("a column");
+            reader.set_projection(Projection::from_paths(reader.schema(), &[column]).unwrap());
+            reader.select(0..usize::MAX, options);
+            while let Some(batch) = reader.next_batch().await {
+                rows += batch.unwrap().num_rows();
+            }
+            return rows;
+        }
+        let limit: usize = arg.and_then(|a| a.parse().ok()).expect("a row limit");
+        // As `quiver json --limit` reads: one batch first, then the batches the rest needs
+        // (before: every batch selected, stopped once the rows are there).
+        let end = reader.num_batches();
+        let mut next = 0;
+        while rows < limit && next < end {
+            let selected = match (old, rows) {
+                (true, _) => next..end,
+                (false, 0) => next..next + 1,
+                (false, _) => {
+                    let per_batch = (rows / next).max(1);
+                    next..end.min(next + (limit - rows).div_ceil(per_batch))
+                }
+            };
+            reader.select(selected, options.clone());
+            while rows < limit {
+                let Some(batch) = reader.next_batch().await else {
+                    break;
+                };
+                rows += batch.unwrap().num_rows();
+                next += 1;
+            }
+        }
+        rows
+    });
+    println!("{rows} {}", status_kib("VmHWM"));
+}
+
+/// The model run: each `FILE:COLUMN` served by the Rust range server behind the proxy (the
+/// first-byte delay, each answer's bandwidth capped, any number in flight, the slow tail as
+/// `QUIVER_BENCH_*` say), read whole, one column and `--limit 10` by quiver (a child process,
+/// its peak resident set measured) with and without the cost model, by polars and pyarrow
+/// (`QUIVER_PYTHON`), side by side in the same run.
+fn model(files: &[String], delay: Duration) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    println!(
+        "{} ms before each first byte, {}; any number of requests in flight\n",
+        delay.as_millis(),
+        Shape::from_env().describe()
+    );
+    println!("| file | reader | read | requests | round trips | bytes | ms | peak MiB |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote.py");
+    for spec in files {
+        let (file, column) = spec.rsplit_once(':').expect("FILE:COLUMN");
+        // `hundred`: the 100-batch ten-column file of the small run.
+        let object = Arc::new(match file {
+            "hundred" => quiver_tests::ten_columns::file(100, 1000, Default::default()),
+            path => std::fs::read(path).expect("read the file"),
+        });
+        let name = std::path::Path::new(file)
+            .file_name()
+            .map_or(file.to_string(), |n| n.to_string_lossy().into_owned());
+        let label = format!("{name} ({:.1} MB)", object.len() as f64 / 1e6);
+        let upstream = runtime.block_on(range_server(Arc::clone(&object), None));
+        let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
+        let key = "model.arrow";
+        let line = |reader: &str, what: &str, peak_kib: Option<u64>| {
+            let (stats, time) = recorder.report();
+            println!(
+                "| {label} | {reader} | {what} | {} | {} | {} | {:.0} | {} |",
+                stats.requests,
+                stats.round_trips,
+                stats.bytes,
+                time.as_secs_f64() * 1000.0,
+                peak_kib.map_or("".into(), |k| format!("{:.0}", k as f64 / 1024.0))
+            );
+        };
+        let child = |mode: &str, arg: Option<&str>| -> Option<u64> {
+            let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+            command.args(["--model-child", &endpoint, key, mode]);
+            command.args(arg);
+            let out = command.output().expect("run the quiver child");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let out = String::from_utf8_lossy(&out.stdout).into_owned();
+            out.split_whitespace().nth(1).and_then(|k| k.parse().ok())
+        };
+        recorder.reset();
+        let got = runtime.block_on(single_get(s3(&endpoint), key));
+        assert_eq!(got, object.len() as u64);
+        line("one GET (quiver's whole read before)", "whole", None);
+        for (reader, what, mode, arg) in [
+            ("quiver", "whole", "whole", None),
+            ("quiver", "one column", "column", Some(column)),
+            (
+                "quiver, no cost model (before)",
+                "one column",
+                "column-old",
+                Some(column),
+            ),
+            ("quiver", "--limit 10", "limit", Some("10")),
+            (
+                "quiver, no cost model (before)",
+                "--limit 10",
+                "limit-old",
+                Some("10"),
+            ),
+        ] {
+            recorder.reset();
+            let peak = child(mode, arg);
+            line(reader, what, peak);
+        }
+        for reader in ["polars", "pyarrow"] {
+            for (what, projection) in [("whole", ""), ("one column", column)] {
+                recorder.reset();
+                let out = std::process::Command::new(python())
+                    .arg(&script)
+                    .args([reader, &endpoint, BUCKET, key, projection])
+                    .output();
+                match out {
+                    Ok(out) if out.status.success() => {
+                        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+                        let peak = out.split_whitespace().nth(1).and_then(|k| k.parse().ok());
+                        line(reader, what, peak);
+                    }
+                    Ok(out) => println!(
+                        "| {label} | {reader} | {what} | (failed: {}) | | | | |",
+                        String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                    ),
+                    Err(e) => println!("| {label} | {reader} | {what} | (not run: {e}) | | | | |"),
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("--model-child") => model_child(
+            &args[1],
+            &args[2],
+            &args[3],
+            args.get(4).map(String::as_str),
+        ),
+        Some("--model") => {
+            let delay = std::env::var("QUIVER_BENCH_DELAY_MS")
+                .ok()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(50);
+            model(&args[1..], Duration::from_millis(delay));
+        }
         Some("--big-child") => big_child(
             &args[1],
             &args[2],

@@ -12,6 +12,13 @@
 //!   block's metadata first and then only the selected fields' buffers. The first list of a
 //!   selection that starts near the file's start is stretched to offset 0 so the leading magic
 //!   is checked.
+//! - Under a network model ([`ScanOptions::network`]) each window's plan is the cheapest by
+//!   [`crate::cost`]: whole blocks in parallel parts; every block's metadata, then the
+//!   buffers; or, under a projection, the first block's metadata and buffers alone (to learn
+//!   where the buffers lie), after which each block's metadata and its predicted buffers
+//!   ([`predict`]) are read together, merged with the gap the model prefers
+//!   ([`coalesce_for`]). Whatever a prediction missed is read once the metadata is known;
+//!   nothing already fetched is asked for twice.
 //! - Dictionary blocks ride along with the first window that needs them, once.
 //! - One batch alone ([`FileDecoder::select_batch`]) is one range of its metadata and body,
 //!   with the dictionary blocks listed beside it the first time.
@@ -25,9 +32,10 @@ use super::pushed::Pushed;
 use super::{MAGIC, Projection, ReadState, ReaderOptions, ScanOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
+use crate::cost::{Cost, Network};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
-use crate::plan::coalesce;
+use crate::plan::{coalesce, coalesce_for, predict, split};
 use crate::schema::{Metadata, Schema};
 use alloc::collections::VecDeque;
 use alloc::string::ToString;
@@ -50,6 +58,21 @@ pub enum DecodeResult {
     Data(RecordBatch<'static>),
     /// Every selected batch has been returned.
     Finished,
+}
+
+/// The plans a window can be read by under a network model, compared by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Whole blocks, in parallel parts of the model's size.
+    Whole,
+    /// Every block's metadata, then the selected buffers: two waves.
+    Phases,
+    /// The first block's metadata, then its buffers; the window ends there, and the next
+    /// windows read the others' metadata and predicted buffers together.
+    Learn,
+    /// Each block's metadata and predicted buffers together, merged: one wave (and one more
+    /// for what the prediction missed).
+    Together,
 }
 
 /// Which batches are read, and how.
@@ -79,6 +102,15 @@ enum Stage {
     Buffers(Vec<Pending>),
     /// Every byte is here; batches wait to be decoded.
     Ready(VecDeque<Pending>),
+}
+
+/// Where the selected buffers lay in the body of the last block whose metadata was read: the
+/// guess for the next blocks' ([`predict`]).
+#[derive(Debug, Clone)]
+struct Layout {
+    body_len: u64,
+    /// Offsets in the body.
+    buffers: Vec<Range<u64>>,
 }
 
 /// A run of blocks read together.
@@ -150,6 +182,8 @@ pub struct FileDecoder {
     dictionaries_planned: bool,
     /// The error `try_decode` returned; it stays until a new selection.
     failed: Option<FormatError>,
+    /// Where the projection's buffers lay in the last block read by metadata.
+    layout: Option<Layout>,
 }
 
 impl core::fmt::Debug for FileDecoder {
@@ -183,6 +217,7 @@ impl FileDecoder {
             dictionaries_read: false,
             dictionaries_planned: false,
             failed: None,
+            layout: None,
         }
     }
 
@@ -230,7 +265,7 @@ impl FileDecoder {
                 }
             }
         }
-        if self.windows.len() > windows {
+        if self.windows.len() > windows || self.learning() {
             return None;
         }
         let mut window = self.plan_window().ok()??;
@@ -281,6 +316,7 @@ impl FileDecoder {
         }
         self.windows.clear();
         self.dictionaries_planned = self.dictionaries_read;
+        self.layout = None;
         self.state.set_projection(projection);
     }
 
@@ -433,7 +469,7 @@ impl FileDecoder {
                 .get(self.next)
                 .filter(|_| self.next < end)
             {
-                let size = extent(block).end - extent(block).start;
+                let size = self.planned_bytes(block);
                 if !blocks.is_empty() && bytes.saturating_add(size) > self.scan.readahead {
                     break;
                 }
@@ -451,23 +487,42 @@ impl FileDecoder {
         } else {
             Vec::new()
         };
-        let whole = self.mode == Mode::Batch || self.state.projection.is_all();
-        let blocks_read = blocks.iter().map(|(_, b)| first_read(b, whole));
-        let wanted: Vec<Range<u64>> = dictionaries.iter().map(extent).chain(blocks_read).collect();
+        let mut whole = self.mode == Mode::Batch || self.state.projection.is_all();
         let mut checks_magic = false;
-        let reads = if self.mode == Mode::Batch {
-            wanted
-        } else {
-            let mut reads = self.coalesce(&wanted);
-            if self.first_window
-                && let Some(first) = reads.first_mut()
-                && first.start <= self.scan.hole_size_limit
-            {
-                first.start = 0;
-                checks_magic = true;
+        let mut reads = match (self.mode, self.scan.network) {
+            (Mode::Batch, _) => {
+                let blocks_read = blocks.iter().map(|(_, b)| first_read(b, true));
+                dictionaries.iter().map(extent).chain(blocks_read).collect()
             }
-            reads
+            (Mode::Scan, Some(network)) => {
+                let (plan, reads) = self.plan_modelled(&network, &blocks, &dictionaries);
+                whole = plan == Plan::Whole;
+                let keep = match plan {
+                    Plan::Whole => self.whole_blocks(&blocks),
+                    Plan::Learn => 1,
+                    Plan::Phases | Plan::Together => blocks.len(),
+                };
+                if let Some(&(index, _)) = blocks.get(keep) {
+                    blocks.truncate(keep);
+                    self.next = index;
+                }
+                reads
+            }
+            (Mode::Scan, None) => {
+                let blocks_read = blocks.iter().map(|(_, b)| first_read(b, whole));
+                let wanted: Vec<Range<u64>> =
+                    dictionaries.iter().map(extent).chain(blocks_read).collect();
+                self.coalesce(&wanted)
+            }
         };
+        if self.mode == Mode::Scan
+            && self.first_window
+            && let Some(first) = reads.first_mut()
+            && first.start <= self.scan.hole_size_limit
+        {
+            first.start = 0;
+            checks_magic = true;
+        }
         self.first_window = false;
         Ok(Some(Window {
             blocks,
@@ -480,12 +535,156 @@ impl FileDecoder {
         }))
     }
 
+    /// Whether a window planned by the model is reading a block's metadata to learn where
+    /// the projection's buffers lie: the next window waits for it, to be planned with them.
+    fn learning(&self) -> bool {
+        self.scan.network.is_some()
+            && !self.state.projection.is_all()
+            && self.layout.is_none()
+            && !self.windows.is_empty()
+    }
+
+    /// The bytes a window's plan is expected to read of `block`: all of it, or under a
+    /// network model with a projection, its metadata and the buffers predicted (or, before
+    /// any block's buffers are known, its share of the body by the fields selected).
+    fn planned_bytes(&self, block: &Block) -> u64 {
+        let all = extent(block).end - extent(block).start;
+        if self.scan.network.is_none() || self.state.projection.is_all() {
+            return all;
+        }
+        let meta = block.meta_data_length as u64;
+        let body = block.body_length as u64;
+        let buffers: u64 = match &self.layout {
+            Some(layout) => predict(&layout.buffers, layout.body_len, body)
+                .iter()
+                .map(|r| r.end - r.start)
+                .sum(),
+            None => self.body_share(body),
+        };
+        meta.saturating_add(buffers).min(all)
+    }
+
+    /// The part of a body of `body` bytes the projection is expected to read, by the share
+    /// of the top-level fields it selects.
+    fn body_share(&self, body: u64) -> u64 {
+        let fields = self.state.schema.fields().len().max(1) as u128;
+        let selected = self.state.projected.fields().len() as u128;
+        u64::try_from(u128::from(body) * selected / fields).unwrap_or(body)
+    }
+
+    /// The blocks of `blocks` (at least one) whose whole extents fit the readahead.
+    fn whole_blocks(&self, blocks: &[(usize, Block)]) -> usize {
+        let mut bytes = 0u64;
+        let fits = blocks.iter().skip(1).take_while(|(_, b)| {
+            bytes = bytes.saturating_add(extent(b).end - extent(b).start);
+            bytes <= self.scan.readahead
+        });
+        1 + fits.count()
+    }
+
+    /// Compares the plans for a window of `blocks` (with `dictionaries`) on `network` and
+    /// returns the cheapest and its first reads. See [`Plan`].
+    fn plan_modelled(
+        &self,
+        network: &Network,
+        blocks: &[(usize, Block)],
+        dictionaries: &[Block],
+    ) -> (Plan, Vec<Range<u64>>) {
+        let dictionaries = || dictionaries.iter().map(extent);
+        let window = self.scan.readahead;
+        let parts = |wanted: &[Range<u64>]| -> (Vec<Range<u64>>, Cost) {
+            let bytes = wanted.iter().map(|r| r.end - r.start).sum::<u64>();
+            let part = network.part_size(bytes, window.max(bytes));
+            coalesce_for(network, wanted, part)
+        };
+        let whole_plan = |blocks: &[(usize, Block)]| -> (Vec<Range<u64>>, Cost) {
+            let wanted: Vec<Range<u64>> = dictionaries()
+                .chain(blocks.iter().map(|(_, b)| extent(b)))
+                .collect();
+            let runs = coalesce(&wanted, network.bandwidth_delay(), u64::MAX);
+            let bytes = runs.iter().map(|r| r.end - r.start).sum::<u64>();
+            let reads = split(&runs, network.part_size(bytes, window.max(bytes)));
+            let cost = network.wave(reads.iter().map(|r| r.end - r.start));
+            (reads, cost)
+        };
+        if self.state.projection.is_all() {
+            return (Plan::Whole, whole_plan(blocks).0);
+        }
+        let (_, whole) = whole_plan(blocks);
+        let metadata = |blocks: &[(usize, Block)]| -> Vec<Range<u64>> {
+            dictionaries()
+                .chain(blocks.iter().map(|(_, b)| first_read(b, false)))
+                .collect()
+        };
+        if let Some(layout) = &self.layout {
+            let mut wanted = metadata(blocks);
+            for (_, block) in blocks {
+                let body = body_extent(block);
+                let guessed = predict(&layout.buffers, layout.body_len, body.end - body.start);
+                wanted.extend(
+                    guessed
+                        .iter()
+                        .map(|r| body.start + r.start..body.start + r.end),
+                );
+            }
+            let (together, cost) = parts(&wanted);
+            return if network.compare(&whole, &cost).is_lt() {
+                (
+                    Plan::Whole,
+                    whole_plan(blocks.get(..self.whole_blocks(blocks)).unwrap_or(blocks)).0,
+                )
+            } else {
+                (Plan::Together, together)
+            };
+        }
+        // No block's buffers known yet: metadata first, then the buffers, for every block of
+        // the window, or for its first block only (after which the others are read with their
+        // buffers predicted, one request each).
+        let share = |(_, b): &(usize, Block)| self.body_share(b.body_length as u64);
+        let (meta_reads, meta_cost) = parts(&metadata(blocks));
+        let phases = meta_cost.then(network.wave(blocks.iter().map(share)));
+        let first = blocks.get(..1).unwrap_or_default();
+        let (learn_reads, learn_cost) = parts(&metadata(first));
+        let rest = blocks.get(1..).unwrap_or_default().iter().map(|block| {
+            let (_, b) = block;
+            (b.meta_data_length as u64).saturating_add(share(block))
+        });
+        let learn = learn_cost
+            .then(network.wave(first.iter().map(share)))
+            .then(network.wave(rest));
+        let mut best = (Plan::Whole, whole);
+        for (plan, cost) in [(Plan::Phases, phases), (Plan::Learn, learn)] {
+            if network.compare(&cost, &best.1).is_lt() {
+                best = (plan, cost);
+            }
+        }
+        let reads = match best.0 {
+            Plan::Whole => whole_plan(blocks.get(..self.whole_blocks(blocks)).unwrap_or(blocks)).0,
+            Plan::Learn => learn_reads,
+            Plan::Phases | Plan::Together => meta_reads,
+        };
+        (best.0, reads)
+    }
+
     fn coalesce(&self, wanted: &[Range<u64>]) -> Vec<Range<u64>> {
         coalesce(
             wanted,
             self.scan.hole_size_limit,
             self.scan.range_size_limit,
         )
+    }
+
+    /// The reads for buffers still missing: merged by the network model when there is one,
+    /// else within the fixed limits.
+    fn coalesce_missing(&self, wanted: &[Range<u64>]) -> Vec<Range<u64>> {
+        match &self.scan.network {
+            Some(network) => {
+                let bytes = wanted.iter().map(|r| r.end - r.start).sum::<u64>();
+                let window = self.scan.readahead.max(bytes);
+                coalesce_for(network, wanted, network.part_size(bytes, window)).0
+            }
+            None => self.coalesce(wanted),
+        }
     }
 
     /// Moves window `i` to its next stage if its reads have all been pushed; whether it moved.
@@ -498,6 +697,7 @@ impl FileDecoder {
             return Ok(false);
         }
         let pushed = &self.pushed;
+        let mut learned = None;
         let (stage, reads) = match &window.stage {
             Stage::Blocks => {
                 if window.checks_magic
@@ -530,12 +730,25 @@ impl FileDecoder {
                 if window.whole {
                     (Stage::Ready(pending.into()), Vec::new())
                 } else {
+                    // Buffers a read of the window's first stage brought (a gap read through,
+                    // or a prediction that held) are not asked for again.
                     let mut wanted = Vec::new();
                     for p in &mut pending {
                         p.buffers = selected_buffers(&self.state, p)?;
-                        wanted.extend(p.buffers.iter().cloned());
+                        wanted.extend(p.buffers.iter().flat_map(|b| pushed.missing(b)));
                     }
-                    (Stage::Buffers(pending), self.coalesce(&wanted))
+                    learned = pending.last().map(|p| {
+                        let body = body_extent(&p.block);
+                        Layout {
+                            body_len: body.end - body.start,
+                            buffers: p
+                                .buffers
+                                .iter()
+                                .map(|r| r.start - body.start..r.end - body.start)
+                                .collect(),
+                        }
+                    });
+                    (Stage::Buffers(pending), self.coalesce_missing(&wanted))
                 }
             }
             Stage::Buffers(pending) => {
@@ -558,6 +771,9 @@ impl FileDecoder {
         };
         if !window.dictionaries.is_empty() {
             self.dictionaries_read = true;
+        }
+        if learned.is_some() {
+            self.layout = learned;
         }
         window.stage = stage;
         window.reads = reads;

@@ -24,7 +24,7 @@ use super::plan::{Leaf, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::{self, Zones};
-use super::value::{Context, decimal, interval, json_text, key, quoted_text, uuid};
+use super::value::{Context, decimal, interval, json, key, quoted_text, uuid};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
 use crate::view::Arrays;
@@ -996,13 +996,7 @@ pub(crate) fn leaf<'b>(
             } else {
                 b"false"
             }),
-            _ => {
-                let text = node.bytes_value(i);
-                match json_text(text) {
-                    Some(json) => sink.json(json),
-                    None => sink.quoted(text, Body::Text, b"\""),
-                }
-            }
+            _ => json(sink, node.bytes_value(i)),
         }
         return;
     }

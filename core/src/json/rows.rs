@@ -25,7 +25,6 @@ use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
 use super::temporal;
 use super::temporal::Zones;
-use super::value::json_text;
 use super::value::{Context, non_finite_text};
 use crate::columnar;
 use crate::view::{self, Offset, Table};
@@ -806,22 +805,17 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 let Some(view) = self.nodes.node(node.at).map(|n| *n) else {
                     return Ok(());
                 };
-                if view.extension != view::Extension::Json {
-                    if sink.room() < SPILL {
-                        return Err(Full);
-                    }
-                    short_value(&view, i, sink, cx, self.zones);
-                    return Ok(());
+                // Room for the value whole (JSON text as it is or escaped as a string), so that
+                // the walk's writer never leaves part of it for later.
+                let text = match view.extension {
+                    view::Extension::Json => view.bytes_value(i).len().saturating_mul(6) + 2,
+                    _ => 0,
+                };
+                if sink.room() < text.max(SPILL) {
+                    return Err(Full);
                 }
-                let text = view.bytes_value(i);
-                match json_text(text) {
-                    Some(json) if sink.room() >= json.len() => {
-                        sink.json(json);
-                        Ok(())
-                    }
-                    Some(_) => Err(Full),
-                    None => quoted(sink, text, Body::Text),
-                }
+                short_value(&view, i, sink, cx, self.zones);
+                Ok(())
             }
             Shape::Struct { first, len } => {
                 put(sink, b"{")?;

@@ -31,11 +31,14 @@ pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'stati
     }
 }
 
-/// The text of an `arrow.json` value to write as JSON (without the whitespace around it), or
-/// `None` when it is not one JSON value (it is then written as a string).
-#[inline]
-pub(crate) fn json_text(text: &[u8]) -> Option<&[u8]> {
-    embedded::is_json(text).then(|| text.trim_ascii())
+/// Writes an `arrow.json` value: the JSON value its text holds (without the whitespace around
+/// it), or the text as a string when it is not one JSON value.
+pub(crate) fn json<'b>(sink: &mut Sink<'_, '_, 'b>, text: &'b [u8]) {
+    if embedded::is_json(text) {
+        sink.json(text.trim_ascii());
+    } else {
+        sink.quoted(text, Body::Text, b"\"");
+    }
 }
 
 /// Writes an `arrow.uuid` value (16 bytes) as `"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"`.

@@ -249,6 +249,10 @@ fn selection(
 
 /// Converts an IPC file named by URL: the reader's windows arrive on the runtime's threads,
 /// the next one in flight while this thread encodes the batches of the current one.
+///
+/// Under `--limit` the file is read in selections of the batches the rows still wanted
+/// need, at the rows per batch seen so far (one batch first): a peek fetches the footer and
+/// the blocks it uses, not a window of read-ahead.
 fn convert_remote(
     args: &JsonArgs,
     remote: &Remote,
@@ -262,20 +266,39 @@ fn convert_remote(
     if let Some(projection) = projection {
         reader.set_projection(projection);
     }
-    if batches.is_empty() {
-        return Ok(remote.stats());
-    }
-    let first = batches.start;
-    reader.select(batches, remote.source.scan_options());
+    let (first, end) = (batches.start, batches.end);
+    let options = remote.source.scan_options();
     remote.runtime.block_on(async {
         let mut index = first;
-        while sink.wants_more() {
-            let Some(batch) = reader.next_batch().await else {
-                break;
+        // Rows per batch seen so far, at least 1; none seen yet: `None`.
+        let mut rows_per_batch: Option<u64> = None;
+        while sink.wants_more() && index < end {
+            let selected = match (args.limit, rows_per_batch) {
+                (None, _) => index..end,
+                (Some(_), None) => index..index + 1,
+                (Some(_), Some(rows)) => {
+                    let wanted = sink.rows_left.div_ceil(rows.max(1));
+                    let wanted = usize::try_from(wanted).unwrap_or(usize::MAX).max(1);
+                    index..end.min(index.saturating_add(wanted))
+                }
             };
-            sink.take(index, &batch.map_err(|e| remote.failed(e, Some(&schema)))?)?;
-            fetched(sink, remote);
-            index += 1;
+            reader.select(selected.clone(), options.clone());
+            let (mut rows, mut read) = (0u64, 0u64);
+            while sink.wants_more() {
+                let Some(batch) = reader.next_batch().await else {
+                    break;
+                };
+                let batch = batch.map_err(|e| remote.failed(e, Some(&schema)))?;
+                rows += batch.num_rows() as u64;
+                read += 1;
+                sink.take(index, &batch)?;
+                fetched(sink, remote);
+                index += 1;
+            }
+            if read == 0 {
+                break;
+            }
+            rows_per_batch = Some((rows / read).max(1));
         }
         Ok::<_, Failure>(())
     })?;

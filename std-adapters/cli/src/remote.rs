@@ -2,12 +2,14 @@
 //! [`quiver_object_store`] on a tokio runtime of this module's own.
 //!
 //! When every column of every batch is read (no `--columns`, `--batches` or `--limit`), the
-//! whole object is ONE GET ([`ObjectSource::open_whole`]), decoded as its body arrives while
-//! this thread encodes ([`ObjectBatches`]): a file as the stream it holds,
+//! whole object is read front to back in parallel parts handed over in order
+//! ([`ObjectSource::open_whole`]), decoded as they arrive while this thread encodes
+//! ([`ObjectBatches`]): a file as the stream it holds,
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
-//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's limits
-//! from the network ([`ObjectSource::scan_options`]): every window's ranges go out as
+//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's cost
+//! model of the network ([`ObjectSource::scan_options`]; the environment may set it,
+//! `source_options`): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
 //! this thread encodes the current one. A stream is read front to back by
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
@@ -20,11 +22,12 @@ use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::{
-    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+    NetworkMetrics, ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
 };
 use std::fmt::Display;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
@@ -46,7 +49,7 @@ pub struct Remote {
     pub endpoint: String,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
     whole: Mutex<Option<ObjectReader>>,
-    /// The object was opened with one GET of all of it.
+    /// The object was opened for a read of all of it ([`ObjectSource::open_whole`]).
     opened_whole: bool,
 }
 
@@ -55,7 +58,7 @@ pub fn is_url(input: &Path) -> bool {
     input.to_str().is_some_and(quiver_object_store::is_url)
 }
 
-/// Opens the object `url` names: one GET of all of it when the caller reads the `whole`
+/// Opens the object `url` names: for a read of all of it when the caller reads the `whole`
 /// object, else one suffix GET of its end. A URL of no known scheme is a usage error.
 pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
@@ -69,7 +72,7 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .build()
         .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
     let endpoint = store.endpoint;
-    let options = SourceOptions::default();
+    let options = source_options(|name| std::env::var(name).ok())?;
     let (source, reader) = runtime
         .block_on(async {
             if whole {
@@ -90,6 +93,53 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
+}
+
+/// The source's options, with the network figures the environment sets (`var` reads a
+/// variable), each a positive whole number:
+///
+/// - `QUIVER_FIRST_BYTE_MS`: time to first byte, ms (default: measured on the first request);
+/// - `QUIVER_REQUEST_MIBPS`: bandwidth of one request, MiB/s (default 64);
+/// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
+/// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 3);
+/// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
+/// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64).
+///
+/// Anything else is a usage error naming the variable.
+fn source_options(var: impl Fn(&str) -> Option<String>) -> Result<SourceOptions, Failure> {
+    let number = |name: &str| -> Result<Option<u64>, Failure> {
+        let Some(value) = var(name) else {
+            return Ok(None);
+        };
+        match value.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Failure::Usage(format!(
+                "{name}={value}: expected a positive whole number"
+            ))),
+        }
+    };
+    const MIB: u64 = 1024 * 1024;
+    let mut network = NetworkMetrics::default();
+    let mut options = SourceOptions::default();
+    if let Some(ms) = number("QUIVER_FIRST_BYTE_MS")? {
+        network = network.with_time_to_first_byte(Duration::from_millis(ms));
+    }
+    if let Some(mibps) = number("QUIVER_REQUEST_MIBPS")? {
+        network = network.with_bandwidth(mibps.saturating_mul(MIB));
+    }
+    if let Some(mibps) = number("QUIVER_TOTAL_MIBPS")? {
+        network = network.with_total_bandwidth(mibps.saturating_mul(MIB));
+    }
+    if let Some(ms) = number("QUIVER_REQUEST_COST_MS")? {
+        network = network.with_request_cost(Duration::from_millis(ms));
+    }
+    if let Some(requests) = number("QUIVER_IN_FLIGHT")? {
+        options = options.with_max_in_flight(usize::try_from(requests).unwrap_or(usize::MAX));
+    }
+    if let Some(mib) = number("QUIVER_WINDOW_MIB")? {
+        options = options.with_window(mib.saturating_mul(MIB));
+    }
+    Ok(options.with_network(network))
 }
 
 /// The one `error: URL: …` line for `error`, naming the endpoint (a server's multi-line
@@ -135,7 +185,7 @@ impl Remote {
     /// The object's batches front to back, its schema read, or `None` for a file to read by
     /// ranges ([`Self::file_reader`]).
     ///
-    /// Opened whole, the object's one GET: a file read as the stream it holds, its footer
+    /// Opened whole, the object read front to back: a file read as the stream it holds, its footer
     /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
     /// writes its schema message without the length prefix; file readers never read it) is
     /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.
@@ -171,13 +221,57 @@ impl Remote {
         })
     }
 
-    /// The requests sent so far, as `--stats` prints them.
+    /// The requests sent so far, as `--stats` prints them: a streaming GET the reading
+    /// stopped before its end counts with the bytes it brought.
     pub fn stats(&self) -> ReadStats {
-        let requests = self.source.requests();
+        let requests = self.source.requests_so_far();
         ReadStats {
             reads: requests.requests,
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_sets_the_network() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let options = source_options(env(&[])).unwrap();
+        assert_eq!(options.network, NetworkMetrics::default());
+        let options = source_options(env(&[
+            ("QUIVER_FIRST_BYTE_MS", "30"),
+            ("QUIVER_REQUEST_MIBPS", "95"),
+            ("QUIVER_TOTAL_MIBPS", "2048"),
+            ("QUIVER_REQUEST_COST_MS", "1"),
+            ("QUIVER_IN_FLIGHT", "16"),
+            ("QUIVER_WINDOW_MIB", "128"),
+        ]))
+        .unwrap();
+        let model = options.network.model(options.max_in_flight);
+        assert_eq!(model.first_byte_us, 30_000);
+        assert_eq!(model.request_bandwidth, 95 << 20);
+        assert_eq!(model.total_bandwidth, 2048 << 20);
+        assert_eq!(model.request_cost_us, 1000);
+        assert_eq!(model.max_in_flight, 16);
+        assert_eq!(options.window, 128 << 20);
+        for bad in ["0", "-1", "fast", ""] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(Box::new([("QUIVER_REQUEST_MIBPS", bad)]));
+            let Err(Failure::Usage(message)) = source_options(env(pairs)) else {
+                panic!("{bad} accepted");
+            };
+            assert!(message.starts_with("QUIVER_REQUEST_MIBPS="), "{message}");
         }
     }
 }

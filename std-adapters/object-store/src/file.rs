@@ -2,10 +2,10 @@
 //!
 //! Read by ranges, a file costs its opening request (the footer), then a request per planned
 //! range, and a window's ranges wait in memory until it is decoded. A caller that reads every
-//! byte of the batches needs none of that: one GET of the whole object
-//! ([`ObjectSource::open_whole`](crate::ObjectSource::open_whole)) brings the bytes in the
-//! order they are decoded, at that request's bandwidth, and each batch is decoded as soon as
-//! its message has arrived. A file is read as the stream it holds, its footer checked last
+//! byte of the batches needs none of that: a read of the whole object front to back
+//! ([`ObjectSource::open_whole`](crate::ObjectSource::open_whole): its first part, then the
+//! rest in parallel parts, handed over in order) brings the bytes in the order they are
+//! decoded, and each batch is decoded as soon as its message has arrived. A file is read as the stream it holds, its footer checked last
 //! against the messages ([`StreamDecoder::for_file`]).
 //!
 //! The body's chunks go to the [`StreamDecoder`] as they arrived, without a copy; a message
@@ -76,6 +76,11 @@ impl ObjectBatches {
     /// The object's schema.
     pub fn schema(&self) -> &Arc<Schema> {
         &self.schema
+    }
+
+    /// Bytes of the object handed to the decoder so far.
+    pub fn position(&self) -> u64 {
+        self.position
     }
 
     /// Reads only the fields `projection` selects from the next batch on.

@@ -4,10 +4,11 @@
 //! - [`ObjectSource`] (`source.rs`): one object as a [`quiver::source::AsyncRandomAccess`]
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
 //!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
-//!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's limits.
-//! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, from ONE GET
-//!   of the whole object ([`ObjectSource::open_whole`]), decoded as it arrives; what
-//!   `quiver json s3://…` does when it reads every column of every batch.
+//!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's cost
+//!   model ([`quiver::cost`]).
+//! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, read front to
+//!   back in parallel parts handed over in order ([`ObjectSource::open_whole`]), decoded as
+//!   it arrives; what `quiver json s3://…` does when it reads every column of every batch.
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
@@ -41,9 +42,9 @@ mod url;
 
 pub use error::ObjectError;
 pub use file::ObjectBatches;
-pub use read::{ObjectReader, READ_AHEAD};
+pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, NetworkMetrics, ObjectSource, RequestLog, RequestStats,
-    SourceOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, RequestLog,
+    RequestStats, SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

@@ -7,6 +7,11 @@
 //! [`READ_AHEAD`] bytes of them (or [`crate::SourceOptions::read_ahead`]) wait in memory
 //! whatever the object's size, so the body keeps
 //! arriving while the reader decodes, and waits for the reader when it is that far ahead.
+//! The read-ahead starts at [`FIRST_READ_AHEAD`] and grows by as much each time the reader
+//! has taken what it holds, up to its limit: after `n` bytes taken it is about
+//! `sqrt(2 x n x FIRST_READ_AHEAD)` (1.3 MiB after 3 MiB, 12 MiB after 300 MiB), so a reader
+//! that stops early (a schema, `--limit`) leaves little unread behind it, however large the
+//! read-ahead allowed.
 //!
 //! Bytes the source's opening request already brought (its tail) are not asked for again: the
 //! GET stops where they start, and they follow its body. An object the opening brought whole
@@ -18,9 +23,11 @@ use crate::source::RequestLog;
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use std::collections::VecDeque;
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, mpsc};
@@ -29,27 +36,48 @@ use tokio::sync::{Semaphore, mpsc};
 /// ([`crate::SourceOptions::with_read_ahead`]).
 pub const READ_AHEAD: usize = 32 * 1024 * 1024;
 
+/// The read-ahead a streaming GET starts with ([`ObjectReader`]'s module docs).
+pub const FIRST_READ_AHEAD: usize = 256 * 1024;
+
 /// The room a chunk of `len` bytes takes in a read-ahead of `budget` bytes: all of it for a
 /// chunk larger than the budget, which then waits until every byte before it has been read.
 fn room_of(len: usize, budget: usize) -> u32 {
     u32::try_from(len.min(budget)).unwrap_or(u32::MAX)
 }
 
+/// A chunk of the body and the room it took.
+type Chunk = Result<(bytes::Bytes, u32), ObjectError>;
+
 /// The body's chunks as they arrive, and the room left for more.
 #[derive(Debug)]
 struct Body {
-    chunks: mpsc::UnboundedReceiver<Result<bytes::Bytes, ObjectError>>,
+    chunks: mpsc::UnboundedReceiver<Chunk>,
     room: Arc<Semaphore>,
+    /// The read-ahead granted so far (the semaphore's capacity), shared with the GET's task.
+    granted: Arc<AtomicUsize>,
+    /// The most it may grow to.
     budget: usize,
+    /// Bytes taken since the read-ahead last grew.
+    taken: usize,
 }
 
 impl Body {
-    /// Gives the room of a chunk taken off back to the GET.
-    fn taken(&self, received: &Option<Result<bytes::Bytes, ObjectError>>) {
-        if let Some(Ok(chunk)) = received {
-            self.room
-                .add_permits(room_of(chunk.len(), self.budget) as usize);
+    /// Gives the room of a chunk taken off back to the GET, and grows the read-ahead by
+    /// [`FIRST_READ_AHEAD`] once the reader has taken as much as it holds. Returns the chunk.
+    fn taken(&mut self, received: Option<Chunk>) -> Option<Result<bytes::Bytes, ObjectError>> {
+        let received = received?;
+        if let Ok((chunk, room)) = &received {
+            self.room.add_permits(*room as usize);
+            self.taken += chunk.len();
+            let granted = self.granted.load(Ordering::Acquire);
+            if self.taken >= granted && granted < self.budget {
+                let more = FIRST_READ_AHEAD.min(self.budget - granted);
+                self.granted.store(granted + more, Ordering::Release);
+                self.room.add_permits(more);
+                self.taken = 0;
+            }
         }
+        Some(received.map(|(chunk, _)| chunk))
     }
 }
 
@@ -57,6 +85,89 @@ impl Drop for Body {
     /// Ends the GET's task, waiting for room or not.
     fn drop(&mut self) {
         self.room.close();
+    }
+}
+
+/// The GET task's end of a body: chunks go to the reader within the room it leaves.
+struct Feed {
+    send: mpsc::UnboundedSender<Chunk>,
+    room: Arc<Semaphore>,
+    granted: Arc<AtomicUsize>,
+}
+
+/// A body of at most `read_ahead` bytes ahead of its reader: the task's end and the reader's.
+fn channel(read_ahead: usize) -> (Feed, Body) {
+    let (send, chunks) = mpsc::unbounded_channel();
+    // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
+    let budget = read_ahead.clamp(1, u32::MAX as usize);
+    let first = budget.min(FIRST_READ_AHEAD);
+    let room = Arc::new(Semaphore::new(first));
+    let granted = Arc::new(AtomicUsize::new(first));
+    let feed = Feed {
+        send,
+        room: Arc::clone(&room),
+        granted: Arc::clone(&granted),
+    };
+    let body = Body {
+        chunks,
+        room,
+        granted,
+        budget,
+        taken: 0,
+    };
+    (feed, body)
+}
+
+impl Feed {
+    /// Hands `chunk` to the reader once there is room for it; `false` if the reader is gone.
+    async fn send(&self, chunk: bytes::Bytes) -> bool {
+        let size = room_of(chunk.len(), self.granted.load(Ordering::Acquire));
+        let Ok(room) = self.room.acquire_many(size).await else {
+            return false; // the reader was dropped
+        };
+        room.forget(); // given back as the reader takes the chunk
+        self.send.send(Ok((chunk, size))).is_ok()
+    }
+
+    /// Hands the reader `error`, after which it reads nothing more.
+    fn fail(&self, error: ObjectError) {
+        let _ = self.send.send(Err(error));
+    }
+
+    /// Hands the reader the body of `result`, which must hold `range`, as it arrives, counting
+    /// it in `log`. Whether the reader still reads, and the bytes received.
+    async fn pour(&self, result: GetResult, range: Range<u64>, log: &RequestLog) -> (bool, u64) {
+        let mut received = 0u64;
+        let mut body = result.into_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    self.fail(ObjectError::Store(e));
+                    return (false, received);
+                }
+            };
+            received += chunk.len() as u64;
+            log.arrived(chunk.len() as u64);
+            if !self.send(chunk).await {
+                return (false, received);
+            }
+        }
+        let wanted = range.end - range.start;
+        if received != wanted {
+            self.fail(ObjectError::Length { range, received });
+            return (false, received);
+        }
+        (true, received)
+    }
+}
+
+/// A spawned task, aborted when dropped.
+struct Aborting<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Aborting<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -136,48 +247,80 @@ impl ObjectReader {
         (rest, read_ahead): (bytes::Bytes, usize),
         log: Arc<RequestLog>,
     ) -> Self {
-        let (send, chunks) = mpsc::unbounded_channel();
-        // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
-        let budget = read_ahead.clamp(1, u32::MAX as usize);
-        let room = Arc::new(Semaphore::new(budget));
-        let (task_log, task_room) = (Arc::clone(&log), Arc::clone(&room));
+        let (feed, body) = channel(read_ahead);
+        let task_log = Arc::clone(&log);
+        log.stream_started();
         runtime.spawn(async move {
-            let mut received = 0u64;
-            match request.await {
-                Ok(result) => {
-                    let mut body = result.into_stream();
-                    while let Some(chunk) = body.next().await {
-                        let chunk = chunk.map_err(ObjectError::Store);
-                        let len = chunk.as_ref().map_or(0, bytes::Bytes::len);
-                        received += len as u64;
-                        task_log.arrived(len as u64);
-                        let Ok(room) = task_room.acquire_many(room_of(len, budget)).await else {
-                            break; // the reader was dropped
-                        };
-                        room.forget(); // given back as the reader takes the chunk
-                        if send.send(chunk).is_err() {
-                            break;
-                        }
-                    }
-                    let wanted = range.end - range.start;
-                    if received != wanted && !send.is_closed() {
-                        let _ = send.send(Err(ObjectError::Length { range, received }));
-                    }
-                }
+            let received = match request.await {
+                Ok(result) => feed.pour(result, range, &task_log).await.1,
                 Err(e) => {
-                    let _ = send.send(Err(e.into()));
+                    feed.fail(e.into());
+                    0
                 }
-            }
+            };
             task_log.record_streamed(start, received);
         });
         ObjectReader {
-            chunks: Some(Body {
-                chunks,
-                room,
-                budget,
-            }),
+            chunks: Some(body),
             current: bytes::Bytes::new(),
             rest,
+            log,
+        }
+    }
+
+    /// Reads a whole object in parts on `runtime`: `first`, the answer to a GET of its first
+    /// part sent at `start`, streamed as it arrives, then `parts` (the ranges of the rest, in
+    /// order) as ranged GETs of `store`, up to `in_flight` at once, each handed to the reader
+    /// whole and in order once the ones before it have been. Memory: the parts in flight and
+    /// the read-ahead, whatever the object's size.
+    pub(crate) fn in_parts(
+        runtime: &Handle,
+        (first, start): (GetResult, Instant),
+        (store, path): (Arc<dyn ObjectStore>, Path),
+        (parts, in_flight): (Vec<Range<u64>>, usize),
+        read_ahead: usize,
+        log: Arc<RequestLog>,
+    ) -> Self {
+        let (feed, body) = channel(read_ahead);
+        let task_log = Arc::clone(&log);
+        let task_runtime = runtime.clone();
+        log.stream_started();
+        runtime.spawn(async move {
+            let log = task_log;
+            let fetch = |range: Range<u64>| {
+                let (store, path, log) = (Arc::clone(&store), path.clone(), Arc::clone(&log));
+                Aborting(task_runtime.spawn(async move {
+                    crate::source::get_range(&store, &path, range, &log).await
+                }))
+            };
+            let mut parts = parts.into_iter();
+            let mut fetching: VecDeque<Aborting<_>> =
+                parts.by_ref().take(in_flight.max(1)).map(fetch).collect();
+            let range = first.range.clone();
+            let (going, received) = feed.pour(first, range, &log).await;
+            log.record_streamed(start, received);
+            if !going {
+                return;
+            }
+            while let Some(mut part) = fetching.pop_front() {
+                let body = (&mut part.0).await.map_err(ObjectError::Task);
+                if let Some(range) = parts.next() {
+                    fetching.push_back(fetch(range));
+                }
+                match body.and_then(|b| b) {
+                    Ok(body) => {
+                        if !feed.send(body).await {
+                            return;
+                        }
+                    }
+                    Err(e) => return feed.fail(e),
+                }
+            }
+        });
+        ObjectReader {
+            chunks: Some(body),
+            current: bytes::Bytes::new(),
+            rest: bytes::Bytes::new(),
             log,
         }
     }
@@ -276,8 +419,7 @@ impl ObjectReader {
     async fn receive(&mut self) -> Option<Result<bytes::Bytes, ObjectError>> {
         let body = self.chunks.as_mut()?;
         let received = body.chunks.recv().await;
-        body.taken(&received);
-        received
+        body.taken(received)
     }
 
     /// What comes after `received` (the body's next chunk, or its end): the chunk, then the
@@ -333,8 +475,7 @@ impl io::Read for ObjectReader {
         while self.current.is_empty() && !buf.is_empty() {
             let received = self.chunks.as_mut().and_then(|body| {
                 let received = body.chunks.blocking_recv();
-                body.taken(&received);
-                received
+                body.taken(received)
             });
             match self.next_from(received).map_err(io::Error::other)? {
                 Some(chunk) => self.current = chunk,

@@ -6,11 +6,15 @@
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing.
-//! - **A whole read is one request.** A caller that reads every byte of the object front to
-//!   back opens it with [`ObjectSource::open_whole`]: one GET of the whole object, its body
-//!   read as it arrives.
+//! - **A whole read is parallel parts, in order.** A caller that reads every byte of the
+//!   object front to back opens it with [`ObjectSource::open_whole`]: a ranged GET of its
+//!   first part gives the size; the rest follows in parts of the cost model's size, as many
+//!   in flight as [`SourceOptions::window`] holds, handed over in order.
+//! - **The planner decides by a cost model** of the network ([`NetworkMetrics::model`]): the
+//!   time to first byte measured on the opening request, the bandwidth of one request on any
+//!   of 1 MiB or more, or both as the caller sets them ([`ObjectSource::scan_options`]).
 //! - **Every planned range is one ranged GET**, up to [`SourceOptions::max_in_flight`] at once.
-//!   The reader's planner has already merged neighbours within its hole and size limits, so the
+//!   The reader's planner has already merged neighbours by its model, so the
 //!   ranges are not passed through `ObjectStore::get_ranges`, which would merge them again at its
 //!   own 1 MiB gap with no size cap. The GETs are spawned on the tokio runtime the source was
 //!   opened on, so they progress while the caller decodes and encodes the batches it has.
@@ -64,6 +68,9 @@ pub struct SourceOptions {
     /// What the network gives, for the planner's limits ([`ObjectSource::scan_options`]); the
     /// time to first byte is measured on the opening request when not given.
     pub network: NetworkMetrics,
+    /// Bytes a planned read holds in memory at once: a window of a scan, the parts in flight
+    /// of a whole read.
+    pub window: u64,
 }
 
 impl Default for SourceOptions {
@@ -74,9 +81,13 @@ impl Default for SourceOptions {
             read_ahead: crate::READ_AHEAD,
             size: None,
             network: NetworkMetrics::default(),
+            window: DEFAULT_WINDOW,
         }
     }
 }
+
+/// Bytes a planned read holds in memory at once by default ([`SourceOptions::window`]).
+pub const DEFAULT_WINDOW: u64 = 64 * 1024 * 1024;
 
 impl SourceOptions {
     /// Sets the bytes of the opening suffix GET.
@@ -113,10 +124,17 @@ impl SourceOptions {
         self.network = network;
         self
     }
+
+    /// Sets the bytes a planned read holds in memory at once (at least 1 MiB).
+    #[must_use]
+    pub fn with_window(mut self, bytes: u64) -> Self {
+        self.window = bytes.max(1024 * 1024);
+        self
+    }
 }
 
-/// A network's time to first byte and bandwidth, from which the planner's limits follow (as
-/// Arrow C++'s `CacheOptions::MakeFromNetworkMetrics`).
+/// A network's figures, from which the planner's cost model ([`quiver::cost::Network`]) and
+/// limits follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NetworkMetrics {
@@ -124,15 +142,27 @@ pub struct NetworkMetrics {
     pub time_to_first_byte: Option<Duration>,
     /// Bytes per second one request receives.
     pub bandwidth: u64,
+    /// Bytes per second all requests together receive.
+    pub total_bandwidth: u64,
+    /// What one request costs besides its time (its price, as time the caller would give).
+    pub request_cost: Duration,
+    /// Whether the bandwidth of one request is measured once a request of 1 MiB or more has
+    /// been received (the fastest such request's body rate), replacing `bandwidth` for the
+    /// plans made after it. Setting the bandwidth turns this off.
+    pub measure_bandwidth: bool,
 }
 
 impl Default for NetworkMetrics {
-    /// Time to first byte measured when opening; 100 MiB/s per request (a single S3 GET's
-    /// usual rate).
+    /// Time to first byte measured when opening; the other figures those of S3 from EC2
+    /// ([`quiver::cost`]'s module docs): 64 MiB/s per request, 1 GiB/s in all, 3 ms a request.
     fn default() -> Self {
+        let model = quiver::cost::Network::default();
         NetworkMetrics {
             time_to_first_byte: None,
-            bandwidth: 100 * 1024 * 1024,
+            bandwidth: model.request_bandwidth,
+            total_bandwidth: model.total_bandwidth,
+            request_cost: Duration::from_micros(model.request_cost_us),
+            measure_bandwidth: true,
         }
     }
 }
@@ -152,7 +182,47 @@ impl NetworkMetrics {
     #[must_use]
     pub fn with_bandwidth(mut self, bytes_per_second: u64) -> Self {
         self.bandwidth = bytes_per_second.max(1);
+        self.measure_bandwidth = false;
         self
+    }
+
+    /// Sets the bandwidth of all requests together, in bytes per second.
+    #[must_use]
+    pub fn with_total_bandwidth(mut self, bytes_per_second: u64) -> Self {
+        self.total_bandwidth = bytes_per_second.max(1);
+        self
+    }
+
+    /// Sets what one request costs besides its time.
+    #[must_use]
+    pub fn with_request_cost(mut self, cost: Duration) -> Self {
+        self.request_cost = cost;
+        self
+    }
+
+    /// The time to first byte in force: as given or measured, else 50 ms.
+    pub fn first_byte(&self) -> Duration {
+        self.time_to_first_byte
+            .unwrap_or(ASSUMED_TIME_TO_FIRST_BYTE)
+    }
+
+    /// The bytes of a whole read's first request ([`ObjectSource::open_whole`]), sent before
+    /// the object's size is known: what flows to one request during one time to first byte
+    /// (the bandwidth-delay product), between 1 and 16 MiB.
+    pub fn first_part(&self) -> u64 {
+        self.model(1).bandwidth_delay().clamp(1 << 20, 16 << 20)
+    }
+
+    /// The planner's cost model for this network with `max_in_flight` requests at once.
+    pub fn model(&self, max_in_flight: usize) -> quiver::cost::Network {
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        quiver::cost::Network::default()
+            .with_first_byte_us(micros(self.first_byte()))
+            .with_request_bandwidth(self.bandwidth.max(1))
+            .with_total_bandwidth(self.total_bandwidth.max(1))
+            .with_max_in_flight(max_in_flight.max(1) as u64)
+            .with_max_requests(max_in_flight.max(1) as u64)
+            .with_request_cost_us(micros(self.request_cost))
     }
 
     /// The planner's limits for this network:
@@ -195,6 +265,8 @@ pub struct RequestLog {
     requests: Mutex<Vec<Request>>,
     /// Bytes of streaming GETs that have not ended yet, counted as their chunks arrive.
     arriving: AtomicU64,
+    /// Streaming GETs sent that have not ended yet.
+    streaming: AtomicU64,
 }
 
 /// What a [`RequestLog`] adds up to.
@@ -229,16 +301,49 @@ impl RequestLog {
         self.arriving.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// Counts a streaming GET sent, until [`Self::record_streamed`] logs it.
+    pub fn stream_started(&self) {
+        self.streaming.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Logs a streaming GET whose `bytes` were counted by [`Self::arrived`] as they came.
     pub fn record_streamed(&self, start: Instant, bytes: u64) {
         self.arriving.fetch_sub(bytes, Ordering::Relaxed);
+        self.streaming.fetch_sub(1, Ordering::Relaxed);
         self.record(start, bytes);
+    }
+
+    /// The requests so far with the streaming GETs still arriving counted as sent, with the
+    /// bytes they have brought, and as one more round trip (what the server has seen, for
+    /// `--stats` of a read that stops before a stream's end).
+    pub fn stats_so_far(&self) -> RequestStats {
+        let mut stats = self.stats();
+        let streaming = self.streaming.load(Ordering::Relaxed);
+        stats.requests += streaming;
+        stats.round_trips += u64::from(streaming > 0);
+        stats.bytes += self.arriving.load(Ordering::Relaxed);
+        stats
     }
 
     /// Bytes received so far: those of the requests logged, and those of streaming GETs still
     /// arriving (for a progress display; [`Self::stats`] counts requests once they end).
     pub fn bytes_received(&self) -> u64 {
         self.stats().bytes + self.arriving.load(Ordering::Relaxed)
+    }
+
+    /// The fastest body rate, in bytes per second, of the requests of at least `least` bytes,
+    /// taking `first_byte` of each request's time as its wait for the first byte.
+    pub fn bandwidth(&self, least: u64, first_byte: Duration) -> Option<u64> {
+        let requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests
+            .iter()
+            .filter(|r| r.bytes >= least)
+            .filter_map(|r| {
+                let body = (r.end - r.start).checked_sub(first_byte)?;
+                let rate = r.bytes as f64 / body.as_secs_f64().max(1e-6);
+                Some(rate as u64)
+            })
+            .max()
     }
 
     /// The requests so far, added up.
@@ -290,6 +395,7 @@ pub struct ObjectSource {
     max_in_flight: usize,
     read_ahead: usize,
     network: NetworkMetrics,
+    window: u64,
     runtime: Handle,
     log: Arc<RequestLog>,
 }
@@ -327,15 +433,23 @@ impl ObjectSource {
             max_in_flight: options.max_in_flight.max(1),
             read_ahead: options.read_ahead.max(1),
             network,
+            window: options.window,
             runtime,
             log,
         })
     }
 
-    /// Opens `path` in `store` for a read of every byte, front to back, in ONE request: a GET
-    /// of the whole object, whose answer gives its size and whose body the returned reader
-    /// reads as it arrives, up to [`SourceOptions::read_ahead`] bytes ahead of it (see
-    /// [`crate::ObjectReader`]). Ranges read from the source later are requests of their own.
+    /// Opens `path` in `store` for a read of every byte, front to back, in parallel parts:
+    /// a ranged GET of its first [`NetworkMetrics::first_part`] bytes, whose answer gives the
+    /// object's size (and the time to first byte, unless given); then, if there is more,
+    /// ranged GETs of the rest in parts of the cost model's size
+    /// ([`quiver::cost::Network::part_size`]), as many in flight as
+    /// [`SourceOptions::window`] holds. The returned reader hands the bytes over in order, the
+    /// first part as it arrives and each later one whole, up to [`SourceOptions::read_ahead`]
+    /// bytes ahead of its reader (see [`crate::ObjectReader`]): memory stays within the window
+    /// and the read-ahead whatever the object's size. An object within the first part is ONE
+    /// request. A store that refuses the ranged GET (not a missing object or denied access)
+    /// is read with one plain GET. Ranges read from the source later are requests of their own.
     ///
     /// # Errors
     ///
@@ -347,33 +461,88 @@ impl ObjectSource {
     ) -> Result<(Self, crate::ObjectReader), ObjectError> {
         let runtime = Handle::try_current().map_err(|_| ObjectError::NoRuntime)?;
         let log = Arc::new(RequestLog::default());
-        let start = Instant::now();
-        let answered = store
-            .get_opts(&path, GetOptions::default())
-            .await
-            .inspect_err(|_| log.record(start, 0))?;
         let mut network = options.network;
+        let read_ahead = options.read_ahead.max(1);
+        let start = Instant::now();
+        let first = GetOptions {
+            range: Some(GetRange::Bounded(0..network.first_part())),
+            ..GetOptions::default()
+        };
+        let answered = match store.get_opts(&path, first).await {
+            Ok(answered) => answered,
+            Err(
+                e @ (object_store::Error::NotFound { .. }
+                | object_store::Error::PermissionDenied { .. }
+                | object_store::Error::Unauthenticated { .. }),
+            ) => {
+                log.record(start, 0);
+                return Err(e.into());
+            }
+            Err(_) => {
+                // An empty object (no first byte to range over), or a store that does not
+                // answer ranges: one GET of all of it.
+                log.record(start, 0);
+                let start = Instant::now();
+                let answered = store
+                    .get_opts(&path, GetOptions::default())
+                    .await
+                    .inspect_err(|_| log.record(start, 0))?;
+                network.time_to_first_byte.get_or_insert(start.elapsed());
+                let size = answered.meta.size;
+                let reader = crate::ObjectReader::answered(
+                    &runtime,
+                    (answered, start),
+                    read_ahead,
+                    Arc::clone(&log),
+                );
+                let mut source = Self::opened(store, path, &options, (network, runtime, log));
+                source.size = size;
+                return Ok((source, reader));
+            }
+        };
         network.time_to_first_byte.get_or_insert(start.elapsed());
         let size = answered.meta.size;
-        let read_ahead = options.read_ahead.max(1);
-        let reader = crate::ObjectReader::answered(
-            &runtime,
-            (answered, start),
-            read_ahead,
-            Arc::clone(&log),
-        );
-        let source = ObjectSource {
+        let first_end = answered.range.end;
+        let reader = if first_end >= size {
+            crate::ObjectReader::answered(&runtime, (answered, start), read_ahead, Arc::clone(&log))
+        } else {
+            let model = network.model(options.max_in_flight);
+            let part = model.part_size(size - first_end, options.window);
+            let in_flight = model.in_flight_for(part, options.window);
+            let parts = quiver::plan::split(std::slice::from_ref(&(first_end..size)), part);
+            crate::ObjectReader::in_parts(
+                &runtime,
+                (answered, start),
+                (Arc::clone(&store), path.clone()),
+                (parts, usize::try_from(in_flight).unwrap_or(1)),
+                read_ahead,
+                Arc::clone(&log),
+            )
+        };
+        let mut source = Self::opened(store, path, &options, (network, runtime, log));
+        source.size = size;
+        Ok((source, reader))
+    }
+
+    /// A source of `path` in `store` opened with `options` and no tail, of unknown size yet.
+    fn opened(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        options: &SourceOptions,
+        (network, runtime, log): (NetworkMetrics, Handle, Arc<RequestLog>),
+    ) -> Self {
+        ObjectSource {
             store,
             path,
-            size,
+            size: 0,
             tail: bytes::Bytes::new(),
             max_in_flight: options.max_in_flight.max(1),
-            read_ahead,
+            read_ahead: options.read_ahead.max(1),
             network,
+            window: options.window,
             runtime,
             log,
-        };
-        Ok((source, reader))
+        }
     }
 
     /// The object's path in its store.
@@ -401,15 +570,38 @@ impl ObjectSource {
         self.log.bytes_received()
     }
 
-    /// The network metrics in force: as given, with the time to first byte measured when
-    /// opening if none was given.
-    pub fn network(&self) -> NetworkMetrics {
-        self.network
+    /// The requests so far, streaming GETs still arriving included
+    /// ([`RequestLog::stats_so_far`]).
+    pub fn requests_so_far(&self) -> RequestStats {
+        self.log.stats_so_far()
     }
 
-    /// The planner's limits for this source's network ([`NetworkMetrics::scan_options`]).
+    /// The network metrics in force: as given, with the time to first byte measured when
+    /// opening if none was given, and the bandwidth of one request measured once a request
+    /// of 1 MiB or more has arrived ([`NetworkMetrics::measure_bandwidth`]).
+    pub fn network(&self) -> NetworkMetrics {
+        let mut network = self.network;
+        if network.measure_bandwidth
+            && let Some(measured) = self.log.bandwidth(1024 * 1024, network.first_byte())
+        {
+            network.bandwidth = measured.max(1);
+        }
+        network
+    }
+
+    /// How the planner reads from this source: by the cost model of its network
+    /// ([`NetworkMetrics::model`], with this source's requests in flight), in windows of
+    /// [`SourceOptions::window`] bytes.
     pub fn scan_options(&self) -> ScanOptions {
-        self.network.scan_options()
+        self.network()
+            .scan_options()
+            .with_network(Some(self.model()))
+            .with_readahead(self.window)
+    }
+
+    /// The cost model the planner decides by ([`Self::network`]).
+    pub fn model(&self) -> quiver::cost::Network {
+        self.network().model(self.max_in_flight)
     }
 
     /// The object from byte `offset` to its end, read in order through one streaming GET (for
@@ -532,7 +724,7 @@ async fn open_tail(
 }
 
 /// One ranged GET, logged, checked to hold exactly `range`.
-async fn get_range(
+pub(crate) async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
     range: Range<u64>,
@@ -665,6 +857,32 @@ mod tests {
         // A prefetch in flight alongside a chain does not add a round trip.
         let requests = [request(t, 0, 10), request(t, 10, 20), request(t, 5, 19)];
         assert_eq!(longest_chain(&requests), 2);
+    }
+
+    #[test]
+    fn bandwidth_is_measured_on_large_requests() {
+        let t = Instant::now();
+        let log = RequestLog::default();
+        let ms = |n| Duration::from_millis(n);
+        let record = |start: u64, end: u64, bytes: u64| {
+            log.requests.lock().unwrap().push(Request {
+                start: t + ms(start),
+                end: t + ms(end),
+                bytes,
+            })
+        };
+        // Small requests say nothing of the bandwidth.
+        record(0, 60, 64 * 1024);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), None);
+        // 4 MiB in 150 ms, 50 of them waiting: 40 MiB/s; 2 MiB in 100 ms: 40 MiB/s; the
+        // fastest, 8 MiB in 150 ms: 80 MiB/s.
+        record(0, 150, 4 << 20);
+        record(10, 110, 2 << 20);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), Some(40 << 20));
+        record(100, 250, 8 << 20);
+        assert_eq!(log.bandwidth(1 << 20, ms(50)), Some(80 << 20));
+        // A request shorter than its first byte tells nothing.
+        assert_eq!(log.bandwidth(1 << 20, ms(500)), None);
     }
 
     #[test]

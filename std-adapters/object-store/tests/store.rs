@@ -69,6 +69,27 @@ async fn whole(
     Ok((batches, source))
 }
 
+/// Whether `ranges` (the GETs a whole read sent) are bounded ranges that tile `0..len`, each
+/// byte asked for once.
+fn tiles(ranges: &[Option<GetRange>], len: u64) -> bool {
+    let mut bounded: Vec<std::ops::Range<u64>> = ranges
+        .iter()
+        .filter_map(|r| match r {
+            Some(GetRange::Bounded(r)) => Some(r.clone()),
+            _ => None,
+        })
+        .collect();
+    bounded.sort_by_key(|r| r.start);
+    let mut end = 0;
+    for r in &bounded {
+        if r.start != end {
+            return false;
+        }
+        end = r.end.min(len);
+    }
+    bounded.len() == ranges.len() && end == len
+}
+
 /// Every batch of the stream `source` holds, through `AsyncStreamReader` over its reader.
 async fn stream_batches(source: &ObjectSource) -> Vec<RecordBatch<'static>> {
     let reader = AsyncStreamReader::new(source.reader(0), ReaderOptions::default())
@@ -134,11 +155,12 @@ async fn a_stream_is_one_streaming_get_with_a_bounded_buffer() {
     );
     assert_eq!(source.requests().bytes, stream.len() as u64);
 
-    // A whole read: one GET of all of it.
+    // A whole read: its first part, then the rest in parallel parts, every byte once.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
     let (batches, source) = whole(counted.clone(), &path).await.unwrap();
     assert_batches_equal(&expected, &batches);
-    assert_eq!(counted.ranges.lock().unwrap().as_slice(), &[None]);
+    let ranges = counted.ranges.lock().unwrap().clone();
+    assert!(tiles(&ranges, stream.len() as u64), "{ranges:?}");
     assert_eq!(source.requests().bytes, stream.len() as u64);
 
     // The same through `std::io::Read` on a thread outside the runtime.
@@ -185,12 +207,13 @@ async fn a_store_refusing_suffix_ranges_costs_a_head_and_a_bounded_get() {
     let batches = remote(&source, None).await.unwrap();
     assert_batches_equal(&local(&file, None), &batches);
     assert_eq!(source.requests().requests, 1 + counted.gets());
-    // A whole read asks for no range at all.
+    // A whole read asks for no suffix range: bounded parts only, and no HEAD.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
     let azure_like: Arc<dyn ObjectStore> = Arc::new(NoSuffix(counted.clone()));
     let (batches, _) = whole(azure_like, &path).await.unwrap();
     assert_batches_equal(&local(&file, None), &batches);
-    assert_eq!((counted.heads(), counted.gets()), (0, 1));
+    assert_eq!(counted.heads(), 0);
+    assert!(tiles(&counted.ranges.lock().unwrap(), size));
 }
 
 /// The bytes a read of one column needs at least: the tail read, every block's metadata and
@@ -237,7 +260,7 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!((counted.gets(), counted.heads()), (1, 0));
     assert_eq!(source.requests().requests, 1);
 
-    // The whole file: the body in one window, at most two more requests.
+    // The whole file: the body in one window, in parallel parts of the cost model's size.
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
     let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
         .await
@@ -246,12 +269,12 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_batches_equal(&local(&file, None), &batches);
     let stats = source.requests();
     println!("whole file: {stats:?}, {} GETs", counted.gets());
-    assert!(counted.gets() <= 3, "{}", counted.gets());
+    assert!(counted.gets() <= 16, "{}", counted.gets());
     assert_eq!(stats.requests, counted.gets());
     assert!(stats.round_trips <= 2, "{stats:?}");
 
-    // The whole file read front to back: one GET of all of it, every byte once. The same
-    // for a file larger than any planned request.
+    // The whole file read front to back: a first part, then the rest in parallel parts,
+    // every byte once. The same for a larger file.
     let large = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
     assert!(large.len() > 8 * 1024 * 1024);
     let large_path = put(&*memory, "data/large.arrow", &large).await;
@@ -260,9 +283,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
         let (batches, source) = whole(counted.clone(), path).await.unwrap();
         assert_batches_equal(&local(bytes, None), &batches);
         let stats = source.requests();
-        assert_eq!((counted.gets(), counted.heads()), (1, 0));
-        assert_eq!(counted.ranges.lock().unwrap().as_slice(), &[None]);
-        assert_eq!((stats.requests, stats.round_trips), (1, 1));
+        assert_eq!((stats.requests, counted.heads()), (counted.gets(), 0));
+        assert!(tiles(&counted.ranges.lock().unwrap(), bytes.len() as u64));
+        assert!(stats.round_trips <= 2, "{stats:?}");
         assert_eq!(stats.bytes, bytes.len() as u64);
     }
     // Its schema alone: the opening request.
@@ -276,7 +299,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(reader.num_batches(), 100);
     assert_eq!((counted.gets(), counted.heads()), (1, 0));
 
-    // One column: every block's metadata, then its buffers.
+    // One column: on the model's figures this 7.8 MB file is cheaper read whole in parallel
+    // parts than by its blocks' metadata and then the column (tests/plans.rs has the plans
+    // of other networks, where the column alone is read).
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
     let source = ObjectSource::open(counted.clone(), path.clone(), SourceOptions::default())
         .await
@@ -290,12 +315,9 @@ async fn open_whole_file_and_one_column_in_few_requests() {
         counted.gets(),
         file.len()
     );
-    assert!(stats.round_trips <= 9, "{stats:?}");
-    assert!(
-        stats.bytes as f64 <= 1.25 * minimal as f64,
-        "{} bytes read, {minimal} needed",
-        stats.bytes
-    );
+    assert!(stats.round_trips <= 2, "{stats:?}");
+    assert!(stats.requests <= 16, "{stats:?}");
+    assert_eq!(stats.bytes, file.len() as u64);
 
     // A size known from a listing: opening sends nothing.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
@@ -441,20 +463,20 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         let batches = remote(&source, None).await.unwrap();
         assert_batches_equal(&local(&file, None), &batches);
         let whole = source.requests();
-        assert!(whole.requests <= 3, "{whole:?}");
+        assert!(whole.requests <= 16, "{whole:?}");
         assert!(whole.round_trips <= 2, "{whole:?}");
         assert_eq!(moto.logged("GET", key) as u64, whole.requests);
 
-        // Read front to back: one request.
+        // Read front to back: a first part, then the rest in parallel parts.
         let before = moto.logged("GET", key) as u64;
         let (batches, source) = self::whole(Arc::clone(&store), &Path::from(key))
             .await
             .unwrap();
         assert_batches_equal(&local(&file, None), &batches);
         let one = source.requests();
-        assert_eq!((one.requests, one.round_trips), (1, 1), "{one:?}");
+        assert!(one.round_trips <= 2, "{one:?}");
         assert_eq!(one.bytes, file.len() as u64);
-        assert_eq!(moto.logged("GET", key) as u64, before + 1);
+        assert_eq!(moto.logged("GET", key) as u64, before + one.requests);
 
         let source = ObjectSource::open(Arc::clone(&store), Path::from(key), Default::default())
             .await
@@ -462,8 +484,9 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         let batches = remote(&source, Some(&["utf8"])).await.unwrap();
         assert_batches_equal(&local(&file, Some(&["utf8"])), &batches);
         let column = source.requests();
-        assert!(column.round_trips <= 9, "{column:?}");
-        assert!(column.bytes as f64 <= 1.25 * minimal_bytes(&file, 3) as f64);
+        assert!(column.round_trips <= 2, "{column:?}");
+        assert!(column.requests <= 16, "{column:?}");
+        assert!(column.bytes <= file.len() as u64);
         assert_eq!(
             moto.logged("GET", key) as u64,
             whole.requests + one.requests + column.requests
