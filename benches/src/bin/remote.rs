@@ -28,6 +28,13 @@
 //! `QUIVER_PREFETCH` (windows in flight). The time to decode every batch from memory, with no
 //! network, is printed first: the floor.
 //!
+//! `... --bin remote -- --many [OBJECTS] [ROWS] [DELAY_MS]` (defaults 100, 1,000 and 50): OBJECTS
+//! files of ROWS rows (written by pyarrow when the Python below has it, else by quiver) under
+//! one prefix; `quiver json s3://bucket/many/` (the release binary beside this one, as a child
+//! process, output to /dev/null) side by side with polars `scan_ipc` over the glob
+//! `many/*.arrow` (`benches/remote_many.py`; `QUIVER_PYTHON` names the Python, by default
+//! /work/venv/bin/python when it exists, else python3), each run three times.
+//!
 //! `... --bin remote -- --model FILE:COLUMN...` (the network model of issue 27): each file
 //! served by the Rust range server behind the proxy, which holds each request 50 ms
 //! (`QUIVER_BENCH_DELAY_MS`) before its first byte, sends each answer's body at 64 MiB/s
@@ -457,6 +464,115 @@ fn small(args: &[String]) {
         if let (Some(quiver), Some(polars)) = (of("quiver"), of("polars")) {
             println!("{what}: quiver / polars = {:.2}", quiver / polars);
         }
+    }
+}
+
+/// The Python with polars and pyarrow, for `--many`.
+fn many_python() -> String {
+    std::env::var("QUIVER_PYTHON").unwrap_or_else(|_| {
+        let venv = "/work/venv/bin/python";
+        match std::path::Path::new(venv).exists() {
+            true => venv.into(),
+            false => "python3".into(),
+        }
+    })
+}
+
+/// `--many`: OBJECTS objects under one prefix, quiver's command against polars.
+fn many(objects: usize, rows: usize, delay: Duration) {
+    let moto = Moto::start().expect("moto_server on the PATH");
+    let temp = std::env::temp_dir().join(format!("quiver-many-{}", std::process::id()));
+    std::fs::create_dir_all(&temp).unwrap();
+    // The files: written by pyarrow (from quiver's ten-column file, read back and written
+    // again) when it is there, else quiver's own.
+    let file = quiver_tests::ten_columns::file(1, rows, quiver::ipc::WriterOptions::default());
+    let source = temp.join("source.arrow");
+    std::fs::write(&source, &file).unwrap();
+    let rewritten = temp.join("pyarrow.arrow");
+    let by_pyarrow = std::process::Command::new(many_python())
+        .args([
+            "-c",
+            "import sys, pyarrow.ipc as i; t = i.open_file(sys.argv[1]).read_all(); \
+             w = i.new_file(sys.argv[2], t.schema); w.write_table(t); w.close()",
+            source.to_str().unwrap(),
+            rewritten.to_str().unwrap(),
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    let file = match by_pyarrow {
+        true => std::fs::read(&rewritten).unwrap(),
+        false => file,
+    };
+    let _ = std::fs::remove_dir_all(&temp);
+    std::thread::scope(|scope| {
+        for lane in 0..8 {
+            let (moto, file) = (&moto, &file);
+            scope.spawn(move || {
+                for i in (lane..objects).step_by(8) {
+                    moto.put(&format!("many/part-{i:04}.arrow"), file);
+                }
+            });
+        }
+    });
+    println!(
+        "{objects} objects of {rows} rows ({} bytes each, written by {}) under one prefix; {} ms \
+         added to every request\n",
+        file.len(),
+        if by_pyarrow { "pyarrow" } else { "quiver" },
+        delay.as_millis()
+    );
+    println!("| reader | read | requests | round trips | bytes | ms |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    let what = format!("{objects} objects");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let endpoint = runtime.block_on(proxy(moto.endpoint.clone(), delay, Arc::clone(&recorder)));
+    let quiver = std::env::current_exe().unwrap().with_file_name("quiver");
+    assert!(
+        quiver.exists(),
+        "{}: build it first (cargo build --release -p quiver-cli)",
+        quiver.display()
+    );
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        recorder.reset();
+        let status = std::process::Command::new(&quiver)
+            .args(["json", &format!("s3://{BUCKET}/many/"), "-o", "/dev/null"])
+            .envs([
+                ("AWS_ACCESS_KEY_ID", "quiver"),
+                ("AWS_SECRET_ACCESS_KEY", "quiver"),
+                ("AWS_REGION", "us-east-1"),
+                ("AWS_ENDPOINT_URL", &endpoint),
+                ("AWS_ALLOW_HTTP", "true"),
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        ours.push(row("quiver json s3://…/many/", &what, &recorder));
+        recorder.reset();
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("remote_many.py");
+        let status = std::process::Command::new(many_python())
+            .arg(&script)
+            .args([&endpoint, BUCKET, "many/"])
+            .status();
+        match status {
+            Ok(s) if s.success() => {
+                theirs.push(row("polars scan_ipc(many/*.arrow)", &what, &recorder));
+            }
+            _ => println!(
+                "| polars | (not run: no polars in {}) | | | |",
+                many_python()
+            ),
+        }
+    }
+    let best = |times: &[Duration]| times.iter().min().map(Duration::as_secs_f64);
+    if let (Some(ours), Some(theirs)) = (best(&ours), best(&theirs)) {
+        println!(
+            "best of 3: quiver {:.0} ms, polars {:.0} ms, quiver / polars = {:.2}",
+            ours * 1000.0,
+            theirs * 1000.0,
+            ours / theirs
+        );
     }
 }
 
@@ -1195,6 +1311,17 @@ fn main() {
                 .get(2)
                 .map_or(50, |d| d.parse().expect("a delay in ms"));
             connections(requests, Duration::from_millis(delay));
+        }
+        Some("--many") => {
+            let number = |i: usize, default: u64| {
+                args.get(i)
+                    .map_or(default, |n| n.parse().expect("a number"))
+            };
+            many(
+                number(1, 100) as usize,
+                number(2, 1000) as usize,
+                Duration::from_millis(number(3, 50)),
+            );
         }
         Some("--big") => {
             let gigabytes = args

@@ -9,6 +9,8 @@
 //! soon as the batch range or the row limit is reached.
 
 use crate::input::{self, CountingRead, Input, ReadStats};
+use crate::inputs;
+use crate::many::Run;
 use crate::output::{self, Output};
 use crate::remote::Remote;
 use crate::{Binary, Failure, Format, JsonArgs};
@@ -24,7 +26,7 @@ use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
 use std::io::{IsTerminal, Read, Write};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Bytes per positioned read of a local file: a window is read in parts of this size, in
@@ -33,11 +35,13 @@ const LOCAL_PART: usize = 1 << 20;
 
 /// Runs `quiver json`.
 pub fn run(args: &JsonArgs) -> Result<(), Failure> {
+    let names = inputs::expand(&args.inputs, args.skip_empty)?;
     if let Some(path) = &args.output {
-        output::refuse_input(path, &args.input)?;
+        for (name, _) in &names {
+            output::refuse_input(path, name)?;
+        }
     }
     let whole = args.columns.is_none() && args.batches.is_none() && args.limit.is_none();
-    let input = input::open(&args.input, args.mmap, whole)?;
     let output = match &args.output {
         Some(path) => Output::file(path)?,
         None => Output::stdout()?,
@@ -49,28 +53,76 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     );
     let writer =
         ParallelWriter::new(output, format(args), encoder_options(args)).with_threads(threads);
+    let files = names.len();
     let mut sink = Sink {
-        input: &args.input,
+        input: PathBuf::new(),
         writer,
         rows_left: args.limit.unwrap_or(u64::MAX),
         batches: 0,
         progress,
+        run: Run::new(args, files),
     };
+    if let (Some(bar), true) = (&sink.progress, files > 1) {
+        show_files(bar, files as u64);
+    }
     let batches = args.batches.clone().unwrap_or(0..usize::MAX);
-    let stats = match input {
-        Input::Positioned(source) => {
-            // Each window's block is copied out of the page cache in parts on every thread.
-            let parts = Concurrent::with_in_flight(source, threads).with_part_size(LOCAL_PART);
-            convert_file(args, Recycling::new(parts), batches, &mut sink)?
+    let mut stats = ReadStats::default();
+    let mut ahead = inputs::Ahead::new(names, args.mmap, whole);
+    let mut kind = "file";
+    let mut opened = 0usize;
+    let exhausted = loop {
+        // `--limit` and `--batches` stop the opening of further files (the first is always
+        // opened, so that a name that cannot be read is an error even then).
+        if opened > 0 && !(sink.wants_more() && sink.run.seen < batches.end) {
+            break false;
         }
-        Input::Mapped(source) => convert_file(args, source, batches, &mut sink)?,
-        Input::InMemory(bytes) => convert_file(args, bytes, batches, &mut sink)?,
-        Input::Stream(reader) => convert_stream(args, reader, batches, &mut sink)?,
-        Input::Remote(remote) => match remote.front_to_back()? {
-            Some(stream) => convert_remote_stream(args, &remote, stream, batches, &mut sink)?,
-            None => convert_remote(args, &remote, batches, &mut sink)?,
-        },
+        let Some((name, input)) = ahead.next_input() else {
+            break true;
+        };
+        opened += 1;
+        sink.start(name)?;
+        let input = input?;
+        kind = match input {
+            Input::Stream(_) => "stream",
+            Input::Remote(_) | Input::Positioned(_) | Input::Mapped(_) | Input::InMemory(_) => {
+                "file"
+            }
+        };
+        let read = match input {
+            Input::Positioned(source) => {
+                // Each window's block is copied out of the page cache in parts on every thread.
+                let parts = Concurrent::with_in_flight(source, threads).with_part_size(LOCAL_PART);
+                convert_file(args, Recycling::new(parts), &batches, &mut sink)?
+            }
+            Input::Mapped(source) => convert_file(args, source, &batches, &mut sink)?,
+            Input::InMemory(bytes) => convert_file(args, bytes, &batches, &mut sink)?,
+            Input::Stream(reader) => convert_stream(args, reader, &batches, &mut sink)?,
+            Input::Remote(remote) => match remote.front_to_back()? {
+                Some(stream) => {
+                    kind = "stream";
+                    convert_remote_stream(args, &remote, stream, &batches, &mut sink)?
+                }
+                None => convert_remote(args, &remote, &batches, &mut sink)?,
+            },
+        };
+        stats.reads += read.reads;
+        stats.round_trips += read.round_trips;
+        stats.bytes_read += read.bytes_read;
+        sink.file_done(stats.bytes_read);
     };
+    if exhausted && args.batches.is_some() && batches.start >= sink.run.seen {
+        return Err(match files {
+            1 => Failure::about(
+                &sink.input,
+                past_the_end(&batches, &format!("{kind} has"), sink.run.seen),
+            ),
+            n => Failure::Error(past_the_end(
+                &batches,
+                &format!("{n} inputs have"),
+                sink.run.seen,
+            )),
+        });
+    }
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
     }
@@ -146,28 +198,30 @@ pub fn one_batch(blocks: &[Block]) -> u64 {
 fn convert_file<S>(
     args: &JsonArgs,
     source: S,
-    batches: Range<usize>,
-    sink: &mut Sink<'_>,
+    batches: &Range<usize>,
+    sink: &mut Sink,
 ) -> Result<ReadStats, Failure>
 where
     S: RandomAccess,
     S::Error: Display,
 {
     let source = Counting::new(source);
+    let input = sink.input.clone();
     let mut reader = FileReader::open(&source, ReaderOptions::default())
-        .map_err(|e| Failure::about(&args.input, e))?;
+        .map_err(|e| Failure::about(&input, e))?;
     // Errors name their field by the file's schema.
     let schema = Arc::clone(reader.schema());
     let failed =
-        |e: quiver::error::Error<S::Error>| Failure::about(&args.input, e.display_with(&schema));
-    let (projection, first) =
-        selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
+        |e: quiver::error::Error<S::Error>| Failure::about(&input, e.display_with(&schema));
+    let (projection, batches) =
+        selection(args, reader.schema(), reader.num_batches(), batches, sink)?;
     if let Some(projection) = projection {
         reader.set_projection(projection);
     }
     let window = one_batch(reader.record_batch_blocks());
     let scan_options = ScanOptions::default().with_readahead(window);
-    if sink.wants_more() {
+    let first = batches.start;
+    if sink.wants_more() && !batches.is_empty() {
         for (batch, index) in reader.scan(batches, scan_options).zip(first..) {
             sink.take(index, &batch.map_err(failed)?)?;
             if !sink.wants_more() {
@@ -178,29 +232,26 @@ where
     Ok(ReadStats::of(&source))
 }
 
-/// What `--columns` and `--batches` ask of a file with `schema` and `count` batches: the
-/// projection, if any, and the first batch read; shows the progress bar. A range starting past
-/// the last batch is an error.
+/// What `--columns` and the run's `batches` ask of the next file, with `schema` and `count`
+/// batches: the projection, if any, and the file's own batches to read; checks the schema
+/// against the run's and counts the file's batches in the run; shows the progress bar.
 fn selection(
     args: &JsonArgs,
-    schema: &Schema,
+    schema: &Arc<Schema>,
     count: usize,
     batches: &Range<usize>,
-    sink: &Sink<'_>,
-) -> Result<(Option<Projection>, usize), Failure> {
-    if args.batches.is_some() && batches.start >= count {
-        return Err(Failure::about(
-            &args.input,
-            past_the_end(batches, "file", count),
-        ));
+    sink: &mut Sink,
+) -> Result<(Option<Projection>, Range<usize>), Failure> {
+    sink.run.check_schema(&sink.input, schema)?;
+    let projection = projection(args, &sink.input, schema)?;
+    let seen = sink.run.seen;
+    let local =
+        batches.start.saturating_sub(seen).min(count)..batches.end.saturating_sub(seen).min(count);
+    sink.run.seen = seen.saturating_add(count);
+    if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
+        show(bar, Some(local.len() as u64));
     }
-    let projection = projection(args, schema)?;
-    let first = batches.start.min(count);
-    if let Some(bar) = &sink.progress {
-        let end = batches.end.min(count);
-        show(bar, Some(end.saturating_sub(first) as u64));
-    }
-    Ok((projection, first))
+    Ok((projection, local))
 }
 
 /// Converts an IPC file named by URL: the reader's windows arrive on the runtime's threads,
@@ -212,17 +263,17 @@ fn selection(
 fn convert_remote(
     args: &JsonArgs,
     remote: &Remote,
-    batches: Range<usize>,
-    sink: &mut Sink<'_>,
+    batches: &Range<usize>,
+    sink: &mut Sink,
 ) -> Result<ReadStats, Failure> {
     let mut reader = remote.file_reader()?;
     let schema = Arc::clone(reader.schema());
-    let (projection, first) =
-        selection(args, reader.schema(), reader.num_batches(), &batches, sink)?;
+    let (projection, batches) =
+        selection(args, reader.schema(), reader.num_batches(), batches, sink)?;
     if let Some(projection) = projection {
         reader.set_projection(projection);
     }
-    let end = batches.end.min(reader.num_batches());
+    let (first, end) = (batches.start, batches.end);
     let options = remote.source.scan_options();
     remote.runtime.block_on(async {
         let mut index = first;
@@ -268,23 +319,24 @@ fn convert_remote_stream(
     args: &JsonArgs,
     remote: &Remote,
     mut stream: quiver_object_store::ObjectBatches,
-    batches: Range<usize>,
-    sink: &mut Sink<'_>,
+    batches: &Range<usize>,
+    sink: &mut Sink,
 ) -> Result<ReadStats, Failure> {
     let schema = stream.schema().clone();
-    if let Some(projection) = projection(args, stream.schema())? {
+    sink.run.check_schema(&sink.input, &schema)?;
+    if let Some(projection) = projection(args, &sink.input, stream.schema())? {
         stream.set_projection(projection);
     }
-    if let Some(bar) = &sink.progress {
+    if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
         show(bar, None);
     }
     remote.runtime.block_on(async {
         // Reading stops once the range or the limit is done: the rest stays unread.
         let mut index = 0;
-        while sink.wants_more() && index < batches.end {
+        while sink.wants_more() && sink.run.seen < batches.end {
             let batch = stream.next_batch().await;
             let batch = batch.map_err(|e| remote.failed(e, Some(&schema)))?;
-            if !take_from_stream(args, &batches, sink, index, batch)? {
+            if !take_from_stream(batches, sink, index, batch)? {
                 break;
             }
             fetched(sink, remote);
@@ -296,9 +348,9 @@ fn convert_remote_stream(
 }
 
 /// Shows the rows written and the bytes of `remote` fetched so far on the progress bar.
-fn fetched(sink: &Sink<'_>, remote: &Remote) {
+fn fetched(sink: &Sink, remote: &Remote) {
     if let Some(bar) = &sink.progress {
-        let fetched = remote.source.bytes_received();
+        let fetched = sink.run.bytes_before + remote.source.bytes_received();
         bar.set_message(format!(
             "{} rows, {:.1} MiB fetched",
             sink.writer.rows(),
@@ -311,31 +363,32 @@ fn fetched(sink: &Sink<'_>, remote: &Remote) {
 fn convert_stream(
     args: &JsonArgs,
     reader: CountingRead<Box<dyn Read>>,
-    batches: Range<usize>,
-    sink: &mut Sink<'_>,
+    batches: &Range<usize>,
+    sink: &mut Sink,
 ) -> Result<ReadStats, Failure> {
-    let mut stream = input::stream_reader(&args.input, reader)?;
+    let input = sink.input.clone();
+    let mut stream = input::stream_reader(&input, reader)?;
     let schema = Arc::clone(stream.schema());
-    let failed = |e: quiver::error::Error<std::io::Error>| {
-        Failure::about(&args.input, e.display_with(&schema))
-    };
+    let failed =
+        |e: quiver::error::Error<std::io::Error>| Failure::about(&input, e.display_with(&schema));
     if args.mmap {
         return Err(Failure::Usage(format!(
             "{}: --mmap does not apply to a stream (it maps files in the file format)",
-            args.input.display()
+            input.display()
         )));
     }
-    if let Some(projection) = projection(args, stream.schema())? {
+    sink.run.check_schema(&input, &schema)?;
+    if let Some(projection) = projection(args, &input, stream.schema())? {
         stream.set_projection(projection);
     }
-    if let Some(bar) = &sink.progress {
+    if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
         show(bar, None);
     }
     // Reading stops once the range or the limit is done: the rest of the stream stays unread.
     let mut index = 0;
-    while sink.wants_more() && index < batches.end {
+    while sink.wants_more() && sink.run.seen < batches.end {
         let batch = stream.next_batch().map_err(failed)?;
-        if !take_from_stream(args, &batches, sink, index, batch)? {
+        if !take_from_stream(batches, sink, index, batch)? {
             break;
         }
         index += 1;
@@ -343,39 +396,37 @@ fn convert_stream(
     Ok(stream.inner().inner().stats())
 }
 
-/// One step of a stream's loop, local or remote: batch `index` (`None` at the stream's end)
-/// goes to the sink when `batches` selects it. Whether the stream goes on; a `--batches` range
-/// that starts past the end is an error.
+/// One step of a stream's loop, local or remote: its batch `index` (`None` at the stream's
+/// end) goes to the sink when the run's `batches` select it, and counts in the run. Whether the
+/// stream goes on.
 fn take_from_stream(
-    args: &JsonArgs,
     batches: &Range<usize>,
-    sink: &mut Sink<'_>,
+    sink: &mut Sink,
     index: usize,
     batch: Option<RecordBatch<'_>>,
 ) -> Result<bool, Failure> {
     let Some(batch) = batch else {
-        if args.batches.is_some() && index <= batches.start {
-            return Err(Failure::about(
-                &args.input,
-                past_the_end(batches, "stream", index),
-            ));
-        }
         return Ok(false);
     };
-    if index >= batches.start {
+    if sink.run.seen >= batches.start {
         sink.take(index, &batch)?;
     }
+    sink.run.seen += 1;
     Ok(true)
 }
 
-/// The projection `--columns` asks for over `schema`, if any.
-fn projection(args: &JsonArgs, schema: &Schema) -> Result<Option<Projection>, Failure> {
+/// The projection `--columns` asks for over `schema` of `input`, if any.
+fn projection(
+    args: &JsonArgs,
+    input: &Path,
+    schema: &Schema,
+) -> Result<Option<Projection>, Failure> {
     let Some(columns) = &args.columns else {
         return Ok(None);
     };
     Projection::from_paths(schema, &columns.0)
         .map(Some)
-        .map_err(|e| Failure::about(&args.input, unknown_column(&e, schema)))
+        .map_err(|e| Failure::about(input, unknown_column(&e, schema)))
 }
 
 /// A projection error; for a name no field has, followed by the names that exist there (as
@@ -424,7 +475,8 @@ fn unknown_column(error: &ProjectionError, schema: &Schema) -> String {
     message
 }
 
-/// The error for a `--batches` range that starts past the last of `count` batches.
+/// The error for a `--batches` range that starts past the last of `count` batches; `input` is
+/// the subject and its verb (`file has`).
 fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     let range = match batches.end {
         usize::MAX => format!("{}..", batches.start),
@@ -432,47 +484,76 @@ fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     };
     let plural = if count == 1 { "" } else { "es" };
     format!(
-        "--batches {range} starts past the last batch: the {input} has {count} record batch{plural}"
+        "--batches {range} starts past the last batch: the {input} {count} record batch{plural}"
     )
 }
 
 /// Where batches go: the writer, behind the row limit, with the progress bar.
-struct Sink<'a> {
-    input: &'a Path,
+struct Sink {
+    /// The input being read.
+    input: PathBuf,
     writer: ParallelWriter<Output>,
     rows_left: u64,
     batches: u64,
     progress: Option<ProgressBar>,
+    /// What the run keeps from input to input.
+    run: Run,
 }
 
-impl Sink<'_> {
+impl Sink {
     /// Whether more rows are wanted (`--limit` not reached yet).
     fn wants_more(&self) -> bool {
         self.rows_left > 0
     }
 
-    /// Writes batch `index`, cut to the rows still wanted.
+    /// Starts reading the input `name`.
+    fn start(&mut self, name: PathBuf) -> Result<(), Failure> {
+        self.run.start(&name)?;
+        self.input = name;
+        Ok(())
+    }
+
+    /// Counts an input done, `bytes_read` read from the inputs so far.
+    fn file_done(&mut self, bytes_read: u64) {
+        self.run.bytes_before = bytes_read;
+        if let (Some(bar), true) = (&self.progress, self.run.many()) {
+            bar.inc(1);
+            bar.set_message(format!(
+                "{} rows, {:.1} MiB read",
+                self.writer.rows(),
+                bytes_read as f64 / (1024.0 * 1024.0)
+            ));
+        }
+    }
+
+    /// Writes batch `index` of the input, cut to the rows still wanted, with the columns the
+    /// run adds.
     fn take(&mut self, index: usize, batch: &RecordBatch<'_>) -> Result<(), Failure> {
         let rows = batch.num_rows() as u64;
-        let result = if rows > self.rows_left {
+        let head;
+        let batch = if rows > self.rows_left {
             let kept = self.rows_left as usize;
-            let head = batch
+            head = batch
                 .slice(0, kept)
-                .map_err(|e| Failure::about(self.input, e))?;
-            self.writer.write(&head)
+                .map_err(|e| Failure::about(&self.input, e))?;
+            &head
         } else {
-            self.writer.write(batch)
+            batch
         };
-        result.map_err(|e| match e {
+        let extended = self.run.extend(&self.input, batch)?;
+        let batch = extended.as_ref().unwrap_or(batch);
+        self.writer.write(batch).map_err(|e| match e {
             JsonWriteError::Json(e) => self.json_failure(index, batch, &e),
             JsonWriteError::Io(e) => self.writer.inner().failed(e),
-            other => Failure::about(self.input, other),
+            other => Failure::about(&self.input, other),
         })?;
         self.rows_left -= rows.min(self.rows_left);
         self.batches += 1;
         if let Some(bar) = &self.progress {
             bar.set_message(format!("{} rows", self.writer.rows()));
-            bar.inc(1);
+            if !self.run.many() {
+                bar.inc(1);
+            }
         }
         Ok(())
     }
@@ -510,6 +591,16 @@ impl Sink<'_> {
             self.input.display()
         ))
     }
+}
+
+/// Turns a hidden bar into a visible one counting the run's `total` inputs.
+fn show_files(bar: &ProgressBar, total: u64) {
+    bar.set_length(total);
+    let template = "{elapsed_precise} [{bar:32}] {pos}/{len} files, {msg}";
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
 }
 
 /// Turns a hidden bar into a visible one: batches of a file (`total`), or a stream's spinner.

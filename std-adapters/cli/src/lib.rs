@@ -5,11 +5,16 @@
 //! - `lib.rs`: the arguments (clap), the exit codes and the one `error: …` line.
 //! - `input.rs`: the input named on the command line, opened as a file (positioned reads, or a
 //!   memory map) or a stream, by its leading bytes; and the read counts behind `--stats`.
+//! - `inputs.rs`: what the names on the command line expand to (folders, prefixes, globs),
+//!   and the objects among them opened ahead of their turn.
 //! - `convert.rs`: `quiver json`, the conversion loop around the reader and
-//!   [`quiver_std::ParallelWriter`].
+//!   [`quiver_std::ParallelWriter`], over every input in turn.
+//! - `many.rs`: what a run over many inputs keeps from one to the next: the schema they must
+//!   share, the batches counted, the columns `--with-source` and `--hive-partitions` add.
 //! - `output.rs`: stdout, or `--output FILE`: a device, FIFO or descriptor written in place, a
 //!   regular file replaced by a temporary file renamed over it only on success (removed on
 //!   SIGINT, SIGTERM or SIGHUP), never the input.
+//! - `upload.rs`: `--output URL`, a multipart upload that appears only on success.
 //! - `remote.rs`: an input named by URL (`s3://…`), read with ranged GETs on a tokio runtime.
 //! - `schema.rs`: `quiver schema`.
 //!
@@ -20,9 +25,12 @@
 
 mod convert;
 mod input;
+mod inputs;
+mod many;
 mod output;
 mod remote;
 mod schema;
+mod upload;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ops::Range;
@@ -63,10 +71,26 @@ enum Command {
 /// The options of `quiver json`.
 #[derive(Debug, Args)]
 struct JsonArgs {
-    /// An Arrow IPC file or stream (told apart by their leading bytes), `-` for stdin, or a URL:
+    /// Arrow IPC files or streams (told apart by their leading bytes), `-` for stdin, or URLs:
     /// s3://, gs://, az://, abfs(s)://, http(s)://, file:// (credentials and endpoints from the
-    /// usual AWS_*, GOOGLE_*, AZURE_* variables).
-    input: PathBuf,
+    /// usual AWS_*, GOOGLE_*, AZURE_* variables). A folder, a URL ending in `/` (a prefix) or
+    /// a glob (`*`, `?`, `[…]`, `**`) stands for the files below it, sorted by path, without
+    /// names starting with `.` or `_`; their rows are written in that order, as one document.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+
+    /// Skip inputs of 0 bytes found in folders, prefixes and globs.
+    #[arg(long)]
+    skip_empty: bool,
+
+    /// Add the input's path or URL to each row, as the string member `_source` (last).
+    #[arg(long)]
+    with_source: bool,
+
+    /// Add the `KEY=VALUE` folders of each input's path (`date=2026-12-01/region=eu/…`) to its
+    /// rows as string members KEY (after the columns, in the order of the path).
+    #[arg(long)]
+    hive_partitions: bool,
 
     /// How rows are framed: one JSON object per line, or one JSON array (ending with a
     /// newline).
@@ -131,7 +155,8 @@ struct JsonArgs {
     /// Write to FILE instead of stdout. A regular file (also at the end of symbolic links) is
     /// replaced only when the conversion succeeds, through a hidden `.FILE.*.partial` beside it,
     /// keeping its permissions and owner; links stay links. A device, FIFO or `/dev/fd/N` is
-    /// written directly, as `>` would. FILE may not be the input.
+    /// written directly, as `>` would. FILE may not be an input. A URL (s3://bucket/key, …) is
+    /// uploaded as it is written, in parts, and appears only when the run succeeds.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -155,8 +180,15 @@ struct JsonArgs {
 /// The options of `quiver schema`.
 #[derive(Debug, Args)]
 struct SchemaArgs {
-    /// An Arrow IPC file or stream, `-` for stdin, or a URL (as `quiver json` takes).
-    input: PathBuf,
+    /// Arrow IPC files or streams, `-` for stdin, or URLs, folders, prefixes and globs (as
+    /// `quiver json` takes them). Over several, the schema they share, the number of files
+    /// and each one's counts.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+
+    /// Skip inputs of 0 bytes found in folders, prefixes and globs.
+    #[arg(long)]
+    skip_empty: bool,
 
     /// Text for people, or one JSON document for scripts.
     #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]

@@ -14,6 +14,8 @@
 //! - **The input.** An output that is the input file (the same device and inode, whatever the
 //!   spelling or links of either path) is refused before anything is opened for writing: exit
 //!   code 2. Stdin (`-`) has no path and is not checked.
+//! - **A URL** (`s3://bucket/key`, any scheme the inputs take): an object uploaded as the JSON
+//!   is produced, which appears only on success (`upload.rs`).
 //! - **Signals (Unix).** Once a partial file is to be made, SIGINT, SIGTERM and SIGHUP go to a
 //!   thread ([`signal_hook`]) that removes it and ends the process with 128 + the signal number
 //!   (130, 143, 129); the target stays as it was. The handlers are in place before the file is
@@ -23,6 +25,7 @@
 //!   Without a partial file (stdout, a file written in place) signals keep their default action.
 
 use crate::Failure;
+use crate::upload::Upload;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -40,6 +43,8 @@ pub enum Output {
         /// Its name on the command line.
         path: PathBuf,
     },
+    /// An object uploaded to a store, which appears on [`Output::commit`] (`upload.rs`).
+    Upload(Box<Upload>),
     /// A temporary file that replaces `target` on [`Output::commit`].
     Replace {
         /// The file being written, registered for removal on a signal.
@@ -59,8 +64,11 @@ impl Output {
             .map_err(|e| Failure::Error(format!("stdout: {e}")))
     }
 
-    /// Opens `path` by the rules of the module doc.
+    /// Opens `path` by the rules of the module doc; a URL starts an upload.
     pub fn file(path: &Path) -> Result<Self, Failure> {
+        if let Some(url) = path.to_str().filter(|_| crate::remote::is_url(path)) {
+            return Upload::start(url).map(|u| Output::Upload(Box::new(u)));
+        }
         let failed = |e: io::Error| Failure::about(path, e);
         let Some(target) = follow(path).map_err(failed)? else {
             return open_in_place(path).map(|file| Output::InPlace {
@@ -86,7 +94,7 @@ impl Output {
         match self {
             Output::Stdout(_) => false,
             Output::InPlace { file, .. } => !file.is_terminal(),
-            Output::Replace { .. } => true,
+            Output::Replace { .. } | Output::Upload(_) => true,
         }
     }
 
@@ -98,6 +106,7 @@ impl Output {
             Output::InPlace { path, .. } | Output::Replace { path, .. } => {
                 Failure::about(path, error)
             }
+            Output::Upload(upload) => Failure::Error(format!("{}: {error}", upload.url)),
         }
     }
 
@@ -110,35 +119,38 @@ impl Output {
             Output::Replace { temp, target, path } => {
                 temp.persist(&target).map_err(|e| Failure::about(&path, e))
             }
+            Output::Upload(upload) => upload.complete(),
         }
     }
 
-    /// The file the bytes go to.
-    fn file_mut(&mut self) -> &mut File {
+    /// Where the bytes go.
+    fn writer(&mut self) -> &mut dyn Write {
         match self {
             Output::Stdout(file) | Output::InPlace { file, .. } => file,
             Output::Replace { temp, .. } => temp.file.as_file_mut(),
+            Output::Upload(upload) => upload.as_mut(),
         }
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file_mut().write(buf)
+        self.writer().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file_mut().write_all(buf)
+        self.writer().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file_mut().flush()
+        self.writer().flush()
     }
 }
 
-/// Refuses an `output` that is the `input` file (exit code 2), before anything is written.
+/// Refuses an `output` that is the `input` file or object (exit code 2), before anything is
+/// written. A URL is the same object when its text is the same.
 pub fn refuse_input(output: &Path, input: &Path) -> Result<(), Failure> {
-    if input.as_os_str() == "-" {
+    if input.as_os_str() == "-" || crate::remote::is_url(output) != crate::remote::is_url(input) {
         return Ok(());
     }
     let same = output == input
@@ -335,6 +347,12 @@ fn keep_owner_and_mode(file: &File, old: &Metadata) -> io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
 }
 
+/// Starts the thread that removes the partial file, and aborts an upload, on a signal.
+#[cfg(unix)]
+pub fn watch_signals() -> io::Result<()> {
+    signals::watch()
+}
+
 /// The thread that removes the partial file on a signal.
 #[cfg(unix)]
 mod signals {
@@ -363,6 +381,7 @@ mod signals {
                     if let Some(path) = registered.as_ref() {
                         let _ = std::fs::remove_file(path);
                     }
+                    crate::upload::abort_on_signal();
                     std::process::exit(128 + signal);
                 }
             })?;
