@@ -105,9 +105,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                 None => convert_remote(args, &remote, &batches, &mut sink)?,
             },
         };
-        stats.reads += read.reads;
-        stats.round_trips += read.round_trips;
-        stats.bytes_read += read.bytes_read;
+        stats.add(&read);
         sink.file_done(stats.bytes_read);
     };
     if exhausted && args.batches.is_some() && batches.start >= sink.run.seen {

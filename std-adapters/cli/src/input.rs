@@ -154,6 +154,17 @@ impl ReadStats {
             ..ReadStats::default()
         }
     }
+
+    /// Adds another input's counts (the hedges and retries of URLs among them).
+    pub fn add(&mut self, other: &ReadStats) {
+        self.reads += other.reads;
+        self.round_trips += other.round_trips;
+        self.bytes_read += other.bytes_read;
+        if let Some((hedges, retries)) = other.again {
+            let (h, r) = self.again.get_or_insert((0, 0));
+            (*h, *r) = (*h + hedges, *r + retries);
+        }
+    }
 }
 
 /// A `Read` that counts its calls and bytes: for a stream, each read is a round trip.

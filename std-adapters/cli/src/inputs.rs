@@ -7,9 +7,11 @@
 //!   exists nowhere is kept, so that opening it says why);
 //! - a local folder: every file below it (links followed);
 //! - a URL ending in `/`: every object under that prefix (the store's listing, in pages);
-//! - a local path or URL with `*`, `?` or `[…]` in it (`**` for any number of folders): the
-//!   files or objects below its longest literal folder that match the rest, one segment per
-//!   `/` (`*` never crosses a `/`).
+//! - a local path with `*`, `?` or `[…]` in it, or a URL with `*` or `[…]` (`**` for any
+//!   number of folders): the files or objects below its longest literal folder that match the
+//!   rest, one segment per `/` (`*` never crosses a `/`; `?` matches one character). A URL
+//!   without `*` or `[` is no glob, whatever `?` it holds: `?` starts an HTTP URL's query and
+//!   is a character of an object store's key (taken literally, as the AWS CLI takes keys).
 //!
 //! Below a folder, prefix or glob root, a name of which any segment starts with `.` or `_` is
 //! skipped (hidden and temporary files, `_SUCCESS`, as pyarrow does), and with `--skip-empty`
@@ -172,12 +174,9 @@ fn expand_url(url: &str, skip_empty: bool) -> Result<Vec<Found>, Failure> {
         .and_then(|i| url.get(i + 3..)?.find('/').map(|j| i + 3 + j + 1))
         .unwrap_or(url.len());
     let path = url.get(path_start..).unwrap_or_default();
-    // `?` starts an HTTP URL's query: only `*` and `[` are glob characters there.
-    let http = url.starts_with("http://") || url.starts_with("https://");
-    let globbed = match http {
-        true => path.contains(['*', '[']),
-        false => has_glob(path),
-    };
+    // Only `*` and `[` are glob characters in a URL: `?` starts an HTTP URL's query, and is
+    // part of an object store's key, taken literally as the AWS CLI takes it.
+    let globbed = path.contains(['*', '[']);
     let (prefix, pattern) = if globbed {
         let (folder, pattern) = split_glob(path);
         let prefix = match folder {
