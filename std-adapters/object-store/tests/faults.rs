@@ -3,9 +3,11 @@
 //! ranged GET and a server that stalls are clear errors. The batches are never wrong: each read
 //! either equals the local one or fails.
 
-use object_store::aws::AmazonS3Builder;
+mod common;
+
+use common::trips;
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, AsyncStreamReader, FileReader, ReaderOptions};
 use quiver_object_store::{ObjectBatches, ObjectSource, SourceOptions};
@@ -148,31 +150,7 @@ fn cut(fault: Fault, header: String, mut body: Vec<u8>) -> (String, Vec<u8>, boo
 }
 
 fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
-    let retry = RetryConfig {
-        max_retries: 3,
-        retry_timeout: Duration::from_secs(5),
-        ..RetryConfig::default()
-    };
-    let client = ClientOptions::new()
-        .with_allow_http(true)
-        .with_timeout(Duration::from_secs(1));
-    let store = AmazonS3Builder::new()
-        .with_bucket_name("quiver")
-        .with_endpoint(endpoint)
-        .with_region("us-east-1")
-        .with_access_key_id("quiver")
-        .with_secret_access_key("quiver")
-        .with_client_options(client)
-        .with_retry(retry)
-        .build()
-        .unwrap();
-    Arc::new(store)
-}
-
-fn trips() -> Vec<u8> {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow");
-    std::fs::read(path).unwrap()
+    common::loopback_s3(endpoint, 3, Some(Duration::from_secs(1)))
 }
 
 /// The batches read through `fault` by ranges, or front to back through one GET

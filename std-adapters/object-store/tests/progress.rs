@@ -5,9 +5,11 @@
 //! is 300 ms so that the suite stays fast, and every assertion is on requests, hedges, retries
 //! and the batches.
 
-use object_store::aws::AmazonS3Builder;
+mod common;
+
+use common::trips;
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ClientOptions, ObjectStore, RetryConfig};
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
 use quiver_object_store::{
@@ -148,31 +150,7 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
 }
 
 fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
-    let retry = RetryConfig {
-        max_retries: 2,
-        retry_timeout: Duration::from_secs(5),
-        ..RetryConfig::default()
-    };
-    let client = ClientOptions::new()
-        .with_allow_http(true)
-        .with_timeout_disabled();
-    let store = AmazonS3Builder::new()
-        .with_bucket_name("quiver")
-        .with_endpoint(endpoint)
-        .with_region("us-east-1")
-        .with_access_key_id("quiver")
-        .with_secret_access_key("quiver")
-        .with_client_options(client)
-        .with_retry(retry)
-        .build()
-        .unwrap();
-    Arc::new(store)
-}
-
-fn trips() -> Vec<u8> {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow");
-    std::fs::read(path).unwrap()
+    common::loopback_s3(endpoint, 2, None)
 }
 
 fn local(object: &[u8]) -> Vec<RecordBatch<'static>> {

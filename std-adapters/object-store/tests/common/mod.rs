@@ -120,6 +120,43 @@ pub fn moto_store(moto: &Moto) -> Arc<dyn ObjectStore> {
     Arc::new(builder.build().unwrap())
 }
 
+/// An S3 client of the bucket `quiver` at a loopback test server `endpoint` (plain HTTP):
+/// `retries` times within 5 s, and `timeout` for a whole request (`None`: no overall timeout).
+pub fn loopback_s3(
+    endpoint: &str,
+    retries: usize,
+    timeout: Option<Duration>,
+) -> Arc<dyn ObjectStore> {
+    let retry = object_store::RetryConfig {
+        max_retries: retries,
+        retry_timeout: Duration::from_secs(5),
+        ..object_store::RetryConfig::default()
+    };
+    let client = object_store::ClientOptions::new().with_allow_http(true);
+    let client = match timeout {
+        Some(timeout) => client.with_timeout(timeout),
+        None => client.with_timeout_disabled(),
+    };
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_bucket_name("quiver")
+        .with_endpoint(endpoint)
+        .with_region("us-east-1")
+        .with_access_key_id("quiver")
+        .with_secret_access_key("quiver")
+        .with_client_options(client)
+        .with_retry(retry)
+        .build()
+        .unwrap();
+    Arc::new(store)
+}
+
+/// The bundled example file, `examples/data/trips.arrow`.
+pub fn trips() -> Vec<u8> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/trips.arrow");
+    std::fs::read(path).unwrap()
+}
+
 /// The hundred-batch ten-column file of the read-count tests (about 8 MB).
 pub fn hundred_batches() -> Vec<u8> {
     quiver_tests::ten_columns::file(100, 1000, quiver::ipc::WriterOptions::default())
