@@ -297,16 +297,18 @@ mod tests {
         }
     }
 
+    /// A table case: a name, ranges as `(start, end)`, two figures, and the expected ranges.
+    type Case = (
+        &'static str,
+        &'static [(u64, u64)],
+        u64,
+        u64,
+        &'static [(u64, u64)],
+    );
+
     #[test]
     fn hand_checked() {
-        /// Name, input, hole limit, range limit, expected reads; ranges as `(start, end)`.
-        type Case = (
-            &'static str,
-            &'static [(u64, u64)],
-            u64,
-            u64,
-            &'static [(u64, u64)],
-        );
+        // Name, input, hole limit, range limit, expected reads.
         #[rustfmt::skip]
         let cases: &[Case] = &[
             ("empty input", &[], 9, 99, &[]),
@@ -487,14 +489,7 @@ mod tests {
 
     #[test]
     fn predict_cases() {
-        /// Name, known ranges, known body, other body, expected.
-        type Case = (
-            &'static str,
-            &'static [(u64, u64)],
-            u64,
-            u64,
-            &'static [(u64, u64)],
-        );
+        // Name, known ranges, known body, other body, expected.
         #[rustfmt::skip]
         let cases: &[Case] = &[
             ("same length: same offsets", &[(0, 128), (128, 4128)], 8000, 8000, &[(0, 4128)]),

@@ -15,7 +15,7 @@ use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 /// What the server does wrong.
@@ -51,24 +51,10 @@ async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>)
                 let (read, mut write) = socket.into_split();
                 let mut read = BufReader::new(read);
                 loop {
-                    let mut line = String::new();
-                    if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    let Some((line, range)) = common::request_head(&mut read).await else {
                         return;
-                    }
+                    };
                     let head = line.starts_with("HEAD");
-                    let mut range = None;
-                    loop {
-                        let mut header = String::new();
-                        if read.read_line(&mut header).await.unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if header == "\r\n" {
-                            break;
-                        }
-                        if let Some(value) = header.to_ascii_lowercase().strip_prefix("range:") {
-                            range = Some(value.trim().trim_start_matches("bytes=").to_owned());
-                        }
-                    }
                     let n = count.fetch_add(1, Ordering::SeqCst);
                     let answer = respond(&object, head, range.as_deref(), fault, n);
                     match answer {

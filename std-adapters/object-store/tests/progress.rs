@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 /// The stall timeout of these tests.
@@ -63,23 +63,9 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
                 let (read, mut write) = socket.into_split();
                 let mut read = BufReader::new(read);
                 loop {
-                    let mut line = String::new();
-                    if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    let Some((_, range)) = common::request_head(&mut read).await else {
                         return;
-                    }
-                    let mut range = None;
-                    loop {
-                        let mut header = String::new();
-                        if read.read_line(&mut header).await.unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if header == "\r\n" {
-                            break;
-                        }
-                        if let Some(value) = header.to_ascii_lowercase().strip_prefix("range:") {
-                            range = Some(value.trim().trim_start_matches("bytes=").to_owned());
-                        }
-                    }
+                    };
                     let n = seen.requests.fetch_add(1, Ordering::SeqCst);
                     let whole = range.is_none();
                     let range = range.unwrap_or_else(|| format!("0-{}", object.len() - 1));

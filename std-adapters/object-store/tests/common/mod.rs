@@ -150,6 +150,32 @@ pub fn loopback_s3(
     Arc::new(store)
 }
 
+/// Reads one HTTP request's head from a loopback test server's connection: its request line and
+/// its `Range` header's value (`bytes=` removed); `None` when the connection ends.
+pub async fn request_head<R>(read: &mut R) -> Option<(String, Option<String>)>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    use tokio::io::AsyncBufReadExt;
+    let mut line = String::new();
+    if read.read_line(&mut line).await.unwrap_or(0) == 0 {
+        return None;
+    }
+    let mut range = None;
+    loop {
+        let mut header = String::new();
+        if read.read_line(&mut header).await.unwrap_or(0) == 0 {
+            return None;
+        }
+        if header == "\r\n" {
+            return Some((line, range));
+        }
+        if let Some(value) = header.to_ascii_lowercase().strip_prefix("range:") {
+            range = Some(value.trim().trim_start_matches("bytes=").to_owned());
+        }
+    }
+}
+
 /// The bundled example file, `examples/data/trips.arrow`.
 pub fn trips() -> Vec<u8> {
     let path =
