@@ -19,7 +19,9 @@
 //!
 //! with `rounds = ceil(n / max_in_flight)`. Plans whose reads depend on each other (block
 //! metadata first, then the buffers it locates) are waves one after another: their times add.
-//! Each request also carries `request_cost` (the store's price and per-request work, as time
+//! A whole read in parts is not a wave: each part's successor is sent a first byte
+//! ahead of the part's end, so its first bytes are waited for once and the rest is transfer
+//! ([`Network::parts`]). Each request also carries `request_cost` (the store's price and per-request work, as time
 //! the caller would give up to save one request). Plans are ranked by modelled time plus
 //! request costs, then by the number of requests; a plan of more than `max_requests` requests
 //! in one wave is not made while another is possible.
@@ -151,12 +153,29 @@ impl Network {
         self.wave_of(in_flight, requests, bytes, largest)
     }
 
-    /// The cost of `bytes` read front to back in parts of `part` bytes, up to `in_flight`
-    /// of them at once.
+    /// The cost of `bytes` read front to back in parts of `part` bytes, `in_flight` of them
+    /// receiving at once, each part's successor sent a first byte ahead of its end: one time
+    /// to first byte, then the bytes at the rate that many requests get. (Sent only as each
+    /// ends, the parts would wait for a first byte once a round.) Twice `in_flight` are sent
+    /// at once, half of them waiting for their first byte.
     pub fn parts(&self, bytes: u64, part: u64, in_flight: u64) -> Cost {
         let part = part.max(1);
         let requests = bytes.div_ceil(part);
-        self.wave_of(in_flight, requests, bytes, part.min(bytes))
+        if requests == 0 {
+            return Cost::default();
+        }
+        let slots = in_flight.clamp(1, requests);
+        let rate = self
+            .total_bandwidth
+            .min(slots.saturating_mul(self.request_bandwidth));
+        let transfer =
+            transfer_us(part.min(bytes), self.request_bandwidth).max(transfer_us(bytes, rate));
+        Cost {
+            time_us: self.first_byte_us.saturating_add(transfer),
+            requests,
+            bytes,
+            widest_wave: requests.min(slots.saturating_mul(2)),
+        }
     }
 
     /// A wave of `requests` requests of `bytes` in all, the largest of `largest`.
@@ -311,8 +330,11 @@ mod tests {
             // parts of 8 MiB (Durner et al.'s cost-optimal 8-16 MiB).
             ("302 MB", net, 302_000_000, 64 * MIB, 4 * MIB),
             ("302 MB, 128 MiB window", net, 302_000_000, 128 * MIB, 8 * MIB),
-            // A window of one part: one at a time, so parts would only add first bytes.
-            ("302 MB, 4 MiB window", net, 302_000_000, 4 * MIB, 302_000_000),
+            // A window of 4 MiB: four parts of 1 MiB receiving at once (256 MiB/s) beat one
+            // request at 64 MiB/s, their successors sent ahead of their ends.
+            ("302 MB, 4 MiB window", net, 302_000_000, 4 * MIB, MIB),
+            // A window of one part's bytes: one request.
+            ("302 MB, 256 KiB window", net, 302_000_000, 256 * 1024, 302_000_000),
             // Requests that cost more: larger parts.
             ("302 MB, 20 ms a request", net.with_request_cost_us(20 * MS), 302_000_000, 64 * MIB, 8 * MIB),
             // A near, fast store: one request.

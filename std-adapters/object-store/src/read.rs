@@ -21,6 +21,7 @@
 use crate::ObjectError;
 use crate::request::{Policy, Resuming};
 use crate::source::RequestLog;
+use futures::future::{self, Either};
 use object_store::path::Path;
 use object_store::{GetResult, ObjectStore};
 use std::collections::VecDeque;
@@ -272,14 +273,21 @@ impl ObjectReader {
 
     /// Reads a whole object in parts on `runtime`: `first`, the answer to a GET of its first
     /// part sent at `start`, streamed as it arrives, then `parts` (the ranges of the rest, in
-    /// order) as ranged GETs of `store`, up to `in_flight` at once, each handed to the reader
-    /// whole and in order once the ones before it have been. Memory: the parts in flight and
-    /// the read-ahead, whatever the object's size.
+    /// order) as ranged GETs of `store`, `in_flight` at once, handed to the reader in order
+    /// (each as the chunks it arrived in) once the ones before it have been.
+    ///
+    /// The request that takes a part's place is sent when that part has at most `lead` bytes
+    /// still to come (the bandwidth-delay product): its first byte then comes about as the
+    /// part's last does, and the bytes keep flowing instead of stopping for a first byte
+    /// every `in_flight` parts. So up to twice `in_flight` parts are sent and not yet handed
+    /// over, half of them still waiting for their first byte. Memory: the parts in flight and
+    /// the read-ahead (twice the parts at most, when the reader falls behind), whatever the
+    /// object's size.
     pub(crate) fn in_parts(
         runtime: &Handle,
         (first, start): (GetResult, Instant),
         (store, path): (Arc<dyn ObjectStore>, Path),
-        (parts, in_flight): (Vec<Range<u64>>, usize),
+        (parts, in_flight, lead): (Vec<Range<u64>>, usize, u64),
         read_ahead: usize,
         (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
@@ -289,14 +297,26 @@ impl ObjectReader {
         log.stream_started();
         runtime.spawn(async move {
             let log = task_log;
+            // Word from each part's GET that at most `lead` of its bytes are still to come.
+            let (near, mut nearing) = mpsc::unbounded_channel::<()>();
             let fetch = |range: Range<u64>| {
                 let (store, path, log) = (Arc::clone(&store), path.clone(), Arc::clone(&log));
+                let length = range.end - range.start;
+                let mut near = Some(near.clone());
+                let progress = move |received: u64| {
+                    if length - received <= lead
+                        && let Some(near) = near.take()
+                    {
+                        let _ = near.send(());
+                    }
+                };
                 Aborting(task_runtime.spawn(async move {
-                    crate::request::get_range(&store, &path, range, &log, policy).await
+                    let read = (policy, progress);
+                    crate::request::get_range_chunks(&store, &path, range, &log, read).await
                 }))
             };
             let mut parts = parts.into_iter();
-            let mut fetching: VecDeque<Aborting<_>> =
+            let mut fetching: VecDeque<_> =
                 parts.by_ref().take(in_flight.max(1)).map(fetch).collect();
             let range = first.range.clone();
             let object = (Arc::clone(&store), path.clone());
@@ -306,15 +326,42 @@ impl ObjectReader {
             if !going {
                 return;
             }
-            while let Some(mut part) = fetching.pop_front() {
-                let body = (&mut part.0).await.map_err(ObjectError::Task);
-                if let Some(range) = parts.next() {
+            // Parts sent and not yet handed over: those in flight and their successors.
+            let most = 2 * in_flight.max(1);
+            // Parts near their ends whose places are not yet taken: each is taken by the next
+            // part, within `most`; with nothing in flight, the next part goes regardless.
+            let mut owed = 0usize;
+            let mut take_places = |fetching: &mut VecDeque<_>, owed: &mut usize, held: usize| {
+                while (*owed > 0 && held + fetching.len() < most) || held + fetching.len() == 0 {
+                    let Some(range) = parts.next() else { break };
                     fetching.push_back(fetch(range));
+                    *owed = owed.saturating_sub(1);
                 }
-                match body.and_then(|b| b) {
-                    Ok(body) => {
-                        if !feed.send(body).await {
-                            return;
+            };
+            loop {
+                while nearing.try_recv().is_ok() {
+                    owed += 1;
+                }
+                take_places(&mut fetching, &mut owed, 0);
+                let Some(mut head) = fetching.pop_front() else {
+                    break;
+                };
+                let body = loop {
+                    let nearing = std::pin::pin!(nearing.recv());
+                    match future::select(&mut head.0, nearing).await {
+                        Either::Left((body, _)) => break body,
+                        Either::Right(_) => {
+                            owed += 1;
+                            take_places(&mut fetching, &mut owed, 1);
+                        }
+                    }
+                };
+                match body.map_err(ObjectError::Task).and_then(|b| b) {
+                    Ok(chunks) => {
+                        for chunk in chunks {
+                            if !feed.send(chunk).await {
+                                return;
+                            }
                         }
                     }
                     Err(e) => return feed.fail(e),

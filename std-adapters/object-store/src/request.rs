@@ -108,7 +108,8 @@ impl Policy {
 }
 
 /// One ranged GET of `range` of `path`: hedged, resumed after stalls, logged, and checked to
-/// hold exactly `range`; see the module docs.
+/// hold exactly `range`; see the module docs. The body in one buffer (no copy when it came in
+/// one chunk).
 pub(crate) async fn get_range(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -116,6 +117,21 @@ pub(crate) async fn get_range(
     log: &Arc<RequestLog>,
     policy: Policy,
 ) -> Result<bytes::Bytes, ObjectError> {
+    get_range_chunks(store, path, range, log, (policy, |_| {}))
+        .await
+        .map(join)
+}
+
+/// [`get_range`]'s body as the chunks it arrived in, for a reader that takes them one after
+/// another (a whole read in parts): no copy into one buffer. `progress` is told the bytes
+/// received so far after each chunk.
+pub(crate) async fn get_range_chunks(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    range: Range<u64>,
+    log: &Arc<RequestLog>,
+    (policy, progress): (Policy, impl FnMut(u64)),
+) -> Result<Vec<bytes::Bytes>, ObjectError> {
     let (answered, start) = answered(store, path, Some(range.clone()), log, policy).await?;
     if answered.range != range {
         log.record(start, 0);
@@ -124,14 +140,23 @@ pub(crate) async fn get_range(
     }
     let object = (Arc::clone(store), path.clone());
     let body = Resuming::new(object, range.clone(), answered, policy, Arc::clone(log));
-    let body = body.collect().await;
-    log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
+    let body = body.chunks(progress).await;
+    let received = |chunks: &Vec<bytes::Bytes>| chunks.iter().map(|c| c.len() as u64).sum();
+    log.record(start, body.as_ref().map_or(0, received));
     let body = body?;
-    if body.len() as u64 != range.end - range.start {
-        let received = body.len() as u64;
+    if received(&body) != range.end - range.start {
+        let received = received(&body);
         return Err(ObjectError::Length { range, received });
     }
     Ok(body)
+}
+
+/// `chunks` in one buffer: the chunk itself when there is one.
+pub(crate) fn join(chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
+    match <[bytes::Bytes; 1]>::try_from(chunks) {
+        Ok([one]) => one,
+        Err(chunks) => chunks.concat().into(),
+    }
 }
 
 /// The first answer to a GET of `range`, hedged (see the module docs), with the time its
@@ -316,15 +341,22 @@ impl Resuming {
     }
 
     /// Every byte of the body, in one buffer (no copy when it came in one chunk).
-    pub(crate) async fn collect(mut self) -> Result<bytes::Bytes, ObjectError> {
+    pub(crate) async fn collect(self) -> Result<bytes::Bytes, ObjectError> {
+        self.chunks(|_| {}).await.map(join)
+    }
+
+    /// Every byte of the body, in the chunks it arrived in; `progress` is told the bytes
+    /// received so far after each.
+    async fn chunks(
+        mut self,
+        mut progress: impl FnMut(u64),
+    ) -> Result<Vec<bytes::Bytes>, ObjectError> {
         let mut chunks = Vec::new();
         while let Some(chunk) = self.next().await {
             chunks.push(chunk?);
+            progress(self.received);
         }
-        Ok(match <[bytes::Bytes; 1]>::try_from(chunks) {
-            Ok([one]) => one,
-            Err(chunks) => chunks.concat().into(),
-        })
+        Ok(chunks)
     }
 
     /// The body's next bytes; `None` at its end.

@@ -526,10 +526,12 @@ impl ObjectSource {
     /// object's size (and the time to first byte, unless given); then, if there is more,
     /// ranged GETs of the rest in parts of the cost model's size
     /// ([`quiver::cost::Network::part_size`]), as many in flight as
-    /// [`SourceOptions::window`] holds. The returned reader hands the bytes over in order, the
-    /// first part as it arrives and each later one whole, up to [`SourceOptions::read_ahead`]
-    /// bytes ahead of its reader (see [`crate::ObjectReader`]): memory stays within the window
-    /// and the read-ahead whatever the object's size. An object within the first part is ONE
+    /// [`SourceOptions::window`] holds receiving at once, each part's successor sent a
+    /// bandwidth-delay product ahead of its end. The returned reader hands the bytes over in
+    /// order, the first part as it arrives and each later one once received, up to
+    /// [`SourceOptions::read_ahead`] bytes ahead of its reader (see [`crate::ObjectReader`]):
+    /// memory stays within the window (twice it at most, when the reader falls behind) and
+    /// the read-ahead whatever the object's size. An object within the first part is ONE
     /// request. A store that refuses the ranged GET (not a missing object or denied access)
     /// is read with one plain GET. Ranges read from the source later are requests of their own.
     ///
@@ -605,7 +607,11 @@ impl ObjectSource {
                 &runtime,
                 (answered, start),
                 object,
-                (parts, usize::try_from(in_flight).unwrap_or(1)),
+                (
+                    parts,
+                    usize::try_from(in_flight).unwrap_or(1),
+                    model.bandwidth_delay(),
+                ),
                 read_ahead,
                 (policy, Arc::clone(&log)),
             )

@@ -13,7 +13,7 @@ use object_store::path::Path;
 use quiver::array::RecordBatch;
 use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
 use quiver_object_store::{
-    Hedge, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+    Hedge, NetworkMetrics, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
 };
 use quiver_tests::equal::assert_batches_equal;
 use std::collections::HashSet;
@@ -45,6 +45,9 @@ struct Seen {
     requests: AtomicUsize,
     delayed: AtomicUsize,
     starts: Mutex<Vec<String>>,
+    /// Requests being answered now, and the most at once.
+    answering: AtomicUsize,
+    most_answering: AtomicUsize,
 }
 
 /// Serves `object` for any path with `mode`; returns its endpoint and what it saw.
@@ -67,6 +70,9 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
                         return;
                     };
                     let n = seen.requests.fetch_add(1, Ordering::SeqCst);
+                    let now = seen.answering.fetch_add(1, Ordering::SeqCst) + 1;
+                    seen.most_answering.fetch_max(now, Ordering::SeqCst);
+                    let _answered = Answered(&seen.answering);
                     let whole = range.is_none();
                     let range = range.unwrap_or_else(|| format!("0-{}", object.len() - 1));
                     let (start, end) = range.split_once('-').unwrap();
@@ -133,6 +139,15 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
         }
     });
     (endpoint, seen)
+}
+
+/// Counts a request as answered when dropped: its body sent, or its connection gone.
+struct Answered<'a>(&'a AtomicUsize);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 fn store(endpoint: &str) -> Arc<dyn ObjectStore> {
@@ -301,4 +316,61 @@ async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
         }
         println!("progress: a whole read, {mode:?}: {stats:?}");
     }
+}
+
+/// A whole read in parts sends each part's successor before the part has ended (a
+/// bandwidth-delay product ahead of its end), so the bytes keep flowing instead of stopping for
+/// a first byte every window: more requests are being answered at once than the window's
+/// parts, and never more than twice them (and the first part).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_read_sends_each_parts_successor_before_it_ends() {
+    let object = Arc::new(common::hundred_batches());
+    let trickle = Mode::Trickle {
+        pieces: 4,
+        gap: Duration::from_millis(50),
+    };
+    let (endpoint, seen) = serve(Arc::clone(&object), trickle).await;
+    let network = NetworkMetrics::default().with_time_to_first_byte(Duration::from_millis(50));
+    let window = 2 * 1024 * 1024;
+    let options = SourceOptions::default()
+        .with_network(network)
+        .with_window(window)
+        .with_stall_timeout(Duration::from_secs(10));
+    let model = network.model(options.max_in_flight);
+    let first = network.first_part();
+    let part = model.part_size(object.len() as u64 - first, window);
+    let in_flight = model.in_flight_for(part, window) as usize;
+    assert!(part <= model.bandwidth_delay(), "{part}");
+    assert!(
+        in_flight > 1 && object.len() as u64 - first > 2 * window,
+        "{in_flight}"
+    );
+    let path = Path::from("hundred.arrow");
+    let (source, reader) = ObjectSource::open_whole(store(&endpoint), path, options)
+        .await
+        .unwrap();
+    let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
+        .await
+        .unwrap();
+    let mut read = Vec::new();
+    while let Some(batch) = batches.next_batch().await.unwrap() {
+        read.push(batch);
+    }
+    assert_batches_equal(&local(&object), &read);
+    let stats = source.requests();
+    let parts = (object.len() as u64 - first).div_ceil(part);
+    assert_eq!(
+        (stats.requests, stats.bytes),
+        (1 + parts, object.len() as u64)
+    );
+    let most = seen.most_answering.load(Ordering::SeqCst);
+    println!("parts of {part}, {in_flight} in flight: at most {most} answered at once");
+    assert!(
+        most > 1 + in_flight,
+        "{most} answered at once, {in_flight} in flight"
+    );
+    assert!(
+        most <= 1 + 2 * in_flight,
+        "{most} answered at once, {in_flight} in flight"
+    );
 }
