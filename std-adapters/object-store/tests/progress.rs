@@ -35,8 +35,9 @@ enum Mode {
     StallFirst(usize),
     /// Every ranged GET sends half its body, then nothing.
     StallAlways,
-    /// The first request for every `k`-th distinct range waits before its answer.
-    DelayEvery(usize),
+    /// The first `times` requests for every `every`-th distinct range wait before their
+    /// answers.
+    Delay { every: usize, times: usize },
 }
 
 /// What the server saw.
@@ -94,14 +95,22 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
                          Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n\r\n",
                         body.len(),
                     );
-                    let first_of_range = {
+                    // The range's place among the distinct ranges, and its requests before.
+                    let (distinct, before) = {
                         let mut starts = seen.starts.lock().unwrap();
-                        let first = !starts.contains(&range);
-                        starts.push(range.clone());
-                        first.then(|| starts.iter().collect::<HashSet<_>>().len())
+                        let before = starts.iter().filter(|r| **r == range).count();
+                        if before == 0 {
+                            starts.push(range.clone());
+                        }
+                        let place = starts.iter().position(|r| *r == range).unwrap_or(0);
+                        let distinct = starts[..=place].iter().collect::<HashSet<_>>().len();
+                        if before > 0 {
+                            starts.push(range.clone());
+                        }
+                        (distinct, before)
                     };
                     match mode {
-                        Mode::DelayEvery(k) if first_of_range.is_some_and(|d| d % k == 0) => {
+                        Mode::Delay { every, times } if distinct % every == 0 && before < times => {
                             seen.delayed.fetch_add(1, Ordering::SeqCst);
                             tokio::time::sleep(Duration::from_secs(20)).await;
                         }
@@ -261,15 +270,20 @@ async fn late_answers_are_hedged() {
     let options = SourceOptions::default()
         .with_stall_timeout(Duration::from_secs(10))
         .with_hedge(Some(hedge));
-    let (batches, stats, seen) = read(&object, Mode::DelayEvery(2), options).await;
-    assert_batches_equal(&local(&object), &batches.unwrap());
-    let delayed = seen.delayed.load(Ordering::SeqCst) as u64;
-    assert!(delayed > 0);
-    // Each delayed request was sent again; the answer to the copy won.
-    assert!(stats.hedges >= delayed, "{stats:?}, {delayed} delayed");
-    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
-    assert_eq!(stats.retries, 0, "{stats:?}");
-    println!("progress: {delayed} late answers hedged: {stats:?}");
+    // Every other range late once: one copy each. Late twice: a second copy, as late as the
+    // first.
+    for times in [1, 2] {
+        let mode = Mode::Delay { every: 2, times };
+        let (batches, stats, seen) = read(&object, mode, options.clone()).await;
+        assert_batches_equal(&local(&object), &batches.unwrap());
+        let delayed = seen.delayed.load(Ordering::SeqCst) as u64;
+        assert!(delayed > 0);
+        // Each delayed request was sent again; the answer to a copy won.
+        assert!(stats.hedges >= delayed, "{stats:?}, {delayed} delayed");
+        assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+        assert_eq!(stats.retries, 0, "{stats:?}");
+        println!("progress: {delayed} late answers hedged ({times} a range): {stats:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
