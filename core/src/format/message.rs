@@ -8,7 +8,7 @@
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
-use crate::datatype::{CompressionCodec, fb_enum};
+use crate::error::CompressionCodec;
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Vector};
 

@@ -13,21 +13,35 @@
 //! [`flatbuffer::MAX_DEPTH`](crate::flatbuffer::MAX_DEPTH), but flatbuffer offsets may share
 //! subtrees: code that walks [`Field::children`] recursively must also budget the number of
 //! fields it visits.
+//!
+//! The values of the `Schema.fbs` enums ([`TimeUnit`](crate::datatype::TimeUnit), …) are defined
+//! here, with the views that read them, and named in [`datatype`](crate::datatype); an array's
+//! type checked from its flatbuffer `Type`, and the buffers it has in a message, are the
+//! crate's `format::layout`.
+//!
+//! It uses the [`flatbuffer`](crate::flatbuffer) reader and builder and the errors: nothing
+//! above them.
 
 pub(crate) mod cursor;
 mod file;
 mod foreign;
+pub(crate) mod layout;
 mod message;
-mod schema;
+pub(crate) mod schema;
 pub(crate) mod slots;
 
+pub use crate::error::Foreign;
 pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range, missing_trailer};
-pub use foreign::Foreign;
+pub(crate) use layout::Kind;
+#[cfg(feature = "alloc")]
+pub(crate) use layout::{Layout, Swap, TypeIds};
 pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,
 };
-pub(crate) use schema::EXTENSION_NAME_KEY;
+pub(crate) use schema::{
+    DateUnit, EXTENSION_NAME_KEY, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
+};
 pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};

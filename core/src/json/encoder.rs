@@ -27,8 +27,9 @@ use super::temporal::{self, Zones};
 use super::value::{Context, decimal, interval, json, key, quoted_text, uuid};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
-use crate::view::Arrays;
-use crate::view::{Extension, Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
+use crate::array::Arrays;
+use crate::format::Kind;
+use crate::view::{Extension, Node, Table, View, child_at, resolve, resolve_from, siblings};
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
 /// `ArrayView`'s arrays, each node made when read.
