@@ -68,10 +68,10 @@ mod writer;
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 #[cfg(feature = "async")]
 pub use async_stream::{AsyncIo, AsyncStreamReader};
-pub use decoder::{DecodeResult, FileDecoder};
+pub use decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use file::FileReader;
 pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
-pub use scan::{Scan, ScanOptions};
+pub use scan::Scan;
 pub use stream::{BlockingIo, GenericStreamReader, StreamReader};
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{
