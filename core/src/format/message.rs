@@ -175,6 +175,8 @@ pub struct FieldNode {
     pub null_count: i64,
 }
 
+fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
+
 /// A record batch's field nodes.
 pub type FieldNodes<'a> = Vector<'a, FieldNode>;
 
@@ -186,6 +188,8 @@ pub struct Buffer {
     /// Length in bytes, as written (padding excluded).
     pub length: i64,
 }
+
+fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
 
 /// A record batch's buffers.
 pub type Buffers<'a> = Vector<'a, Buffer>;
