@@ -6,7 +6,7 @@
 //! ([`FormatError::display_with`]).
 //!
 //! It uses [`datatype`](crate::datatype) (mutual: a nested type holds child fields), the
-//! flatbuffer views and checked types of [`format`](crate::format), and the errors.
+//! flatbuffer views and checked types of [`format`], and the errors.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType, UnionMode};
 use crate::error::{

@@ -16,7 +16,7 @@
 //! is borrowed, not copied (that table lives with the arrays, in `array`, which uses this
 //! module). The JSON encoder reads values from either without further checks.
 //!
-//! It uses the flatbuffer views and checked types of [`format`](crate::format) (an array's
+//! It uses the flatbuffer views and checked types of [`format`] (an array's
 //! `Kind` and buffer `Layout`), the columnar rules of `columnar`, the data types and the errors;
 //! nothing of the owned arrays, the decoders or the encoders.
 

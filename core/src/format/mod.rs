@@ -14,7 +14,7 @@
 //! subtrees: code that walks [`Field::children`] recursively must also budget the number of
 //! fields it visits.
 //!
-//! The values of the `Schema.fbs` enums ([`TimeUnit`](crate::datatype::TimeUnit), …) are defined
+//! The values of the `Schema.fbs` enums ([`TimeUnit`], …) are defined
 //! here, with the views that read them, and named in [`datatype`](crate::datatype); an array's
 //! type checked from its flatbuffer `Type`, and the buffers it has in a message, are the
 //! crate's `format::layout`.
