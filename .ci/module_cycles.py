@@ -12,7 +12,9 @@ folder itself and not a node).
 
 It prints the strongly connected components with more than one module, with one place per edge
 inside them, and exits 1 if any is not allowed. Allowed: `datatype` and `schema` in core, mutual
-as in arrow-schema. Run it from anywhere: `python3 .ci/module_cycles.py` (add `--edges` to print
+as in arrow-schema; the cycles listed in PENDING fail only with `--strict`. For each graph it also
+prints the ladder: its modules by level, each using only modules on lower levels (a cycle's
+modules share one). Run it from anywhere: `python3 .ci/module_cycles.py` (add `--edges` to print
 every edge of every graph).
 """
 
@@ -22,6 +24,13 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALLOWED = {("quiver", ""): [frozenset({"datatype", "schema"})]}
+# Cycles known and not yet broken, in crates being reworked on other branches (2026-12-02): they
+# are printed but fail only with --strict. A cycle that differs from these in any module fails.
+# Remove an entry once its cycle is gone (the check says so).
+PENDING = {
+    ("std-adapters/object-store", ""): [frozenset({"read", "request", "source"})],
+    ("std-adapters/python", ""): [frozenset({"remote", "source"})],
+}
 
 
 def strip(text):
@@ -353,6 +362,30 @@ def cycles(nodes, edges):
     return sorted(out)
 
 
+def ladder(nodes, edges, found):
+    """The modules by level: a module's level is one above the highest it uses (0 if none)."""
+    group = {n: frozenset(c) for c in found for n in c}
+    succ = {}
+    for a, b in edges:
+        ga, gb = group.get(a, frozenset([a])), group.get(b, frozenset([b]))
+        if ga != gb:
+            succ.setdefault(ga, set()).add(gb)
+    level = {}
+
+    def visit(g):
+        if g not in level:
+            level[g] = 0
+            level[g] = 1 + max((visit(h) for h in succ.get(g, ())), default=-1)
+        return level[g]
+
+    for n in nodes:
+        visit(group.get(n, frozenset([n])))
+    rows = {}
+    for g, lv in level.items():
+        rows.setdefault(lv, []).append("<->".join(sorted(g)))
+    return [sorted(rows[lv]) for lv in sorted(rows)]
+
+
 def crates():
     yield "quiver", os.path.join(ROOT, "core", "src")
     adapters = os.path.join(ROOT, "std-adapters")
@@ -364,7 +397,9 @@ def crates():
 
 def main():
     show_edges = "--edges" in sys.argv[1:]
+    strict = "--strict" in sys.argv[1:]
     failed = 0
+    pending = 0
     total = 0
     for crate, src in crates():
         modules = load_crate(src)
@@ -376,19 +411,28 @@ def main():
             label = crate + ("" if not parent else " " + "::".join(parent))
             found = cycles(nodes, edges)
             allowed = ALLOWED.get((crate, "::".join(parent)), [])
+            known = PENDING.get((crate, "::".join(parent)), [])
             print("%s: %d modules, %d edges, %d cycle(s)" % (label, len(nodes), len(edges), len(found)))
+            levels = ladder(nodes, edges, found)
+            print("  ladder: " + " | ".join(" ".join(row) for row in levels))
             if show_edges:
                 for (a, b), places in sorted(edges.items()):
                     print("  %s -> %s (%d) e.g. %s" % (a, b, len(places), places[0]))
             for comp in found:
                 total += 1
                 ok = frozenset(comp) in allowed
-                failed += 0 if ok else 1
-                print("  cycle%s: %s" % (" (allowed)" if ok else "", " ".join(comp)))
+                waiting = frozenset(comp) in known
+                pending += 1 if waiting else 0
+                failed += 0 if ok or (waiting and not strict) else 1
+                note = " (allowed)" if ok else " (pending, see PENDING)" if waiting else ""
+                print("  cycle%s: %s" % (note, " ".join(comp)))
                 for (a, b), places in sorted(edges.items()):
                     if a in comp and b in comp:
                         print("    %s -> %s (%d) e.g. %s" % (a, b, len(places), places[0]))
-    print("module cycles: %d, not allowed: %d" % (total, failed))
+            for comp in known:
+                if sorted(comp) not in found:
+                    print("  gone: %s; remove it from PENDING" % " ".join(sorted(comp)))
+    print("module cycles: %d, pending: %d, not allowed: %d" % (total, pending, failed))
     return 1 if failed else 0
 
 
