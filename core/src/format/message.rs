@@ -175,8 +175,6 @@ pub struct FieldNode {
     pub null_count: i64,
 }
 
-fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
-
 /// A record batch's field nodes.
 pub type FieldNodes<'a> = Vector<'a, FieldNode>;
 
@@ -189,10 +187,12 @@ pub struct Buffer {
     pub length: i64,
 }
 
-fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
-
 /// A record batch's buffers.
 pub type Buffers<'a> = Vector<'a, Buffer>;
+
+// The byte layouts of the two structs above.
+fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
+fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
 
 /// How a message body's buffers are compressed (`BodyCompression` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
