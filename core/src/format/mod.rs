@@ -82,6 +82,68 @@ pub(crate) fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
     Ok((prefix, len))
 }
 
+// The errors of encapsulated messages, raised alike by the stream and file readers of `ipc` and
+// `no_alloc`.
+
+/// The error for `message` when a message with an `expected` header should come.
+pub(crate) fn unexpected(expected: &'static str, message: Message<'_>) -> FormatError {
+    let found = message.header_type().unwrap_or(0);
+    FormatErrorKind::UnexpectedMessage { expected, found }.into()
+}
+
+/// The error for `needed` bytes of `what` at `at` in a stream, of which `available` came.
+pub(crate) fn truncated(
+    what: &'static str,
+    needed: usize,
+    available: usize,
+    at: u64,
+) -> FormatError {
+    FormatError::from(FormatErrorKind::Truncated {
+        what,
+        needed: needed as u64,
+        available: available as u64,
+    })
+    .at(at)
+}
+
+/// The error for a stream whose input ended at `position`, before its schema message.
+pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
+    if position == 0 {
+        FormatErrorKind::EmptyInput
+    } else {
+        FormatErrorKind::Truncated {
+            what: "stream (no schema message)",
+            needed: 8,
+            available: position,
+        }
+    }
+}
+
+/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
+pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "message metadata length",
+            value: i64::from(len),
+        })
+        .at(at)
+    })
+}
+
+/// The body length a stream message's `metadata` (at `at` in the stream) declares.
+pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
+    let len = Message::parse(metadata)
+        .map_err(|e| e.rebase(at))?
+        .body_length();
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "Message.bodyLength",
+            value: len,
+        })
+        .at(at)
+    })
+}
+
 /// A flatbuffer vector of `int` (e.g. `Union.typeIds`).
 pub type Int32s<'a> = Vector<'a, i32>;
 
