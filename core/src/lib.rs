@@ -35,6 +35,12 @@
 //!   [`FormatError`](error::FormatError) saying what was wrong and where: byte offset, batch, field
 //!   path).
 //!
+//! The modules form a ladder: each uses only those on the rungs below it, and its first doc
+//! lines say which (`.ci/module_cycles.py` checks it in CI and prints it). From the bottom:
+//! `error`, `bytes` and `cost`; `flatbuffer`, `flatbuffer_builder`, `source` and `plan`;
+//! `format`; `datatype` and `schema` (which use each other, as in arrow-schema); `columnar` and
+//! `compression`; `view`; `array`; `builder`, `ipc` and `json`; `no_alloc`.
+//!
 //! ```
 //! use quiver::error::FormatErrorKind;
 //! use quiver::ipc::{FileReader, ReaderOptions};

@@ -1,5 +1,8 @@
 //! Validated array views: [`ArrayView`] and [`RecordBatch`].
 //!
+//! It uses the [`view`] (and holds its table of an owned batch), the `columnar`
+//! rules, the data types and schema, the [`format`](crate::format) and the errors.
+//!
 //! Unvalidated [`ArrayParts`] (buffers cut from a message body by the IPC decoder, or built in
 //! memory) enter [`ArrayView::try_new`], which checks every rule of the Arrow columnar format once.
 //! Afterwards the accessors cannot fail or panic: they read little-endian values straight from the

@@ -1,5 +1,9 @@
 //! Reading the Arrow IPC file and stream formats.
 //!
+//! It uses the layers below it: sources and the planner (`source`, `plan`, `cost`), the
+//! flatbuffers and format, the data types and schema, the columnar rules, `compression`, the
+//! arrays and their bytes, and the errors; nothing of `json` or `no_alloc`.
+//!
 //! [`FileDecoder`] plans the reads of a file with the fewest a high-latency store allows (one
 //! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
 //! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]

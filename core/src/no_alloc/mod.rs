@@ -1,6 +1,9 @@
 //! Reading Arrow IPC and writing JSON with no allocator: for microcontrollers, WASM modules and
 //! real-time loops, with `default-features = false`.
 //!
+//! It uses the view, the format, the data types, the sources, the errors and the JSON
+//! encoder; it is the top of the ladder without `alloc`.
+//!
 //! Bytes enter from a [`RandomAccess`](crate::source::RandomAccess) source ([`FileReader`]) or an
 //! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
 //! metadata, the dictionaries and one record batch at a time are read into it and never copied
