@@ -187,7 +187,7 @@ class Module:
         self.file = file
         self.refs = []  # (absolute path, line)
         self.children = set()
-        self.reexports = {}  # item name -> child module name (from `pub use child::...::Item`)
+        self.reexports = {}  # item name -> child module name (from `use child::...::Item`)
         self.test_files = set()
 
 
@@ -253,14 +253,15 @@ def scan(module, text):
         elif t == "use" and (i == 0 or toks[i - 1][0] != "::"):
             trees = []
             j = parse_use_tree(toks, i + 1, [], trees)
-            public = i > 0 and toks[i - 1][0] in ("pub", ")")
             for path, ln in trees:
                 full = absolute(path)
                 if full is not None:
                     module.refs.append((full, ln))
-                if public and not inline and path and path[0] in module.children and len(path) > 1:
+                # A name a folder's `mod.rs` takes from a child (re-exported or not: the other
+                # children may reach it through `super::`) is that child's.
+                if not inline and path and path[0] in module.children and len(path) > 1:
                     module.reexports[path[-1]] = path[0]
-                elif public and not inline and full and full[:len(module.path)] == module.path and len(full) > len(module.path) + 1:
+                elif not inline and full and full[:len(module.path)] == module.path and len(full) > len(module.path) + 1:
                     module.reexports[full[-1]] = full[len(module.path)]
             i = j
             continue
