@@ -1,5 +1,7 @@
 //! [`Bytes`]: a buffer that is either borrowed from the caller or shared and owned.
 //!
+//! It uses nothing of the crate.
+//!
 //! Arrays borrow their buffers straight from a message body when the data can be used as it lies
 //! (uncompressed, little-endian). Decompressed or byte-swapped buffers, bodies the reader fetched
 //! into memory of its own, and memory a source shares (a memory map) are held by reference count

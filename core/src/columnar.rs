@@ -1,6 +1,8 @@
 //! The Arrow columnar format's rules over plain byte slices: reading values, and checking that
 //! buffers agree with an array's length and type.
 //!
+//! It uses the data types' integer types and the errors.
+//!
 //! Both kinds of array view stand on these: [`ArrayView`](crate::array::ArrayView) (with `alloc`), whose
 //! buffers may be shared memory, and the fixed-capacity views of [`no_alloc`](crate::no_alloc),
 //! which borrow everything from one block. Each function takes the buffers it needs and the slot

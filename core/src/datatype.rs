@@ -1,135 +1,19 @@
-//! The logical types of Arrow data, as `Schema.fbs` names them.
+//! The logical types of Arrow data, as `Schema.fbs` names them: [`DataType`].
 //!
-//! The small enums ([`TimeUnit`], [`IntervalUnit`], [`UnionMode`], …) need no allocator and are
-//! shared with the flatbuffer accessors in [`crate::format`]. [`DataType`] itself holds child
+//! The small enums of a type's parameters ([`TimeUnit`], [`IntervalUnit`], [`UnionMode`], …)
+//! need no allocator: they are the values of the `Schema.fbs` enums, defined with the flatbuffer
+//! views that read them ([`crate::format`]) and named here too. [`DataType`] itself holds child
 //! fields, so it lives behind the `alloc` feature.
+//!
+//! It uses [`schema`](crate::schema) (a nested type's child fields, the one cycle of the ladder,
+//! as in arrow-schema), [`format`](crate::format) (the enums, and an array's checked `Kind`,
+//! which a [`DataType`] maps to) and [`error`](crate::error) (where [`CompressionCodec`] is
+//! defined: the errors name it).
 
-/// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
-/// `from_fb` to read one: the one table of values, which the writer writes with `as`.
-macro_rules! fb_enum {
-    ($(
-        $(#[$meta:meta])*
-        pub enum $name:ident: $repr:ty {
-            $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
-        }
-    )*) => {$(
-        $(#[$meta])*
-        pub enum $name {
-            $($(#[$variant_meta])* $variant = $value,)*
-        }
-
-        impl $name {
-            /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
-            pub fn from_fb(value: $repr) -> Option<Self> {
-                match value {
-                    $($value => Some($name::$variant),)*
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-pub(crate) use fb_enum;
-
-fb_enum! {
-    /// Unit of a `Time`, `Timestamp` or `Duration` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum TimeUnit: i16 {
-        /// Seconds.
-        Second = 0,
-        /// Milliseconds.
-        Millisecond = 1,
-        /// Microseconds.
-        Microsecond = 2,
-        /// Nanoseconds.
-        Nanosecond = 3,
-    }
-
-    /// Unit of a `Date` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum DateUnit: i16 {
-        /// Days since the epoch, 32 bits.
-        Day = 0,
-        /// Milliseconds since the epoch, 64 bits.
-        Millisecond = 1,
-    }
-
-    /// Unit of an `Interval` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum IntervalUnit: i16 {
-        /// Months, as one i32.
-        YearMonth = 0,
-        /// Days and milliseconds, as two i32.
-        DayTime = 1,
-        /// Months (i32), days (i32) and nanoseconds (i64).
-        MonthDayNano = 2,
-    }
-
-    /// Precision of a floating-point value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum Precision: i16 {
-        /// 16-bit IEEE 754.
-        Half = 0,
-        /// 32-bit IEEE 754.
-        Single = 1,
-        /// 64-bit IEEE 754.
-        Double = 2,
-    }
-
-    /// Layout of a union's children.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum UnionMode: i16 {
-        /// Every child has the union's length; no offsets buffer.
-        Sparse = 0,
-        /// Children are packed; an offsets buffer indexes into the selected child.
-        Dense = 1,
-    }
-
-    /// Byte order of a file's buffers.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub enum Endianness: i16 {
-        /// Little-endian (the usual case, and what quiver's hosts are).
-        #[default]
-        Little = 0,
-        /// Big-endian: the reader byte-swaps buffers into owned memory.
-        Big = 1,
-    }
-
-    /// Compression codec of a record batch body (`BodyCompression.codec`).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum CompressionCodec: i8 {
-        /// LZ4 frame format.
-        Lz4Frame = 0,
-        /// Zstandard.
-        Zstd = 1,
-    }
-}
-
-/// An integer type: the index type of a dictionary, or the run-end type of run-end encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct IntType {
-    /// 8, 16, 32 or 64.
-    pub bit_width: u8,
-    /// Whether the integer is signed.
-    pub signed: bool,
-}
-
-impl IntType {
-    /// Size of one value in bytes.
-    pub fn byte_width(self) -> usize {
-        usize::from(self.bit_width / 8)
-    }
-}
-
-impl CompressionCodec {
-    /// The codec's name as the format spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CompressionCodec::Lz4Frame => "LZ4_FRAME",
-            CompressionCodec::Zstd => "ZSTD",
-        }
-    }
-}
+pub use crate::error::CompressionCodec;
+pub use crate::format::schema::{
+    DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
+};
 
 #[cfg(feature = "alloc")]
 pub use logical::DataType;
@@ -139,6 +23,7 @@ pub(crate) use logical::FieldType;
 #[cfg(feature = "alloc")]
 mod logical {
     use super::{DateUnit, IntType, IntervalUnit, Precision, TimeUnit, UnionMode};
+    use crate::format::{Kind, TypeIds};
     use crate::schema::Field;
     use alloc::sync::Arc;
     use core::fmt;
@@ -252,7 +137,7 @@ mod logical {
         pub fn byte_width(&self) -> Option<usize> {
             match self {
                 DataType::FixedSizeBinary(w) => usize::try_from(*w).ok(),
-                _ => crate::view::Kind::of_data_type(self).byte_width(),
+                _ => Kind::of_data_type(self).byte_width(),
             }
         }
 
@@ -418,13 +303,59 @@ mod logical {
             TimeUnit::Nanosecond => "ns",
         }
     }
-}
 
-/// Arrow's notation for an integer type: `int8` … `uint64`.
-impl core::fmt::Display for IntType {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let sign = if self.signed { "" } else { "u" };
-        write!(f, "{sign}int{}", self.bit_width)
+    impl<'a> Kind<'a> {
+        /// The kind of an owned type (the value type for a dictionary-encoded array).
+        pub(crate) fn of_data_type(ty: &'a DataType) -> Self {
+            let int = |bit_width, signed| Kind::Int(IntType { bit_width, signed });
+            // Negative sizes are refused by `ArrayView`'s validation.
+            let size = |n: &i32| usize::try_from(*n).unwrap_or(0);
+            match ty {
+                DataType::Null => Kind::Null,
+                DataType::Boolean => Kind::Boolean,
+                DataType::Int8 => int(8, true),
+                DataType::Int16 => int(16, true),
+                DataType::Int32 => int(32, true),
+                DataType::Int64 => int(64, true),
+                DataType::UInt8 => int(8, false),
+                DataType::UInt16 => int(16, false),
+                DataType::UInt32 => int(32, false),
+                DataType::UInt64 => int(64, false),
+                DataType::Float16 => Kind::Float16,
+                DataType::Float32 => Kind::Float32,
+                DataType::Float64 => Kind::Float64,
+                DataType::Decimal32(_, scale) => Kind::Decimal(4, *scale),
+                DataType::Decimal64(_, scale) => Kind::Decimal(8, *scale),
+                DataType::Decimal128(_, scale) => Kind::Decimal(16, *scale),
+                DataType::Decimal256(_, scale) => Kind::Decimal(32, *scale),
+                DataType::Date32 => Kind::Date32,
+                DataType::Date64 => Kind::Date64,
+                DataType::Time32(unit) => Kind::Time32(*unit),
+                DataType::Time64(unit) => Kind::Time64(*unit),
+                DataType::Timestamp(unit, zone) => Kind::Timestamp(*unit, zone.as_deref()),
+                DataType::Duration(unit) => Kind::Duration(*unit),
+                DataType::Interval(unit) => Kind::Interval(*unit),
+                DataType::Binary => Kind::Binary,
+                DataType::LargeBinary => Kind::LargeBinary,
+                DataType::FixedSizeBinary(width) => Kind::FixedSizeBinary(size(width)),
+                DataType::Utf8 => Kind::Utf8,
+                DataType::LargeUtf8 => Kind::LargeUtf8,
+                DataType::BinaryView => Kind::BinaryView,
+                DataType::Utf8View => Kind::Utf8View,
+                DataType::List(_) => Kind::List,
+                DataType::LargeList(_) => Kind::LargeList,
+                DataType::ListView(_) => Kind::ListView,
+                DataType::LargeListView(_) => Kind::LargeListView,
+                DataType::FixedSizeList(_, n) => Kind::FixedSizeList(size(n)),
+                DataType::Struct(_) => Kind::Struct,
+                DataType::Map(..) => Kind::Map,
+                DataType::Union(_, ids, mode) => Kind::Union {
+                    dense: *mode == UnionMode::Dense,
+                    type_ids: TypeIds::Ids(ids),
+                },
+                DataType::RunEndEncoded(_) => Kind::RunEndEncoded,
+            }
+        }
     }
 }
 

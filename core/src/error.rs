@@ -7,9 +7,13 @@
 //!
 //! An error is a small value (a `Result` carries it on every call): it names the field by its
 //! indices, and the field's dotted name is rebuilt when the error is shown with the schema it is
-//! about ([`FormatError::display_with`], [`Error::display_with`]).
+//! about ([`FormatError::display_with`], [`Error::display_with`], in [`schema`](crate::schema)).
+//!
+//! This is the bottom of the crate's ladder: it uses nothing of the crate, and every other
+//! module may use it. The small vocabularies its errors name live here too: the
+//! [`CompressionCodec`] of a body and what a [`Foreign`] input looks like (named again in
+//! [`datatype`](crate::datatype) and [`format`](crate::format), whose code reads them).
 
-use crate::datatype::CompressionCodec;
 use core::fmt;
 
 /// What a reader or decoder can fail with: the source's own error, or bad bytes.
@@ -58,19 +62,6 @@ impl<E> Error<E> {
             other => other,
         }
     }
-
-    /// Shows the error naming its field as `schema` calls it (a dotted path such as `a.b`), as
-    /// [`FormatError::display_with`] does.
-    #[cfg(feature = "alloc")]
-    pub fn display_with<'a>(&'a self, schema: &'a crate::schema::Schema) -> impl fmt::Display + 'a
-    where
-        E: fmt::Display,
-    {
-        DisplayWith {
-            error: self,
-            schema,
-        }
-    }
 }
 
 impl<E: fmt::Display> fmt::Display for Error<E> {
@@ -94,30 +85,6 @@ where
             Error::Source { error, .. } => Some(error),
             Error::Format(e) => Some(e),
         }
-    }
-}
-
-/// An error shown with the schema that names its field.
-#[cfg(feature = "alloc")]
-struct DisplayWith<'a, T> {
-    error: &'a T,
-    schema: &'a crate::schema::Schema,
-}
-
-#[cfg(feature = "alloc")]
-impl<E: fmt::Display> fmt::Display for DisplayWith<'_, Error<E>> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.error {
-            Error::Format(e) => e.write(f, Some(self.schema)),
-            source => source.fmt(f),
-        }
-    }
-}
-
-#[cfg(feature = "alloc")]
-impl fmt::Display for DisplayWith<'_, FormatError> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error.write(f, Some(self.schema))
     }
 }
 
@@ -214,18 +181,13 @@ impl FormatError {
         self
     }
 
-    /// Shows the error naming its field as `schema` calls it: a dotted path of field names such
-    /// as `a.b` (the plain [`Display`](fmt::Display) shows the field's indices, `#0.1`).
-    #[cfg(feature = "alloc")]
-    pub fn display_with<'a>(&'a self, schema: &'a crate::schema::Schema) -> impl fmt::Display + 'a {
-        DisplayWith {
-            error: self,
-            schema,
-        }
-    }
-
-    /// Writes the kind and the place, naming the field from `schema` when given.
-    fn write(&self, f: &mut fmt::Formatter<'_>, schema: Option<&Schema>) -> fmt::Result {
+    /// Writes the kind and the place, the field written by `write_field` (its indices, `#0.1`,
+    /// or a schema's names for them).
+    pub(crate) fn write(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        write_field: impl FnOnce(&mut fmt::Formatter<'_>, FieldPath) -> fmt::Result,
+    ) -> fmt::Result {
         fmt::Display::fmt(&self.kind, f)?;
         let (field, batch, offset) = (self.field(), self.batch(), self.offset());
         let unplaced = field.is_none() && batch.is_none() && offset.is_none();
@@ -243,7 +205,7 @@ impl FormatError {
         let mut sep = " (";
         if let Some(field) = field {
             write!(f, "{sep}field ")?;
-            write_field(f, field, schema)?;
+            write_field(f, field)?;
             sep = ", ";
         }
         if let Some(batch) = batch {
@@ -258,33 +220,6 @@ impl FormatError {
     }
 }
 
-#[cfg(feature = "alloc")]
-use crate::schema::Schema;
-
-/// Without `alloc` there are no owned schemas to name fields from.
-#[cfg(not(feature = "alloc"))]
-enum Schema {}
-
-/// Writes `` `a.b` `` when `schema` has every field on `path`, else its indices, `#0.1`.
-fn write_field(
-    f: &mut fmt::Formatter<'_>,
-    path: FieldPath,
-    schema: Option<&Schema>,
-) -> fmt::Result {
-    #[cfg(feature = "alloc")]
-    if let Some(schema) = schema
-        && schema.fields_on_path(path).count() == path.len()
-    {
-        f.write_str("`")?;
-        let names = schema.fields_on_path(path).map(|field| field.name());
-        write_dotted(f, names, path.is_cut())?;
-        return f.write_str("`");
-    }
-    #[cfg(not(feature = "alloc"))]
-    let _ = schema;
-    write!(f, "#{path}")
-}
-
 impl From<FormatErrorKind> for FormatError {
     fn from(kind: FormatErrorKind) -> Self {
         FormatError::new(kind)
@@ -293,7 +228,7 @@ impl From<FormatErrorKind> for FormatError {
 
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write(f, None)
+        self.write(f, |f, path| write!(f, "#{path}"))
     }
 }
 
@@ -416,7 +351,7 @@ impl fmt::Display for FieldPath {
 }
 
 /// Writes the levels of a path joined by dots, then `.…` when deeper levels were cut off.
-fn write_dotted<T: fmt::Display>(
+pub(crate) fn write_dotted<T: fmt::Display>(
     f: &mut fmt::Formatter<'_>,
     levels: impl Iterator<Item = T>,
     cut: bool,
@@ -460,10 +395,10 @@ pub enum FormatErrorKind {
     /// The input has no bytes at all.
     EmptyInput,
     /// The input is another format, recognised by its first or last bytes
-    /// ([`Foreign::sniff`](crate::format::Foreign::sniff)).
+    /// ([`Foreign::sniff`]).
     NotArrow {
         /// What it looks like.
-        looks_like: crate::format::Foreign,
+        looks_like: Foreign,
     },
     /// The file starts with `ARROW1` but does not end with the footer length and `ARROW1`, as a
     /// file cut short does.
@@ -606,8 +541,7 @@ impl fmt::Display for FormatErrorKind {
             TruncatedFile { len } => write!(
                 f,
                 "truncated Arrow IPC file: it starts with ARROW1, but its {len} bytes do not end \
-                 with the footer length and ARROW1 magic ({} bytes)",
-                crate::format::TRAILER_LEN
+                 with the footer length and ARROW1 magic (10 bytes)" // `format::TRAILER_LEN`
             ),
             InvalidUtf8 { index, byte } => write!(
                 f,
@@ -737,6 +671,53 @@ texts! {
         AppendedDictionary => "appended dictionary length or offsets",
         /// A dictionary validity bitmap beyond the bytes its slots hold.
         DictionaryValidity => "a dictionary validity bitmap beyond the bytes its slots hold",
+    }
+}
+
+fb_enum! {
+    /// Compression codec of a record batch body (`BodyCompression.codec`); defined with the errors,
+    /// which name it ([`Feature::Codec`], [`FormatErrorKind::Decompression`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CompressionCodec: i8 {
+        /// LZ4 frame format.
+        Lz4Frame = 0,
+        /// Zstandard.
+        Zstd = 1,
+    }
+}
+
+impl CompressionCodec {
+    /// The codec's name as the format spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompressionCodec::Lz4Frame => "LZ4_FRAME",
+            CompressionCodec::Zstd => "ZSTD",
+        }
+    }
+}
+
+/// A format that is not Arrow IPC, recognised by an input's first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Foreign {
+    /// An Apache Parquet file (`PAR1` at both ends).
+    Parquet,
+    /// A Feather version 1 file (`FEA1`); Feather version 2 is the Arrow IPC file format.
+    FeatherV1,
+    /// JSON text: printable text whose first non-blank character is `{` or `[`.
+    Json,
+    /// Other text, such as CSV: printable UTF-8 with no control characters but blanks.
+    Text,
+}
+
+impl fmt::Display for Foreign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Foreign::Parquet => "a Parquet file",
+            Foreign::FeatherV1 => "a Feather version 1 file",
+            Foreign::Json => "JSON text",
+            Foreign::Text => "text (CSV or similar)",
+        })
     }
 }
 

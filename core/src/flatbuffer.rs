@@ -1,5 +1,7 @@
 //! A small, safe, zero-copy flatbuffer reader.
 //!
+//! It uses the errors and nothing else of the crate.
+//!
 //! Bytes enter as a `&[u8]` holding one flatbuffer (for Arrow: a `Message` or a `Footer`);
 //! [`Table::root`] checks the root table and its vtable, and the field accessors hand out
 //! scalars, strings, sub-tables and vectors borrowed from those bytes. Nothing is copied or

@@ -1,5 +1,7 @@
 //! A small flatbuffer builder: the mirror of the safe [`flatbuffer`](crate::flatbuffer) reader.
 //!
+//! It uses the errors and nothing else of the crate.
+//!
 //! Values enter one at a time (strings, vectors, then the tables that point at them) and leave as
 //! one `Vec<u8>` holding a finished flatbuffer, which [`Table::root`](crate::flatbuffer::Table::root)
 //! reads back. Like every flatbuffer builder, this one lays the buffer out back to front: an

@@ -35,6 +35,12 @@
 //!   [`FormatError`](error::FormatError) saying what was wrong and where: byte offset, batch, field
 //!   path).
 //!
+//! The modules form a ladder: each uses only those on the rungs below it, and its first doc
+//! lines say which (`.ci/module_cycles.py` checks it in CI and prints it). From the bottom:
+//! `error`, `bytes` and `cost`; `flatbuffer`, `flatbuffer_builder`, `source` and `plan`;
+//! `format`; `datatype` and `schema` (which use each other, as in arrow-schema); `columnar` and
+//! `compression`; `view`; `array`; `builder`, `ipc` and `json`; `no_alloc`.
+//!
 //! ```
 //! use quiver::error::FormatErrorKind;
 //! use quiver::ipc::{FileReader, ReaderOptions};
@@ -83,6 +89,32 @@ macro_rules! with_setters {
             )*
         }
     };
+}
+
+/// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
+/// `from_fb` to read one: the one table of values, which the writer writes with `as`.
+macro_rules! fb_enum {
+    ($(
+        $(#[$meta:meta])*
+        pub enum $name:ident: $repr:ty {
+            $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
+        }
+    )*) => {$(
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$variant_meta])* $variant = $value,)*
+        }
+
+        impl $name {
+            /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+            pub fn from_fb(value: $repr) -> Option<Self> {
+                match value {
+                    $($value => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    )*};
 }
 
 #[cfg(feature = "alloc")]

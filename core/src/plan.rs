@@ -1,6 +1,8 @@
 //! The read planner's policy: turning the byte ranges a reader needs into as few reads as a
 //! high-latency store wants.
 //!
+//! It uses the cost model ([`cost`](crate::cost)) and nothing else of the crate.
+//!
 //! A reader knows which byte ranges it needs (a footer, a batch's buffers, a dictionary). On a
 //! store where every request costs a round trip, it is cheaper to read a few small gaps than to
 //! issue one request per range. [`coalesce`] decides which reads to issue, and [`locate`] finds

@@ -1,15 +1,24 @@
 //! Owned schemas: [`Schema`], [`Field`] and their custom metadata, built from the flatbuffer views.
 //!
 //! Bytes enter as a [`format::Schema`] view (from a footer or a schema message) and leave as an
-//! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them.
+//! owned [`Schema`] whose types are shared cheaply (`Arc`) with the arrays that use them. An
+//! error about a field is shown with the names a schema gives it here
+//! ([`FormatError::display_with`]).
+//!
+//! It uses [`datatype`](crate::datatype) (mutual: a nested type holds child fields), the
+//! flatbuffer views and checked types of [`format`], and the errors.
 
 use crate::datatype::{DataType, Endianness, FieldType, IntType, UnionMode};
-use crate::error::{FieldPath, FlatbufferBound, FormatErrorKind, FormatResult};
+use crate::error::{
+    Error, FieldPath, FlatbufferBound, FormatError, FormatErrorKind, FormatResult, write_dotted,
+};
 use crate::format;
-use crate::view::{Kind, TypeIds, invalid};
+use crate::format::layout::invalid;
+use crate::format::{Kind, TypeIds};
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::fmt;
 
 /// Custom metadata: key/value pairs in file order.
 pub type Metadata = Vec<(String, String)>;
@@ -230,6 +239,66 @@ impl Schema {
             metadata: metadata_from_fb(fb.custom_metadata()?)?,
             endianness: fb.endianness()?,
         })
+    }
+}
+
+/// An error shown with the schema that names its field.
+struct DisplayWith<'a, T> {
+    error: &'a T,
+    schema: &'a Schema,
+}
+
+impl<E> Error<E> {
+    /// Shows the error naming its field as `schema` calls it (a dotted path such as `a.b`), as
+    /// [`FormatError::display_with`] does.
+    pub fn display_with<'a>(&'a self, schema: &'a Schema) -> impl fmt::Display + 'a
+    where
+        E: fmt::Display,
+    {
+        DisplayWith {
+            error: self,
+            schema,
+        }
+    }
+}
+
+impl FormatError {
+    /// Shows the error naming its field as `schema` calls it: a dotted path of field names such
+    /// as `a.b` (the plain [`Display`](fmt::Display) shows the field's indices, `#0.1`).
+    pub fn display_with<'a>(&'a self, schema: &'a Schema) -> impl fmt::Display + 'a {
+        DisplayWith {
+            error: self,
+            schema,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for DisplayWith<'_, Error<E>> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.error {
+            Error::Format(e) => e.display_with(self.schema).fmt(f),
+            source => source.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for DisplayWith<'_, FormatError> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error
+            .write(f, |f, path| self.schema.write_field(f, path))
+    }
+}
+
+impl Schema {
+    /// Writes `` `a.b` `` when this schema has every field on `path`, else its indices, `#0.1`.
+    fn write_field(&self, f: &mut fmt::Formatter<'_>, path: FieldPath) -> fmt::Result {
+        if self.fields_on_path(path).count() == path.len() {
+            f.write_str("`")?;
+            let names = self.fields_on_path(path).map(|field| field.name());
+            write_dotted(f, names, path.is_cut())?;
+            return f.write_str("`");
+        }
+        write!(f, "#{path}")
     }
 }
 

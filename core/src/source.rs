@@ -1,5 +1,7 @@
 //! [`RandomAccess`]: where the readers get bytes from, and [`Counting`], which shows every read.
 //!
+//! It uses [`Bytes`](crate::bytes::Bytes) and the errors.
+//!
 //! A source answers positioned reads. The reader hands it whole lists of ranges at once
 //! ([`RandomAccess::read_ranges`]), so a remote source can fetch them concurrently and one call
 //! costs one round trip. Sources own their I/O; the core only says which bytes it needs.

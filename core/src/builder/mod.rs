@@ -1,6 +1,9 @@
 //! Builders: owned arrays made in memory, seen through the same validated [`ArrayView`] the
 //! reader yields.
 //!
+//! It uses the arrays it builds, their [`Bytes`], the data types and
+//! schema, and the errors.
+//!
 //! Values enter a builder one slot at a time ([`AppendValue::append_value`],
 //! [`ArrayBuilder::append_null`]); [`ArrayBuilder::finish`] packs them into buffers, hands those
 //! to [`ArrayView::try_new`] (which validates them like bytes read from a file) and leaves the

@@ -1,5 +1,7 @@
 //! Body compression: turns one compressed IPC body buffer back into its bytes.
 //!
+//! It uses the errors (and their [`CompressionCodec`]).
+//!
 //! A record batch whose `BodyCompression` method is `BUFFER` stores every body buffer on its own:
 //! an 8-byte little-endian `i64` holding the uncompressed length, then the bytes compressed with
 //! the batch's codec (`LZ4_FRAME` or `ZSTD`). A prefix of `-1` means the bytes after it are stored

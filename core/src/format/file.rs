@@ -65,6 +65,9 @@ pub struct Block {
     pub body_length: i64,
 }
 
+// 4 bytes of padding after `metaDataLength`.
+fb_struct!(Block: 24 { offset: i64 = 0, meta_data_length: i32 = 8, body_length: i64 = 16 });
+
 /// A footer's blocks.
 pub type Blocks<'a> = Vector<'a, Block>;
 

@@ -2,25 +2,14 @@
 //! input's first bytes (Parquet, Feather v1, JSON, other text), so that a file passed by
 //! mistake is refused as what it is instead of with a length or magic error.
 //!
+//! It uses the format's magic and continuation marker; the [`Foreign`] it returns is defined
+//! with the errors that carry it ([`FormatErrorKind::NotArrow`](crate::error::FormatErrorKind)).
+//!
 //! Readers call it only once their own checks have failed, so a valid Arrow input is never
 //! second-guessed.
 
 use super::{CONTINUATION, MAGIC};
-use core::fmt;
-
-/// A format that is not Arrow IPC, recognised by an input's first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Foreign {
-    /// An Apache Parquet file (`PAR1` at both ends).
-    Parquet,
-    /// A Feather version 1 file (`FEA1`); Feather version 2 is the Arrow IPC file format.
-    FeatherV1,
-    /// JSON text: printable text whose first non-blank character is `{` or `[`.
-    Json,
-    /// Other text, such as CSV: printable UTF-8 with no control characters but blanks.
-    Text,
-}
+use crate::error::Foreign;
 
 impl Foreign {
     /// What `leading`, the first bytes of an input (any number; four tell most formats apart),
@@ -56,17 +45,6 @@ impl Foreign {
             Some('{' | '[') => Some(Foreign::Json),
             _ => Some(Foreign::Text),
         }
-    }
-}
-
-impl fmt::Display for Foreign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Foreign::Parquet => "a Parquet file",
-            Foreign::FeatherV1 => "a Feather version 1 file",
-            Foreign::Json => "JSON text",
-            Foreign::Text => "text (CSV or similar)",
-        })
     }
 }
 

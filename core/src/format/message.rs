@@ -8,7 +8,7 @@
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
-use crate::datatype::{CompressionCodec, fb_enum};
+use crate::error::CompressionCodec;
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Vector};
 
@@ -189,6 +189,10 @@ pub struct Buffer {
 
 /// A record batch's buffers.
 pub type Buffers<'a> = Vector<'a, Buffer>;
+
+// The byte layouts of the two structs above.
+fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
+fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
 
 /// How a message body's buffers are compressed (`BodyCompression` table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

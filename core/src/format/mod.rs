@@ -13,21 +13,35 @@
 //! [`flatbuffer::MAX_DEPTH`](crate::flatbuffer::MAX_DEPTH), but flatbuffer offsets may share
 //! subtrees: code that walks [`Field::children`] recursively must also budget the number of
 //! fields it visits.
+//!
+//! The values of the `Schema.fbs` enums ([`TimeUnit`], …) are defined
+//! here, with the views that read them, and named in [`datatype`](crate::datatype); an array's
+//! type checked from its flatbuffer `Type`, and the buffers it has in a message, are the
+//! crate's `format::layout`.
+//!
+//! It uses the [`flatbuffer`](crate::flatbuffer) reader and builder and the errors: nothing
+//! above them.
 
 pub(crate) mod cursor;
 mod file;
 mod foreign;
+pub(crate) mod layout;
 mod message;
-mod schema;
+pub(crate) mod schema;
 pub(crate) mod slots;
 
+pub use crate::error::Foreign;
 pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range, missing_trailer};
-pub use foreign::Foreign;
+pub(crate) use layout::Kind;
+#[cfg(feature = "alloc")]
+pub(crate) use layout::{Layout, Swap, TypeIds};
 pub use message::{
     BodyCompression, BodyCompressionMethod, Buffer, Buffers, DictionaryBatch, FieldNode,
     FieldNodes, Message, MessageHeader, MetadataVersion, RecordBatch,
 };
-pub(crate) use schema::EXTENSION_NAME_KEY;
+pub(crate) use schema::{
+    DateUnit, EXTENSION_NAME_KEY, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
+};
 pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
@@ -66,6 +80,68 @@ pub(crate) fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
         value: i64::from(len),
     })?;
     Ok((prefix, len))
+}
+
+// The errors of encapsulated messages, raised alike by the stream and file readers of `ipc` and
+// `no_alloc`.
+
+/// The error for `message` when a message with an `expected` header should come.
+pub(crate) fn unexpected(expected: &'static str, message: Message<'_>) -> FormatError {
+    let found = message.header_type().unwrap_or(0);
+    FormatErrorKind::UnexpectedMessage { expected, found }.into()
+}
+
+/// The error for `needed` bytes of `what` at `at` in a stream, of which `available` came.
+pub(crate) fn truncated(
+    what: &'static str,
+    needed: usize,
+    available: usize,
+    at: u64,
+) -> FormatError {
+    FormatError::from(FormatErrorKind::Truncated {
+        what,
+        needed: needed as u64,
+        available: available as u64,
+    })
+    .at(at)
+}
+
+/// The error for a stream whose input ended at `position`, before its schema message.
+pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
+    if position == 0 {
+        FormatErrorKind::EmptyInput
+    } else {
+        FormatErrorKind::Truncated {
+            what: "stream (no schema message)",
+            needed: 8,
+            available: position,
+        }
+    }
+}
+
+/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
+pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "message metadata length",
+            value: i64::from(len),
+        })
+        .at(at)
+    })
+}
+
+/// The body length a stream message's `metadata` (at `at` in the stream) declares.
+pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
+    let len = Message::parse(metadata)
+        .map_err(|e| e.rebase(at))?
+        .body_length();
+    usize::try_from(len).map_err(|_| {
+        FormatError::from(FormatErrorKind::InvalidValue {
+            what: "Message.bodyLength",
+            value: len,
+        })
+        .at(at)
+    })
 }
 
 /// A flatbuffer vector of `int` (e.g. `Union.typeIds`).

@@ -6,9 +6,6 @@
 
 use super::slots::*;
 use super::{Int32s, Int64s, enum_field, invalid, missing, vector_or_empty};
-use crate::datatype::{
-    DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
-};
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Tables};
 
@@ -388,6 +385,95 @@ fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
         key: t.str(KEY_VALUE_KEY, "KeyValue.key")?.unwrap_or(""),
         value: t.str(KEY_VALUE_VALUE, "KeyValue.value")?.unwrap_or(""),
     })
+}
+
+fb_enum! {
+    /// Unit of a `Time`, `Timestamp` or `Duration` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum TimeUnit: i16 {
+        /// Seconds.
+        Second = 0,
+        /// Milliseconds.
+        Millisecond = 1,
+        /// Microseconds.
+        Microsecond = 2,
+        /// Nanoseconds.
+        Nanosecond = 3,
+    }
+
+    /// Unit of a `Date` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum DateUnit: i16 {
+        /// Days since the epoch, 32 bits.
+        Day = 0,
+        /// Milliseconds since the epoch, 64 bits.
+        Millisecond = 1,
+    }
+
+    /// Unit of an `Interval` value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum IntervalUnit: i16 {
+        /// Months, as one i32.
+        YearMonth = 0,
+        /// Days and milliseconds, as two i32.
+        DayTime = 1,
+        /// Months (i32), days (i32) and nanoseconds (i64).
+        MonthDayNano = 2,
+    }
+
+    /// Precision of a floating-point value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Precision: i16 {
+        /// 16-bit IEEE 754.
+        Half = 0,
+        /// 32-bit IEEE 754.
+        Single = 1,
+        /// 64-bit IEEE 754.
+        Double = 2,
+    }
+
+    /// Layout of a union's children.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum UnionMode: i16 {
+        /// Every child has the union's length; no offsets buffer.
+        Sparse = 0,
+        /// Children are packed; an offsets buffer indexes into the selected child.
+        Dense = 1,
+    }
+
+    /// Byte order of a file's buffers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub enum Endianness: i16 {
+        /// Little-endian (the usual case, and what quiver's hosts are).
+        #[default]
+        Little = 0,
+        /// Big-endian: the reader byte-swaps buffers into owned memory.
+        Big = 1,
+    }
+}
+
+/// An integer type: the index type of a dictionary, or the run-end type of run-end encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IntType {
+    /// 8, 16, 32 or 64.
+    pub bit_width: u8,
+    /// Whether the integer is signed.
+    pub signed: bool,
+}
+
+impl IntType {
+    /// Size of one value in bytes.
+    pub fn byte_width(self) -> usize {
+        usize::from(self.bit_width / 8)
+    }
+}
+
+/// Arrow's notation for an integer type: `int8` … `uint64`.
+impl core::fmt::Display for IntType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let sign = if self.signed { "" } else { "u" };
+        write!(f, "{sign}int{}", self.bit_width)
+    }
 }
 
 #[cfg(test)]

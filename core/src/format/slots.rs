@@ -1,17 +1,18 @@
 //! The layout of Arrow's flatbuffers: vtable slots of every table field, the enum and union
 //! values of `Schema.fbs`, `Message.fbs` and `File.fbs` in declaration order, and the byte layout
-//! of the `FieldNode`, `Buffer` and `Block` structs.
+//! of the `FieldNode`, `Buffer` and `Block` structs (each written beside its struct with
+//! `fb_struct!`).
 //!
 //! One list shared by the readers in this module and the IPC writer, so the two cannot disagree.
+//! It uses the flatbuffer reader's `Element` and, with `alloc`, the builder's `Push`; the views
+//! of this module use it.
 
-use super::{Block, Buffer, FieldNode};
-use crate::flatbuffer::Element;
-
-/// Reads ([`Element`]) and, with `alloc`, writes (`Push`) a flatbuffer struct of `SIZE` bytes
-/// whose integer fields lie at the given byte offsets, 8-aligned, with zero padding between.
+/// Reads ([`Element`](crate::flatbuffer::Element)) and, with `alloc`, writes (`Push`) a
+/// flatbuffer struct of `SIZE` bytes whose integer fields lie at the given byte offsets,
+/// 8-aligned, with zero padding between.
 macro_rules! fb_struct {
     ($name:ident: $size:literal { $($field:ident: $t:ty = $at:literal),* }) => {
-        impl Element for $name {
+        impl crate::flatbuffer::Element for $name {
             const SIZE: usize = $size;
 
             fn from_le_slice(bytes: &[u8]) -> Option<Self> {
@@ -39,10 +40,7 @@ macro_rules! fb_struct {
     };
 }
 
-fb_struct!(FieldNode: 16 { length: i64 = 0, null_count: i64 = 8 });
-fb_struct!(Buffer: 16 { offset: i64 = 0, length: i64 = 8 });
-// 4 bytes of padding after `metaDataLength`.
-fb_struct!(Block: 24 { offset: i64 = 0, meta_data_length: i32 = 8, body_length: i64 = 16 });
+pub(crate) use fb_struct;
 
 // Footer slots.
 pub(crate) const FOOTER_VERSION: u16 = 0;

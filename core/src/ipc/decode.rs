@@ -16,8 +16,8 @@ use crate::datatype::CompressionCodec;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
 use crate::format::{self, MetadataVersion};
+use crate::format::{Kind, Layout, Swap};
 use crate::schema::Field;
-use crate::view::{Kind, Layout, Swap};
 use alloc::vec::Vec;
 use core::ops::Range;
 

@@ -1,5 +1,9 @@
 //! Reading the Arrow IPC file and stream formats.
 //!
+//! It uses the layers below it: sources and the planner (`source`, `plan`, `cost`), the
+//! flatbuffers and format, the data types and schema, the columnar rules, `compression`, the
+//! arrays and their bytes, and the errors; nothing of `json` or `no_alloc`.
+//!
 //! [`FileDecoder`] plans the reads of a file with the fewest a high-latency store allows (one
 //! speculative read of the tail for the footer, then coalesced windows of blocks) and decodes the
 //! bytes it is handed, doing no I/O itself. [`FileReader`] drives it from a [`RandomAccess`]
@@ -68,10 +72,10 @@ mod writer;
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 #[cfg(feature = "async")]
 pub use async_stream::{AsyncIo, AsyncStreamReader};
-pub use decoder::{DecodeResult, FileDecoder};
+pub use decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use file::FileReader;
 pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
-pub use scan::{Scan, ScanOptions};
+pub use scan::Scan;
 pub use stream::{BlockingIo, GenericStreamReader, StreamReader};
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{
@@ -84,8 +88,8 @@ use crate::bytes::Bytes;
 use crate::compression::Decompressor;
 use crate::datatype::Endianness;
 use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult, Limit};
+use crate::format::unexpected;
 use crate::format::{self, MetadataVersion};
-use crate::no_alloc::unexpected;
 use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
 use alloc::sync::Arc;

@@ -27,7 +27,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
-use crate::no_alloc::{body_length, metadata_length, no_schema, truncated};
+use crate::format::{body_length, metadata_length, no_schema, truncated};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;

@@ -20,15 +20,16 @@
 
 use super::framing::Framing;
 use super::options::{EncoderOptions, JsonFormat};
-use super::plan::{Leaf, NODES, Plan};
+use super::plan::{NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
-use super::temporal::{self, Zones};
-use super::value::{Context, decimal, interval, json, key, quoted_text, uuid};
+use super::temporal::Zones;
+use super::value::{Context, key, leaf};
 use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
-use crate::view::Arrays;
-use crate::view::{Extension, Kind, Node, Table, View, child_at, resolve, resolve_from, siblings};
+use crate::array::Arrays;
+use crate::format::Kind;
+use crate::view::{Node, Table, View, child_at, resolve, resolve_from, siblings};
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
 /// `ArrayView`'s arrays, each node made when read.
@@ -281,7 +282,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             column: 0,
             limit: DEPTH,
             plain_names: true,
-            zones: Zones::new(&options),
+            zones: options.zones(),
         };
         for (at, node) in siblings(nodes, 0, columns_end) {
             check.plain_names &= escape::is_plain(node.name);
@@ -973,63 +974,6 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 }
                 sink.put(b"}");
                 Step::Pop
-            }
-        }
-    }
-}
-
-/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream): the
-/// fast path's numbers, booleans, dates and timestamps through its own [`rows::fixed_text`],
-/// the other flat types here.
-pub(crate) fn leaf<'b>(
-    node: &Node<'b>,
-    i: usize,
-    sink: &mut Sink<'_, '_, 'b>,
-    cx: Context,
-    zones: &Zones<'_>,
-) {
-    if node.extension != Extension::None && !cx.options.extensions_as_storage {
-        match node.extension {
-            Extension::Uuid => uuid(sink, node.fixed_bytes(i)),
-            Extension::Bool8 => sink.put(if node.value::<i8>(i) != 0 {
-                b"true"
-            } else {
-                b"false"
-            }),
-            _ => json(sink, node.bytes_value(i)),
-        }
-        return;
-    }
-    match node.kind {
-        Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
-            sink.quoted(node.bytes_value(i), Body::Text, b"\"");
-        }
-        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
-        Kind::Time32(unit) => {
-            quoted_text(sink, |t| {
-                temporal::time(node.value::<i32>(i).into(), unit, t)
-            });
-        }
-        Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
-        Kind::Duration(unit) => {
-            quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
-        }
-        Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
-        Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
-            sink.quoted(node.bytes_value(i), Body::binary(cx.options.binary), b"\"");
-        }
-        _ => {
-            let flat = Leaf::new(node, zones);
-            if !flat.is_fixed() {
-                sink.put(b"null");
-            } else if let Some(window) = sink.tail() {
-                let n = rows::fixed_text(&flat, i, window, cx);
-                sink.advance(n);
-            } else {
-                // Near the end of the buffer: through a window on the stack and the spill.
-                let mut window = [0; rows::VALUE_TEXT];
-                let n = rows::fixed_text(&flat, i, &mut window, cx);
-                sink.put(window.get(..n).unwrap_or_default());
             }
         }
     }

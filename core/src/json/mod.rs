@@ -1,5 +1,8 @@
 //! JSON output: record batches and arrays written as JSON into buffers the caller lends.
 //!
+//! It uses the view (and, with `alloc`, the arrays that hand one out), the format's checked
+//! types, the columnar rules and the data types; nothing of the readers.
+//!
 //! Validated [`ArrayView`](crate::array::ArrayView)s enter an [`Encoder`]; bytes leave through
 //! [`Encoder::encode`], one caller buffer at a time, resuming at any byte. Nothing allocates while
 //! encoding, whatever the types or nesting.

@@ -5,8 +5,10 @@
 //! written as `null`, NaN and ±infinity as `null`, binary as lowercase hex, decimals as numbers,
 //! temporal values as ISO 8601 / RFC 3339 text, canonical extension types as their values.
 //! [`EncoderOptions::omit_nulls`] gives arrow-json 60's form of objects.
+//!
+//! It uses the temporal text's zone resolver; the encoder's modules read these options.
 
-use super::temporal::ZoneResolver;
+use super::temporal::{ZoneResolver, Zones};
 
 /// How rows are framed into a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -71,6 +73,15 @@ impl EncoderOptions {
     /// The default conventions (see the [module](super)).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The zones of an encoder with these options, none resolved yet: timestamps with a zone are
+    /// written in local time unless in UTC or as epoch counts.
+    pub(crate) fn zones<'s>(&self) -> Zones<'s> {
+        Zones::new(
+            self.time_zones,
+            !self.timestamps_utc && !self.timestamps_as_epoch,
+        )
     }
 }
 

@@ -14,6 +14,7 @@ use super::sink::Body;
 use super::temporal::{Zone, Zones};
 use crate::columnar::{self, Native, bit};
 use crate::datatype::{IntType, TimeUnit};
+use crate::format;
 use crate::view::{self, Offset, Table};
 
 /// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] goes another way.
@@ -82,16 +83,16 @@ impl<'b> Leaf<'b> {
             Kind::Other
         } else {
             match node.kind {
-                view::Kind::Int(int) => Kind::int(int),
-                view::Kind::Float16 => Kind::Float16,
-                view::Kind::Float32 => Kind::Float32,
-                view::Kind::Float64 => Kind::Float64,
-                view::Kind::Boolean => Kind::Boolean,
-                view::Kind::Utf8 => Kind::Utf8,
-                view::Kind::LargeUtf8 => Kind::LargeUtf8,
-                view::Kind::Date32 => Kind::Date32,
-                view::Kind::Date64 => Kind::Date64,
-                view::Kind::Timestamp(unit, timezone) => {
+                format::Kind::Int(int) => Kind::int(int),
+                format::Kind::Float16 => Kind::Float16,
+                format::Kind::Float32 => Kind::Float32,
+                format::Kind::Float64 => Kind::Float64,
+                format::Kind::Boolean => Kind::Boolean,
+                format::Kind::Utf8 => Kind::Utf8,
+                format::Kind::LargeUtf8 => Kind::LargeUtf8,
+                format::Kind::Date32 => Kind::Date32,
+                format::Kind::Date64 => Kind::Date64,
+                format::Kind::Timestamp(unit, timezone) => {
                     Kind::Timestamp(unit, zones.zone(timezone))
                 }
                 _ => Kind::Other,
@@ -312,7 +313,7 @@ pub(crate) struct Node<'b> {
     /// The array's index in the view.
     pub(crate) at: usize,
     /// Its type, for the values the general `leaf` function writes.
-    kind: view::Kind<'b>,
+    kind: format::Kind<'b>,
     pub(crate) leaf: Leaf<'b>,
     pub(crate) shape: Shape,
     /// `,"name":`, when this node is a member with a short plain name (`key_len` > 0).
@@ -360,7 +361,7 @@ impl<'b> Node<'b> {
     /// that child.
     #[inline(always)]
     pub(crate) fn union_value(&self, i: usize) -> Option<(usize, usize)> {
-        let (Shape::Union { first, len }, view::Kind::Union { dense, type_ids }) =
+        let (Shape::Union { first, len }, format::Kind::Union { dense, type_ids }) =
             (self.shape, self.kind)
         else {
             return None;
@@ -381,7 +382,7 @@ impl<'b> Node<'b> {
     pub(crate) fn array(&self) -> Option<view::Node<'b>> {
         let leaf = &self.leaf;
         let buffers = [leaf.values, leaf.offsets];
-        (!matches!(self.kind, view::Kind::BinaryView | view::Kind::Utf8View))
+        (!matches!(self.kind, format::Kind::BinaryView | format::Kind::Utf8View))
             .then(|| view::Node::of_buffers(self.kind, leaf.offset, buffers))
     }
 
@@ -566,16 +567,16 @@ impl<'b, const N: usize> Plan<'b, N> {
             Shape::Flat
         } else {
             match array.kind {
-                view::Kind::Null => Shape::Null,
-                view::Kind::Struct => Shape::Struct {
+                format::Kind::Null => Shape::Null,
+                format::Kind::Struct => Shape::Struct {
                     first: self.children(nodes, at, array, zones)?,
                     len: u8::try_from(array.children).ok()?,
                 },
-                view::Kind::Union { .. } => Shape::Union {
+                format::Kind::Union { .. } => Shape::Union {
                     first: self.children(nodes, at, array, zones)?,
                     len: u8::try_from(array.children).ok()?,
                 },
-                view::Kind::RunEndEncoded => {
+                format::Kind::RunEndEncoded => {
                     let ends = self.children(nodes, at, array, zones)?;
                     let runs = nodes.node(at + 1)?.len;
                     Shape::RunEnd {
@@ -583,7 +584,7 @@ impl<'b, const N: usize> Plan<'b, N> {
                         runs: u32::try_from(runs).ok()?,
                     }
                 }
-                view::Kind::Map => {
+                format::Kind::Map => {
                     node.leaf = Leaf::list(array);
                     let entries = self.reserve(1, array, zones)?;
                     self.fill(entries, nodes, at + 1, "", zones)?;
@@ -603,16 +604,16 @@ impl<'b, const N: usize> Plan<'b, N> {
                         }
                     }
                 }
-                view::Kind::List
-                | view::Kind::LargeList
-                | view::Kind::ListView
-                | view::Kind::LargeListView
-                | view::Kind::FixedSizeList(_) => {
+                format::Kind::List
+                | format::Kind::LargeList
+                | format::Kind::ListView
+                | format::Kind::LargeListView
+                | format::Kind::FixedSizeList(_) => {
                     let child = self.reserve(1, array, zones)?;
                     self.fill(child, nodes, at + 1, "", zones)?;
                     let offsets = match array.kind {
-                        view::Kind::List => ListOffsets::Prepared(4),
-                        view::Kind::LargeList => ListOffsets::Prepared(8),
+                        format::Kind::List => ListOffsets::Prepared(4),
+                        format::Kind::LargeList => ListOffsets::Prepared(8),
                         _ => ListOffsets::Array,
                     };
                     if offsets != ListOffsets::Array {
@@ -623,17 +624,19 @@ impl<'b, const N: usize> Plan<'b, N> {
                         offsets,
                     }
                 }
-                view::Kind::Binary
-                | view::Kind::LargeBinary
-                | view::Kind::BinaryView
-                | view::Kind::FixedSizeBinary(_) => Shape::Bytes(Body::binary(self.options.binary)),
-                view::Kind::Utf8View => Shape::Bytes(Body::Text),
-                view::Kind::Float16
-                | view::Kind::Decimal(..)
-                | view::Kind::Time32(_)
-                | view::Kind::Time64(_)
-                | view::Kind::Duration(_)
-                | view::Kind::Interval(_) => Shape::Short,
+                format::Kind::Binary
+                | format::Kind::LargeBinary
+                | format::Kind::BinaryView
+                | format::Kind::FixedSizeBinary(_) => {
+                    Shape::Bytes(Body::binary(self.options.binary))
+                }
+                format::Kind::Utf8View => Shape::Bytes(Body::Text),
+                format::Kind::Float16
+                | format::Kind::Decimal(..)
+                | format::Kind::Time32(_)
+                | format::Kind::Time64(_)
+                | format::Kind::Duration(_)
+                | format::Kind::Interval(_) => Shape::Short,
                 // Integers of another width, which validation rules out.
                 _ => return None,
             }

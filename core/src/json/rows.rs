@@ -16,16 +16,15 @@
 //! the loop ends where less than a window is left. Bytes of the buffer past the reported output
 //! may be overwritten.
 
-use super::encoder::leaf as short_value;
 use super::escape;
 use super::framing::Framing;
-use super::number::{self, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
-use super::temporal;
 use super::temporal::Zones;
-use super::value::{Context, non_finite_text};
+use super::value::{
+    Context, VALUE_TEXT, f64_text, fixed_text, i32_text, leaf as short_value, long_text,
+};
 use crate::columnar;
 use crate::view::{self, Offset, Table};
 use core::cell::Cell;
@@ -147,122 +146,6 @@ fn quoted<'b>(sink: &mut Sink<'_, '_, 'b>, bytes: &'b [u8], body: Body) -> Fit {
         return Ok(());
     }
     Err(Full)
-}
-
-/// Copies short `text` to the start of `out`; returns its length.
-#[cold]
-fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
-    let n = text.len().min(out.len());
-    if let (Some(dst), Some(src)) = (out.get_mut(..n), text.get(..n)) {
-        dst.copy_from_slice(src);
-    }
-    n
-}
-
-/// Bytes the text of one value of a flat leaf may take: a float, an integer, or quoted
-/// temporal text (the window temporal text is written into).
-pub(crate) const VALUE_TEXT: usize = temporal::WINDOW;
-
-/// Writes a float's text (finite or not) at the start of `out`; returns its length.
-#[inline(always)]
-fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
-    match out.first_chunk_mut::<FLOAT_TEXT>() {
-        Some(w) if v.is_finite() => number::write_f64(w, v),
-        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
-    }
-}
-
-/// [`f64_text`] of an `f32`.
-#[inline(always)]
-fn f32_text(out: &mut [u8; VALUE_TEXT], v: f32, cx: Context) -> usize {
-    match out.first_chunk_mut::<FLOAT_TEXT>() {
-        Some(w) if v.is_finite() => number::write_f32(w, v),
-        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
-    }
-}
-
-/// Writes a 64-bit integer at the start of `out`, quoted when asked to and beyond 2^53; returns
-/// its length.
-#[inline(always)]
-fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) -> usize {
-    let magnitude = if unsigned { v as u64 } else { v.unsigned_abs() };
-    let quote = usize::from(cx.options.large_ints_as_strings && magnitude > SAFE_INTEGER);
-    out[0] = b'"';
-    let Some(digits) = out
-        .get_mut(quote..quote + INT_BUFFER)
-        .and_then(|d| <&mut [u8; INT_BUFFER]>::try_from(d).ok())
-    else {
-        return 0;
-    };
-    let n = if unsigned {
-        number::write_u64(digits, v as u64)
-    } else {
-        number::write_i64(digits, v)
-    };
-    if let Some(close) = out.get_mut(quote + n) {
-        *close = b'"';
-    }
-    n + 2 * quote
-}
-
-/// Writes an `i32` at the start of `out`; returns its length.
-#[inline(always)]
-fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
-    out.first_chunk_mut::<SHORT_INT>()
-        .map_or(0, |w| number::write_i32(w, v))
-}
-
-/// Writes a `u32` at the start of `out`; returns its length.
-#[inline(always)]
-fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
-    out.first_chunk_mut::<SHORT_INT>()
-        .map_or(0, |w| number::write_u32(w, v))
-}
-
-/// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
-/// returns its length.
-#[inline(always)]
-pub(crate) fn fixed_text(
-    leaf: &Leaf<'_>,
-    i: usize,
-    out: &mut [u8; VALUE_TEXT],
-    cx: Context,
-) -> usize {
-    match leaf.kind {
-        Kind::Int32 => i32_text(out, leaf.value::<i32>(i)),
-        Kind::Float64 => f64_text(out, leaf.value::<f64>(i), cx),
-        Kind::Int64 => long_text(out, leaf.value::<i64>(i), false, cx),
-        Kind::Int8 => i32_text(out, leaf.value::<i8>(i).into()),
-        Kind::Int16 => i32_text(out, leaf.value::<i16>(i).into()),
-        Kind::UInt8 => u32_text(out, leaf.value::<u8>(i).into()),
-        Kind::UInt16 => u32_text(out, leaf.value::<u16>(i).into()),
-        Kind::UInt32 => u32_text(out, leaf.value::<u32>(i)),
-        Kind::UInt64 => long_text(out, leaf.value::<u64>(i) as i64, true, cx),
-        Kind::Float32 => f32_text(out, leaf.value::<f32>(i), cx),
-        Kind::Float16 => f32_text(out, number::f16_to_f32(leaf.value::<u16>(i)), cx),
-        Kind::Boolean => {
-            let text: &[u8; 8] = if leaf.bool_value(i) {
-                b"true\0\0\0\0"
-            } else {
-                b"false\0\0\0"
-            };
-            if let Some(dst) = out.first_chunk_mut::<8>() {
-                dst.copy_from_slice(text);
-            }
-            4 + usize::from(!leaf.bool_value(i))
-        }
-        Kind::Date32 => temporal::date32(leaf.value::<i32>(i), out),
-        Kind::Date64 => temporal::date64(leaf.value::<i64>(i), out),
-        Kind::Timestamp(unit, zone) => {
-            let v = leaf.value::<i64>(i);
-            if cx.options.timestamps_as_epoch {
-                long_text(out, v, false, cx)
-            } else {
-                temporal::timestamp(v, unit, zone, out)
-            }
-        }
-        Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => 0,
-    }
 }
 
 /// Writes the value in (valid) slot `i` of a flat leaf.

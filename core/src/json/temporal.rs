@@ -448,12 +448,12 @@ pub(crate) struct Zones<'s> {
 }
 
 impl<'s> Zones<'s> {
-    /// No zones yet, for an encoder with `options`.
-    pub(crate) fn new(options: &super::EncoderOptions) -> Self {
-        let local = !options.timestamps_utc && !options.timestamps_as_epoch;
+    /// No zones yet: zoned timestamps are written in `local` time (else no zone is checked or
+    /// resolved), their zone names resolved by `resolver` (see `EncoderOptions::zones`).
+    pub(crate) fn new(resolver: Option<ZoneResolver>, local: bool) -> Self {
         Zones {
             named: heapless::Vec::new(),
-            resolver: options.time_zones.filter(|_| local),
+            resolver: resolver.filter(|_| local),
             local,
         }
     }
@@ -753,7 +753,7 @@ mod tests {
     /// The zone of `tz` for an encoder without a resolver.
     fn zone(tz: Option<&str>) -> Zone {
         let options = crate::json::EncoderOptions::default();
-        let mut zones = Zones::new(&options);
+        let mut zones = options.zones();
         zones.add(tz).unwrap();
         zones.zone(tz)
     }
@@ -804,7 +804,7 @@ mod tests {
     fn named_zones_are_local_time_with_the_offset_in_effect() {
         let options =
             crate::json::EncoderOptions::default().with_time_zones(Some(ZoneResolver(new_york)));
-        let mut zones = Zones::new(&options);
+        let mut zones = options.zones();
         let tz = Some("America/New_York");
         zones.add(tz).unwrap();
         let ny = zones.zone(tz);
@@ -834,7 +834,7 @@ mod tests {
             options.with_timestamps_utc(true),
             options.with_timestamps_as_epoch(true),
         ] {
-            let mut zones = Zones::new(&options);
+            let mut zones = options.zones();
             // Neither checks a zone: the instant needs none.
             for tz in ["Invalid/Zone", "+25:00"] {
                 zones.add(Some(tz)).unwrap();
@@ -842,7 +842,10 @@ mod tests {
             }
         }
         assert_eq!(
-            Zones::new(&options.with_timestamps_utc(true)).zone(Some("+05:30")),
+            options
+                .with_timestamps_utc(true)
+                .zones()
+                .zone(Some("+05:30")),
             Zone::Offset(0)
         );
     }
@@ -857,18 +860,18 @@ mod tests {
         for options in [plain, resolving] {
             for bad in ["+25:00", "+24:00", "-1", "+5:30", "+05:3x", "-"] {
                 assert_eq!(
-                    Zones::new(&options).add(Some(bad)),
+                    options.zones().add(Some(bad)),
                     Err(ZoneError::InvalidOffset),
                     "{bad}"
                 );
             }
             for exact in ["UTC", "Etc/UTC", "utc", "Z", "GMT", "Etc/GMT-3", "+23:59"] {
-                assert_eq!(Zones::new(&options).add(Some(exact)), Ok(()), "{exact}");
+                assert_eq!(options.zones().add(Some(exact)), Ok(()), "{exact}");
             }
         }
-        assert_eq!(Zones::new(&plain).add(Some("Invalid/Zone")), Ok(()));
+        assert_eq!(plain.zones().add(Some("Invalid/Zone")), Ok(()));
         assert_eq!(
-            Zones::new(&resolving).add(Some("Invalid/Zone")),
+            resolving.zones().add(Some("Invalid/Zone")),
             Err(ZoneError::Unknown)
         );
     }

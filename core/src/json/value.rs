@@ -1,16 +1,22 @@
 //! The text of the values the general walk writes besides the fast path's (decimals, times,
 //! durations, intervals), member keys, and the options every step reads ([`Context`]), written
 //! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
-//! the fast path's `rows::fixed_text`, which the walk's `leaf` calls too.
+//! [`fixed_text`], which the fast path's row loops (`rows`) and the walk's [`leaf`] call.
+//!
+//! It uses the plan's flat [`Leaf`], the sink, the number and temporal text and the view's
+//! nodes; the walk (`encoder`) and the fast path (`rows`) use it, and it uses neither.
 
 use super::embedded;
 use super::escape;
-use super::number::{self, DECIMAL_TEXT, Scratch};
+use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
+use super::plan::{Kind as LeafKind, Leaf};
 use super::sink::{Body, Sink};
-use super::temporal::{self, Text};
+use super::temporal::{self, Text, Zones};
 use crate::columnar::Native;
 use crate::datatype::IntervalUnit;
+use crate::format::Kind;
+use crate::view::{Extension, Node};
 
 /// Settings every step reads.
 #[derive(Debug, Clone, Copy)]
@@ -104,4 +110,177 @@ pub(crate) fn interval(sink: &mut Sink<'_, '_, '_>, unit: IntervalUnit, bytes: &
             temporal::interval_month_day_nano(le(bytes, 0), le(bytes, 4), le(bytes, 8), t);
         }
     });
+}
+
+/// Copies short `text` to the start of `out`; returns its length.
+#[cold]
+fn copy_to(out: &mut [u8], text: &[u8]) -> usize {
+    let n = text.len().min(out.len());
+    if let (Some(dst), Some(src)) = (out.get_mut(..n), text.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    n
+}
+
+/// Bytes the text of one value of a flat leaf may take: a float, an integer, or quoted
+/// temporal text (the window temporal text is written into).
+pub(crate) const VALUE_TEXT: usize = temporal::WINDOW;
+
+/// Writes a float's text (finite or not) at the start of `out`; returns its length.
+#[inline(always)]
+pub(crate) fn f64_text(out: &mut [u8; VALUE_TEXT], v: f64, cx: Context) -> usize {
+    match out.first_chunk_mut::<FLOAT_TEXT>() {
+        Some(w) if v.is_finite() => number::write_f64(w, v),
+        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
+    }
+}
+
+/// [`f64_text`] of an `f32`.
+#[inline(always)]
+pub(crate) fn f32_text(out: &mut [u8; VALUE_TEXT], v: f32, cx: Context) -> usize {
+    match out.first_chunk_mut::<FLOAT_TEXT>() {
+        Some(w) if v.is_finite() => number::write_f32(w, v),
+        _ => copy_to(out, non_finite_text(v.is_nan(), v.is_sign_negative(), cx)),
+    }
+}
+
+/// Writes a 64-bit integer at the start of `out`, quoted when asked to and beyond 2^53; returns
+/// its length.
+#[inline(always)]
+pub(crate) fn long_text(out: &mut [u8; VALUE_TEXT], v: i64, unsigned: bool, cx: Context) -> usize {
+    let magnitude = if unsigned { v as u64 } else { v.unsigned_abs() };
+    let quote = usize::from(cx.options.large_ints_as_strings && magnitude > SAFE_INTEGER);
+    out[0] = b'"';
+    let Some(digits) = out
+        .get_mut(quote..quote + INT_BUFFER)
+        .and_then(|d| <&mut [u8; INT_BUFFER]>::try_from(d).ok())
+    else {
+        return 0;
+    };
+    let n = if unsigned {
+        number::write_u64(digits, v as u64)
+    } else {
+        number::write_i64(digits, v)
+    };
+    if let Some(close) = out.get_mut(quote + n) {
+        *close = b'"';
+    }
+    n + 2 * quote
+}
+
+/// Writes an `i32` at the start of `out`; returns its length.
+#[inline(always)]
+pub(crate) fn i32_text(out: &mut [u8; VALUE_TEXT], v: i32) -> usize {
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_i32(w, v))
+}
+
+/// Writes a `u32` at the start of `out`; returns its length.
+#[inline(always)]
+pub(crate) fn u32_text(out: &mut [u8; VALUE_TEXT], v: u32) -> usize {
+    out.first_chunk_mut::<SHORT_INT>()
+        .map_or(0, |w| number::write_u32(w, v))
+}
+
+/// Writes the fixed-width value of slot `i` of a flat leaf (not text) at the start of `out`;
+/// returns its length.
+#[inline(always)]
+pub(crate) fn fixed_text(
+    leaf: &Leaf<'_>,
+    i: usize,
+    out: &mut [u8; VALUE_TEXT],
+    cx: Context,
+) -> usize {
+    match leaf.kind {
+        LeafKind::Int32 => i32_text(out, leaf.value::<i32>(i)),
+        LeafKind::Float64 => f64_text(out, leaf.value::<f64>(i), cx),
+        LeafKind::Int64 => long_text(out, leaf.value::<i64>(i), false, cx),
+        LeafKind::Int8 => i32_text(out, leaf.value::<i8>(i).into()),
+        LeafKind::Int16 => i32_text(out, leaf.value::<i16>(i).into()),
+        LeafKind::UInt8 => u32_text(out, leaf.value::<u8>(i).into()),
+        LeafKind::UInt16 => u32_text(out, leaf.value::<u16>(i).into()),
+        LeafKind::UInt32 => u32_text(out, leaf.value::<u32>(i)),
+        LeafKind::UInt64 => long_text(out, leaf.value::<u64>(i) as i64, true, cx),
+        LeafKind::Float32 => f32_text(out, leaf.value::<f32>(i), cx),
+        LeafKind::Float16 => f32_text(out, number::f16_to_f32(leaf.value::<u16>(i)), cx),
+        LeafKind::Boolean => {
+            let text: &[u8; 8] = if leaf.bool_value(i) {
+                b"true\0\0\0\0"
+            } else {
+                b"false\0\0\0"
+            };
+            if let Some(dst) = out.first_chunk_mut::<8>() {
+                dst.copy_from_slice(text);
+            }
+            4 + usize::from(!leaf.bool_value(i))
+        }
+        LeafKind::Date32 => temporal::date32(leaf.value::<i32>(i), out),
+        LeafKind::Date64 => temporal::date64(leaf.value::<i64>(i), out),
+        LeafKind::Timestamp(unit, zone) => {
+            let v = leaf.value::<i64>(i);
+            if cx.options.timestamps_as_epoch {
+                long_text(out, v, false, cx)
+            } else {
+                temporal::timestamp(v, unit, zone, out)
+            }
+        }
+        LeafKind::Utf8 | LeafKind::LargeUtf8 | LeafKind::Other => 0,
+    }
+}
+
+/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream): the
+/// numbers, booleans, dates and timestamps through [`fixed_text`], as the fast path writes them,
+/// the other flat types here.
+pub(crate) fn leaf<'b>(
+    node: &Node<'b>,
+    i: usize,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+    zones: &Zones<'_>,
+) {
+    if node.extension != Extension::None && !cx.options.extensions_as_storage {
+        match node.extension {
+            Extension::Uuid => uuid(sink, node.fixed_bytes(i)),
+            Extension::Bool8 => sink.put(if node.value::<i8>(i) != 0 {
+                b"true"
+            } else {
+                b"false"
+            }),
+            _ => json(sink, node.bytes_value(i)),
+        }
+        return;
+    }
+    match node.kind {
+        Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
+            sink.quoted(node.bytes_value(i), Body::Text, b"\"");
+        }
+        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
+        Kind::Time32(unit) => {
+            quoted_text(sink, |t| {
+                temporal::time(node.value::<i32>(i).into(), unit, t)
+            });
+        }
+        Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
+        Kind::Duration(unit) => {
+            quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
+        }
+        Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
+        Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
+            sink.quoted(node.bytes_value(i), Body::binary(cx.options.binary), b"\"");
+        }
+        _ => {
+            let flat = Leaf::new(node, zones);
+            if !flat.is_fixed() {
+                sink.put(b"null");
+            } else if let Some(window) = sink.tail() {
+                let n = fixed_text(&flat, i, window, cx);
+                sink.advance(n);
+            } else {
+                // Near the end of the buffer: through a window on the stack and the spill.
+                let mut window = [0; VALUE_TEXT];
+                let n = fixed_text(&flat, i, &mut window, cx);
+                sink.put(window.get(..n).unwrap_or_default());
+            }
+        }
+    }
 }

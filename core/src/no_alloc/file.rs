@@ -9,10 +9,10 @@
 //! bytes it needs.
 
 use super::Batch;
+use super::too_small;
 use super::{InScratch, Stored, block_message, keep, little_endian, stored_dictionary};
-use super::{too_small, unexpected};
 use crate::error::{Error, Feature, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
+use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN, unexpected};
 use crate::source::RandomAccess;
 use core::ops::Range;
 

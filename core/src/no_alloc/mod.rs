@@ -1,6 +1,9 @@
 //! Reading Arrow IPC and writing JSON with no allocator: for microcontrollers, WASM modules and
 //! real-time loops, with `default-features = false`.
 //!
+//! It uses the view, the format, the data types, the sources, the errors and the JSON
+//! encoder; it is the top of the ladder without `alloc`.
+//!
 //! Bytes enter from a [`RandomAccess`](crate::source::RandomAccess) source ([`FileReader`]) or an
 //! [`embedded_io::Read`] ([`StreamReader`]) into one scratch buffer the caller lends; the
 //! metadata, the dictionaries and one record batch at a time are read into it and never copied
@@ -62,7 +65,7 @@ pub use stream::StreamReader;
 
 use crate::datatype::Endianness;
 use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, Block};
+use crate::format::{self, Block, unexpected};
 use crate::view::Dictionaries;
 use core::ops::Range;
 
@@ -72,67 +75,6 @@ struct Stored {
     id: i64,
     message: Range<usize>,
     body: Range<usize>,
-}
-
-// The errors below are raised the same way by the readers of `crate::ipc`, which use them too.
-
-/// The error for `message` when a message with an `expected` header should come.
-pub(crate) fn unexpected(expected: &'static str, message: format::Message<'_>) -> FormatError {
-    let found = message.header_type().unwrap_or(0);
-    FormatErrorKind::UnexpectedMessage { expected, found }.into()
-}
-
-/// The error for `needed` bytes of `what` at `at` in a stream, of which `available` came.
-pub(crate) fn truncated(
-    what: &'static str,
-    needed: usize,
-    available: usize,
-    at: u64,
-) -> FormatError {
-    FormatError::from(FormatErrorKind::Truncated {
-        what,
-        needed: needed as u64,
-        available: available as u64,
-    })
-    .at(at)
-}
-
-/// The error for a stream whose input ended at `position`, before its schema message.
-pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
-    if position == 0 {
-        FormatErrorKind::EmptyInput
-    } else {
-        FormatErrorKind::Truncated {
-            what: "stream (no schema message)",
-            needed: 8,
-            available: position,
-        }
-    }
-}
-
-/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
-pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
-    usize::try_from(len).map_err(|_| {
-        FormatError::from(FormatErrorKind::InvalidValue {
-            what: "message metadata length",
-            value: i64::from(len),
-        })
-        .at(at)
-    })
-}
-
-/// The body length a stream message's `metadata` (at `at` in the stream) declares.
-pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
-    let len = format::Message::parse(metadata)
-        .map_err(|e| e.rebase(at))?
-        .body_length();
-    usize::try_from(len).map_err(|_| {
-        FormatError::from(FormatErrorKind::InvalidValue {
-            what: "Message.bodyLength",
-            value: len,
-        })
-        .at(at)
-    })
 }
 
 /// Refuses a big-endian schema, which only the `alloc` path reads; errors reading the schema

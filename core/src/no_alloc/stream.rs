@@ -10,10 +10,11 @@
 use super::Batch;
 use super::file::DEFAULT_DICTIONARIES;
 use super::stored;
-use super::{InScratch, Stored, body_length, keep, little_endian, metadata_length, no_schema};
-use super::{too_small, truncated, unexpected};
+use super::{InScratch, Stored, keep, little_endian, too_small};
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
-use crate::format::{self, CONTINUATION, Foreign};
+use crate::format::{
+    self, CONTINUATION, Foreign, body_length, metadata_length, no_schema, truncated, unexpected,
+};
 use crate::source::fill;
 use core::ops::Range;
 

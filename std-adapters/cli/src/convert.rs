@@ -8,11 +8,12 @@
 //! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
 //! soon as the batch range or the row limit is reached.
 
-use crate::input::{self, CountingRead, Input, ReadStats};
+use crate::input::{self, Input};
 use crate::inputs;
 use crate::many::Run;
 use crate::output::{self, Output};
 use crate::remote::Remote;
+use crate::stats::{CountingRead, ReadStats};
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::array::RecordBatch;

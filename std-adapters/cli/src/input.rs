@@ -6,12 +6,13 @@
 //! cannot be read at offsets, so its bytes are read into memory first. A stream is read in
 //! order from wherever it comes, through [`CountingRead`], which counts the reads `--stats`
 //! reports. A URL (`s3://…`) opens an object ([`crate::remote`]).
+//!
+//! It uses `remote` and the read counts of `stats`.
 
 use crate::Failure;
 use crate::remote::{self, Remote};
-use quiver::error::FormatErrorKind;
+use crate::stats::CountingRead;
 use quiver::format::MAGIC;
-use quiver::source::Counting;
 use quiver_mmap::MmapSource;
 use quiver_std::FileSource;
 use std::fs::File;
@@ -108,92 +109,5 @@ pub fn stream_reader(
     reader: CountingRead<Box<dyn Read>>,
 ) -> Result<StreamInput, Failure> {
     quiver_std::stream_reader(reader, quiver::ipc::ReaderOptions::default())
-        .map_err(|e| not_a_stream(path, e))
-}
-
-/// The failure of a stream's opening read: an empty input or another format says so itself;
-/// anything else was neither format.
-pub fn not_a_stream<E: std::fmt::Display>(path: &Path, e: quiver::error::Error<E>) -> Failure {
-    let whole_input = e.format().is_some_and(|e| {
-        matches!(
-            e.kind,
-            FormatErrorKind::EmptyInput | FormatErrorKind::NotArrow { .. }
-        )
-    });
-    if whole_input {
-        Failure::about(path, e)
-    } else {
-        Failure::about(
-            path,
-            format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
-        )
-    }
-}
-
-/// The reads a run made of its input, as `--stats` prints them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReadStats {
-    /// Byte ranges requested (a stream: read calls).
-    pub reads: u64,
-    /// Calls to the source, each a round trip on remote storage (a stream: read calls).
-    pub round_trips: u64,
-    /// Bytes requested.
-    pub bytes_read: u64,
-    /// Of a URL: the requests sent again because their answer was late (hedges), and for the
-    /// rest of a response that stalled (retries).
-    pub again: Option<(u64, u64)>,
-}
-
-impl ReadStats {
-    /// What a [`Counting`] source recorded.
-    pub fn of<S>(source: &Counting<S>) -> Self {
-        ReadStats {
-            reads: source.read_count() as u64,
-            round_trips: source.round_trips() as u64,
-            bytes_read: source.bytes_read(),
-            ..ReadStats::default()
-        }
-    }
-
-    /// Adds another input's counts (the hedges and retries of URLs among them).
-    pub fn add(&mut self, other: &ReadStats) {
-        self.reads += other.reads;
-        self.round_trips += other.round_trips;
-        self.bytes_read += other.bytes_read;
-        if let Some((hedges, retries)) = other.again {
-            let (h, r) = self.again.get_or_insert((0, 0));
-            (*h, *r) = (*h + hedges, *r + retries);
-        }
-    }
-}
-
-/// A `Read` that counts its calls and bytes: for a stream, each read is a round trip.
-pub struct CountingRead<R> {
-    inner: R,
-    stats: ReadStats,
-}
-
-impl<R> CountingRead<R> {
-    /// Wraps `inner` with zero counts.
-    pub fn new(inner: R) -> Self {
-        CountingRead {
-            inner,
-            stats: ReadStats::default(),
-        }
-    }
-
-    /// The counts so far.
-    pub fn stats(&self) -> ReadStats {
-        self.stats
-    }
-}
-
-impl<R: Read> Read for CountingRead<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.stats.reads += 1;
-        self.stats.round_trips += 1;
-        self.stats.bytes_read += n as u64;
-        Ok(n)
-    }
+        .map_err(|e| Failure::not_a_stream(path, e))
 }

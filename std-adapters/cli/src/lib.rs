@@ -4,7 +4,8 @@
 //!
 //! - `lib.rs`: the arguments (clap), the exit codes and the one `error: …` line.
 //! - `input.rs`: the input named on the command line, opened as a file (positioned reads, or a
-//!   memory map) or a stream, by its leading bytes; and the read counts behind `--stats`.
+//!   memory map) or a stream, by its leading bytes.
+//! - `stats.rs`: the read counts behind `--stats`.
 //! - `inputs.rs`: what the names on the command line expand to (folders, prefixes, globs),
 //!   and the objects among them opened ahead of their turn.
 //! - `convert.rs`: `quiver json`, the conversion loop around the reader and
@@ -15,6 +16,7 @@
 //!   regular file replaced by a temporary file renamed over it only on success (removed on
 //!   SIGINT, SIGTERM or SIGHUP), never the input.
 //! - `upload.rs`: `--output URL`, a multipart upload that appears only on success.
+//! - `signals.rs`: SIGINT, SIGTERM and SIGHUP, after the cleanups `output` and `upload` register.
 //! - `remote.rs`: an input named by URL (`s3://…`), read with ranged GETs on a tokio runtime.
 //! - `schema.rs`: `quiver schema`.
 //!
@@ -30,6 +32,9 @@ mod many;
 mod output;
 mod remote;
 mod schema;
+#[cfg(unix)]
+mod signals;
+mod stats;
 mod upload;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -303,6 +308,29 @@ impl Failure {
     /// An error about `subject` (an input or output path).
     fn about(subject: &std::path::Path, error: impl std::fmt::Display) -> Self {
         Failure::Error(format!("{}: {error}", subject.display()))
+    }
+
+    /// The failure of a stream's opening read: an empty input or another format says so itself;
+    /// anything else was neither format.
+    fn not_a_stream<E: std::fmt::Display>(
+        path: &std::path::Path,
+        e: quiver::error::Error<E>,
+    ) -> Self {
+        let whole_input = e.format().is_some_and(|e| {
+            matches!(
+                e.kind,
+                quiver::error::FormatErrorKind::EmptyInput
+                    | quiver::error::FormatErrorKind::NotArrow { .. }
+            )
+        });
+        if whole_input {
+            Failure::about(path, e)
+        } else {
+            Failure::about(
+                path,
+                format!("neither an Arrow IPC file (no ARROW1 magic) nor a stream: {e}"),
+            )
+        }
     }
 }
 

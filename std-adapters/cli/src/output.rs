@@ -279,7 +279,7 @@ impl Partial {
     #[cfg_attr(not(unix), allow(unused_variables))]
     fn beside(target: &Path, old: Option<&Metadata>) -> io::Result<Self> {
         #[cfg(unix)]
-        signals::watch()?;
+        crate::signals::watch(remove_on_signal)?;
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -347,47 +347,16 @@ fn keep_owner_and_mode(file: &File, old: &Metadata) -> io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))
 }
 
-/// Starts the thread that removes the partial file, and aborts an upload, on a signal.
+/// Removes the registered partial file, if any, for a signal that ends the process (called on
+/// the signal thread); the lock stays taken, so that no partial file is created or renamed
+/// after.
 #[cfg(unix)]
-pub fn watch_signals() -> io::Result<()> {
-    signals::watch()
-}
-
-/// The thread that removes the partial file on a signal.
-#[cfg(unix)]
-mod signals {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    use signal_hook::iterator::Signals;
-    use std::io;
-    use std::sync::OnceLock;
-
-    /// Starts the thread once; from then on SIGINT, SIGTERM and SIGHUP end the process with
-    /// 128 + the signal number, after removing the registered partial file.
-    /// Called from the main thread only.
-    pub fn watch() -> io::Result<()> {
-        static WATCHING: OnceLock<()> = OnceLock::new();
-        if WATCHING.get().is_some() {
-            return Ok(());
-        }
-        // The handlers are in place when `new` returns; a signal from then on waits in
-        // `signals` until the thread takes it.
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
-        std::thread::Builder::new()
-            .name("signals".into())
-            .spawn(move || {
-                if let Some(signal) = signals.forever().next() {
-                    // Held until the exit, so that no partial file is created or renamed after.
-                    let registered = super::partial();
-                    if let Some(path) = registered.as_ref() {
-                        let _ = std::fs::remove_file(path);
-                    }
-                    crate::upload::abort_on_signal();
-                    std::process::exit(128 + signal);
-                }
-            })?;
-        let _ = WATCHING.set(());
-        Ok(())
+fn remove_on_signal() {
+    let registered = partial();
+    if let Some(path) = registered.as_ref() {
+        let _ = fs::remove_file(path);
     }
+    std::mem::forget(registered);
 }
 
 /// Stdout as a `File` of its own (a duplicate descriptor), so writes skip the line buffer

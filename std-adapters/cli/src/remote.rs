@@ -21,7 +21,7 @@
 //! own answer (its XML body, request ids) is added only with `--verbose`.
 
 use crate::Failure;
-use crate::input::ReadStats;
+use crate::stats::ReadStats;
 use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
@@ -275,7 +275,7 @@ impl Remote {
                 Ok(batches) => Ok(Some(batches)),
                 Err(quiver::error::Error::Source { error, .. }) => Err(self.place.failure(&error)),
                 Err(_) if file => Ok(None),
-                Err(e) => Err(crate::input::not_a_stream(Path::new(&self.url), e)),
+                Err(e) => Err(Failure::not_a_stream(Path::new(&self.url), e)),
             }
         })
     }

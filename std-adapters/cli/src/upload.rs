@@ -61,7 +61,8 @@ impl Upload {
             .build()
             .map_err(|e| Failure::Error(format!("{url}: starting the I/O runtime: {e}")))?;
         #[cfg(unix)]
-        crate::output::watch_signals().map_err(|e| Failure::Error(format!("{url}: {e}")))?;
+        crate::signals::watch(abort_on_signal)
+            .map_err(|e| Failure::Error(format!("{url}: {e}")))?;
         let endpoint = store.endpoint.clone();
         // Registered under the lock the signal thread takes, as soon as it exists.
         let mut registered = lock(&REGISTERED);
@@ -179,7 +180,8 @@ async fn abort(upload: &Shared) {
 /// Aborts the registered upload, if any, for a signal that ends the process (called on the
 /// signal thread, which no runtime runs); the lock stays taken, so that no upload completes
 /// after.
-pub fn abort_on_signal() {
+#[cfg(unix)]
+fn abort_on_signal() {
     let registered = lock(&REGISTERED);
     if let Some((handle, upload)) = registered.as_ref() {
         handle.block_on(abort(upload));

@@ -1,18 +1,26 @@
 //! Validated array views: [`ArrayView`] and [`RecordBatch`].
 //!
+//! It uses the [`view`] (and holds its table of an owned batch), the `columnar`
+//! rules, the data types and schema, the [`format`](crate::format) and the errors.
+//!
 //! Unvalidated [`ArrayParts`] (buffers cut from a message body by the IPC decoder, or built in
 //! memory) enter [`ArrayView::try_new`], which checks every rule of the Arrow columnar format once.
 //! Afterwards the accessors cannot fail or panic: they read little-endian values straight from the
 //! borrowed or shared [`Bytes`].
+
+mod nodes;
+
+pub(crate) use nodes::{Arrays, Link, links, node_of};
 
 use crate::bytes::Bytes;
 use crate::columnar::{self, bad, need, read};
 pub use crate::columnar::{Native, bit, count_set_bits};
 use crate::datatype::{DataType, IntType};
 use crate::error::{FormatErrorKind, FormatResult};
+use crate::format::Kind;
 use crate::format::MetadataVersion;
 use crate::schema::{Field, Schema};
-use crate::view::{self, Kind};
+use crate::view;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -117,9 +125,9 @@ impl<'a> ArrayView<'a> {
         };
         negative.map_or(Ok(()), |what| Err(bad(what, 0)))?;
         let dictionary_len = self.dictionary.as_ref().map_or(0, |d| d.values.len());
-        let mut node = view::node_of(self, "", 0);
+        let mut node = node_of(self, "", 0);
         node.validity = self.validity();
-        let children = |k| self.children.get(k).map(|c| view::node_of(c, "", 0));
+        let children = |k| self.children.get(k).map(|c| node_of(c, "", 0));
         self.null_count = view::check(&node, self.null_count, children, dictionary_len)?;
         Ok(())
     }
@@ -255,7 +263,7 @@ impl<'a> ArrayView<'a> {
     /// This array as a view node, whose accessors read the values of both forms.
     #[inline(always)]
     fn node(&self) -> view::Node<'_> {
-        view::node_of(self, "", 0)
+        node_of(self, "", 0)
     }
 
     /// The dictionary index stored in slot `i` of a dictionary-encoded array.
@@ -320,7 +328,7 @@ pub struct RecordBatch<'a> {
     columns: Vec<ArrayView<'a>>,
     num_rows: usize,
     /// How the columns' arrays lie in the batch's view (see `view::Arrays`), laid out once.
-    links: Arc<[view::Link]>,
+    links: Arc<[Link]>,
 }
 
 impl<'a> RecordBatch<'a> {
@@ -344,7 +352,7 @@ impl<'a> RecordBatch<'a> {
                 .map_err(|e| e.in_field(i))?;
         }
         Ok(RecordBatch {
-            links: view::links(&columns),
+            links: links(&columns),
             schema,
             columns,
             num_rows,
@@ -372,7 +380,7 @@ impl<'a> RecordBatch<'a> {
     }
 
     /// The links of the batch's view.
-    pub(crate) fn links(&self) -> &Arc<[view::Link]> {
+    pub(crate) fn links(&self) -> &Arc<[Link]> {
         &self.links
     }
 
