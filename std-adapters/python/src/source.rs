@@ -31,6 +31,12 @@ pub trait Batches: Send {
     fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
         None
     }
+
+    /// Whether the batches are views of buffers already in memory (another library's arrays),
+    /// so that holding all of them at once costs nothing.
+    fn in_memory(&self) -> bool {
+        false
+    }
 }
 
 /// The columns, batches and rows to read: the CLI's `--columns`, `--batches` and `--limit`.
@@ -71,6 +77,9 @@ pub struct ImportedStream {
     /// The selected columns'.
     schema: Arc<Schema>,
     projection: Projection,
+    /// Whether the batches are views of memory already held (another library's; not a
+    /// quiver `Reader`'s re-exported).
+    pub in_memory: bool,
 }
 
 impl ImportedStream {
@@ -97,6 +106,7 @@ impl ImportedStream {
             full: schema,
             schema: projected,
             projection,
+            in_memory: true,
         })
     }
 }
@@ -121,6 +131,10 @@ fn stream_error(stream: &mut ArrowArrayStream, status: i32, call: &str) -> Failu
 impl Batches for ImportedStream {
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
+    }
+
+    fn in_memory(&self) -> bool {
+        self.in_memory
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
@@ -165,6 +179,10 @@ impl OneBatch {
 impl Batches for OneBatch {
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
+    }
+
+    fn in_memory(&self) -> bool {
+        true
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
@@ -308,6 +326,10 @@ impl<B: Batches> Batches for Skip<B> {
         self.inner.requests()
     }
 
+    fn in_memory(&self) -> bool {
+        self.inner.in_memory()
+    }
+
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         while self.seen < self.batches.end {
             let Some(batch) = self.inner.next_batch()? else {
@@ -386,6 +408,10 @@ impl Batches for Box<dyn Batches> {
     fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
         (**self).requests()
     }
+
+    fn in_memory(&self) -> bool {
+        (**self).in_memory()
+    }
 }
 
 impl<B: Batches> Batches for Limit<B> {
@@ -395,6 +421,10 @@ impl<B: Batches> Batches for Limit<B> {
 
     fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
         self.inner.requests()
+    }
+
+    fn in_memory(&self) -> bool {
+        self.inner.in_memory()
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {

@@ -322,3 +322,24 @@ def test_read_exports_zero_copy(tmp_path):
     write_ipc(path, pa.table({"i": pa.array(range(1000), pa.int64())}))
     table = pa.table(quiver.read(path))
     assert table.column("i").to_pylist() == list(range(1000))
+
+
+@pytest.mark.parametrize("rows_", [0, 1, 1000, 300_000])
+def test_to_json_is_the_streamed_document(tmp_path, rows_):
+    # to_json writes into the bytes object it returns, sized from a sample of the rows: the
+    # same bytes as the streaming writers, for sources whose rows it knows up front (a table,
+    # its batches in a Reader) and for those it does not (a file), and for rows whose size the
+    # sample cannot see (the last rows a hundred times longer: the object grows).
+    longer = ["x" * (2000 if i >= rows_ * 0.95 else 10) for i in range(rows_)]
+    table = pa.table({"i": pa.array(range(rows_), pa.int64()), "s": pa.array(longer, pa.string())})
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=70_000), table.schema)
+    streamed = b"".join(quiver.iter_json(table))
+    assert quiver.to_json(table) == streamed
+    assert quiver.to_json(table, format="array") == b"".join(quiver.iter_json(table, format="array"))
+    path = tmp_path / "t.arrow"
+    with pa.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
+    assert quiver.to_json(path) == streamed
+    assert quiver.to_json(quiver.read(table)) == streamed
+    assert quiver.to_json(table, threads=1) == streamed
+    assert quiver.to_json(table, omit_nulls=True, limit=rows_ // 2) == b"".join(quiver.iter_json(table, limit=rows_ // 2))
