@@ -39,7 +39,17 @@ use std::sync::{Arc, Mutex};
 /// The batches of `data`: an Arrow PyCapsule producer, a quiver `Reader`, or a path.
 fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dyn Batches>> {
     if let Ok(reader) = data.cast::<Reader>() {
-        return Ok(source::selected(reader.borrow().take()?, selection));
+        let batches = reader.borrow().take()?;
+        if selection.columns.is_none() {
+            return Ok(source::selected(batches, selection));
+        }
+        // Columns picked from the Reader's own: its batches pass through the C stream
+        // interface (zero-copy both ways) and are imported with the projection, struct
+        // children included, as any other library's stream is.
+        let in_memory = batches.in_memory();
+        let mut imported = source::ImportedStream::new(export::stream(batches), selection)?;
+        imported.in_memory = in_memory;
+        return Ok(source::selected(imported, selection));
     }
     if data.hasattr("__arrow_c_stream__")? {
         let capsule = data.call_method1("__arrow_c_stream__", (data.py().None(),))?;
