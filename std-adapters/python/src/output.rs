@@ -144,6 +144,10 @@ impl BytesOut {
 
 impl Write for BytesOut {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            // Nothing to copy (and no object to copy into before the first bytes).
+            return Ok(0);
+        }
         let needed = self
             .len
             .checked_add(buf.len())
