@@ -292,6 +292,9 @@ fn iter_json(
 struct Reader {
     batches: Mutex<Option<Box<dyn Batches>>>,
     requests: Option<Arc<Mutex<RequestStats>>>,
+    /// Some columns read by quiver: exported, their buffers are copied out of the bodies
+    /// read ([`source::Compacted`]).
+    compact: bool,
 }
 
 impl Reader {
@@ -316,7 +319,12 @@ impl Reader {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         let _ = requested_schema;
-        let stream = export::stream(self.take()?);
+        let batches = self.take()?;
+        let batches: Box<dyn Batches> = match self.compact {
+            true => Box::new(source::Compacted { inner: batches }),
+            false => batches,
+        };
+        let stream = export::stream(batches);
         ffi::capsule(py, stream, STREAM_CAPSULE)
     }
 
@@ -372,6 +380,7 @@ fn read(source: &Bound<'_, PyAny>, options: Option<&Bound<'_, PyDict>>) -> PyRes
     let batches = batches_of(source, &selection)?;
     Ok(Reader {
         requests: batches.requests(),
+        compact: selection.columns.is_some() && !batches.in_memory(),
         batches: Mutex::new(Some(batches)),
     })
 }
