@@ -1,8 +1,10 @@
-"""One reader of the object-store benchmark (src/bin/remote.rs): polars or pyarrow reading an
-Arrow IPC file from an S3 API at ENDPOINT, whole or one COLUMN (empty: whole); prints the rows
-and its peak resident set in KiB on stdout.
+"""One reader of the object-store benchmark (src/bin/remote.rs): polars, pyarrow or the quiver
+package (`pyarrow.table(quiver.read(URL, columns=[COLUMN]))`, the package installed from
+std-adapters/python) reading an Arrow IPC file from an S3 API at ENDPOINT, whole or one COLUMN
+(empty: whole); prints the rows and its peak resident set in KiB on stdout (quiver also the
+requests, round trips and bytes its `Reader.requests` counted).
 
-    python3 remote.py polars|pyarrow ENDPOINT BUCKET KEY [COLUMN]
+    python3 remote.py polars|pyarrow|quiver ENDPOINT BUCKET KEY [COLUMN]
 
 Or writes the large file of the model run with pyarrow: 1,000,000 rows of 10 int64, 10
 float64, 8 short strings, 2 booleans and 2 timestamps, in batches of 16,384 rows.
@@ -68,6 +70,24 @@ if reader == "polars":
     if column:
         frame = frame.select(column)
     rows = frame.collect().height
+elif reader == "quiver":
+    import os
+
+    import pyarrow as pa
+    import quiver
+
+    os.environ.update(
+        AWS_ENDPOINT_URL=endpoint,
+        AWS_ACCESS_KEY_ID="quiver",
+        AWS_SECRET_ACCESS_KEY="quiver",
+        AWS_REGION="us-east-1",
+        AWS_ALLOW_HTTP="true",
+    )
+    source = quiver.read(f"s3://{bucket}/{key}", columns=[column] if column else None)
+    rows = pa.table(source).num_rows
+    counted = source.requests
+    print(rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, counted["requests"], counted["round_trips"], counted["bytes"])
+    sys.exit(0)
 else:
     import pyarrow.fs as fs
     import pyarrow.ipc as ipc

@@ -40,8 +40,9 @@
 //! (`QUIVER_BENCH_DELAY_MS`) before its first byte, sends each answer's body at 64 MiB/s
 //! (`QUIVER_BENCH_MIBPS`) and, with `QUIVER_BENCH_SLOW_EVERY=N`, holds every Nth request
 //! `QUIVER_BENCH_SLOW_MS` (3,000) longer; any number in flight. quiver (whole, one column,
-//! `--limit 10`; with and without the cost model), polars and pyarrow (`QUIVER_PYTHON`) read
-//! each in the same run; requests, round trips, bytes, time and peak resident set.
+//! `--limit 10`; with and without the cost model), polars, pyarrow and the quiver Python
+//! package's `quiver.read` (`QUIVER_PYTHON`, with the package installed) read each in the same
+//! run; requests, round trips, bytes, time and peak resident set.
 //! `python3 benches/remote.py write PATH` writes the 1,000,000-row pyarrow file; the FILE
 //! `hundred` is the 100-batch file of the small run.
 //!
@@ -1255,7 +1256,9 @@ fn model(files: &[String], delay: Duration) {
             let peak = child(mode, arg);
             line(reader, what, peak);
         }
-        for reader in ["polars", "pyarrow"] {
+        // `quiver`: `quiver.read` from the Python package (`pyarrow.table(...)` of it), when
+        // QUIVER_PYTHON has it installed.
+        for reader in ["polars", "pyarrow", "quiver"] {
             for (what, projection) in [("whole", ""), ("one column", column)] {
                 recorder.reset();
                 let out = std::process::Command::new(python())
@@ -1266,7 +1269,10 @@ fn model(files: &[String], delay: Duration) {
                     Ok(out) if out.status.success() => {
                         let out = String::from_utf8_lossy(&out.stdout).into_owned();
                         let peak = out.split_whitespace().nth(1).and_then(|k| k.parse().ok());
-                        line(reader, what, peak);
+                        match reader {
+                            "quiver" => line("quiver.read (Python package)", what, peak),
+                            _ => line(reader, what, peak),
+                        }
                     }
                     Ok(out) => println!(
                         "| {label} | {reader} | {what} | (failed: {}) | | | | |",

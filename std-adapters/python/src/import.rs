@@ -324,8 +324,14 @@ pub fn schema(root: &ArrowSchema) -> Result<Schema> {
     let mut ids = 0;
     let top = field(root, &mut ids)?;
     let DataType::Struct(fields) = top.data_type() else {
+        let name = match top.name() {
+            "" => "name".to_owned(),
+            name => name.replace('\\', "\\\\").replace('"', "\\\""),
+        };
         return Err(Failure::Value(format!(
-            "expected record batches (a struct type), got {}",
+            "expected record batches (a table, a data frame or a struct array whose children \
+             are the columns), got one array of type {}: make it a column of a table, as in \
+             pyarrow.table({{\"{name}\": array}}) or series.to_frame()",
             top.data_type()
         )));
     };

@@ -15,55 +15,6 @@ use std::io::{self, Write};
 /// Bytes written between two looks at Python's signals.
 const SIGNAL_BYTES: u64 = 4 << 20;
 
-/// Bytes of one piece of [`Pieces`]: whole huge pages.
-const PIECE: usize = 8 << 20;
-
-/// A document held in pieces of [`PIECE`] bytes: growing it never copies what was written
-/// (a `Vec` that doubles copies the whole document again and again). Each piece is an anonymous
-/// mapping, advised to use huge pages (fewer page faults), and unmapped when dropped: copied
-/// into the `bytes` object piece by piece, the document is held about once, not twice (a freed
-/// heap block stays with the allocator).
-#[derive(Debug, Default)]
-pub struct Pieces {
-    /// The pieces in order, each with the bytes written into it.
-    pub pieces: Vec<(memmap2::MmapMut, usize)>,
-    /// Bytes in all pieces.
-    pub len: usize,
-}
-
-impl Write for Pieces {
-    fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
-        let n = buf.len();
-        while !buf.is_empty() {
-            if self
-                .pieces
-                .last()
-                .is_none_or(|(map, filled)| *filled == map.len())
-            {
-                let map = memmap2::MmapMut::map_anon(PIECE)?;
-                // Only advice: the kernel may still use ordinary pages.
-                #[cfg(target_os = "linux")]
-                let _ = map.advise(memmap2::Advice::HugePage);
-                self.pieces.push((map, 0));
-            }
-            let Some((map, filled)) = self.pieces.last_mut() else {
-                break;
-            };
-            let room = &mut map[*filled..];
-            let now = room.len().min(buf.len());
-            room[..now].copy_from_slice(&buf[..now]);
-            *filled += now;
-            buf = &buf[now..];
-        }
-        self.len += n;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A writer that looks at Python's signals every [`SIGNAL_BYTES`]: a raised exception (Ctrl-C's
 /// `KeyboardInterrupt`) stops the writing and is kept for the caller.
 pub struct Interruptible<W> {

@@ -18,6 +18,7 @@ mod ffi;
 mod import;
 mod json;
 mod options;
+mod output;
 mod remote;
 mod sink;
 mod source;
@@ -38,7 +39,17 @@ use std::sync::{Arc, Mutex};
 /// The batches of `data`: an Arrow PyCapsule producer, a quiver `Reader`, or a path.
 fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dyn Batches>> {
     if let Ok(reader) = data.cast::<Reader>() {
-        return Ok(source::selected(reader.borrow().take()?, selection));
+        let batches = reader.borrow().take()?;
+        if selection.columns.is_none() {
+            return Ok(source::selected(batches, selection));
+        }
+        // Columns picked from the Reader's own: its batches pass through the C stream
+        // interface (zero-copy both ways) and are imported with the projection, struct
+        // children included, as any other library's stream is.
+        let in_memory = batches.in_memory();
+        let mut imported = source::ImportedStream::new(export::stream(batches), selection)?;
+        imported.in_memory = in_memory;
+        return Ok(source::selected(imported, selection));
     }
     if data.hasattr("__arrow_c_stream__")? {
         let capsule = data.call_method1("__arrow_c_stream__", (data.py().None(),))?;
@@ -79,36 +90,31 @@ fn to_json(
 ) -> PyResult<Py<PyBytes>> {
     let (options, selection) = options::json_options("to_json", options)?;
     let mut batches = batches_of(data, &selection)?;
-    let out = py.detach(|| -> Result<json::Pieces, Failure> {
-        let mut document = Document::new(json::Pieces::default(), &options);
-        json::write_all(batches.as_mut(), &mut document)?;
+    let out = py.detach(|| -> Result<output::BytesOut, Failure> {
+        // Another library's batches are views of its buffers: held all at once for free, they
+        // give the rows and so the size to expect, and the document is written straight into
+        // the bytes object returned (see `output`). Batches quiver reads (files, URLs) are
+        // not held: the object grows as they are written.
+        let gathered = match batches.in_memory() {
+            true => Some(output::gather(batches.as_mut())?),
+            false => None,
+        };
+        let expected = gathered
+            .as_deref()
+            .map_or(0, |all| output::expected_bytes(all, &options));
+        let mut document = Document::new(output::BytesOut::new(expected), &options);
+        match &gathered {
+            Some(all) => {
+                for batch in all {
+                    document.write(batch)?;
+                }
+                document.finish()?;
+            }
+            None => json::write_all(batches.as_mut(), &mut document)?,
+        }
         Ok(document.into_inner())
     })?;
-    // One copy into the bytes object, each piece freed as soon as it is copied; the object is
-    // not zero-filled first (PyO3's `PyBytes::new_with` would touch every page twice).
-    let len = isize::try_from(out.len).map_err(|_| Failure::Value("output too large".into()))?;
-    // SAFETY: a null source asks CPython for an uninitialised bytes object of `len` bytes; the
-    // GIL is held (`py`). The result is checked for null (an exception is then set).
-    let object = unsafe { pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len) };
-    // SAFETY: a new reference (or null, which `from_owned_ptr_or_err` turns into the error).
-    let bytes = unsafe { Bound::from_owned_ptr_or_err(py, object) }?;
-    // SAFETY: `bytes` is a bytes object made above, not shared yet: its buffer of `len` bytes
-    // may be written until it is handed to Python.
-    let target = unsafe { pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) }.cast::<u8>();
-    let mut at = 0;
-    for (map, filled) in out.pieces {
-        let piece = map.get(..filled).unwrap_or_default();
-        let end = at + piece.len();
-        if end > out.len || target.is_null() {
-            break;
-        }
-        // SAFETY: `at..end` lies within the `len` bytes of the new object (checked above);
-        // `piece` is Rust memory that cannot overlap it.
-        unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), target.add(at), piece.len()) };
-        at = end;
-    }
-    let bytes = bytes.cast_into::<PyBytes>().map_err(PyErr::from)?;
-    Ok(bytes.unbind())
+    out.into_bytes(py)
 }
 
 /// write_json(data, sink, **options) -> int
@@ -286,6 +292,9 @@ fn iter_json(
 struct Reader {
     batches: Mutex<Option<Box<dyn Batches>>>,
     requests: Option<Arc<Mutex<RequestStats>>>,
+    /// Some columns read by quiver: exported, their buffers are copied out of the bodies
+    /// read ([`source::Compacted`]).
+    compact: bool,
 }
 
 impl Reader {
@@ -310,7 +319,12 @@ impl Reader {
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         let _ = requested_schema;
-        let stream = export::stream(self.take()?);
+        let batches = self.take()?;
+        let batches: Box<dyn Batches> = match self.compact {
+            true => Box::new(source::Compacted { inner: batches }),
+            false => batches,
+        };
+        let stream = export::stream(batches);
         ffi::capsule(py, stream, STREAM_CAPSULE)
     }
 
@@ -366,6 +380,7 @@ fn read(source: &Bound<'_, PyAny>, options: Option<&Bound<'_, PyDict>>) -> PyRes
     let batches = batches_of(source, &selection)?;
     Ok(Reader {
         requests: batches.requests(),
+        compact: selection.columns.is_some() && !batches.in_memory(),
         batches: Mutex::new(Some(batches)),
     })
 }

@@ -322,3 +322,54 @@ def test_read_exports_zero_copy(tmp_path):
     write_ipc(path, pa.table({"i": pa.array(range(1000), pa.int64())}))
     table = pa.table(quiver.read(path))
     assert table.column("i").to_pylist() == list(range(1000))
+
+
+def test_columns_apply_to_a_reader(tmp_path):
+    # columns= picks among the Reader's own columns (struct children too), as it does for a
+    # table; batches= and limit= count the Reader's batches and rows.
+    path = tmp_path / "t.arrow"
+    write_ipc(path, TABLE)
+    expected = quiver.to_json(TABLE, columns=["s", "st.y"])
+    assert quiver.to_json(quiver.read(path), columns=["s", "st.y"]) == expected
+    assert quiver.to_json(quiver.read(TABLE), columns=["s", "st.y"]) == expected
+    narrowed = quiver.read(path, columns=["i", "st"])
+    assert quiver.to_json(narrowed, columns=["st.x"], limit=3) == quiver.to_json(TABLE, columns=["st.x"], limit=3)
+    assert pa.table(quiver.read(quiver.read(path), columns=["l"])).equals(TABLE.select(["l"]).combine_chunks())
+    chunks = list(quiver.iter_json(quiver.read(path), columns=["f"], chunk_size=1))
+    assert b"".join(chunks) == quiver.to_json(TABLE, columns=["f"])
+    # A column the Reader does not return is named, as for any source.
+    with pytest.raises(ValueError, match="columns: .*s"):
+        quiver.to_json(quiver.read(path, columns=["i"]), columns=["s"])
+
+
+def test_one_plain_array_is_refused_with_what_to_do():
+    # A record batch is a struct array (its children the columns); one array of another type
+    # is a column with no name to write: refused, saying how to make it a table.
+    for data in [pa.array([1, 2, 3]), pa.chunked_array([[1], [2, 3]]), pl.Series("x", [1, 2])]:
+        with pytest.raises(ValueError, match=r"got one array of type int64: make it a column of a table"):
+            quiver.to_json(data)
+    with pytest.raises(ValueError, match=r'pyarrow.table\(\{"x": array\}\)'):
+        quiver.to_json(pl.Series("x", [1, 2]))
+    assert quiver.to_json(pl.Series("x", [1, 2]).to_frame()) == b'{"x":1}\n{"x":2}\n'
+    assert quiver.to_json(pa.table({"x": pa.array([1, 2, 3])})) == b'{"x":1}\n{"x":2}\n{"x":3}\n'
+
+
+@pytest.mark.parametrize("rows_", [0, 1, 1000, 300_000])
+def test_to_json_is_the_streamed_document(tmp_path, rows_):
+    # to_json writes into the bytes object it returns, sized from a sample of the rows: the
+    # same bytes as the streaming writers, for sources whose rows it knows up front (a table,
+    # its batches in a Reader) and for those it does not (a file), and for rows whose size the
+    # sample cannot see (the last rows a hundred times longer: the object grows).
+    longer = ["x" * (2000 if i >= rows_ * 0.95 else 10) for i in range(rows_)]
+    table = pa.table({"i": pa.array(range(rows_), pa.int64()), "s": pa.array(longer, pa.string())})
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=70_000), table.schema)
+    streamed = b"".join(quiver.iter_json(table))
+    assert quiver.to_json(table) == streamed
+    assert quiver.to_json(table, format="array") == b"".join(quiver.iter_json(table, format="array"))
+    path = tmp_path / "t.arrow"
+    with pa.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
+    assert quiver.to_json(path) == streamed
+    assert quiver.to_json(quiver.read(table)) == streamed
+    assert quiver.to_json(table, threads=1) == streamed
+    assert quiver.to_json(table, omit_nulls=True, limit=rows_ // 2) == b"".join(quiver.iter_json(table, limit=rows_ // 2))

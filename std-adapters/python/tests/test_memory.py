@@ -57,3 +57,36 @@ def test_streaming_holds_no_copy_of_the_table(case):
 def test_to_json_holds_its_output_once():
     m = measure("to_json")
     assert m["over"] < m["output"] + 24 * MiB, m
+
+
+READ_CHILD = r"""
+import json, os, sys
+import pyarrow as pa
+import quiver
+
+rows, path = 1_000_000, sys.argv[1]
+table = pa.table({f"c{k}": pa.array(range(k, rows + k), pa.int64()) for k in range(8)})
+with pa.ipc.new_file(path, table.schema) as writer:
+    writer.write_table(table, max_chunksize=65_536)
+del table
+
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmRSS:"))
+
+before = rss()
+one = pa.table(quiver.read(sys.argv[2] + path, columns=["c3"]))
+assert one.column("c3").to_pylist()[:2] == [3, 4]
+print(json.dumps({"column": one.nbytes, "held": rss() - before}))
+"""
+
+
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_one_column_read_holds_only_that_column(tmp_path, scheme):
+    # A Reader of some columns hands pyarrow copies of their buffers: the slices of the bodies
+    # it read would keep every batch's other seven columns alive (64 MB held for 8 MB).
+    path = str(tmp_path / "eight.arrow")
+    run = subprocess.run([sys.executable, "-c", READ_CHILD, path, scheme], capture_output=True, text=True, check=True)
+    m = json.loads(run.stdout)
+    assert m["column"] == 8_000_000
+    assert m["held"] < 8_000_000 + 16 * MiB, m

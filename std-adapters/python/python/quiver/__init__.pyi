@@ -12,8 +12,10 @@ class ArrowArrayExportable(Protocol):
 class BinaryFile(Protocol):
     def write(self, data: bytes) -> Optional[int]: ...
 
-#: Arrow data: a PyCapsule producer (pyarrow, polars, pandas, DuckDB, nanoarrow…), a Reader, or
-#: the path of an Arrow IPC file or stream.
+#: Arrow data: a PyCapsule producer (pyarrow, polars, pandas, DuckDB, nanoarrow…) of record
+#: batches (one array must be a struct array: its children are the columns), a Reader (the
+#: options then select among its own columns, batches and rows), or the path of an Arrow IPC
+#: file or stream.
 Data = Union[ArrowStreamExportable, ArrowArrayExportable, "Reader", str, "os.PathLike[str]"]
 
 #: Record batches: one (`3`), a range (`range(2, 5)`) or `(start, stop)` with `None` for an open end.
