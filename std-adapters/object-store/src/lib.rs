@@ -41,6 +41,7 @@
 
 mod error;
 mod file;
+mod log;
 mod read;
 mod request;
 mod source;
@@ -50,10 +51,11 @@ mod url;
 
 pub use error::{ObjectError, Refusal};
 pub use file::ObjectBatches;
+pub use log::{RequestLog, RequestStats};
 pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
 pub use request::{DEFAULT_STALL_TIMEOUT, Hedge, STALL_RETRIES};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, RequestLog,
-    RequestStats, SourceOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource,
+    SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

@@ -19,8 +19,8 @@
 //! ends early is an [`ObjectError::Length`], never a shorter stream.
 
 use crate::ObjectError;
+use crate::log::RequestLog;
 use crate::request::{Policy, Resuming};
-use crate::source::RequestLog;
 use futures::future::{self, Either};
 use object_store::path::Path;
 use object_store::{GetResult, ObjectStore};

@@ -20,7 +20,7 @@
 //! (when to hedge, when a wait is a stall) are the [`Policy`]'s few numbers.
 
 use crate::ObjectError;
-use crate::source::RequestLog;
+use crate::log::RequestLog;
 use futures::StreamExt;
 use futures::future::{self, Either};
 use futures::stream::FuturesUnordered;

@@ -67,6 +67,10 @@ fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dy
     }
     if data.is_instance_of::<PyString>() || data.hasattr("__fspath__")? {
         let path: PathBuf = data.extract()?;
+        if let Some(url) = path.to_str().filter(|p| remote::is_url(p)) {
+            let remote = remote::Remote::open(url, selection)?;
+            return Ok(source::limited(remote, selection));
+        }
         return Ok(source::open(&path, selection)?);
     }
     Err(PyTypeError::new_err(format!(

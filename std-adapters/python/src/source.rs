@@ -208,12 +208,9 @@ pub struct IpcStream {
     path: String,
 }
 
-/// Opens the IPC file or stream at `path`, told apart by the file's leading `ARROW1`.
+/// Opens the IPC file or stream at the local `path`, told apart by the file's leading
+/// `ARROW1` (a URL is [`crate::remote::Remote`]'s).
 pub fn open(path: &Path, selection: &Selection) -> Result<Box<dyn Batches>> {
-    if let Some(url) = path.to_str().filter(|p| crate::remote::is_url(p)) {
-        let remote = crate::remote::Remote::open(url, selection)?;
-        return Ok(limited(remote, selection));
-    }
     let name = path.display().to_string();
     let io = |e: std::io::Error| Failure::Io(std::io::Error::new(e.kind(), format!("{name}: {e}")));
     let mut file = File::open(path).map_err(io)?;
