@@ -78,13 +78,20 @@ struct Recorder {
 }
 
 /// What the proxy adds to every request besides its first-byte delay: a bandwidth cap on each
-/// answer's body, and a slow tail (every `slow_every`-th request held `slow` longer). From the
-/// environment: `QUIVER_BENCH_MIBPS` (default 64; 0: no cap), `QUIVER_BENCH_SLOW_EVERY`
-/// (default 0: none) and `QUIVER_BENCH_SLOW_MS` (default 3000).
+/// answer's body, and a slow tail (one request in `slow_every` held `slow` longer: every
+/// `slow_every`-th, or, `random`, each with a chance of one in `slow_every`, drawn from its
+/// number, so the same in every run). From the environment: `QUIVER_BENCH_MIBPS` (default 64;
+/// 0: no cap), `QUIVER_BENCH_SLOW_EVERY` (default 0: none), `QUIVER_BENCH_SLOW_RANDOM=1` and
+/// `QUIVER_BENCH_SLOW_MS` (default 3000).
+///
+/// A real store's slow tail strikes at random. Every n-th request is the simpler model, but it
+/// beats in time with a client's own rhythm: a late request's copies, sent while the others
+/// wait for it, can be n-th ones too, far more often than one in n.
 #[derive(Debug, Clone, Copy)]
 struct Shape {
     bytes_per_second: u64,
     slow_every: u64,
+    random: bool,
     slow: Duration,
 }
 
@@ -99,8 +106,24 @@ impl Shape {
         Shape {
             bytes_per_second: var("QUIVER_BENCH_MIBPS", 64) * 1024 * 1024,
             slow_every: var("QUIVER_BENCH_SLOW_EVERY", 0),
+            random: var("QUIVER_BENCH_SLOW_RANDOM", 0) != 0,
             slow: Duration::from_millis(var("QUIVER_BENCH_SLOW_MS", 3000)),
         }
+    }
+
+    /// Whether the `n`-th request forwarded is in the slow tail.
+    fn is_slow(&self, n: u64) -> bool {
+        if self.slow_every == 0 {
+            return false;
+        }
+        if !self.random {
+            return n.is_multiple_of(self.slow_every);
+        }
+        // splitmix64 of the request's number: a fixed draw per request, no rhythm.
+        let mut z = n.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)).is_multiple_of(self.slow_every)
     }
 
     fn describe(&self) -> String {
@@ -111,7 +134,12 @@ impl Shape {
         match self.slow_every {
             0 => cap,
             n => format!(
-                "{cap}, every {n}th request {} ms later",
+                "{cap}, {} {n}th request {} ms later",
+                if self.random {
+                    "a random one in every"
+                } else {
+                    "every"
+                },
                 self.slow.as_millis()
             ),
         }
@@ -217,7 +245,7 @@ async fn forward(
         .forwarded
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         + 1;
-    let slow = shape.slow_every > 0 && n.is_multiple_of(shape.slow_every);
+    let slow = shape.is_slow(n);
     tokio::time::sleep(if slow { delay + shape.slow } else { delay }).await;
     let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
     let (from_server, mut to_server) = server.into_split();

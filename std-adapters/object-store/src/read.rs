@@ -279,10 +279,11 @@ impl ObjectReader {
     /// The request that takes a part's place is sent when that part has at most `lead` bytes
     /// still to come (the bandwidth-delay product): its first byte then comes about as the
     /// part's last does, and the bytes keep flowing instead of stopping for a first byte
-    /// every `in_flight` parts. So up to twice `in_flight` parts are sent and not yet handed
-    /// over, half of them still waiting for their first byte. Memory: the parts in flight and
-    /// the read-ahead (twice the parts at most, when the reader falls behind), whatever the
-    /// object's size.
+    /// every `in_flight` parts. Up to three times `in_flight` parts are sent and not yet
+    /// handed over: those receiving, their successors waiting for a first byte, and room for
+    /// the parts behind a late one (hedged, `request.rs`) to keep arriving meanwhile. Memory:
+    /// the parts in flight and the read-ahead (three times the parts at most, when the reader
+    /// falls behind or a part is late), whatever the object's size.
     pub(crate) fn in_parts(
         runtime: &Handle,
         (first, start): (GetResult, Instant),
@@ -326,8 +327,9 @@ impl ObjectReader {
             if !going {
                 return;
             }
-            // Parts sent and not yet handed over: those in flight and their successors.
-            let most = 2 * in_flight.max(1);
+            // Parts sent and not yet handed over: those in flight, their successors, and as
+            // many again that arrived while a late one ahead of them was sent again.
+            let most = 3 * in_flight.max(1);
             // Parts near their ends whose places are not yet taken: each is taken by the next
             // part, within `most`; with nothing in flight, the next part goes regardless.
             let mut owed = 0usize;

@@ -57,17 +57,16 @@ pub struct Hedge {
 }
 
 impl Default for Hedge {
-    /// Twice the usual first byte, at least 100 ms, two copies at most: on S3 (30-50 ms to
+    /// Twice the usual first byte, at least 100 ms, three copies at most: on S3 (30-50 ms to
     /// the first byte, a few requests in a hundred taking seconds) a request is sent again
     /// once it is later than nearly all (the usual spread stays within twice the median),
-    /// and a slow tail costs a few more requests, not seconds. (3x and 150 ms left the
-    /// 297 MB whole read of `benches/README.md` at 1.2-3.6 s with every 7th request 3 s
-    /// late, against 0.87-0.90 s with these, and 0.63-0.71 s with no late request.)
+    /// and a slow tail costs a few more requests, not seconds (`benches/README.md`, "Slow
+    /// tail": 3x and 150 ms, one copy, left the 297 MB whole read there at 1.2-3.6 s).
     fn default() -> Self {
         Hedge {
             multiple: 2,
             floor: Duration::from_millis(100),
-            copies: 2,
+            copies: 3,
         }
     }
 }

@@ -346,7 +346,8 @@ impl ObjectSource {
     /// bandwidth-delay product ahead of its end. The returned reader hands the bytes over in
     /// order, the first part as it arrives and each later one once received, up to
     /// [`SourceOptions::read_ahead`] bytes ahead of its reader (see [`crate::ObjectReader`]):
-    /// memory stays within the window (twice it at most, when the reader falls behind) and
+    /// memory stays within the window (three times it at most, when the reader falls behind
+    /// or a part is late) and
     /// the read-ahead whatever the object's size. An object within the first part is ONE
     /// request. A store that refuses the ranged GET (not a missing object or denied access)
     /// is read with one plain GET. Ranges read from the source later are requests of their own.

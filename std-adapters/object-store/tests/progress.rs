@@ -335,7 +335,7 @@ async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
 /// A whole read in parts sends each part's successor before the part has ended (a
 /// bandwidth-delay product ahead of its end), so the bytes keep flowing instead of stopping for
 /// a first byte every window: more requests are being answered at once than the window's
-/// parts, and never more than twice them (and the first part).
+/// parts, and never more than three times them (and the first part).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_read_sends_each_parts_successor_before_it_ends() {
     let object = Arc::new(common::hundred_batches());
@@ -384,7 +384,7 @@ async fn a_whole_read_sends_each_parts_successor_before_it_ends() {
         "{most} answered at once, {in_flight} in flight"
     );
     assert!(
-        most <= 1 + 2 * in_flight,
+        most <= 1 + 3 * in_flight,
         "{most} answered at once, {in_flight} in flight"
     );
 }
