@@ -44,6 +44,7 @@ mod file;
 mod log;
 mod read;
 mod request;
+mod settings;
 mod source;
 #[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
 mod transport;
@@ -54,6 +55,7 @@ pub use file::ObjectBatches;
 pub use log::{RequestLog, RequestStats};
 pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
 pub use request::{DEFAULT_STALL_TIMEOUT, Hedge, STALL_RETRIES};
+pub use settings::{BadSetting, STALL_TIMEOUT_VARIABLE};
 pub use source::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource,
     SourceOptions,

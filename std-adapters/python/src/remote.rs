@@ -185,7 +185,10 @@ impl Reading {
     }
 
     async fn read(&self, store: quiver_object_store::StoreUrl) -> Result<()> {
-        let options = SourceOptions::default();
+        // The network figures and limits `quiver json` reads from the environment.
+        let options = SourceOptions::default()
+            .with_environment(|name| std::env::var(name).ok())
+            .map_err(|e| Failure::Value(e.to_string()))?;
         let (source, whole) = if self.whole() {
             let (source, reader) = ObjectSource::open_whole(store.store, store.path, options)
                 .await

@@ -67,6 +67,16 @@ def test_file_url_selection(tmp_path):
         quiver.to_json("file://" + str(stream), batches=(12, None))
 
 
+def test_url_reads_the_network_settings_of_the_cli(tmp_path, monkeypatch):
+    url = "file://" + str(write_file(tmp_path / "t.arrow"))
+    monkeypatch.setenv("QUIVER_WINDOW_MIB", "fast")
+    with pytest.raises(ValueError, match="QUIVER_WINDOW_MIB=fast: expected a positive whole number"):
+        pa.table(quiver.read(url, columns=["x"]))
+    monkeypatch.setenv("QUIVER_WINDOW_MIB", "1")
+    monkeypatch.setenv("QUIVER_STALL_TIMEOUT", "0.5")
+    assert pa.table(quiver.read(url, columns=["x"])).column("x").to_pylist() == list(range(30_000))
+
+
 def test_url_errors(tmp_path):
     with pytest.raises(OSError, match="no such object"):
         quiver.read("file://" + str(tmp_path / "missing.arrow"))
