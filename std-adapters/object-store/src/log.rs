@@ -31,6 +31,8 @@ pub struct RequestLog {
     retries: AtomicU64,
     /// The last [`FIRST_BYTES`] times to first byte (an answer's status and headers).
     first_bytes: Mutex<VecDeque<Duration>>,
+    /// When the latest-sent request that has answered was sent.
+    latest_answered: Mutex<Option<Instant>>,
 }
 
 /// Times to first byte a [`RequestLog`] keeps, for the usual one.
@@ -82,6 +84,24 @@ impl RequestLog {
             times.pop_front();
         }
         times.push_back(time);
+    }
+
+    /// Notes that the request sent at `sent` has answered.
+    pub(crate) fn answered(&self, sent: Instant) {
+        let mut latest = self
+            .latest_answered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *latest = Some(latest.map_or(sent, |l| l.max(sent)));
+    }
+
+    /// Whether a request sent after `sent` has answered: one sent at `sent` and not answered
+    /// yet was overtaken (a server answering in turn answers in the order it was asked).
+    pub(crate) fn overtaken(&self, sent: Instant) -> bool {
+        self.latest_answered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|latest| latest > sent)
     }
 
     /// The median of the last times to first byte noted, if any.

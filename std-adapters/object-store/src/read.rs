@@ -171,6 +171,22 @@ impl<T> Drop for Aborting<T> {
     }
 }
 
+/// `head`'s output, calling `near` for each word on `nearing` that comes meanwhile.
+async fn until<T>(
+    head: impl Future<Output = T>,
+    nearing: &mut mpsc::UnboundedReceiver<()>,
+    mut near: impl FnMut(),
+) -> T {
+    let mut head = std::pin::pin!(head);
+    loop {
+        let next = std::pin::pin!(nearing.recv());
+        match future::select(head.as_mut(), next).await {
+            Either::Left((out, _)) => return out,
+            Either::Right(_) => near(),
+        }
+    }
+}
+
 /// A streaming read of an object from an offset; see the module docs.
 #[derive(Debug)]
 pub struct ObjectReader {
@@ -319,14 +335,6 @@ impl ObjectReader {
             let mut parts = parts.into_iter();
             let mut fetching: VecDeque<_> =
                 parts.by_ref().take(in_flight.max(1)).map(fetch).collect();
-            let range = first.range.clone();
-            let object = (Arc::clone(&store), path.clone());
-            let body = Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
-            let (going, received) = feed.pour(body, range, &log).await;
-            log.record_streamed(start, received);
-            if !going {
-                return;
-            }
             // Parts sent and not yet handed over: those in flight, their successors, and as
             // many again that arrived while a late one ahead of them was sent again.
             let most = 3 * in_flight.max(1);
@@ -340,6 +348,21 @@ impl ObjectReader {
                     *owed = owed.saturating_sub(1);
                 }
             };
+            // The first part, handed over as it arrives, while the parts behind it near their
+            // ends.
+            let range = first.range.clone();
+            let object = (Arc::clone(&store), path.clone());
+            let body = Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
+            let pour = feed.pour(body, range, &log);
+            let (going, received) = until(pour, &mut nearing, || {
+                owed += 1;
+                take_places(&mut fetching, &mut owed, 0);
+            })
+            .await;
+            log.record_streamed(start, received);
+            if !going {
+                return;
+            }
             loop {
                 while nearing.try_recv().is_ok() {
                     owed += 1;
@@ -348,16 +371,11 @@ impl ObjectReader {
                 let Some(mut head) = fetching.pop_front() else {
                     break;
                 };
-                let body = loop {
-                    let nearing = std::pin::pin!(nearing.recv());
-                    match future::select(&mut head.0, nearing).await {
-                        Either::Left((body, _)) => break body,
-                        Either::Right(_) => {
-                            owed += 1;
-                            take_places(&mut fetching, &mut owed, 1);
-                        }
-                    }
-                };
+                let body = until(&mut head.0, &mut nearing, || {
+                    owed += 1;
+                    take_places(&mut fetching, &mut owed, 1);
+                })
+                .await;
                 match body.map_err(ObjectError::Task).and_then(|b| b) {
                     Ok(chunks) => {
                         for chunk in chunks {

@@ -5,9 +5,12 @@
 //!
 //! - **Hedging.** A request whose answer (its status and headers: the first byte) has not come
 //!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
-//!   [`Hedge::floor`]; the usual is the median measured so far) is sent again, and again as
-//!   late, up to [`Hedge::copies`] times; the first answer wins and the others are dropped
-//!   (their connections closed). All are logged as requests, and each copy as a hedge.
+//!   [`Hedge::floor`]; the usual is the median measured so far) is sent again if a request sent
+//!   after it has answered (it is in the store's slow tail), or else once it is four times as
+//!   late (a server answering a queue in turn answers in order: waiting longer there is not
+//!   lateness); and again as late, up to [`Hedge::copies`] times. The first answer wins and
+//!   the others are dropped (their connections closed). All are logged as requests, and each
+//!   copy as a hedge.
 //! - **Timeouts by progress, not by size.** A body that keeps arriving is never cut, whatever its
 //!   size (the stores' HTTP client has no overall timeout, `transport.rs`). A request with no
 //!   answer, or a body with no byte, for [`Policy::stall`] is a stall: the rest of the range
@@ -217,16 +220,36 @@ async fn answer(
             .next()
             .copied()
             .unwrap_or(began);
-        let due = match policy.hedge_after(log) {
-            Some(after) if waiting.len() <= copies => (last + after).min(stall),
-            _ => stall,
+        // Late after the hedge's wait, and sent again then if a request sent after it has
+        // answered (it is in the slow tail, not in a queue the server answers in turn), or
+        // else once four times as late. Until then, looked at again every quarter wait.
+        let now = Instant::now();
+        let (due, ready) = match policy.hedge_after(log) {
+            Some(after) if waiting.len() <= copies => {
+                let (late, very_late) = (last + after, last + after.saturating_mul(4));
+                let ready = now >= late && (now >= very_late || log.overtaken(last));
+                let next = if now < late {
+                    late
+                } else {
+                    very_late.min(now + after / 4)
+                };
+                (if ready { now } else { next.min(stall) }, ready)
+            }
+            _ => (stall, false),
         };
+        if ready {
+            log.hedged();
+            waiting.push(Some(now));
+            sent.push(send(waiting.len() - 1));
+            continue;
+        }
         let wait = Box::pin(tokio::time::sleep_until(due.into()));
         match future::select(sent.next(), wait).await {
             Either::Left((Some((copy, Ok(answer))), _)) => {
                 let start = waiting[copy].take().unwrap_or(began);
                 lost(&waiting);
                 log.first_byte(start.elapsed());
+                log.answered(start);
                 return Ok(Some((answer, start)));
             }
             Either::Left((Some((copy, Err(e))), _)) => {
@@ -242,11 +265,6 @@ async fn answer(
             Either::Right(_) if Instant::now() >= stall => {
                 lost(&waiting);
                 return Ok(None);
-            }
-            Either::Right(_) if Instant::now() >= due => {
-                log.hedged();
-                waiting.push(Some(Instant::now()));
-                sent.push(send(waiting.len() - 1));
             }
             Either::Right(_) => {}
         }

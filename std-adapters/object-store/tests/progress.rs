@@ -171,6 +171,26 @@ fn local(object: &[u8]) -> Vec<RecordBatch<'static>> {
         .unwrap()
 }
 
+/// Every batch of the object at `endpoint` read whole (`ObjectSource::open_whole`), with the
+/// source's counts.
+async fn read_whole(
+    endpoint: &str,
+    path: &str,
+    options: SourceOptions,
+) -> (Vec<RecordBatch<'static>>, RequestStats) {
+    let (source, reader) = ObjectSource::open_whole(store(endpoint), Path::from(path), options)
+        .await
+        .unwrap();
+    let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
+        .await
+        .unwrap();
+    let mut read = Vec::new();
+    while let Some(batch) = batches.next_batch().await.unwrap() {
+        read.push(batch);
+    }
+    (read, source.requests())
+}
+
 /// The batches of `object` read by ranges through a server in `mode` (the size given, so every
 /// request is a planned range), or the error, with the source's counts.
 async fn read(
@@ -297,19 +317,8 @@ async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
     for (mode, retries) in [(Mode::StallFirst(1), 1), (trickle, 0)] {
         let (endpoint, seen) = serve(Arc::clone(&object), mode).await;
         let options = SourceOptions::default().with_stall_timeout(STALL);
-        let path = Path::from("trips.arrow");
-        let (source, reader) = ObjectSource::open_whole(store(&endpoint), path, options)
-            .await
-            .unwrap();
-        let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
-            .await
-            .unwrap();
-        let mut read = Vec::new();
-        while let Some(batch) = batches.next_batch().await.unwrap() {
-            read.push(batch);
-        }
+        let (read, stats) = read_whole(&endpoint, "trips.arrow", options).await;
         assert_batches_equal(&expected, &read);
-        let stats = source.requests();
         assert_eq!(stats.retries, retries, "{mode:?}: {stats:?}");
         assert_eq!(stats.requests, 1 + retries, "{mode:?}: {stats:?}");
         assert_eq!(
@@ -359,19 +368,8 @@ async fn a_whole_read_sends_each_parts_successor_before_it_ends() {
         in_flight > 1 && object.len() as u64 - first > 2 * window,
         "{in_flight}"
     );
-    let path = Path::from("hundred.arrow");
-    let (source, reader) = ObjectSource::open_whole(store(&endpoint), path, options)
-        .await
-        .unwrap();
-    let mut batches = ObjectBatches::new(reader, ReaderOptions::default())
-        .await
-        .unwrap();
-    let mut read = Vec::new();
-    while let Some(batch) = batches.next_batch().await.unwrap() {
-        read.push(batch);
-    }
+    let (read, stats) = read_whole(&endpoint, "hundred.arrow", options).await;
     assert_batches_equal(&local(&object), &read);
-    let stats = source.requests();
     let parts = (object.len() as u64 - first).div_ceil(part);
     assert_eq!(
         (stats.requests, stats.bytes),
