@@ -123,11 +123,30 @@ impl Default for ReaderOptions {
     }
 }
 
-with_setters! {
-    ReaderOptions;
-    with_footer_read_size: footer_read_size: usize,
-    with_max_decompressed_buffer: max_decompressed_buffer: u64,
-    with_max_metadata_size: max_metadata_size: u64,
+impl ReaderOptions {
+    /// Sets [`ReaderOptions::footer_read_size`]: the bytes read from the end of a file in
+    /// the first read.
+    #[must_use]
+    pub fn with_footer_read_size(mut self, footer_read_size: usize) -> Self {
+        self.footer_read_size = footer_read_size;
+        self
+    }
+
+    /// Sets [`ReaderOptions::max_decompressed_buffer`]: the largest declared uncompressed
+    /// size of one compressed buffer.
+    #[must_use]
+    pub fn with_max_decompressed_buffer(mut self, max_decompressed_buffer: u64) -> Self {
+        self.max_decompressed_buffer = max_decompressed_buffer;
+        self
+    }
+
+    /// Sets [`ReaderOptions::max_metadata_size`]: the largest message metadata accepted
+    /// from a stream.
+    #[must_use]
+    pub fn with_max_metadata_size(mut self, max_metadata_size: u64) -> Self {
+        self.max_metadata_size = max_metadata_size;
+        self
+    }
 }
 
 /// Reads `ranges` in one round trip: windows of shared memory when the source shares it,

@@ -128,11 +128,28 @@ impl Default for WriterOptions {
     }
 }
 
-with_setters! {
-    WriterOptions;
-    with_alignment: alignment: usize,
-    with_compression: compression: Option<CompressionCodec>,
-    with_codec_options: codec_options: CodecOptions,
+impl WriterOptions {
+    /// Sets [`WriterOptions::alignment`]: the alignment of every message and buffer, in bytes.
+    #[must_use]
+    pub fn with_alignment(mut self, alignment: usize) -> Self {
+        self.alignment = alignment;
+        self
+    }
+
+    /// Sets [`WriterOptions::compression`]: the codec for record batch and dictionary
+    /// bodies, or `None`.
+    #[must_use]
+    pub fn with_compression(mut self, compression: Option<CompressionCodec>) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets [`WriterOptions::codec_options`]: the settings of the codecs.
+    #[must_use]
+    pub fn with_codec_options(mut self, codec_options: CodecOptions) -> Self {
+        self.codec_options = codec_options;
+        self
+    }
 }
 
 impl WriterOptions {
