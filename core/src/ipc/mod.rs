@@ -13,42 +13,6 @@
 //! `AsyncStreamReader` from an `embedded_io_async::Read`. All decode bodies into validated
 //! [`RecordBatch`]es.
 
-/// The accessors both file readers forward to their [`FileDecoder`]: the schemas and the
-/// footer's metadata and blocks.
-macro_rules! footer_accessors {
-    () => {
-        /// The file's schema.
-        pub fn schema(&self) -> &alloc::sync::Arc<crate::schema::Schema> {
-            self.decoder.schema()
-        }
-
-        /// The schema of the batches this reader returns: the file's, projected.
-        pub fn batch_schema(&self) -> &alloc::sync::Arc<crate::schema::Schema> {
-            self.decoder.batch_schema()
-        }
-
-        /// The footer's custom metadata.
-        pub fn metadata(&self) -> &crate::schema::Metadata {
-            self.decoder.metadata()
-        }
-
-        /// Number of record batches in the file.
-        pub fn num_batches(&self) -> usize {
-            self.decoder.record_batch_blocks().len()
-        }
-
-        /// The record batch blocks listed in the footer.
-        pub fn record_batch_blocks(&self) -> &[crate::format::Block] {
-            self.decoder.record_batch_blocks()
-        }
-
-        /// The dictionary blocks listed in the footer.
-        pub fn dictionary_blocks(&self) -> &[crate::format::Block] {
-            self.decoder.dictionary_blocks()
-        }
-    };
-}
-
 #[cfg(feature = "async")]
 mod async_reader;
 #[cfg(feature = "async")]
