@@ -51,34 +51,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-/// The accessors both writers share (their schema, the bytes written, the sink); `$ends` says
-/// what [`finish`](FileWriter::finish) completes.
-macro_rules! writer_accessors {
-    ($writer:ident, $ends:literal) => {
-        impl<W: embedded_io::Write> $writer<W> {
-            /// The schema every batch must have.
-            pub fn schema(&self) -> &Arc<Schema> {
-                self.encoder.schema()
-            }
-
-            /// How many bytes have been written.
-            pub fn bytes_written(&self) -> u64 {
-                self.sink.position
-            }
-
-            /// The sink.
-            pub fn inner(&self) -> &W {
-                &self.sink.inner
-            }
-
-            #[doc = concat!("Unwraps the sink (call [`finish`](Self::finish) first to ", $ends, ").")]
-            pub fn into_inner(self) -> W {
-                self.sink.inner
-            }
-        }
-    };
-}
-
 mod body;
 mod dictionary;
 mod encode;
