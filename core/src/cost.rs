@@ -77,14 +77,50 @@ impl Default for Network {
     }
 }
 
-with_setters! {
-    Network;
-    with_first_byte_us: first_byte_us: u64,
-    with_request_bandwidth: request_bandwidth: u64,
-    with_total_bandwidth: total_bandwidth: u64,
-    with_max_in_flight: max_in_flight: u64,
-    with_request_cost_us: request_cost_us: u64,
-    with_max_requests: max_requests: u64,
+impl Network {
+    /// Sets [`Network::first_byte_us`]: the time from sending a request to its first byte,
+    /// in microseconds.
+    #[must_use]
+    pub fn with_first_byte_us(mut self, first_byte_us: u64) -> Self {
+        self.first_byte_us = first_byte_us;
+        self
+    }
+
+    /// Sets [`Network::request_bandwidth`]: the bytes per second one request receives.
+    #[must_use]
+    pub fn with_request_bandwidth(mut self, request_bandwidth: u64) -> Self {
+        self.request_bandwidth = request_bandwidth;
+        self
+    }
+
+    /// Sets [`Network::total_bandwidth`]: the bytes per second all requests together receive.
+    #[must_use]
+    pub fn with_total_bandwidth(mut self, total_bandwidth: u64) -> Self {
+        self.total_bandwidth = total_bandwidth;
+        self
+    }
+
+    /// Sets [`Network::max_in_flight`]: the most requests in flight at once.
+    #[must_use]
+    pub fn with_max_in_flight(mut self, max_in_flight: u64) -> Self {
+        self.max_in_flight = max_in_flight;
+        self
+    }
+
+    /// Sets [`Network::request_cost_us`]: what one request costs besides its time, in
+    /// microseconds of modelled time.
+    #[must_use]
+    pub fn with_request_cost_us(mut self, request_cost_us: u64) -> Self {
+        self.request_cost_us = request_cost_us;
+        self
+    }
+
+    /// Sets [`Network::max_requests`]: the most requests one wave of a plan may send.
+    #[must_use]
+    pub fn with_max_requests(mut self, max_requests: u64) -> Self {
+        self.max_requests = max_requests;
+        self
+    }
 }
 
 /// What a plan costs: its modelled time, the requests it sends and the bytes they bring.

@@ -74,23 +74,6 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
-/// Writes the `with_*` setters of an options struct: each sets one public field and returns
-/// the struct (`#[must_use]`), its doc naming the field (whose own doc says what it does).
-macro_rules! with_setters {
-    ($options:ident; $($with:ident: $field:ident: $type:ty,)*) => {
-        impl $options {
-            $(
-                #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`].")]
-                #[must_use]
-                pub fn $with(mut self, $field: $type) -> Self {
-                    self.$field = $field;
-                    self
-                }
-            )*
-        }
-    };
-}
-
 /// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
 /// `from_fb` to read one: the one table of values, which the writer writes with `as`.
 macro_rules! fb_enum {

@@ -67,11 +67,28 @@ impl Default for Lz4FrameOptions {
     }
 }
 
-with_setters! {
-    Lz4FrameOptions;
-    with_block_size: block_size: Lz4BlockSize,
-    with_content_size: content_size: bool,
-    with_content_checksum: content_checksum: bool,
+impl Lz4FrameOptions {
+    /// Sets [`Lz4FrameOptions::block_size`]: the largest uncompressed block.
+    #[must_use]
+    pub fn with_block_size(mut self, block_size: Lz4BlockSize) -> Self {
+        self.block_size = block_size;
+        self
+    }
+
+    /// Sets [`Lz4FrameOptions::content_size`]: whether the header records the content size.
+    #[must_use]
+    pub fn with_content_size(mut self, content_size: bool) -> Self {
+        self.content_size = content_size;
+        self
+    }
+
+    /// Sets [`Lz4FrameOptions::content_checksum`]: whether the frame ends with an xxHash32
+    /// of the content.
+    #[must_use]
+    pub fn with_content_checksum(mut self, content_checksum: bool) -> Self {
+        self.content_checksum = content_checksum;
+        self
+    }
 }
 
 /// Appends one LZ4 frame holding `data` to `out`.

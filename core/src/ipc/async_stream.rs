@@ -6,8 +6,8 @@
 //! runs on whatever polls it, and its futures are `Send` when the reader's are.
 
 use super::ReaderOptions;
-use super::stream::{GenericStreamReader, reading_methods};
-use super::stream_decoder::{StreamDecodeResult, StreamDecoder};
+use super::stream::{GenericStreamReader, Reads, open, read_batch};
+use super::stream_decoder::StreamDecoder;
 use crate::array::RecordBatch;
 use crate::error::Error;
 use crate::source::fill_async;
@@ -27,9 +27,33 @@ pub enum AsyncIo {}
 /// [`Self::into_stream`].
 pub type AsyncStreamReader<R> = GenericStreamReader<R, AsyncIo>;
 
-reading_methods!(embedded_io_async::Read, AsyncIo, fill_async, async { .await });
+impl<R: embedded_io_async::Read> Reads<R> for AsyncIo {
+    async fn fill(
+        reader: &mut R,
+        position: &mut u64,
+        buf: &mut [u8],
+    ) -> Result<usize, Error<R::Error>> {
+        fill_async(reader, position, buf).await
+    }
+}
 
 impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
+    /// Reads the schema message that opens the stream.
+    pub async fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        Self::with_decoder(reader, StreamDecoder::new(options)).await
+    }
+
+    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
+    /// [`StreamDecoder::for_file`] reads a file front to back.
+    pub async fn with_decoder(reader: R, decoder: StreamDecoder) -> Result<Self, Error<R::Error>> {
+        open(reader, decoder).await
+    }
+
+    /// The next record batch, applying any dictionary batches before it; `None` at the end.
+    pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
+        read_batch(self).await
+    }
+
     /// The batches as a [`futures_core::Stream`], ending after the last one or an error. It is
     /// `Send` when the reader and its read futures are.
     ///

@@ -78,12 +78,35 @@ impl Default for ScanOptions {
     }
 }
 
-with_setters! {
-    ScanOptions;
-    with_hole_size_limit: hole_size_limit: u64,
-    with_range_size_limit: range_size_limit: u64,
-    with_readahead: readahead: u64,
-    with_network: network: Option<Network>,
+impl ScanOptions {
+    /// Sets [`ScanOptions::hole_size_limit`]: the largest gap between two needed ranges
+    /// that is read through rather than split.
+    #[must_use]
+    pub fn with_hole_size_limit(mut self, hole_size_limit: u64) -> Self {
+        self.hole_size_limit = hole_size_limit;
+        self
+    }
+
+    /// Sets [`ScanOptions::range_size_limit`]: the largest read that merging may produce.
+    #[must_use]
+    pub fn with_range_size_limit(mut self, range_size_limit: u64) -> Self {
+        self.range_size_limit = range_size_limit;
+        self
+    }
+
+    /// Sets [`ScanOptions::readahead`]: the bytes of blocks fetched per window.
+    #[must_use]
+    pub fn with_readahead(mut self, readahead: u64) -> Self {
+        self.readahead = readahead;
+        self
+    }
+
+    /// Sets [`ScanOptions::network`]: the network the planner decides by.
+    #[must_use]
+    pub fn with_network(mut self, network: Option<Network>) -> Self {
+        self.network = network;
+        self
+    }
 }
 
 /// What [`FileDecoder::try_decode`] has for the caller.

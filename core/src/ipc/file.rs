@@ -12,7 +12,10 @@ use super::decoder::{DecodeResult, FileDecoder, no_batch};
 use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
 use crate::error::Error;
+use crate::format::Block;
+use crate::schema::{Metadata, Schema};
 use crate::source::RandomAccess;
+use alloc::sync::Arc;
 
 /// Reads an Arrow IPC file from a [`RandomAccess`] source.
 #[derive(Debug)]
@@ -47,7 +50,36 @@ impl<R: RandomAccess> FileReader<R> {
         }
     }
 
-    footer_accessors!();
+    /// The file's schema, as the footer gives it.
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.decoder.schema()
+    }
+
+    /// The schema of the batches this reader returns: the file's, projected (see
+    /// [`Self::set_projection`]).
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        self.decoder.batch_schema()
+    }
+
+    /// The footer's custom metadata.
+    pub fn metadata(&self) -> &Metadata {
+        self.decoder.metadata()
+    }
+
+    /// The number of record batches in the file (the footer's record batch blocks).
+    pub fn num_batches(&self) -> usize {
+        self.decoder.record_batch_blocks().len()
+    }
+
+    /// The record batch blocks listed in the footer, in file order.
+    pub fn record_batch_blocks(&self) -> &[Block] {
+        self.decoder.record_batch_blocks()
+    }
+
+    /// The dictionary blocks listed in the footer, in file order.
+    pub fn dictionary_blocks(&self) -> &[Block] {
+        self.decoder.dictionary_blocks()
+    }
 
     /// Reads only the fields `projection` selects from now on: their buffers are the only
     /// ones decoded, and batches have [`Self::batch_schema`].

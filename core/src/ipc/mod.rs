@@ -13,42 +13,6 @@
 //! `AsyncStreamReader` from an `embedded_io_async::Read`. All decode bodies into validated
 //! [`RecordBatch`]es.
 
-/// The accessors both file readers forward to their [`FileDecoder`]: the schemas and the
-/// footer's metadata and blocks.
-macro_rules! footer_accessors {
-    () => {
-        /// The file's schema.
-        pub fn schema(&self) -> &alloc::sync::Arc<crate::schema::Schema> {
-            self.decoder.schema()
-        }
-
-        /// The schema of the batches this reader returns: the file's, projected.
-        pub fn batch_schema(&self) -> &alloc::sync::Arc<crate::schema::Schema> {
-            self.decoder.batch_schema()
-        }
-
-        /// The footer's custom metadata.
-        pub fn metadata(&self) -> &crate::schema::Metadata {
-            self.decoder.metadata()
-        }
-
-        /// Number of record batches in the file.
-        pub fn num_batches(&self) -> usize {
-            self.decoder.record_batch_blocks().len()
-        }
-
-        /// The record batch blocks listed in the footer.
-        pub fn record_batch_blocks(&self) -> &[crate::format::Block] {
-            self.decoder.record_batch_blocks()
-        }
-
-        /// The dictionary blocks listed in the footer.
-        pub fn dictionary_blocks(&self) -> &[crate::format::Block] {
-            self.decoder.dictionary_blocks()
-        }
-    };
-}
-
 #[cfg(feature = "async")]
 mod async_reader;
 #[cfg(feature = "async")]
@@ -123,11 +87,30 @@ impl Default for ReaderOptions {
     }
 }
 
-with_setters! {
-    ReaderOptions;
-    with_footer_read_size: footer_read_size: usize,
-    with_max_decompressed_buffer: max_decompressed_buffer: u64,
-    with_max_metadata_size: max_metadata_size: u64,
+impl ReaderOptions {
+    /// Sets [`ReaderOptions::footer_read_size`]: the bytes read from the end of a file in
+    /// the first read.
+    #[must_use]
+    pub fn with_footer_read_size(mut self, footer_read_size: usize) -> Self {
+        self.footer_read_size = footer_read_size;
+        self
+    }
+
+    /// Sets [`ReaderOptions::max_decompressed_buffer`]: the largest declared uncompressed
+    /// size of one compressed buffer.
+    #[must_use]
+    pub fn with_max_decompressed_buffer(mut self, max_decompressed_buffer: u64) -> Self {
+        self.max_decompressed_buffer = max_decompressed_buffer;
+        self
+    }
+
+    /// Sets [`ReaderOptions::max_metadata_size`]: the largest message metadata accepted
+    /// from a stream.
+    #[must_use]
+    pub fn with_max_metadata_size(mut self, max_metadata_size: u64) -> Self {
+        self.max_metadata_size = max_metadata_size;
+        self
+    }
 }
 
 /// Reads `ranges` in one round trip: windows of shared memory when the source shares it,

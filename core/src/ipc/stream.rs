@@ -12,7 +12,10 @@ use crate::error::{Error, FormatErrorKind, FormatResult};
 use crate::schema::Schema;
 use crate::source::fill;
 use alloc::sync::Arc;
+use core::future::Future;
 use core::marker::PhantomData;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
 
 /// Reads an Arrow IPC stream from `R` with the reads of `Io`: [`StreamReader`] (blocking reads
 /// of an [`embedded_io::Read`]) or, with the `async` feature, `AsyncStreamReader` (awaited reads
@@ -87,71 +90,102 @@ impl<R, Io> GenericStreamReader<R, Io> {
     }
 }
 
-/// The methods of a [`GenericStreamReader`] whose reads are `$fill`'s (awaited with `$await`,
-/// which is `.await` or nothing): the two readers are one loop, written once.
-macro_rules! reading_methods {
-    ($Read:path, $Io:ty, $fill:path, $($async:ident)? { $($await:tt)* }) => {
-        impl<R: $Read> GenericStreamReader<R, $Io> {
-            /// Reads the schema message that opens the stream.
-            pub $($async)? fn new(
-                reader: R,
-                options: ReaderOptions,
-            ) -> Result<Self, Error<R::Error>> {
-                Self::with_decoder(reader, StreamDecoder::new(options))$($await)*
-            }
-
-            /// Reads the schema message with `decoder`, which has been handed nothing yet: a
-            /// [`StreamDecoder::for_file`] reads a file front to back.
-            pub $($async)? fn with_decoder(
-                mut reader: R,
-                mut decoder: StreamDecoder,
-            ) -> Result<Self, Error<R::Error>> {
-                let mut position = 0;
-                // The decoder's first result other than a request is the schema, or an error.
-                let _schema = Self::drive(&mut reader, &mut position, &mut decoder)$($await)*?;
-                Ok(Self::opened(reader, decoder, position)?)
-            }
-
-            /// The next record batch, applying any dictionary batches before it; `None` at the
-            /// end.
-            pub $($async)? fn next_batch(
-                &mut self,
-            ) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-                loop {
-                    let (reader, decoder) = (&mut self.reader, &mut self.decoder);
-                    match Self::drive(reader, &mut self.position, decoder)$($await)*? {
-                        StreamDecodeResult::Data(batch) => return Ok(Some(batch)),
-                        StreamDecodeResult::Schema => {} // a stream that starts again
-                        _ => return Ok(None),
-                    }
-                }
-            }
-
-            /// Runs `decoder` until it has a result other than a request for bytes, reading
-            /// what it asks for from `reader`.
-            $($async)? fn drive(
-                reader: &mut R,
-                position: &mut u64,
-                decoder: &mut StreamDecoder,
-            ) -> Result<StreamDecodeResult, Error<R::Error>> {
-                loop {
-                    match decoder.try_decode()? {
-                        StreamDecodeResult::NeedsData { at_least } => {
-                            let mut buffer = StreamDecoder::read_buffer(at_least);
-                            let got = $fill(reader, position, &mut buffer)$($await)*?;
-                            decoder.push_read(buffer, got);
-                        }
-                        other => return Ok(other),
-                    }
-                }
-            }
-        }
-    };
+/// The reads of a [`GenericStreamReader`]: [`BlockingIo`]'s or `AsyncIo`'s. The reading loop is
+/// written once, as an `async fn` over this; the blocking reader runs it to completion at once.
+pub(super) trait Reads<R: embedded_io::ErrorType> {
+    /// Reads from `reader` until `buf` is full or the input ends, advancing `position`.
+    async fn fill(
+        reader: &mut R,
+        position: &mut u64,
+        buf: &mut [u8],
+    ) -> Result<usize, Error<R::Error>>;
 }
-#[cfg(feature = "async")]
-pub(super) use reading_methods;
 
-reading_methods!(embedded_io::Read, BlockingIo, fill, {});
+impl<R: embedded_io::Read> Reads<R> for BlockingIo {
+    async fn fill(
+        reader: &mut R,
+        position: &mut u64,
+        buf: &mut [u8],
+    ) -> Result<usize, Error<R::Error>> {
+        fill(reader, position, buf)
+    }
+}
+
+/// Reads the schema message with `decoder`, which has been handed nothing yet, and returns the
+/// reader of the stream: the opening both stream readers share, whose reads are `Io`'s.
+pub(super) async fn open<R: embedded_io::ErrorType, Io: Reads<R>>(
+    mut reader: R,
+    mut decoder: StreamDecoder,
+) -> Result<GenericStreamReader<R, Io>, Error<R::Error>> {
+    let mut position = 0;
+    // The decoder's first result other than a request is the schema, or an error.
+    let _schema = drive::<R, Io>(&mut reader, &mut position, &mut decoder).await?;
+    Ok(GenericStreamReader::opened(reader, decoder, position)?)
+}
+
+/// The next record batch of `stream`, applying any dictionary batches before it; `None` at the
+/// end: the loop both stream readers share.
+pub(super) async fn read_batch<R: embedded_io::ErrorType, Io: Reads<R>>(
+    stream: &mut GenericStreamReader<R, Io>,
+) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
+    loop {
+        let (reader, decoder) = (&mut stream.reader, &mut stream.decoder);
+        match drive::<R, Io>(reader, &mut stream.position, decoder).await? {
+            StreamDecodeResult::Data(batch) => return Ok(Some(batch)),
+            StreamDecodeResult::Schema => {} // a stream that starts again
+            _ => return Ok(None),
+        }
+    }
+}
+
+/// Runs `decoder` until it has a result other than a request for bytes, reading what it asks
+/// for from `reader`.
+async fn drive<R: embedded_io::ErrorType, Io: Reads<R>>(
+    reader: &mut R,
+    position: &mut u64,
+    decoder: &mut StreamDecoder,
+) -> Result<StreamDecodeResult, Error<R::Error>> {
+    loop {
+        match decoder.try_decode()? {
+            StreamDecodeResult::NeedsData { at_least } => {
+                let mut buffer = StreamDecoder::read_buffer(at_least);
+                let got = Io::fill(reader, position, &mut buffer).await?;
+                decoder.push_read(buffer, got);
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// Runs `future` to its end on this thread, polling it with a waker that does nothing: the
+/// futures of the blocking reader make no request they wait for, so the first poll ends them.
+fn run_now<T>(future: impl Future<Output = T>) -> T {
+    let mut future = pin!(future);
+    let mut context = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut context) {
+            return out;
+        }
+    }
+}
+
+impl<R: embedded_io::Read> StreamReader<R> {
+    /// Reads the schema message that opens the stream.
+    pub fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
+        Self::with_decoder(reader, StreamDecoder::new(options))
+    }
+
+    /// Reads the schema message with `decoder`, which has been handed nothing yet: a
+    /// [`StreamDecoder::for_file`] reads a file front to back.
+    pub fn with_decoder(reader: R, decoder: StreamDecoder) -> Result<Self, Error<R::Error>> {
+        run_now(open(reader, decoder))
+    }
+
+    /// The next record batch, applying any dictionary batches before it; `None` at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
+        run_now(read_batch(self))
+    }
+}
 
 impl<R: embedded_io::Read> Iterator for StreamReader<R> {
     type Item = Result<RecordBatch<'static>, Error<R::Error>>;

@@ -85,15 +85,75 @@ impl EncoderOptions {
     }
 }
 
-with_setters! {
-    EncoderOptions;
-    with_omit_nulls: omit_nulls: bool,
-    with_large_ints_as_strings: large_ints_as_strings: bool,
-    with_non_finite_as_strings: non_finite_as_strings: bool,
-    with_timestamps_as_epoch: timestamps_as_epoch: bool,
-    with_decimals_as_strings: decimals_as_strings: bool,
-    with_timestamps_utc: timestamps_utc: bool,
-    with_time_zones: time_zones: Option<ZoneResolver>,
-    with_binary: binary: BinaryFormat,
-    with_extensions_as_storage: extensions_as_storage: bool,
+impl EncoderOptions {
+    /// Sets [`EncoderOptions::omit_nulls`]: whether null members of objects are left out
+    /// instead of written as `null`.
+    #[must_use]
+    pub fn with_omit_nulls(mut self, omit_nulls: bool) -> Self {
+        self.omit_nulls = omit_nulls;
+        self
+    }
+
+    /// Sets [`EncoderOptions::large_ints_as_strings`]: whether Int64 and UInt64 values
+    /// beyond 2^53 are written as JSON strings.
+    #[must_use]
+    pub fn with_large_ints_as_strings(mut self, large_ints_as_strings: bool) -> Self {
+        self.large_ints_as_strings = large_ints_as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::non_finite_as_strings`]: whether NaN and ±infinity are
+    /// written as strings instead of `null`.
+    #[must_use]
+    pub fn with_non_finite_as_strings(mut self, non_finite_as_strings: bool) -> Self {
+        self.non_finite_as_strings = non_finite_as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::timestamps_as_epoch`]: whether timestamps are written as
+    /// their stored integer instead of ISO 8601 text.
+    #[must_use]
+    pub fn with_timestamps_as_epoch(mut self, timestamps_as_epoch: bool) -> Self {
+        self.timestamps_as_epoch = timestamps_as_epoch;
+        self
+    }
+
+    /// Sets [`EncoderOptions::decimals_as_strings`]: whether decimals are written as JSON
+    /// strings holding every digit.
+    #[must_use]
+    pub fn with_decimals_as_strings(mut self, decimals_as_strings: bool) -> Self {
+        self.decimals_as_strings = decimals_as_strings;
+        self
+    }
+
+    /// Sets [`EncoderOptions::timestamps_utc`]: whether timestamps with a timezone are
+    /// written as their UTC instant with `Z`.
+    #[must_use]
+    pub fn with_timestamps_utc(mut self, timestamps_utc: bool) -> Self {
+        self.timestamps_utc = timestamps_utc;
+        self
+    }
+
+    /// Sets [`EncoderOptions::time_zones`]: the resolver of IANA zone names for timestamps
+    /// in local time.
+    #[must_use]
+    pub fn with_time_zones(mut self, time_zones: Option<ZoneResolver>) -> Self {
+        self.time_zones = time_zones;
+        self
+    }
+
+    /// Sets [`EncoderOptions::binary`]: how binary values are written.
+    #[must_use]
+    pub fn with_binary(mut self, binary: BinaryFormat) -> Self {
+        self.binary = binary;
+        self
+    }
+
+    /// Sets [`EncoderOptions::extensions_as_storage`]: whether values of canonical
+    /// extension types are written as their storage.
+    #[must_use]
+    pub fn with_extensions_as_storage(mut self, extensions_as_storage: bool) -> Self {
+        self.extensions_as_storage = extensions_as_storage;
+        self
+    }
 }

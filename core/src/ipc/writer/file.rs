@@ -106,6 +106,24 @@ impl<W: embedded_io::Write> FileWriter<W> {
     pub fn dictionary_blocks(&self) -> &[Block] {
         &self.dictionary_blocks
     }
-}
 
-writer_accessors!(FileWriter, "complete the file");
+    /// The schema every batch must have.
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.encoder.schema()
+    }
+
+    /// How many bytes have been written to the sink so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.sink.position
+    }
+
+    /// The sink.
+    pub fn inner(&self) -> &W {
+        &self.sink.inner
+    }
+
+    /// Unwraps the sink (call [`finish`](Self::finish) first to complete the file).
+    pub fn into_inner(self) -> W {
+        self.sink.inner
+    }
+}

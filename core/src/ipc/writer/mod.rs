@@ -51,34 +51,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-/// The accessors both writers share (their schema, the bytes written, the sink); `$ends` says
-/// what [`finish`](FileWriter::finish) completes.
-macro_rules! writer_accessors {
-    ($writer:ident, $ends:literal) => {
-        impl<W: embedded_io::Write> $writer<W> {
-            /// The schema every batch must have.
-            pub fn schema(&self) -> &Arc<Schema> {
-                self.encoder.schema()
-            }
-
-            /// How many bytes have been written.
-            pub fn bytes_written(&self) -> u64 {
-                self.sink.position
-            }
-
-            /// The sink.
-            pub fn inner(&self) -> &W {
-                &self.sink.inner
-            }
-
-            #[doc = concat!("Unwraps the sink (call [`finish`](Self::finish) first to ", $ends, ").")]
-            pub fn into_inner(self) -> W {
-                self.sink.inner
-            }
-        }
-    };
-}
-
 mod body;
 mod dictionary;
 mod encode;
@@ -128,11 +100,28 @@ impl Default for WriterOptions {
     }
 }
 
-with_setters! {
-    WriterOptions;
-    with_alignment: alignment: usize,
-    with_compression: compression: Option<CompressionCodec>,
-    with_codec_options: codec_options: CodecOptions,
+impl WriterOptions {
+    /// Sets [`WriterOptions::alignment`]: the alignment of every message and buffer, in bytes.
+    #[must_use]
+    pub fn with_alignment(mut self, alignment: usize) -> Self {
+        self.alignment = alignment;
+        self
+    }
+
+    /// Sets [`WriterOptions::compression`]: the codec for record batch and dictionary
+    /// bodies, or `None`.
+    #[must_use]
+    pub fn with_compression(mut self, compression: Option<CompressionCodec>) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets [`WriterOptions::codec_options`]: the settings of the codecs.
+    #[must_use]
+    pub fn with_codec_options(mut self, codec_options: CodecOptions) -> Self {
+        self.codec_options = codec_options;
+        self
+    }
 }
 
 impl WriterOptions {

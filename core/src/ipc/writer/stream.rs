@@ -50,6 +50,24 @@ impl<W: embedded_io::Write> StreamWriter<W> {
         }
         Ok(())
     }
-}
 
-writer_accessors!(StreamWriter, "end the stream");
+    /// The schema every batch must have.
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.encoder.schema()
+    }
+
+    /// How many bytes have been written to the sink so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.sink.position
+    }
+
+    /// The sink.
+    pub fn inner(&self) -> &W {
+        &self.sink.inner
+    }
+
+    /// Unwraps the sink (call [`finish`](Self::finish) first to end the stream).
+    pub fn into_inner(self) -> W {
+        self.sink.inner
+    }
+}
