@@ -4,9 +4,9 @@
 //! [`Batches`] gives the schema, the number of batches when a footer says it before they are
 //! read (a file), the batches selected one after the other, and what reading cost
 //! (`--stats`). Each source names its own errors (a local input by its path, with the field by
-//! the schema; an object by its URL and store). Four sources: a local file ([`LocalFile`],
-//! planned windows of positioned reads or a map), a local stream ([`LocalStream`]), an object
-//! read by ranges ([`RemoteFile`]) and an object read front to back ([`RemoteStream`]).
+//! the schema; an object by its URL and store). Three sources: a local file
+//! ([`LocalFile`], planned windows of positioned reads or a map), an object read by ranges
+//! ([`RemoteFile`]), and a stream ([`Stream`]), local or an object read front to back.
 //!
 //! It uses the inputs (`input`, `remote`) and the read counts of `stats`.
 
@@ -146,34 +146,6 @@ where
     }
 }
 
-/// An IPC stream from a local input, read message by message.
-pub struct LocalStream<'r> {
-    /// The input, for messages.
-    pub input: &'r Path,
-    /// The stream's reader.
-    pub stream: StreamInput,
-}
-
-impl Batches for LocalStream<'_> {
-    fn schema(&self) -> &Arc<Schema> {
-        self.stream.schema()
-    }
-
-    fn project(&mut self, projection: Projection) {
-        self.stream.set_projection(projection);
-    }
-
-    fn next(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
-        let batch = self.stream.next_batch();
-        // Errors name their field by the stream's schema.
-        batch.map_err(|e| Failure::about(self.input, e.display_with(self.stream.schema())))
-    }
-
-    fn stats(&self) -> ReadStats {
-        self.stream.inner().inner().stats()
-    }
-}
-
 /// An IPC file named by URL, read by ranges: the reader's windows arrive on the runtime's
 /// threads, the next one in flight while this thread encodes the batches of the current one.
 ///
@@ -280,35 +252,55 @@ impl Batches for RemoteFile<'_> {
     }
 }
 
-/// An object named by URL read front to back: [`ObjectBatches`] over one streaming GET, whose
-/// body keeps arriving on the runtime's threads while this thread encodes.
-pub struct RemoteStream<'r> {
-    /// The object.
-    pub remote: &'r Remote,
-    /// Its batches.
-    pub stream: ObjectBatches,
+/// An IPC stream, read in order from its first batch: a local input's, message by message, or
+/// an object's front to back ([`ObjectBatches`] over one streaming GET, whose body keeps
+/// arriving on the runtime's threads while this thread encodes).
+pub enum Stream<'r> {
+    /// A local input's stream, and the input, for messages.
+    Local(&'r Path, StreamInput),
+    /// An object's batches, and the object.
+    Remote(&'r Remote, ObjectBatches),
 }
 
-impl Batches for RemoteStream<'_> {
+impl Batches for Stream<'_> {
     fn schema(&self) -> &Arc<Schema> {
-        self.stream.schema()
+        match self {
+            Stream::Local(_, stream) => stream.schema(),
+            Stream::Remote(_, stream) => stream.schema(),
+        }
     }
 
     fn project(&mut self, projection: Projection) {
-        self.stream.set_projection(projection);
+        match self {
+            Stream::Local(_, stream) => stream.set_projection(projection),
+            Stream::Remote(_, stream) => stream.set_projection(projection),
+        }
     }
 
     fn next(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
-        let batch = self.remote.runtime.block_on(self.stream.next_batch());
-        let schema = self.stream.schema();
-        batch.map_err(|e| self.remote.failed(e, Some(schema)))
+        // Errors name their field by the stream's schema.
+        match self {
+            Stream::Local(input, stream) => stream
+                .next_batch()
+                .map_err(|e| Failure::about(input, e.display_with(stream.schema()))),
+            Stream::Remote(remote, stream) => {
+                let batch = remote.runtime.block_on(stream.next_batch());
+                batch.map_err(|e| remote.failed(e, Some(stream.schema())))
+            }
+        }
     }
 
     fn fetched(&self) -> Option<u64> {
-        Some(self.remote.source.bytes_received())
+        match self {
+            Stream::Local(..) => None,
+            Stream::Remote(remote, _) => Some(remote.source.bytes_received()),
+        }
     }
 
     fn stats(&self) -> ReadStats {
-        self.remote.stats()
+        match self {
+            Stream::Local(_, stream) => stream.inner().inner().stats(),
+            Stream::Remote(remote, _) => remote.stats(),
+        }
     }
 }

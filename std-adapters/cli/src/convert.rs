@@ -9,7 +9,7 @@
 //! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
 //! soon as the batch range or the row limit is reached.
 
-use crate::batches::{Batches, LocalFile, LocalStream, RemoteFile, RemoteStream};
+use crate::batches::{Batches, LocalFile, RemoteFile, Stream};
 use crate::input::{self, Input};
 use crate::inputs;
 use crate::many::Run;
@@ -112,14 +112,14 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                         input_path.display()
                     )));
                 }
-                let input = &input_path;
-                convert(args, LocalStream { input, stream }, &batches, &mut sink)?
+                let stream = Stream::Local(&input_path, stream);
+                convert(args, stream, &batches, &mut sink)?
             }
             Input::Remote(remote) => match remote.front_to_back()? {
                 Some(stream) => {
                     kind = "stream";
-                    let remote = &remote;
-                    convert(args, RemoteStream { remote, stream }, &batches, &mut sink)?
+                    let stream = Stream::Remote(&remote, stream);
+                    convert(args, stream, &batches, &mut sink)?
                 }
                 None => {
                     let file = RemoteFile::open(&remote, args.limit.is_some())?;
