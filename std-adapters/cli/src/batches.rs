@@ -158,6 +158,8 @@ pub struct RemoteFile<'r> {
     schema: Arc<Schema>,
     /// Whether `--limit` is given.
     limited: bool,
+    /// The planner's options, as the source gives them once the file is open.
+    options: ScanOptions,
     /// The next batch and the end of the batches to read.
     index: usize,
     end: usize,
@@ -175,6 +177,7 @@ impl<'r> RemoteFile<'r> {
         Ok(RemoteFile {
             remote,
             schema: Arc::clone(reader.schema()),
+            options: remote.source.scan_options(),
             reader,
             limited,
             index: 0,
@@ -218,8 +221,7 @@ impl Batches for RemoteFile<'_> {
                             index..end.min(index.saturating_add(wanted))
                         }
                     };
-                    self.reader
-                        .select(selected, self.remote.source.scan_options());
+                    self.reader.select(selected, self.options.clone());
                     (0, 0)
                 }
             };
