@@ -1,5 +1,6 @@
 //! `quiver json`: batches from the reader into a [`ParallelWriter`], with `--columns`,
-//! `--batches` and `--limit` applied on the way.
+//! `--batches` and `--limit` applied on the way: one loop ([`convert`]) over a source of
+//! batches ([`Batches`]), whatever the input.
 //!
 //! A file is read with [`FileReader::scan`] and a readahead window of about one batch (the
 //! largest block), whatever the source, so `--stats` counts the same requests with or without
@@ -8,24 +9,23 @@
 //! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
 //! soon as the batch range or the row limit is reached.
 
+use crate::batches::{Batches, LocalFile, RemoteFile, Stream};
 use crate::input::{self, Input};
 use crate::inputs;
 use crate::many::Run;
 use crate::output::{self, Output};
-use crate::remote::Remote;
-use crate::stats::{CountingRead, ReadStats};
+use crate::stats::ReadStats;
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::array::RecordBatch;
-use quiver::format::Block;
-use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::ipc::{FileReader, Projection, ReaderOptions};
 use quiver::ipc::{ProjectionError, ProjectionErrorKind};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
 use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
 use std::fmt::Display;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -89,21 +89,42 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                 "file"
             }
         };
+        let input_path = sink.input.clone();
         let read = match input {
             Input::Positioned(source) => {
                 // Each window's block is copied out of the page cache in parts on every thread.
                 let parts = Concurrent::with_in_flight(source, threads).with_part_size(LOCAL_PART);
-                convert_file(args, Recycling::new(parts), &batches, &mut sink)?
+                convert_file(
+                    args,
+                    &input_path,
+                    Recycling::new(parts),
+                    &batches,
+                    &mut sink,
+                )?
             }
-            Input::Mapped(source) => convert_file(args, source, &batches, &mut sink)?,
-            Input::InMemory(bytes) => convert_file(args, bytes, &batches, &mut sink)?,
-            Input::Stream(reader) => convert_stream(args, reader, &batches, &mut sink)?,
+            Input::Mapped(source) => convert_file(args, &input_path, source, &batches, &mut sink)?,
+            Input::InMemory(bytes) => convert_file(args, &input_path, bytes, &batches, &mut sink)?,
+            Input::Stream(reader) => {
+                let stream = input::stream_reader(&input_path, reader)?;
+                if args.mmap {
+                    return Err(Failure::Usage(format!(
+                        "{}: --mmap does not apply to a stream (it maps files in the file format)",
+                        input_path.display()
+                    )));
+                }
+                let stream = Stream::Local(&input_path, stream);
+                convert(args, stream, &batches, &mut sink)?
+            }
             Input::Remote(remote) => match remote.front_to_back()? {
                 Some(stream) => {
                     kind = "stream";
-                    convert_remote_stream(args, &remote, stream, &batches, &mut sink)?
+                    let stream = Stream::Remote(&remote, stream);
+                    convert(args, stream, &batches, &mut sink)?
                 }
-                None => convert_remote(args, &remote, &batches, &mut sink)?,
+                None => {
+                    let file = RemoteFile::open(&remote, args.limit.is_some())?;
+                    convert(args, file, &batches, &mut sink)?
+                }
             },
         };
         stats.add(&read);
@@ -183,19 +204,10 @@ fn encoder_options(args: &JsonArgs) -> EncoderOptions {
         })
 }
 
-/// The readahead window for local files: the largest record batch block, so that each window
-/// holds about one batch (at least one, and several only when they are small).
-pub fn one_batch(blocks: &[Block]) -> u64 {
-    blocks
-        .iter()
-        .map(|b| (b.meta_data_length as u64).saturating_add(b.body_length as u64))
-        .max()
-        .unwrap_or(0)
-}
-
-/// Converts an IPC file read from `source`.
+/// Converts an IPC file read from a local `source`.
 fn convert_file<S>(
     args: &JsonArgs,
+    input: &Path,
     source: S,
     batches: &Range<usize>,
     sink: &mut Sink,
@@ -205,213 +217,60 @@ where
     S::Error: Display,
 {
     let source = Counting::new(source);
-    let input = sink.input.clone();
     let mut reader = FileReader::open(&source, ReaderOptions::default())
-        .map_err(|e| Failure::about(&input, e))?;
-    // Errors name their field by the file's schema.
-    let schema = Arc::clone(reader.schema());
-    let failed =
-        |e: quiver::error::Error<S::Error>| Failure::about(&input, e.display_with(&schema));
-    let (projection, batches) =
-        selection(args, reader.schema(), reader.num_batches(), batches, sink)?;
-    if let Some(projection) = projection {
-        reader.set_projection(projection);
-    }
-    let window = one_batch(reader.record_batch_blocks());
-    let scan_options = ScanOptions::default().with_readahead(window);
-    let first = batches.start;
-    if sink.wants_more() && !batches.is_empty() {
-        for (batch, index) in reader.scan(batches, scan_options).zip(first..) {
-            sink.take(index, &batch.map_err(failed)?)?;
-            if !sink.wants_more() {
-                break;
-            }
-        }
-    }
-    Ok(ReadStats::of(&source))
+        .map_err(|e| Failure::about(input, e))?;
+    let file = LocalFile::new(input, &source, &mut reader);
+    convert(args, file, batches, sink)
 }
 
-/// What `--columns` and the run's `batches` ask of the next file, with `schema` and `count`
-/// batches: the projection, if any, and the file's own batches to read; checks the schema
-/// against the run's and counts the file's batches in the run; shows the progress bar.
-fn selection(
+/// The one loop: the batches of `source` the run's `batches` select, into the sink until the
+/// rows wanted are written, with `--columns` applied. A file's batches outside the range are
+/// not read; a stream's before it are read and counted, and reading stops once the range or
+/// the limit is done: the rest stays unread. What reading cost.
+fn convert(
     args: &JsonArgs,
-    schema: &Arc<Schema>,
-    count: usize,
-    batches: &Range<usize>,
-    sink: &mut Sink,
-) -> Result<(Option<Projection>, Range<usize>), Failure> {
-    sink.run.check_schema(&sink.input, schema)?;
-    let projection = projection(args, &sink.input, schema)?;
-    let seen = sink.run.seen;
-    let local =
-        batches.start.saturating_sub(seen).min(count)..batches.end.saturating_sub(seen).min(count);
-    sink.run.seen = seen.saturating_add(count);
-    if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
-        show(bar, Some(local.len() as u64));
-    }
-    Ok((projection, local))
-}
-
-/// Converts an IPC file named by URL: the reader's windows arrive on the runtime's threads,
-/// the next one in flight while this thread encodes the batches of the current one.
-///
-/// Under `--limit` the file is read in selections of the batches the rows still wanted
-/// need, at the rows per batch seen so far (one batch first): a peek fetches the footer and
-/// the blocks it uses, not a window of read-ahead.
-fn convert_remote(
-    args: &JsonArgs,
-    remote: &Remote,
+    mut source: impl Batches,
     batches: &Range<usize>,
     sink: &mut Sink,
 ) -> Result<ReadStats, Failure> {
-    let mut reader = remote.file_reader()?;
-    let schema = Arc::clone(reader.schema());
-    let (projection, batches) =
-        selection(args, reader.schema(), reader.num_batches(), batches, sink)?;
-    if let Some(projection) = projection {
-        reader.set_projection(projection);
-    }
-    let (first, end) = (batches.start, batches.end);
-    let options = remote.source.scan_options();
-    remote.runtime.block_on(async {
-        let mut index = first;
-        // Rows per batch seen so far, at least 1; none seen yet: `None`.
-        let mut rows_per_batch: Option<u64> = None;
-        while sink.wants_more() && index < end {
-            let selected = match (args.limit, rows_per_batch) {
-                (None, _) => index..end,
-                (Some(_), None) => index..index + 1,
-                (Some(_), Some(rows)) => {
-                    let wanted = sink.rows_left.div_ceil(rows.max(1));
-                    let wanted = usize::try_from(wanted).unwrap_or(usize::MAX).max(1);
-                    index..end.min(index.saturating_add(wanted))
-                }
-            };
-            reader.select(selected.clone(), options.clone());
-            let (mut rows, mut read) = (0u64, 0u64);
-            while sink.wants_more() {
-                let Some(batch) = reader.next_batch().await else {
-                    break;
-                };
-                let batch = batch.map_err(|e| remote.failed(e, Some(&schema)))?;
-                rows += batch.num_rows() as u64;
-                read += 1;
-                sink.take(index, &batch)?;
-                fetched(sink, remote);
-                index += 1;
-            }
-            if read == 0 {
-                break;
-            }
-            rows_per_batch = Some((rows / read).max(1));
-        }
-        Ok::<_, Failure>(())
-    })?;
-    Ok(remote.stats())
-}
-
-/// Converts an object named by URL front to back: [`quiver_object_store::ObjectBatches`]
-/// over one streaming GET, whose body keeps arriving on the runtime's threads while this thread
-/// encodes.
-fn convert_remote_stream(
-    args: &JsonArgs,
-    remote: &Remote,
-    mut stream: quiver_object_store::ObjectBatches,
-    batches: &Range<usize>,
-    sink: &mut Sink,
-) -> Result<ReadStats, Failure> {
-    let schema = stream.schema().clone();
+    let schema = Arc::clone(source.schema());
     sink.run.check_schema(&sink.input, &schema)?;
-    if let Some(projection) = projection(args, &sink.input, stream.schema())? {
-        stream.set_projection(projection);
+    if let Some(projection) = projection(args, &sink.input, &schema)? {
+        source.project(projection);
     }
-    if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
-        show(bar, None);
-    }
-    remote.runtime.block_on(async {
-        // Reading stops once the range or the limit is done: the rest stays unread.
-        let mut index = 0;
-        while sink.wants_more() && sink.run.seen < batches.end {
-            let batch = stream.next_batch().await;
-            let batch = batch.map_err(|e| remote.failed(e, Some(&schema)))?;
-            if !take_from_stream(batches, sink, index, batch)? {
-                break;
-            }
-            fetched(sink, remote);
-            index += 1;
+    let seen = sink.run.seen;
+    // A file: its own batches of the run's range, all its batches counted in the run at once.
+    // A stream: every batch, counted as it is read.
+    let (range, stream) = match source.count() {
+        Some(count) => {
+            let start = batches.start.saturating_sub(seen).min(count);
+            let end = batches.end.saturating_sub(seen).min(count);
+            sink.run.seen = seen.saturating_add(count);
+            (start..end, false)
         }
-        Ok(())
-    })?;
-    Ok(remote.stats())
-}
-
-/// Shows the rows written and the bytes of `remote` fetched so far on the progress bar.
-fn fetched(sink: &Sink, remote: &Remote) {
-    if let Some(bar) = &sink.progress {
-        let fetched = sink.run.bytes_before + remote.source.bytes_received();
-        bar.set_message(format!(
-            "{} rows, {:.1} MiB fetched",
-            sink.writer.rows(),
-            fetched as f64 / (1024.0 * 1024.0)
-        ));
-    }
-}
-
-/// Converts an IPC stream.
-fn convert_stream(
-    args: &JsonArgs,
-    reader: CountingRead<Box<dyn Read>>,
-    batches: &Range<usize>,
-    sink: &mut Sink,
-) -> Result<ReadStats, Failure> {
-    let input = sink.input.clone();
-    let mut stream = input::stream_reader(&input, reader)?;
-    let schema = Arc::clone(stream.schema());
-    let failed =
-        |e: quiver::error::Error<std::io::Error>| Failure::about(&input, e.display_with(&schema));
-    if args.mmap {
-        return Err(Failure::Usage(format!(
-            "{}: --mmap does not apply to a stream (it maps files in the file format)",
-            input.display()
-        )));
-    }
-    sink.run.check_schema(&input, &schema)?;
-    if let Some(projection) = projection(args, &input, stream.schema())? {
-        stream.set_projection(projection);
-    }
+        None => (0..usize::MAX, true),
+    };
     if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
-        show(bar, None);
+        show(bar, (!stream).then_some(range.len() as u64));
     }
-    // Reading stops once the range or the limit is done: the rest of the stream stays unread.
-    let mut index = 0;
-    while sink.wants_more() && sink.run.seen < batches.end {
-        let batch = stream.next_batch().map_err(failed)?;
-        if !take_from_stream(batches, sink, index, batch)? {
+    let (mut index, end) = (range.start, range.end);
+    source.start(range);
+    while sink.wants_more() && index < end && !(stream && sink.run.seen >= batches.end) {
+        let Some(batch) = source.next(sink.rows_left)? else {
             break;
+        };
+        if !stream || sink.run.seen >= batches.start {
+            sink.take(index, &batch)?;
+        }
+        if stream {
+            sink.run.seen += 1;
+        }
+        if let Some(bytes) = source.fetched() {
+            sink.fetched(bytes);
         }
         index += 1;
     }
-    Ok(stream.inner().inner().stats())
-}
-
-/// One step of a stream's loop, local or remote: its batch `index` (`None` at the stream's
-/// end) goes to the sink when the run's `batches` select it, and counts in the run. Whether the
-/// stream goes on.
-fn take_from_stream(
-    batches: &Range<usize>,
-    sink: &mut Sink,
-    index: usize,
-    batch: Option<RecordBatch<'_>>,
-) -> Result<bool, Failure> {
-    let Some(batch) = batch else {
-        return Ok(false);
-    };
-    if sink.run.seen >= batches.start {
-        sink.take(index, &batch)?;
-    }
-    sink.run.seen += 1;
-    Ok(true)
+    Ok(source.stats())
 }
 
 /// The projection `--columns` asks for over `schema` of `input`, if any.
@@ -555,6 +414,18 @@ impl Sink {
             }
         }
         Ok(())
+    }
+
+    /// Shows the rows written and the bytes of an object fetched so far on the progress bar.
+    fn fetched(&self, bytes: u64) {
+        if let Some(bar) = &self.progress {
+            let fetched = self.run.bytes_before + bytes;
+            bar.set_message(format!(
+                "{} rows, {:.1} MiB fetched",
+                self.writer.rows(),
+                fetched as f64 / (1024.0 * 1024.0)
+            ));
+        }
     }
 
     /// An encoder's refusal, with the batch and the field it concerns.

@@ -25,6 +25,7 @@
 //! 2 on a usage error (also an `--output` that is the input); 128 + the signal number when
 //! SIGINT, SIGTERM or SIGHUP ends a run writing to a file.
 
+mod batches;
 mod convert;
 mod input;
 mod inputs;
