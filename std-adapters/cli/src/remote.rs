@@ -9,7 +9,7 @@
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
 //! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's cost
 //! model of the network ([`ObjectSource::scan_options`]; the environment may set it,
-//! `source_options`): every window's ranges go out as
+//! [`SourceOptions::with_environment`]): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
 //! this thread encodes the current one. A stream is read front to back by
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
@@ -27,12 +27,11 @@ use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::Refusal;
 use quiver_object_store::{
-    NetworkMetrics, ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
 };
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
@@ -129,7 +128,10 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         key: store.path.to_string(),
         endpoint: store.endpoint.clone(),
     };
-    let options = source_options(|name| std::env::var(name).ok())?;
+    // The network figures and limits the environment sets (`QUIVER_FIRST_BYTE_MS`, …).
+    let options = SourceOptions::default()
+        .with_environment(|name| std::env::var(name).ok())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let (source, reader) = runtime
         .block_on(async {
             if whole {
@@ -150,70 +152,6 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         opened_whole: reader.is_some(),
         whole: Mutex::new(reader),
     })
-}
-
-/// The environment variable that sets the stall timeout, in seconds (`0.3`, `30`).
-const STALL_TIMEOUT: &str = "QUIVER_STALL_TIMEOUT";
-
-/// The source's options, with the network figures the environment sets (`var` reads a
-/// variable), each a positive whole number:
-///
-/// - `QUIVER_FIRST_BYTE_MS`: time to first byte, ms (default: measured on the first request);
-/// - `QUIVER_REQUEST_MIBPS`: bandwidth of one request, MiB/s (default 64);
-/// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
-/// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 3);
-/// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
-/// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64);
-/// - `QUIVER_STALL_TIMEOUT`: how long a request may go without a byte before the rest is asked
-///   for again, seconds (`0.3`, `30`; default 30).
-///
-/// Anything else is a usage error naming the variable.
-fn source_options(var: impl Fn(&str) -> Option<String>) -> Result<SourceOptions, Failure> {
-    let number = |name: &str| -> Result<Option<u64>, Failure> {
-        let Some(value) = var(name) else {
-            return Ok(None);
-        };
-        match value.trim().parse::<u64>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(Failure::Usage(format!(
-                "{name}={value}: expected a positive whole number"
-            ))),
-        }
-    };
-    const MIB: u64 = 1024 * 1024;
-    let mut network = NetworkMetrics::default();
-    let mut options = SourceOptions::default();
-    if let Some(ms) = number("QUIVER_FIRST_BYTE_MS")? {
-        network = network.with_time_to_first_byte(Duration::from_millis(ms));
-    }
-    if let Some(mibps) = number("QUIVER_REQUEST_MIBPS")? {
-        network = network.with_bandwidth(mibps.saturating_mul(MIB));
-    }
-    if let Some(mibps) = number("QUIVER_TOTAL_MIBPS")? {
-        network = network.with_total_bandwidth(mibps.saturating_mul(MIB));
-    }
-    if let Some(ms) = number("QUIVER_REQUEST_COST_MS")? {
-        network = network.with_request_cost(Duration::from_millis(ms));
-    }
-    if let Some(requests) = number("QUIVER_IN_FLIGHT")? {
-        options = options.with_max_in_flight(usize::try_from(requests).unwrap_or(usize::MAX));
-    }
-    if let Some(mib) = number("QUIVER_WINDOW_MIB")? {
-        options = options.with_window(mib.saturating_mul(MIB));
-    }
-    if let Some(text) = var(STALL_TIMEOUT) {
-        let seconds = text.trim().parse::<f64>().ok();
-        match seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
-            Some(wait) if !wait.is_zero() => options = options.with_stall_timeout(wait),
-            _ => {
-                return Err(Failure::Usage(format!(
-                    "{STALL_TIMEOUT}={text}: must be a number of seconds above 0 (how long a \
-                     request may go without a byte)"
-                )));
-            }
-        }
-    }
-    Ok(options.with_network(network))
 }
 
 impl Remote {
@@ -289,49 +227,6 @@ impl Remote {
             round_trips: requests.round_trips,
             bytes_read: requests.bytes,
             again: Some((requests.hedges, requests.retries)),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_environment_sets_the_network() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| (*v).to_string())
-            }
-        };
-        let options = source_options(env(&[])).unwrap();
-        assert_eq!(options.network, NetworkMetrics::default());
-        let options = source_options(env(&[
-            ("QUIVER_FIRST_BYTE_MS", "30"),
-            ("QUIVER_REQUEST_MIBPS", "95"),
-            ("QUIVER_TOTAL_MIBPS", "2048"),
-            ("QUIVER_REQUEST_COST_MS", "1"),
-            ("QUIVER_IN_FLIGHT", "16"),
-            ("QUIVER_WINDOW_MIB", "128"),
-        ]))
-        .unwrap();
-        let model = options.network.model(options.max_in_flight);
-        assert_eq!(model.first_byte_us, 30_000);
-        assert_eq!(model.request_bandwidth, 95 << 20);
-        assert_eq!(model.total_bandwidth, 2048 << 20);
-        assert_eq!(model.request_cost_us, 1000);
-        assert_eq!(model.max_in_flight, 16);
-        assert_eq!(options.window, 128 << 20);
-        for bad in ["0", "-1", "fast", ""] {
-            let pairs: &'static [(&'static str, &'static str)] =
-                Box::leak(Box::new([("QUIVER_REQUEST_MIBPS", bad)]));
-            let Err(Failure::Usage(message)) = source_options(env(pairs)) else {
-                panic!("{bad} accepted");
-            };
-            assert!(message.starts_with("QUIVER_REQUEST_MIBPS="), "{message}");
         }
     }
 }
