@@ -315,13 +315,16 @@ fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
     )
 }
 
-/// quiver reading every batch of `key` front to back through one GET; returns the rows read and
-/// the source that counted the request.
-async fn whole_read(store: Arc<dyn ObjectStore>, key: &str) -> (usize, ObjectSource) {
-    let (source, reader) =
-        ObjectSource::open_whole(store, Path::from(key), SourceOptions::default())
-            .await
-            .unwrap();
+/// quiver reading every batch of `key` front to back (`ObjectSource::open_whole` with
+/// `options`); returns the rows read and the source that counted the requests.
+async fn whole_read(
+    store: Arc<dyn ObjectStore>,
+    key: &str,
+    options: SourceOptions,
+) -> (usize, ObjectSource) {
+    let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
+        .await
+        .unwrap();
     let mut reader = ObjectBatches::new(reader, Default::default())
         .await
         .unwrap();
@@ -335,7 +338,7 @@ async fn whole_read(store: Arc<dyn ObjectStore>, key: &str) -> (usize, ObjectSou
 /// quiver: the whole file, or one column; returns the rows read.
 async fn quiver_read(store: Arc<dyn ObjectStore>, key: &str, column: Option<&str>) -> usize {
     let Some(column) = column else {
-        return whole_read(store, key).await.0;
+        return whole_read(store, key, SourceOptions::default()).await.0;
     };
     let source = ObjectSource::open(store, Path::from(key), SourceOptions::default())
         .await
@@ -708,7 +711,7 @@ fn big_child(endpoint: &str, key: &str, in_order: bool) {
     runtime.block_on(async {
         let opened_rss = status_kib("VmRSS");
         let (rows, source, options) = if in_order {
-            let (rows, source) = whole_read(store, key).await;
+            let (rows, source) = whole_read(store, key, SourceOptions::default()).await;
             let options = source.scan_options();
             (rows, source, options)
         } else {
@@ -1142,18 +1145,7 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
     }
     let rows = runtime.block_on(async {
         if mode == "whole" {
-            let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
-                .await
-                .unwrap();
-            let mut reader = ObjectBatches::new(reader, Default::default())
-                .await
-                .unwrap();
-            let mut rows = 0;
-            while let Some(batch) = reader.next_batch().await.unwrap() {
-                rows += batch.num_rows();
-            }
-            drop(source);
-            return rows;
+            return whole_read(store, key, options).await.0;
         }
         let source = ObjectSource::open(store, Path::from(key), options)
             .await

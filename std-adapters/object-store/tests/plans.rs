@@ -4,11 +4,10 @@
 
 mod common;
 
-use common::{Counted, hundred_batches};
+use common::{Counted, hundred_batches, local, put};
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{GetRange, ObjectStore, ObjectStoreExt};
-use quiver::array::RecordBatch;
+use object_store::{GetRange, ObjectStore};
 use quiver::ipc::{AsyncFileReader, FileReader, Projection, ReaderOptions};
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::{
@@ -19,20 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const MIB: u64 = 1024 * 1024;
-
-async fn put(store: &dyn ObjectStore, key: &str, bytes: &[u8]) -> Path {
-    let path = Path::from(key);
-    store.put(&path, bytes.to_vec().into()).await.unwrap();
-    path
-}
-
-fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<RecordBatch<'static>> {
-    let mut reader = FileReader::open(file, ReaderOptions::default()).unwrap();
-    if let Some(paths) = paths {
-        reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());
-    }
-    reader.batches().collect::<Result<_, _>>().unwrap()
-}
 
 /// The bytes of column `column`'s own buffers (its children's included) in every batch.
 fn column_bytes(file: &[u8], column: usize) -> u64 {

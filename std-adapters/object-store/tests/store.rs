@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::{Counted, Moto, NoSuffix, hundred_batches, moto_store};
+use common::{Counted, Moto, NoSuffix, hundred_batches, local, moto_store, put};
 use futures::StreamExt;
 use object_store::GetRange;
+use object_store::ObjectStore;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::array::RecordBatch;
 use quiver::ipc::{
     AsyncFileReader, AsyncStreamReader, FileReader, Projection, ReaderOptions, StreamReader,
@@ -18,20 +18,6 @@ use quiver_object_store::{DEFAULT_TAIL, ObjectBatches, ObjectError, ObjectSource
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
 use std::time::Duration;
-
-async fn put(store: &dyn ObjectStore, key: &str, bytes: &[u8]) -> Path {
-    let path = Path::from(key);
-    store.put(&path, bytes.to_vec().into()).await.unwrap();
-    path
-}
-
-fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<RecordBatch<'static>> {
-    let mut reader = FileReader::open(file, ReaderOptions::default()).unwrap();
-    if let Some(paths) = paths {
-        reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());
-    }
-    reader.batches().collect::<Result<_, _>>().unwrap()
-}
 
 async fn remote(
     source: &ObjectSource,

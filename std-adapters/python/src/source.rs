@@ -308,6 +308,24 @@ impl Batches for IpcStream {
     }
 }
 
+/// The methods of [`Batches`] a wrapper that only changes which batches come (its field
+/// `inner`) takes from the batches it wraps: their schema, requests and whereabouts.
+macro_rules! through_inner {
+    () => {
+        fn schema(&self) -> &Arc<Schema> {
+            self.inner.schema()
+        }
+
+        fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+            self.inner.requests()
+        }
+
+        fn in_memory(&self) -> bool {
+            self.inner.in_memory()
+        }
+    };
+}
+
 /// A stream's batches from `batches.start` on, up to `batches.end`.
 struct Skip<B> {
     inner: B,
@@ -316,17 +334,7 @@ struct Skip<B> {
 }
 
 impl<B: Batches> Batches for Skip<B> {
-    fn schema(&self) -> &Arc<Schema> {
-        self.inner.schema()
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        self.inner.requests()
-    }
-
-    fn in_memory(&self) -> bool {
-        self.inner.in_memory()
-    }
+    through_inner!();
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         while self.seen < self.batches.end {
@@ -413,17 +421,7 @@ impl Batches for Box<dyn Batches> {
 }
 
 impl<B: Batches> Batches for Limit<B> {
-    fn schema(&self) -> &Arc<Schema> {
-        self.inner.schema()
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        self.inner.requests()
-    }
-
-    fn in_memory(&self) -> bool {
-        self.inner.in_memory()
-    }
+    through_inner!();
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         if self.rows_left == 0 {
@@ -455,17 +453,7 @@ pub struct Compacted<B> {
 }
 
 impl<B: Batches> Batches for Compacted<B> {
-    fn schema(&self) -> &Arc<Schema> {
-        self.inner.schema()
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        self.inner.requests()
-    }
-
-    fn in_memory(&self) -> bool {
-        self.inner.in_memory()
-    }
+    through_inner!();
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         let Some(batch) = self.inner.next_batch()? else {

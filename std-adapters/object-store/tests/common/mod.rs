@@ -242,3 +242,25 @@ impl ObjectStore for NoSuffix {
         self.0.copy_opts(from, to, options).await
     }
 }
+
+/// Puts `bytes` at `key` in `store`; returns its path.
+pub async fn put(store: &dyn ObjectStore, key: &str, bytes: &[u8]) -> Path {
+    let path = Path::from(key);
+    object_store::ObjectStoreExt::put(store, &path, bytes.to_vec().into())
+        .await
+        .unwrap();
+    path
+}
+
+/// The batches of the IPC file `file` read locally, of the columns `paths` (all: `None`).
+pub fn local(file: &[u8], paths: Option<&[&str]>) -> Vec<quiver::array::RecordBatch<'static>> {
+    use quiver::ipc::{FileReader, Projection, ReaderOptions};
+    let mut reader = FileReader::open(file, ReaderOptions::default()).unwrap();
+    if let Some(paths) = paths {
+        reader.set_projection(Projection::from_paths(reader.schema(), paths).unwrap());
+    }
+    reader
+        .batches()
+        .collect::<std::result::Result<_, _>>()
+        .unwrap()
+}
