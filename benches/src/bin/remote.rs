@@ -73,6 +73,8 @@ struct Recorder {
     peak: std::sync::atomic::AtomicUsize,
     /// When it accepted each connection since the last reset.
     accepted: Mutex<Vec<Instant>>,
+    /// When the last reset was.
+    reset_at: Mutex<Option<Instant>>,
     /// Requests forwarded since the proxy started (for the slow tail).
     forwarded: std::sync::atomic::AtomicU64,
 }
@@ -158,6 +160,13 @@ impl Recorder {
         *self.span.lock().unwrap() = None;
         self.peak.store(0, std::sync::atomic::Ordering::SeqCst);
         self.accepted.lock().unwrap().clear();
+        *self.reset_at.lock().unwrap() = Some(Instant::now());
+    }
+
+    /// The time since the last reset, in whole milliseconds (for traces).
+    fn since_reset(&self) -> Duration {
+        let at = self.reset_at.lock().unwrap().unwrap_or_else(Instant::now);
+        Duration::from_millis(at.elapsed().as_millis() as u64)
     }
 
     fn record(&self, start: Instant, bytes: u64) {
@@ -246,6 +255,22 @@ async fn forward(
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         + 1;
     let slow = shape.is_slow(n);
+    // QUIVER_BENCH_TRACE=1: each request on stderr as it comes (its number, whether it is in
+    // the slow tail, its range) and as its body ends.
+    let trace = std::env::var_os("QUIVER_BENCH_TRACE").is_some();
+    let range = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("range:"))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if trace {
+        eprintln!(
+            "{:?} #{n}{} {range}",
+            recorder.since_reset(),
+            if slow { " SLOW" } else { "" }
+        );
+    }
     tokio::time::sleep(if slow { delay + shape.slow } else { delay }).await;
     let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
     let (from_server, mut to_server) = server.into_split();
@@ -296,6 +321,9 @@ async fn forward(
     }
     if !logged {
         recorder.record(start, bytes);
+    }
+    if trace {
+        eprintln!("{:?} #{n} done, {bytes} bytes", recorder.since_reset());
     }
     write.shutdown().await?;
     Ok(())
@@ -1204,6 +1232,19 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
 /// (`QUIVER_PYTHON`), side by side in the same run.
 fn model(files: &[String], delay: Duration) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    // QUIVER_BENCH_READS: the reads to run, by mode (`whole`, `column`, `column-old`, `limit`,
+    // `limit-old`, `one-get`, `polars-whole`, `polars-one-column`, `pyarrow-…`, `python-…`), comma
+    // separated (default: all); QUIVER_BENCH_REPEAT: runs of each quiver read (default 1).
+    let reads = std::env::var("QUIVER_BENCH_READS").ok();
+    let chosen = |mode: &str| {
+        reads
+            .as_deref()
+            .is_none_or(|r| r.split(',').any(|m| m == mode))
+    };
+    let repeat: usize = std::env::var("QUIVER_BENCH_REPEAT")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
     let recorder = Arc::new(Recorder::default());
     println!(
         "{} ms before each first byte, {}; any number of requests in flight\n",
@@ -1251,10 +1292,12 @@ fn model(files: &[String], delay: Duration) {
             let out = String::from_utf8_lossy(&out.stdout).into_owned();
             out.split_whitespace().nth(1).and_then(|k| k.parse().ok())
         };
-        recorder.reset();
-        let got = runtime.block_on(single_get(s3(&endpoint), key));
-        assert_eq!(got, object.len() as u64);
-        line("one GET (quiver's whole read before)", "whole", None);
+        if chosen("one-get") {
+            recorder.reset();
+            let got = runtime.block_on(single_get(s3(&endpoint), key));
+            assert_eq!(got, object.len() as u64);
+            line("one GET (quiver's whole read before)", "whole", None);
+        }
         for (reader, what, mode, arg) in [
             ("quiver", "whole", "whole", None),
             ("quiver", "one column", "column", Some(column)),
@@ -1272,14 +1315,27 @@ fn model(files: &[String], delay: Duration) {
                 Some("10"),
             ),
         ] {
-            recorder.reset();
-            let peak = child(mode, arg);
-            line(reader, what, peak);
+            for _ in 0..repeat {
+                if !chosen(mode) {
+                    continue;
+                }
+                recorder.reset();
+                let peak = child(mode, arg);
+                line(reader, what, peak);
+            }
         }
         // `quiver`: `quiver.read` from the Python package (`pyarrow.table(...)` of it), when
         // QUIVER_PYTHON has it installed.
         for reader in ["polars", "pyarrow", "quiver"] {
             for (what, projection) in [("whole", ""), ("one column", column)] {
+                let mode = format!(
+                    "{}-{}",
+                    if reader == "quiver" { "python" } else { reader },
+                    what.replace(' ', "-")
+                );
+                if !chosen(&mode) {
+                    continue;
+                }
                 recorder.reset();
                 let out = std::process::Command::new(python())
                     .arg(&script)

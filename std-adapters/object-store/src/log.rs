@@ -33,6 +33,17 @@ pub struct RequestLog {
     first_bytes: Mutex<VecDeque<Duration>>,
     /// When the latest-sent request that has answered was sent.
     latest_answered: Mutex<Option<Instant>>,
+    /// GETs waiting for their answers (each with its copies counting once).
+    awaiting: AtomicU64,
+}
+
+/// A GET waiting for its answer, counted in its [`RequestLog`] until dropped.
+pub(crate) struct Awaiting<'l>(&'l RequestLog);
+
+impl Drop for Awaiting<'_> {
+    fn drop(&mut self) {
+        self.0.awaiting.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Times to first byte a [`RequestLog`] keeps, for the usual one.
@@ -102,6 +113,18 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .is_some_and(|latest| latest > sent)
+    }
+
+    /// Counts a GET waiting for its answer until the guard is dropped.
+    pub(crate) fn awaiting(&self) -> Awaiting<'_> {
+        self.awaiting.fetch_add(1, Ordering::Relaxed);
+        Awaiting(self)
+    }
+
+    /// GETs waiting for their answers now: one alone has no queue of this source's to wait
+    /// behind.
+    pub(crate) fn awaiting_answers(&self) -> u64 {
+        self.awaiting.load(Ordering::Relaxed)
     }
 
     /// The median of the last times to first byte noted, if any.

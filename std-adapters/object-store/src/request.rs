@@ -5,12 +5,15 @@
 //!
 //! - **Hedging.** A request whose answer (its status and headers: the first byte) has not come
 //!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
-//!   [`Hedge::floor`]; the usual is the median measured so far) is sent again if a request sent
-//!   after it has answered (it is in the store's slow tail), or else once it is four times as
-//!   late (a server answering a queue in turn answers in order: waiting longer there is not
-//!   lateness); and again as late, up to [`Hedge::copies`] times. The first answer wins and
-//!   the others are dropped (their connections closed). All are logged as requests, and each
-//!   copy as a hedge.
+//!   [`Hedge::floor`]; the usual is the median measured so far) is sent again if it is in the
+//!   store's slow tail: a request sent after it has answered, or it is the source's only one
+//!   waiting for an answer (the opening, the last part: no queue to wait behind); or else once
+//!   it is four times as late (a server answering a queue in turn answers in order: waiting
+//!   longer there is not lateness). The first time, two copies go at once (a tail that strikes
+//!   a run of requests, or requests by their order, rarely strikes two sent together), then
+//!   one more each time as late, up to [`Hedge::copies`]. The first answer wins and the others
+//!   are dropped (their connections closed). All are logged as requests, and each copy as a
+//!   hedge.
 //! - **Timeouts by progress, not by size.** A body that keeps arriving is never cut, whatever its
 //!   size (the stores' HTTP client has no overall timeout, `transport.rs`). A request with no
 //!   answer, or a body with no byte, for [`Policy::stall`] is a stall: the rest of the range
@@ -179,29 +182,27 @@ pub(crate) fn join(chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
     }
 }
 
-/// The first answer to a GET of `range`, hedged (see the module docs), with the time its
-/// request was sent; `None` when no answer came within the stall timeout. A request that
-/// lost, failed or stalled is logged with no bytes; an error is returned when every request
-/// sent has failed.
-async fn answer(
-    store: &Arc<dyn ObjectStore>,
-    path: &Path,
-    range: Option<&Range<u64>>,
+/// The first answer to `request()` (a GET), hedged (see the module docs), with the time its
+/// request was sent: the first success, or the last error once every request sent has failed;
+/// `None` when no answer came within the stall timeout. A request that lost, failed or stalled
+/// is logged with no bytes.
+async fn answer<F>(
     log: &RequestLog,
     policy: Policy,
-) -> Result<Option<(GetResult, Instant)>, ObjectError> {
-    let send = |copy: usize| {
-        let options = GetOptions {
-            range: range.map(|range| GetRange::Bounded(range.clone())),
-            ..GetOptions::default()
-        };
-        let get = store.get_opts(path, options);
-        async move { (copy, get.await) }
-    };
+    request: &mut impl FnMut() -> F,
+) -> Option<(object_store::Result<GetResult>, Instant)>
+where
+    F: Future<Output = object_store::Result<GetResult>>,
+{
+    let _awaiting = log.awaiting();
     let began = Instant::now();
     // When each request was sent, while it waits for its answer.
     let mut waiting = vec![Some(began)];
     let mut sent = FuturesUnordered::new();
+    let mut send = |copy: usize| {
+        let get = request();
+        async move { (copy, get.await) }
+    };
     sent.push(send(0));
     let copies = policy.hedge.map_or(0, |h| h.copies as usize);
     let lost = |waiting: &[Option<Instant>]| {
@@ -211,7 +212,8 @@ async fn answer(
     };
     loop {
         // Wait until the next copy is due (the hedge's time after the last request sent,
-        // which may move on as first bytes are measured meanwhile), or until the stall.
+        // which may move on as first bytes are measured meanwhile: looked at again every
+        // quarter wait), or until the stall.
         let stall = began + policy.stall;
         let last = waiting
             .iter()
@@ -220,27 +222,27 @@ async fn answer(
             .next()
             .copied()
             .unwrap_or(began);
-        // Late after the hedge's wait, and sent again then if a request sent after it has
-        // answered (it is in the slow tail, not in a queue the server answers in turn), or
-        // else once four times as late. Until then, looked at again every quarter wait.
         let now = Instant::now();
         let (due, ready) = match policy.hedge_after(log) {
             Some(after) if waiting.len() <= copies => {
                 let (late, very_late) = (last + after, last + after.saturating_mul(4));
-                let ready = now >= late && (now >= very_late || log.overtaken(last));
-                let next = if now < late {
-                    late
-                } else {
-                    very_late.min(now + after / 4)
-                };
-                (if ready { now } else { next.min(stall) }, ready)
+                let tail = log.overtaken(began) || log.awaiting_answers() <= 1;
+                let ready = now >= late && (now >= very_late || tail);
+                let next = if now < late { late } else { very_late };
+                let due = next.min(now + after / 4).min(stall);
+                (if ready { now } else { due }, ready)
             }
             _ => (stall, false),
         };
         if ready {
-            log.hedged();
-            waiting.push(Some(now));
-            sent.push(send(waiting.len() - 1));
+            // The first time, two copies at once (a tail that strikes a run of requests, or
+            // requests by their order, rarely strikes two sent together); then one at a time.
+            let pair = waiting.len() == 1 && copies >= 2;
+            for _ in 0..if pair { 2 } else { 1 } {
+                log.hedged();
+                waiting.push(Some(now));
+                sent.push(send(waiting.len() - 1));
+            }
             continue;
         }
         let wait = Box::pin(tokio::time::sleep_until(due.into()));
@@ -250,21 +252,23 @@ async fn answer(
                 lost(&waiting);
                 log.first_byte(start.elapsed());
                 log.answered(start);
-                return Ok(Some((answer, start)));
+                return Some((Ok(answer), start));
             }
             Either::Left((Some((copy, Err(e))), _)) => {
-                if let Some(start) = waiting[copy].take() {
+                let start = waiting[copy].take().unwrap_or(began);
+                // A request the client refused to send (`NotSupported`) was no request.
+                if !matches!(e, object_store::Error::NotSupported { .. }) {
                     log.record(start, 0);
                 }
                 // Another request may still answer.
                 if sent.is_empty() {
-                    return Err(e.into());
+                    return Some((Err(e), start));
                 }
             }
-            Either::Left((None, _)) => return Ok(None),
+            Either::Left((None, _)) => return None,
             Either::Right(_) if Instant::now() >= stall => {
                 lost(&waiting);
-                return Ok(None);
+                return None;
             }
             Either::Right(_) => {}
         }
@@ -273,7 +277,7 @@ async fn answer(
 
 /// The first answer to a GET of `range` of `path` (`None`: all of it), with the time its
 /// request was sent: hedged as `policy` says, and sent again when no answer comes within the
-/// stall timeout, at most [`STALL_RETRIES`] times.
+/// stall timeout, at most [`STALL_RETRIES`] times. A failed request was logged.
 pub(crate) async fn answered(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
@@ -281,47 +285,38 @@ pub(crate) async fn answered(
     log: &RequestLog,
     policy: Policy,
 ) -> Result<(GetResult, Instant), ObjectError> {
+    let options = GetOptions {
+        range: range.clone().map(GetRange::Bounded),
+        ..GetOptions::default()
+    };
+    let get = || store.get_opts(path, options.clone());
+    let (answer, start) = patiently((path, range), log, policy, get).await?;
+    Ok((answer?, start))
+}
+
+/// The answer of `request()` (a GET), hedged as `policy` says, and sent again when none comes
+/// within the stall timeout, at most [`STALL_RETRIES`] times; the store's error is returned as
+/// it is (a failed request was logged), for a caller to tell refusals apart (the opening's).
+pub(crate) async fn patiently<F>(
+    (path, range): (&Path, Option<Range<u64>>),
+    log: &RequestLog,
+    policy: Policy,
+    mut request: impl FnMut() -> F,
+) -> Result<(object_store::Result<GetResult>, Instant), ObjectError>
+where
+    F: Future<Output = object_store::Result<GetResult>>,
+{
     for tries in 0..=STALL_RETRIES {
         if tries > 0 {
             log.retried();
         }
-        if let Some(answered) = answer(store, path, range.as_ref(), log, policy).await? {
+        if let Some(answered) = answer(log, policy, &mut request).await {
             return Ok(answered);
         }
     }
     Err(ObjectError::TimedOut {
         path: path.to_string(),
         range,
-        waited: policy.stall,
-        tries: STALL_RETRIES + 1,
-    })
-}
-
-/// The answer of `request()`, sent again (and logged without bytes) when none comes within the
-/// stall timeout, at most [`STALL_RETRIES`] times; the store's error is returned as it is, for
-/// the caller to tell refusals apart (the opening suffix GET's).
-pub(crate) async fn patiently<T, F>(
-    path: &Path,
-    log: &RequestLog,
-    policy: Policy,
-    mut request: impl FnMut() -> F,
-) -> Result<(object_store::Result<T>, Instant), ObjectError>
-where
-    F: Future<Output = object_store::Result<T>>,
-{
-    for tries in 0..=STALL_RETRIES {
-        if tries > 0 {
-            log.retried();
-        }
-        let start = Instant::now();
-        match tokio::time::timeout(policy.stall, request()).await {
-            Ok(answer) => return Ok((answer, start)),
-            Err(_) => log.record(start, 0),
-        }
-    }
-    Err(ObjectError::TimedOut {
-        path: path.to_string(),
-        range: None,
         waited: policy.stall,
         tries: STALL_RETRIES + 1,
     })
@@ -411,8 +406,13 @@ impl Resuming {
                 hedge: None,
                 ..self.policy
             };
-            match answer(&self.store, &self.path, Some(&rest), &self.log, policy).await {
-                Ok(Some((answered, start))) => {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(rest.clone())),
+                ..GetOptions::default()
+            };
+            let mut get = || self.store.get_opts(&self.path, options.clone());
+            match answer(&self.log, policy, &mut get).await {
+                Some((Ok(answered), start)) => {
                     self.log.record(start, 0);
                     if answered.range != rest {
                         let received = answered.range.end - answered.range.start;
@@ -423,8 +423,8 @@ impl Resuming {
                     }
                     self.stream = answered.into_stream();
                 }
-                Ok(None) => self.stream = futures::stream::pending().boxed(),
-                Err(e) => return Some(Err(e)),
+                None => self.stream = futures::stream::pending().boxed(),
+                Some((Err(e), _)) => return Some(Err(e.into())),
             }
         }
     }

@@ -370,7 +370,8 @@ impl ObjectSource {
             range: Some(GetRange::Bounded(0..network.first_part())),
             ..GetOptions::default()
         };
-        let (answer, start) = crate::request::patiently(&path, &log, opening, || {
+        let first_part = Some(0..network.first_part());
+        let (answer, start) = crate::request::patiently((&path, first_part), &log, opening, || {
             store.get_opts(&path, first.clone())
         })
         .await?;
@@ -380,14 +381,10 @@ impl ObjectSource {
                 e @ (object_store::Error::NotFound { .. }
                 | object_store::Error::PermissionDenied { .. }
                 | object_store::Error::Unauthenticated { .. }),
-            ) => {
-                log.record(start, 0);
-                return Err(e.into());
-            }
+            ) => return Err(e.into()),
             Err(_) => {
                 // An empty object (no first byte to range over), or a store that does not
                 // answer ranges: one GET of all of it.
-                log.record(start, 0);
                 let (answered, start) =
                     crate::request::answered(&store, &path, None, &log, opening).await?;
                 network.time_to_first_byte.get_or_insert(start.elapsed());
@@ -614,7 +611,7 @@ async fn open_tail(
         ..GetOptions::default()
     };
     let suffix = || store.get_opts(path, options.clone());
-    let (answer, start) = crate::request::patiently(path, log, policy, suffix).await?;
+    let (answer, start) = crate::request::patiently((path, None), log, policy, suffix).await?;
     let refused = match answer {
         Ok(result) => {
             let (size, range) = (result.meta.size, result.range.clone());
@@ -631,13 +628,8 @@ async fn open_tail(
         ) => return Err(e.into()),
         Err(e) => e,
     };
-    // Azure's client refuses a suffix range before sending anything (object_store 0.14:
-    // `Error::NotSupported`, "Azure does not support suffix range requests"); any other
-    // refusal was a request the server answered (an empty object's 416).
-    if !matches!(refused, object_store::Error::NotSupported { .. }) {
-        log.record(start, 0);
-    }
-    // No suffix ranges here, or an empty object: its size first, then its end.
+    // No suffix ranges here (Azure's client refuses them before sending anything, object_store
+    // 0.14: `Error::NotSupported`), or an empty object (a 416): its size first, then its end.
     let start = Instant::now();
     let Ok(meta) = store.head(path).await else {
         log.record(start, 0);

@@ -307,6 +307,35 @@ async fn late_answers_are_hedged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_opening_is_hedged_with_two_copies() {
+    // Every range's first request late, the opening's too: the opening is the source's only
+    // request, so it is sent again once late, though nothing has overtaken it, and the first
+    // time a request is sent again, two copies go at once.
+    let object = Arc::new(trips());
+    let hedge = Hedge::default()
+        .with_multiple(1)
+        .with_floor(Duration::from_millis(200));
+    let options = SourceOptions::default()
+        .with_stall_timeout(Duration::from_secs(10))
+        .with_hedge(Some(hedge));
+    let (endpoint, seen) = serve(Arc::clone(&object), Mode::Delay { every: 1, times: 1 }).await;
+    let (batches, stats) = read_whole(&endpoint, "trips.arrow", options).await;
+    assert_batches_equal(&local(&object), &batches);
+    let delayed = seen.delayed.load(Ordering::SeqCst) as u64;
+    let asked = seen.starts.lock().unwrap().clone();
+    assert!(delayed >= 1, "{asked:?}");
+    // The opening's range, asked for three times: the late request and its two copies.
+    assert_eq!(
+        asked.iter().filter(|r| **r == asked[0]).count(),
+        3,
+        "{asked:?}"
+    );
+    assert!(stats.hedges >= 2 * delayed, "{stats:?}, {delayed} delayed");
+    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+    println!("progress: a late opening hedged: {stats:?}, ranges {asked:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_read_resumes_after_a_stall_and_is_never_cut() {
     let object = Arc::new(trips());
     let expected = local(&object);
