@@ -34,10 +34,14 @@
 //! in flight to fill a 100 Gbit/s instance, and requests of 8-16 MiB the cheapest per byte
 //! once the per-request price is counted. The defaults ([`Network::default`]) take 50 ms,
 //! 64 MiB/s per request, 128 in flight, 1 GiB/s for the whole client (a 10 Gbit/s
-//! instance) and 3 ms per request: S3's price of a GET ($0.0004 per 1,000) buys about 3 ms of
-//! an instance that receives 1 GiB/s (10 Gbit/s, about $0.45 an hour). With these figures
-//! the model reads a 300 MB object in parts of 4 MiB, 16 at once within a 64 MiB window, and
-//! a 7.8 MB one in eight parts of 1 MiB.
+//! instance) and 1 ms per request: S3's price of a GET ($0.0004 per 1,000) buys about 1 ms
+//! of an instance that receives 3-6 GiB/s (25-50 Gbit/s, $1.4-2 an hour: the instances that
+//! read S3 at its limits), and a request's own work (signing, a connection from the pool,
+//! parsing its answer) is a fraction of that. With these figures the model reads a 300 MB
+//! object in parts of 4 MiB, 16 at once within a 64 MiB window, and a 7.8 MB one in parts
+//! of 512 KiB after its first 3.2 MiB. (At 3 ms, as on a 10 Gbit/s instance, the 7.8 MB
+//! object took parts of 1 MiB, 16 ms of transfer each instead of 8: its whole read, two
+//! first bytes and a part, 0.62-0.63x polars' three round trips; at 1 ms, 0.57-0.59x.)
 
 /// Microseconds in a second.
 const SECOND_US: u128 = 1_000_000;
@@ -71,7 +75,7 @@ impl Default for Network {
             request_bandwidth: 64 * MIB,
             total_bandwidth: 1024 * MIB,
             max_in_flight: 128,
-            request_cost_us: 3_000,
+            request_cost_us: 1_000,
             max_requests: 128,
         }
     }
@@ -323,7 +327,7 @@ mod tests {
     fn gaps_follow_the_network() {
         let net = s3();
         assert_eq!(net.bandwidth_delay(), 64 * MIB / 20);
-        assert_eq!(net.request_cost_bytes(), 3 * 64 * MIB / 1000);
+        assert_eq!(net.request_cost_bytes(), 64 * MIB / 1000);
         let near = net.with_first_byte_us(100);
         assert_eq!(near.bandwidth_delay(), 64 * MIB / 10_000);
     }
@@ -332,7 +336,7 @@ mod tests {
     fn plans_rank_by_time_and_request_cost_then_requests() {
         let net = s3();
         let (fast, slow) = (net.wave([MIB; 2]), net.wave([2 * MIB]));
-        // Two requests of 1 MiB (50 + 15.6 ms, + 6 ms) beat one of 2 MiB (50 + 31.3 ms, + 3 ms).
+        // Two requests of 1 MiB (50 + 15.6 ms, + 2 ms) beat one of 2 MiB (50 + 31.3 ms, + 1 ms).
         assert!(net.compare(&fast, &slow).is_lt());
         // Equal time: fewer requests win.
         let free = net.with_request_cost_us(0);
@@ -360,15 +364,15 @@ mod tests {
             // Small objects: one request.
             ("64 KiB", net, 64 * 1024, 64 * MIB, 64 * 1024),
             ("300 KiB", net, 300 * 1024, 64 * MIB, 300 * 1024),
-            // 7.8 MB: eight parts of 1 MiB at once (50 + 15.6 ms, + 24 ms of request cost).
-            ("7.8 MB", net, 7_800_000, 64 * MIB, MIB),
+            // 7.8 MB: 15 parts of 512 KiB at once (50 + 7.8 ms, + 15 ms of request cost).
+            ("7.8 MB", net, 7_800_000, 64 * MIB, MIB / 2),
             // 302 MB within a 64 MiB window: parts of 4 MiB, 16 in flight; within 128 MiB,
             // parts of 8 MiB (Durner et al.'s cost-optimal 8-16 MiB).
             ("302 MB", net, 302_000_000, 64 * MIB, 4 * MIB),
             ("302 MB, 128 MiB window", net, 302_000_000, 128 * MIB, 8 * MIB),
-            // A window of 4 MiB: four parts of 1 MiB receiving at once (256 MiB/s) beat one
+            // A window of 4 MiB: eight parts of 512 KiB receiving at once (512 MiB/s) beat one
             // request at 64 MiB/s, their successors sent ahead of their ends.
-            ("302 MB, 4 MiB window", net, 302_000_000, 4 * MIB, MIB),
+            ("302 MB, 4 MiB window", net, 302_000_000, 4 * MIB, MIB / 2),
             // A window of one part's bytes: one request.
             ("302 MB, 256 KiB window", net, 302_000_000, 256 * 1024, 302_000_000),
             // Requests that cost more: larger parts.

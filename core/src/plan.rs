@@ -516,13 +516,13 @@ mod tests {
     fn coalesce_for_cases() {
         const MIB: u64 = 1024 * 1024;
         let s3 = Network::default();
-        // Block metadata 80 KiB apart, in one wave: a gap of 72 KiB costs 1.1 ms at 64 MiB/s,
-        // less than a request (3 ms), so they are read through into one read.
+        // Block metadata 40 KiB apart, in one wave: a gap of 32 KiB costs 0.5 ms at 64 MiB/s,
+        // less than a request (1 ms), so they are read through into one read.
         let metadata: Vec<Range<u64>> = (0..100)
-            .map(|i| i * 80 * 1024..i * 80 * 1024 + 8 * 1024)
+            .map(|i| i * 40 * 1024..i * 40 * 1024 + 8 * 1024)
             .collect();
         let (reads, cost) = coalesce_for(&s3, &metadata, 64 * MIB);
-        assert_eq!(reads, ranges(&[(0, 99 * 80 * 1024 + 8 * 1024)]));
+        assert_eq!(reads, ranges(&[(0, 99 * 40 * 1024 + 8 * 1024)]));
         assert_eq!(cost.requests, 1);
         // On a network where bytes cost more than requests, each is a read of its own.
         let thin = s3

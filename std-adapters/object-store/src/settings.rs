@@ -39,7 +39,7 @@ impl SourceOptions {
     /// - `QUIVER_FIRST_BYTE_MS`: time to first byte, ms (default: measured on the first request);
     /// - `QUIVER_REQUEST_MIBPS`: bandwidth of one request, MiB/s (default 64);
     /// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
-    /// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 3);
+    /// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 1);
     /// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
     /// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64);
     /// - `QUIVER_STALL_TIMEOUT`: how long a request may go without a byte before the rest is

@@ -181,7 +181,7 @@ pub struct NetworkMetrics {
 
 impl Default for NetworkMetrics {
     /// Time to first byte measured when opening; the other figures those of S3 from EC2
-    /// ([`quiver::cost`]'s module docs): 64 MiB/s per request, 1 GiB/s in all, 3 ms a request.
+    /// ([`quiver::cost`]'s module docs): 64 MiB/s per request, 1 GiB/s in all, 1 ms a request.
     fn default() -> Self {
         let model = quiver::cost::Network::default();
         NetworkMetrics {
