@@ -541,6 +541,31 @@ fn lying_and_cut_streams_are_located_errors() {
 }
 
 #[test]
+fn the_no_alloc_reader_frames_messages_as_the_decoder_does() {
+    // Both read every prefix, end marker and length through one framer: a stream cut anywhere
+    // in the batch's message is the same located error from both.
+    let (plain, message, body) = ints_stream(1000);
+    for cut in [message + 2, message + 6, message + 20, body + 10] {
+        let mut decoder = StreamDecoder::new(ReaderOptions::default());
+        decoder.push(Bytes::from_vec(plain[..cut].to_vec()));
+        let expected = decode_all(&mut decoder).unwrap_err();
+        let mut scratch = vec![0u8; plain.len()];
+        let mut reader =
+            quiver::no_alloc::StreamReader::<_, 4>::new(&plain[..cut], &mut scratch).unwrap();
+        let e = reader.next_batch::<4>().map(|_| ()).unwrap_err();
+        assert_eq!(e.format(), Some(&expected), "cut at {cut}");
+    }
+    // The end-of-stream marker, and a clean end between messages, end both.
+    for end in [plain.len(), plain.len() - 8] {
+        let mut scratch = vec![0u8; plain.len()];
+        let mut reader =
+            quiver::no_alloc::StreamReader::<_, 4>::new(&plain[..end], &mut scratch).unwrap();
+        assert!(reader.next_batch::<4>().unwrap().is_some());
+        assert!(reader.next_batch::<4>().unwrap().is_none(), "{end}");
+    }
+}
+
+#[test]
 fn the_legacy_format_reads_like_the_current_one() {
     // The same stream with every continuation marker dropped (Arrow before 0.15).
     let (plain, ..) = ints_stream(100);

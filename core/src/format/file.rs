@@ -4,10 +4,11 @@
 //! trailing `i32` footer length and `ARROW1` magic, which the caller has checked and stripped.
 
 use super::Foreign;
+use super::framing::Prefix;
 use super::message::{Message, MetadataVersion, version};
 use super::schema::{KeyValues, Schema};
 use super::slots::*;
-use super::{required, vector_or_empty};
+use super::{required, truncated, vector_or_empty};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::{Table, Vector};
 use core::ops::Range;
@@ -192,7 +193,14 @@ impl Block {
     /// the file.
     pub(crate) fn flatbuffer(self, bytes: &[u8]) -> FormatResult<Range<usize>> {
         let at = self.offset as u64;
-        let (prefix, len) = super::message_prefix(bytes).map_err(|e| e.at(at))?;
+        let (prefix, len) = match Prefix::parse(bytes, true, at)? {
+            Prefix::Message { len, metadata_len } => (len, metadata_len),
+            // A zero length: an empty flatbuffer, which is no message.
+            Prefix::EndOfStream { len } => (len, 0),
+            Prefix::EndOfInput | Prefix::Need(_) => {
+                return Err(truncated("message length prefix", 4, 0, at));
+            }
+        };
         if prefix + len > self.meta_data_length as usize {
             return Err(FormatError::from(FormatErrorKind::InvalidValue {
                 what: "message metadata length (past Block.metaDataLength)",

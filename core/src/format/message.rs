@@ -2,8 +2,8 @@
 //! [`DictionaryBatch`], a [`Schema`]).
 //!
 //! [`Message::parse`] takes the message's flatbuffer bytes, after the IPC framing (the
-//! `0xFFFFFFFF` continuation marker and the `i32` metadata length) has been stripped; the body
-//! that follows the metadata is not read here.
+//! `0xFFFFFFFF` continuation marker and the `i32` metadata length, read by `format::framing`)
+//! has been stripped; the body that follows the metadata is not read here.
 
 use super::schema::{KeyValues, Schema};
 use super::slots::*;

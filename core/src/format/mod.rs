@@ -2,10 +2,11 @@
 //! `File.fbs`.
 //!
 //! Bytes enter as the flatbuffer of one encapsulated message ([`Message::parse`]) or of a
-//! file footer ([`Footer::parse`]); the IPC framing around them (continuation marker, length
-//! prefix, `ARROW1` magic) is the caller's business. Every view is `Copy`, borrows from those
-//! bytes, and reads its fields through the checked [`flatbuffer`](crate::flatbuffer) reader, so
-//! nothing is allocated and nothing panics. Names follow the `.fbs` files. Offsets in errors
+//! file footer ([`Footer::parse`]); the framing around a message (continuation marker, length
+//! prefix, end-of-stream marker) is read by `format::framing`, the one framer every reader of
+//! messages uses, and the `ARROW1` magic by the file's readers. Every view is `Copy`, borrows
+//! from those bytes, and reads its fields through the checked
+//! [`flatbuffer`](crate::flatbuffer) reader, so nothing is allocated and nothing panics. Names follow the `.fbs` files. Offsets in errors
 //! are relative to the buffer handed to `parse`; the caller rebases them
 //! ([`FormatError::rebase`](crate::error::FormatError::rebase)).
 //!
@@ -25,6 +26,7 @@
 pub(crate) mod cursor;
 mod file;
 mod foreign;
+mod framing;
 pub(crate) mod layout;
 mod message;
 pub(crate) mod schema;
@@ -32,6 +34,8 @@ pub(crate) mod slots;
 
 pub use crate::error::Foreign;
 pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range, missing_trailer};
+pub use framing::CONTINUATION;
+pub(crate) use framing::{MAX_PREFIX, Prefix, body_length};
 pub(crate) use layout::Kind;
 #[cfg(feature = "alloc")]
 pub(crate) use layout::{Layout, Swap, TypeIds};
@@ -49,38 +53,6 @@ use crate::flatbuffer::{Element, Table, Vector};
 
 /// The magic bytes that open and close an IPC file.
 pub const MAGIC: &[u8; 6] = b"ARROW1";
-
-/// The marker that precedes a message's metadata length since format 0.15.
-pub const CONTINUATION: [u8; 4] = [0xFF; 4];
-
-/// Splits a message's encapsulation prefix: returns the prefix length (8 with the continuation
-/// marker, 4 for the legacy form) and the flatbuffer length that follows it.
-pub(crate) fn message_prefix(bytes: &[u8]) -> FormatResult<(usize, usize)> {
-    let word = |at: usize| -> FormatResult<[u8; 4]> {
-        bytes
-            .get(at..at + 4)
-            .and_then(|w| w.try_into().ok())
-            .ok_or_else(|| {
-                FormatErrorKind::Truncated {
-                    what: "message length prefix",
-                    needed: (at + 4) as u64,
-                    available: bytes.len() as u64,
-                }
-                .into()
-            })
-    };
-    let first = word(0)?;
-    let (prefix, len) = if first == CONTINUATION {
-        (8, i32::from_le_bytes(word(4)?))
-    } else {
-        (4, i32::from_le_bytes(first))
-    };
-    let len = usize::try_from(len).map_err(|_| FormatErrorKind::InvalidValue {
-        what: "message metadata length",
-        value: i64::from(len),
-    })?;
-    Ok((prefix, len))
-}
 
 // The errors of encapsulated messages, raised alike by the stream and file readers of `ipc` and
 // `no_alloc`.
@@ -117,31 +89,6 @@ pub(crate) fn no_schema(position: u64) -> FormatErrorKind {
             available: position,
         }
     }
-}
-
-/// The metadata length `len` of a stream message's prefix (at `at`), which is not negative.
-pub(crate) fn metadata_length(len: i32, at: u64) -> FormatResult<usize> {
-    usize::try_from(len).map_err(|_| {
-        FormatError::from(FormatErrorKind::InvalidValue {
-            what: "message metadata length",
-            value: i64::from(len),
-        })
-        .at(at)
-    })
-}
-
-/// The body length a stream message's `metadata` (at `at` in the stream) declares.
-pub(crate) fn body_length(metadata: &[u8], at: u64) -> FormatResult<usize> {
-    let len = Message::parse(metadata)
-        .map_err(|e| e.rebase(at))?
-        .body_length();
-    usize::try_from(len).map_err(|_| {
-        FormatError::from(FormatErrorKind::InvalidValue {
-            what: "Message.bodyLength",
-            value: len,
-        })
-        .at(at)
-    })
 }
 
 /// A flatbuffer vector of `int` (e.g. `Union.typeIds`).
@@ -284,14 +231,12 @@ mod tests {
     /// The metadata flatbuffer of the message at `offset`, with or without the continuation
     /// marker (files before 0.15 have none).
     fn message_bytes(file: &[u8], offset: i64) -> &[u8] {
-        let mut pos = usize::try_from(offset).unwrap();
-        let mut len = i32_at(file, pos);
-        if len == -1 {
-            pos += 4;
-            len = i32_at(file, pos);
-        }
-        let len = usize::try_from(len).unwrap();
-        &file[pos + 4..pos + 4 + len]
+        let at = usize::try_from(offset).unwrap();
+        let framed = Prefix::parse(&file[at..], true, 0).unwrap();
+        let Prefix::Message { len, metadata_len } = framed else {
+            panic!("no message at {offset}: {framed:?}");
+        };
+        &file[at + len..at + len + metadata_len]
     }
 
     /// What a walk saw, for spot checks.

@@ -27,7 +27,7 @@ use crate::array::RecordBatch;
 use crate::bytes::Bytes;
 use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use crate::format::{self, Block, Foreign, LEADING_LEN, MessageHeader, TRAILER_LEN};
-use crate::format::{body_length, metadata_length, no_schema, truncated};
+use crate::format::{MAX_PREFIX, Prefix, body_length, no_schema, truncated};
 use crate::schema::Schema;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -484,23 +484,7 @@ impl StreamDecoder {
                 None => e,
             }
         };
-        let Some(word) = self.input.peek::<4>() else {
-            if self.input.ended && self.input.len == 0 {
-                if self.file.is_some() {
-                    return Err(FormatErrorKind::TruncatedFile { len: offset }.into());
-                }
-                self.step = Step::End; // end of input between messages
-                return Ok(Some(Framed::End));
-            }
-            let available = self.input.len;
-            return self
-                .input
-                .lacking(4, || {
-                    refuse(truncated("message length prefix", 4, available, offset))
-                })
-                .map(Some);
-        };
-        if let Some(file) = &mut self.file {
+        if let (Some(file), Some(word)) = (&mut self.file, self.input.peek::<4>()) {
             if file.continued && word != CONTINUATION {
                 // A writer that frames its messages with the marker frames them all: a word
                 // without it after them is the footer of a file with no end-of-stream marker.
@@ -509,35 +493,36 @@ impl StreamDecoder {
             }
             file.continued = word == CONTINUATION;
         }
-        let (word, prefix_len) = if word == CONTINUATION {
-            let Some(both) = self.input.peek::<8>() else {
-                let available = self.input.len.saturating_sub(4);
-                return self
-                    .input
-                    .lacking(8, || {
-                        truncated("message length prefix", 4, available, offset)
-                    })
-                    .map(Some);
-            };
-            let [.., a, b, c, d] = both;
-            ([a, b, c, d], 8)
-        } else {
-            (word, 4)
-        };
-        let len = i32::from_le_bytes(word);
-        self.input.skip(prefix_len);
-        if len == 0 {
-            let at = self.input.position;
-            match (&self.file, &self.state) {
-                (None, _) => self.step = Step::End,
-                (Some(_), Some(_)) => self.step = Step::Trailer { at },
-                // Zeros between a file's magic and its schema message pad the magic further
-                // (to 64 bytes, as arrow-rs writes it), which file readers never read.
-                (Some(_), None) => {}
+        let mut bytes = [0u8; MAX_PREFIX];
+        let got = self.input.copy_front(&mut bytes);
+        let bytes = bytes.get(..got).unwrap_or_default();
+        let len = match Prefix::parse(bytes, self.input.ended, offset).map_err(refuse)? {
+            Prefix::Need(n) => return Ok(Some(Framed::NeedsData(n))),
+            Prefix::EndOfInput if self.file.is_some() => {
+                return Err(FormatErrorKind::TruncatedFile { len: offset }.into());
             }
-            return Ok(None);
-        }
-        let len = metadata_length(len, offset).map_err(refuse)?;
+            Prefix::EndOfInput => {
+                self.step = Step::End; // end of input between messages
+                return Ok(Some(Framed::End));
+            }
+            Prefix::EndOfStream { len } => {
+                self.input.skip(len);
+                let at = self.input.position;
+                match (&self.file, &self.state) {
+                    (None, _) => self.step = Step::End,
+                    (Some(_), Some(_)) => self.step = Step::Trailer { at },
+                    // Zeros between a file's magic and its schema message pad the magic
+                    // further (to 64 bytes, as arrow-rs writes it), which file readers never
+                    // read.
+                    (Some(_), None) => {}
+                }
+                return Ok(None);
+            }
+            Prefix::Message { len, metadata_len } => {
+                self.input.skip(len);
+                metadata_len
+            }
+        };
         let limit = self.options.max_metadata_size;
         if len as u64 > limit {
             return Err(refuse(

@@ -13,7 +13,7 @@ use super::stored;
 use super::{InScratch, Stored, keep, little_endian, too_small};
 use crate::error::{Error, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{
-    self, CONTINUATION, Foreign, body_length, metadata_length, no_schema, truncated, unexpected,
+    self, Foreign, MAX_PREFIX, Prefix, body_length, no_schema, truncated, unexpected,
 };
 use crate::source::fill;
 use core::ops::Range;
@@ -135,27 +135,31 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
     /// end-of-stream marker or a clean end of input.
     fn read_message(&mut self) -> Result<Option<Read>, Error<R::Error>> {
         let offset = self.position;
-        let mut word = [0u8; 4];
-        match fill(&mut self.reader, &mut self.position, &mut word)? {
-            0 => return Ok(None),
-            4 => {}
-            got => return Err(truncated("message length prefix", 4, got, offset).into()),
-        }
+        let mut prefix = [0u8; MAX_PREFIX];
+        let (mut filled, mut ended) = (0, false);
+        let framed = loop {
+            let bytes = prefix.get(..filled).unwrap_or_default();
+            match Prefix::parse(bytes, ended, offset) {
+                Ok(Prefix::Need(n)) => {
+                    let more = prefix.get_mut(filled..filled + n).unwrap_or_default();
+                    let got = fill(&mut self.reader, &mut self.position, more)?;
+                    ended = got < n || got == 0;
+                    filled += got;
+                }
+                framed => break framed,
+            }
+        };
         // At the start of the input, a length no stream begins with is refused as the format
         // its bytes look like, if they look like one.
         let foreign = (offset == 0)
-            .then(|| Foreign::sniff(&word))
+            .then(|| Foreign::sniff(prefix.get(..4).filter(|_| filled >= 4)?))
             .flatten()
             .map(|looks_like| FormatError::from(FormatErrorKind::NotArrow { looks_like }));
-        if word == CONTINUATION {
-            let (reader, position) = (&mut self.reader, &mut self.position);
-            fill_exact(reader, position, &mut word, "message length prefix")?;
-        }
-        let len = i32::from_le_bytes(word);
-        if len == 0 {
-            return Ok(None);
-        }
-        let len = metadata_length(len, offset).map_err(|e| foreign.clone().unwrap_or(e))?;
+        let len = match framed {
+            Ok(Prefix::Message { metadata_len, .. }) => metadata_len,
+            Ok(_) => return Ok(None),
+            Err(e) => return Err(foreign.unwrap_or(e).into()),
+        };
         let message = self.free..self.free.saturating_add(len);
         let available = self.scratch.len();
         let buf = self.scratch.get_mut(message.clone()).ok_or_else(|| {
