@@ -281,15 +281,30 @@ async fn a_stalled_body_resumes_from_its_first_missing_byte() {
     println!("progress: {text}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn late_answers_are_hedged() {
-    let object = Arc::new(trips());
+/// Every request the source counted reached the server, but the copies that lost, which may
+/// have been dropped before they were sent.
+fn sent_or_dropped(stats: &RequestStats, seen: &Seen) {
+    let reached = seen.requests.load(Ordering::SeqCst) as u64;
+    assert!(
+        reached <= stats.requests && stats.requests - reached <= stats.hedges,
+        "{stats:?}, {reached} reached the server"
+    );
+}
+
+/// Hedging after 200 ms (the usual first byte here is well under it), stalls after 10 s.
+fn hedging() -> SourceOptions {
     let hedge = Hedge::default()
         .with_multiple(1)
         .with_floor(Duration::from_millis(200));
-    let options = SourceOptions::default()
+    SourceOptions::default()
         .with_stall_timeout(Duration::from_secs(10))
-        .with_hedge(Some(hedge));
+        .with_hedge(Some(hedge))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_answers_are_hedged() {
+    let object = Arc::new(trips());
+    let options = hedging();
     // Every other range late once: one copy each. Late twice: a second copy, as late as the
     // first.
     for times in [1, 2] {
@@ -300,7 +315,7 @@ async fn late_answers_are_hedged() {
         assert!(delayed > 0);
         // Each delayed request was sent again; the answer to a copy won.
         assert!(stats.hedges >= delayed, "{stats:?}, {delayed} delayed");
-        assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+        sent_or_dropped(&stats, &seen);
         assert_eq!(stats.retries, 0, "{stats:?}");
         println!("progress: {delayed} late answers hedged ({times} a range): {stats:?}");
     }
@@ -312,26 +327,19 @@ async fn a_late_opening_is_hedged_with_two_copies() {
     // request, so it is sent again once late, though nothing has overtaken it, and the first
     // time a request is sent again, two copies go at once.
     let object = Arc::new(trips());
-    let hedge = Hedge::default()
-        .with_multiple(1)
-        .with_floor(Duration::from_millis(200));
-    let options = SourceOptions::default()
-        .with_stall_timeout(Duration::from_secs(10))
-        .with_hedge(Some(hedge));
+    let options = hedging();
     let (endpoint, seen) = serve(Arc::clone(&object), Mode::Delay { every: 1, times: 1 }).await;
     let (batches, stats) = read_whole(&endpoint, "trips.arrow", options).await;
     assert_batches_equal(&local(&object), &batches);
     let delayed = seen.delayed.load(Ordering::SeqCst) as u64;
     let asked = seen.starts.lock().unwrap().clone();
     assert!(delayed >= 1, "{asked:?}");
-    // The opening's range, asked for three times: the late request and its two copies.
-    assert_eq!(
-        asked.iter().filter(|r| **r == asked[0]).count(),
-        3,
-        "{asked:?}"
-    );
+    // The opening's range asked for again, twice at once (the copy that lost may be dropped
+    // before it reaches the server).
+    let opening = asked.iter().filter(|r| **r == asked[0]).count();
+    assert!((2..=3).contains(&opening), "{asked:?}");
     assert!(stats.hedges >= 2 * delayed, "{stats:?}, {delayed} delayed");
-    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+    sent_or_dropped(&stats, &seen);
     println!("progress: a late opening hedged: {stats:?}, ranges {asked:?}");
 }
 

@@ -97,7 +97,9 @@ impl BytesOut {
             if data.is_null() {
                 return Err(too_large());
             }
-            if std::env::var_os("QUIVER_NO_HUGE").is_none() { advise_huge_pages(data, room); }
+            if std::env::var_os("QUIVER_NO_HUGE").is_none() {
+                advise_huge_pages(data, room);
+            }
             if self.len > 0 {
                 // SAFETY: both buffers hold at least `len` bytes (the old one wrote them, the
                 // new one has `room > len`: grown for more), and they are different objects.
