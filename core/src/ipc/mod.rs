@@ -35,12 +35,12 @@ mod writer;
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 #[cfg(feature = "async")]
-pub use async_stream::{AsyncIo, AsyncStreamReader};
+pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use file::FileReader;
 pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::Scan;
-pub use stream::{BlockingIo, GenericStreamReader, StreamReader};
+pub use stream::StreamReader;
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{
     DEFAULT_ALIGNMENT, END_OF_STREAM, EncodedMessage, FileWriter, IpcFormat, MessageEncoder,
