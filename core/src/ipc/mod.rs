@@ -17,12 +17,15 @@
 mod async_reader;
 #[cfg(feature = "async")]
 mod async_stream;
+// Only the fuzzing entry points append whole arrays (`fuzzing::concat`).
+#[cfg(any(test, feature = "fuzzing"))]
 mod concat;
 mod decode;
 mod decoder;
 mod delta;
 mod dictionary;
 mod file;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod projection;
