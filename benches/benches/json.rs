@@ -24,7 +24,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType as ArrowType, Field as ArrowField, Fields, Schema as ArrowSchema};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use quiver::json::{DEFAULT_DEPTH, Encoder, EncoderOptions, JsonFormat};
+use quiver::json::{DEFAULT_DEPTH, Encoder, EncoderBuilder, EncoderOptions, JsonFormat};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -622,13 +622,11 @@ fn ratio_table(cases: &[Case]) {
         if case.name == "wide40" {
             let wide = ns_per_row(case.rows, || {
                 let mut out = Vec::new();
-                Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(
-                    &case.quiver,
-                    case.format,
-                    options(),
-                )
-                .unwrap()
-                .append_to(&mut out);
+                let mut encoder: Encoder<'_, DEFAULT_DEPTH, 128> =
+                    EncoderBuilder::new(case.format, options())
+                        .batch(&case.quiver)
+                        .unwrap();
+                encoder.append_to(&mut out);
                 out
             });
             println!(

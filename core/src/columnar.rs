@@ -68,7 +68,7 @@ pub(crate) fn read<T: Native>(buf: &[u8], i: usize) -> T {
 
 /// Whether bit `i` of an LSB-first bitmap is set.
 #[inline(always)]
-pub fn bit(bitmap: &[u8], i: usize) -> bool {
+pub(crate) fn bit(bitmap: &[u8], i: usize) -> bool {
     bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
 }
 

@@ -595,98 +595,111 @@ impl fmt::Display for FormatErrorKind {
     }
 }
 
-/// Defines a fieldless enum whose `Display` is one text per variant.
-macro_rules! texts {
-    (
-        $(#[$meta:meta])*
-        pub enum $name:ident {
-            $($(#[$variant_meta:meta])* $variant:ident => $text:literal,)*
-        }
-    ) => {
-        $(#[$meta])*
-        pub enum $name {
-            $($(#[$variant_meta])* $variant,)*
-        }
+/// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FlatbufferBound {
+    /// How deep tables nest (`ReaderOptions`' depth limit when reading).
+    NestingDepth,
+    /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
+    FieldCount,
+    /// How deep fields may nest for readers to take the schema (when writing).
+    FieldNesting,
+    /// The size of a flatbuffer being built.
+    BufferSize,
+    /// The length of a vector being built.
+    VectorLength,
+    /// The size of a table being built (its vtable holds 16-bit offsets).
+    TableSize,
+}
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(match self {
-                    $($name::$variant => $text,)*
-                })
+impl fmt::Display for FlatbufferBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FlatbufferBound::NestingDepth => "nesting depth",
+            FlatbufferBound::FieldCount => "field count",
+            FlatbufferBound::FieldNesting => "field nesting depth",
+            FlatbufferBound::BufferSize => "builder buffer size",
+            FlatbufferBound::VectorLength => "vector length",
+            FlatbufferBound::TableSize => "table size",
+        })
+    }
+}
+
+/// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A message's metadata (its flatbuffer), read or written.
+    MessageMetadata,
+    /// A message's body, written.
+    MessageBody,
+    /// A file's footer, written, or read front to back.
+    FileFooter,
+    /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
+    DecompressedBuffer,
+    /// A ZSTD frame's window.
+    ZstdWindow,
+    /// A read the reader planned (beyond what the platform can address).
+    PlannedRead,
+    /// An offset of a variable-length, list or map array, beyond its offset type (a large or
+    /// view type holds more).
+    Offsets,
+    /// A run end beyond the run-end type (a wider one holds more).
+    RunEnd,
+    /// A dense union child's length beyond its 32-bit offsets.
+    DenseUnionChild,
+    /// A dictionary index beyond the index type (a wider one holds more).
+    DictionaryIndex,
+    /// A view value's length beyond 32 bits.
+    ViewValue,
+    /// A delta dictionary's length, or its offsets or run ends, beyond their type once
+    /// appended to the dictionary before it.
+    AppendedDictionary,
+    /// A dictionary validity bitmap beyond the bytes its slots hold.
+    DictionaryValidity,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::MessageMetadata => "message metadata",
+            Limit::MessageBody => "message body",
+            Limit::FileFooter => "file footer",
+            Limit::DecompressedBuffer => "declared uncompressed buffer size",
+            Limit::ZstdWindow => "ZSTD frame window size",
+            Limit::PlannedRead => "planned read",
+            Limit::Offsets => "offsets (a large or view type holds more)",
+            Limit::RunEnd => "run end (use a wider run-end type)",
+            Limit::DenseUnionChild => "dense union child length",
+            Limit::DictionaryIndex => "dictionary index (use a wider index type)",
+            Limit::ViewValue => "view value length",
+            Limit::AppendedDictionary => "appended dictionary length or offsets",
+            Limit::DictionaryValidity => {
+                "a dictionary validity bitmap beyond the bytes its slots hold"
             }
-        }
-    };
-}
-
-texts! {
-    /// Which flatbuffer limit was exceeded ([`FormatErrorKind::FlatbufferLimit`]).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    #[non_exhaustive]
-    pub enum FlatbufferBound {
-        /// How deep tables nest (`ReaderOptions`' depth limit when reading).
-        NestingDepth => "nesting depth",
-        /// How many fields a schema holds, nested ones included (`ReaderOptions::max_fields`).
-        FieldCount => "field count",
-        /// How deep fields may nest for readers to take the schema (when writing).
-        FieldNesting => "field nesting depth",
-        /// The size of a flatbuffer being built.
-        BufferSize => "builder buffer size",
-        /// The length of a vector being built.
-        VectorLength => "vector length",
-        /// The size of a table being built (its vtable holds 16-bit offsets).
-        TableSize => "table size",
+        })
     }
 }
 
-texts! {
-    /// What a size that exceeds a limit is the size of ([`FormatErrorKind::LimitExceeded`]).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    #[non_exhaustive]
-    pub enum Limit {
-        /// A message's metadata (its flatbuffer), read or written.
-        MessageMetadata => "message metadata",
-        /// A message's body, written.
-        MessageBody => "message body",
-        /// A file's footer, written, or read front to back.
-        FileFooter => "file footer",
-        /// The uncompressed size a compressed buffer declares (`ReaderOptions`' limit).
-        DecompressedBuffer => "declared uncompressed buffer size",
-        /// A ZSTD frame's window.
-        ZstdWindow => "ZSTD frame window size",
-        /// A read the reader planned (beyond what the platform can address).
-        PlannedRead => "planned read",
-        /// An offset of a variable-length, list or map array, beyond its offset type (a large or
-        /// view type holds more).
-        Offsets => "offsets (a large or view type holds more)",
-        /// A run end beyond the run-end type (a wider one holds more).
-        RunEnd => "run end (use a wider run-end type)",
-        /// A dense union child's length beyond its 32-bit offsets.
-        DenseUnionChild => "dense union child length",
-        /// A dictionary index beyond the index type (a wider one holds more).
-        DictionaryIndex => "dictionary index (use a wider index type)",
-        /// A view value's length beyond 32 bits.
-        ViewValue => "view value length",
-        /// A delta dictionary's length, or its offsets or run ends, beyond their type once
-        /// appended to the dictionary before it.
-        AppendedDictionary => "appended dictionary length or offsets",
-        /// A dictionary validity bitmap beyond the bytes its slots hold.
-        DictionaryValidity => "a dictionary validity bitmap beyond the bytes its slots hold",
-    }
-}
-
-fb_enum! {
-    /// Compression codec of a record batch body (`BodyCompression.codec`); defined with the errors,
-    /// which name it ([`Feature::Codec`], [`FormatErrorKind::Decompression`]).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum CompressionCodec: i8 {
-        /// LZ4 frame format.
-        Lz4Frame = 0,
-        /// Zstandard.
-        Zstd = 1,
-    }
+/// Compression codec of a record batch body (`BodyCompression.codec`); defined with the errors,
+/// which name it ([`Feature::Codec`], [`FormatErrorKind::Decompression`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompressionCodec {
+    /// LZ4 frame format.
+    Lz4Frame = 0,
+    /// Zstandard.
+    Zstd = 1,
 }
 
 impl CompressionCodec {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i8) -> Option<Self> {
+        [Self::Lz4Frame, Self::Zstd]
+            .into_iter()
+            .find(|variant| *variant as i8 == value)
+    }
+
     /// The codec's name as the format spells it.
     pub fn name(self) -> &'static str {
         match self {
@@ -802,15 +815,22 @@ impl fmt::Display for Feature {
     }
 }
 
-texts! {
-    /// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    #[non_exhaustive]
-    pub enum Capacity {
-        /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
-        Arrays => "arrays in one batch (the Batch's N)",
-        /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
-        Dictionaries => "dictionaries (the reader's D)",
+/// What a fixed capacity counts ([`FormatErrorKind::CapacityExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capacity {
+    /// Arrays in one batch (a [`no_alloc`](crate::no_alloc) `Batch`'s `N`).
+    Arrays,
+    /// Dictionaries (a [`no_alloc`](crate::no_alloc) reader's `D`).
+    Dictionaries,
+}
+
+impl fmt::Display for Capacity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Capacity::Arrays => "arrays in one batch (the Batch's N)",
+            Capacity::Dictionaries => "dictionaries (the reader's D)",
+        })
     }
 }
 

@@ -74,32 +74,6 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
-/// Defines fieldless enums of a `.fbs` file whose discriminants are the flatbuffer values, with
-/// `from_fb` to read one: the one table of values, which the writer writes with `as`.
-macro_rules! fb_enum {
-    ($(
-        $(#[$meta:meta])*
-        pub enum $name:ident: $repr:ty {
-            $($(#[$variant_meta:meta])* $variant:ident = $value:literal,)*
-        }
-    )*) => {$(
-        $(#[$meta])*
-        pub enum $name {
-            $($(#[$variant_meta])* $variant = $value,)*
-        }
-
-        impl $name {
-            /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
-            pub fn from_fb(value: $repr) -> Option<Self> {
-                match value {
-                    $($value => Some($name::$variant),)*
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-
 #[cfg(feature = "alloc")]
 pub mod array;
 #[cfg(feature = "alloc")]

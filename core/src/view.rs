@@ -1,6 +1,6 @@
 //! [`View`]: one record batch (or one array) as a flat, index-linked table of borrowed arrays.
 //!
-//! Every path reads a batch through this one form. A [`Node`] per array holds its type
+//! Every path reads a batch through this one form. A `Node` per array holds its type
 //! (its `Kind`, checked), length, slot offset, validity and buffers as slices, and where its
 //! children end; a dictionary-encoded array's values are the node after it. Walks read nodes by
 //! index through a `Table`.
@@ -110,7 +110,7 @@ impl<'a> Variadic<'a> {
 /// One array of a view: its type, length, slot offset, validity and buffers as slices, and
 /// where its children and dictionary values are in the table.
 #[derive(Debug, Clone, Copy)]
-pub struct Node<'a> {
+pub(crate) struct Node<'a> {
     /// The field name.
     pub(crate) name: &'a str,
     pub(crate) kind: Kind<'a>,

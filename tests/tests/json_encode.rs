@@ -9,7 +9,8 @@ use arrays::*;
 use quiver::array::RecordBatch;
 use quiver::datatype::{DataType, IntervalUnit, TimeUnit};
 use quiver::json::{
-    BinaryFormat, Encoder, EncoderOptions, JsonError, JsonFormat, JsonWriter, to_vec,
+    BinaryFormat, Encoder, EncoderBuilder, EncoderOptions, JsonError, JsonFormat, JsonWriter,
+    to_vec,
 };
 
 /// Encodes with every buffer-size pattern and checks each against `expected`.
@@ -854,12 +855,10 @@ fn depth_is_checked_at_construction() {
     );
     assert!(err.to_string().contains("column 1"));
     // A bigger stack takes it.
-    let mut bigger = Encoder::<'_, 64>::batch_with_depth(
-        &too_deep,
-        JsonFormat::JsonArray,
-        EncoderOptions::default(),
-    )
-    .unwrap();
+    let mut bigger: Encoder<'_, 64> =
+        EncoderBuilder::new(JsonFormat::JsonArray, EncoderOptions::default())
+            .batch(&too_deep)
+            .unwrap();
     let mut out = vec![0u8; 4096];
     let p = bigger.encode(&mut out);
     assert!(p.done);

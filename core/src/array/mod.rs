@@ -13,8 +13,8 @@ mod nodes;
 pub(crate) use nodes::{Arrays, Link, links, node_of};
 
 use crate::bytes::Bytes;
-use crate::columnar::{self, bad, need, read};
-pub use crate::columnar::{Native, bit, count_set_bits};
+use crate::columnar::{self, bad, bit, need, read};
+pub use crate::columnar::{Native, count_set_bits};
 use crate::datatype::{DataType, IntType};
 use crate::error::{FormatErrorKind, FormatResult};
 use crate::format::Kind;

@@ -176,84 +176,119 @@ impl ByteBuilder {
     }
 }
 
-macro_rules! byte_builder {
-    ($name:ident, $doc:literal, $small:ident, $large:ident, $view:ident, $utf8:expr) => {
-        #[doc = $doc]
-        #[derive(Debug, Clone)]
-        pub struct $name(ByteBuilder);
+/// Builds a `Binary`, `LargeBinary` or `BinaryView` array from `&[u8]`, `Vec<u8>` or `&[u8; N]`.
+#[derive(Debug, Clone)]
+pub struct BinaryBuilder(ByteBuilder);
 
-        impl Default for $name {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl $name {
-            #[doc = concat!("An empty builder of `", stringify!($small), "` arrays (i32 offsets).")]
-            pub fn new() -> Self {
-                Self::with_data_type(DataType::$small)
-            }
-
-            #[doc = concat!("An empty builder of `", stringify!($large), "` arrays (i64 offsets).")]
-            pub fn new_large() -> Self {
-                Self::with_data_type(DataType::$large)
-            }
-
-            #[doc = concat!("An empty builder of `", stringify!($view), "` arrays (views).")]
-            pub fn new_view() -> Self {
-                Self::with_data_type(DataType::$view)
-            }
-
-            #[doc = concat!("An empty builder of `data_type` arrays: `", stringify!($small), "`, `",
-                stringify!($large), "` or `", stringify!($view), "` (another type makes `finish` fail).")]
-            pub fn with_data_type(data_type: DataType) -> Self {
-                $name(ByteBuilder::new(data_type, $utf8))
-            }
-
-            /// For a view type: start a new data buffer once the current one would pass `size`
-            /// bytes (default [`VIEW_BLOCK_SIZE`](crate::builder::VIEW_BLOCK_SIZE); at most `i32::MAX`).
-            #[must_use]
-            pub fn with_block_size(mut self, size: usize) -> Self {
-                self.0.set_block_size(size);
-                self
-            }
-
-            fn append_bytes(&mut self, value: &[u8]) {
-                self.0.append(value);
-            }
-        }
-
-        impl ArrayBuilder for $name {
-            fn append_null(&mut self) {
-                self.0.append_null();
-            }
-
-            fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-                self.0.finish()
-            }
-
-            slots!(0.slots);
-        }
-    };
+impl Default for BinaryBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
-byte_builder!(
-    BinaryBuilder,
-    "Builds a `Binary`, `LargeBinary` or `BinaryView` array from `&[u8]`, `Vec<u8>` or `&[u8; N]`.",
-    Binary,
-    LargeBinary,
-    BinaryView,
-    false
-);
+impl BinaryBuilder {
+    /// An empty builder of `Binary` arrays (i32 offsets).
+    pub fn new() -> Self {
+        Self::with_data_type(DataType::Binary)
+    }
 
-byte_builder!(
-    StringBuilder,
-    "Builds a `Utf8`, `LargeUtf8` or `Utf8View` array from `&str`, `String` or `&String`.",
-    Utf8,
-    LargeUtf8,
-    Utf8View,
-    true
-);
+    /// An empty builder of `LargeBinary` arrays (i64 offsets).
+    pub fn new_large() -> Self {
+        Self::with_data_type(DataType::LargeBinary)
+    }
+
+    /// An empty builder of `BinaryView` arrays (views).
+    pub fn new_view() -> Self {
+        Self::with_data_type(DataType::BinaryView)
+    }
+
+    /// An empty builder of `data_type` arrays: `Binary`, `LargeBinary` or `BinaryView` (another type
+    /// makes `finish` fail).
+    pub fn with_data_type(data_type: DataType) -> Self {
+        BinaryBuilder(ByteBuilder::new(data_type, false))
+    }
+
+    /// For a view type: start a new data buffer once the current one would pass `size` bytes
+    /// (default [`VIEW_BLOCK_SIZE`]; at most `i32::MAX`).
+    #[must_use]
+    pub fn with_block_size(mut self, size: usize) -> Self {
+        self.0.set_block_size(size);
+        self
+    }
+
+    fn append_bytes(&mut self, value: &[u8]) {
+        self.0.append(value);
+    }
+}
+
+impl ArrayBuilder for BinaryBuilder {
+    fn append_null(&mut self) {
+        self.0.append_null();
+    }
+
+    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+        self.0.finish()
+    }
+
+    slots!(0.slots);
+}
+
+/// Builds a `Utf8`, `LargeUtf8` or `Utf8View` array from `&str`, `String` or `&String`.
+#[derive(Debug, Clone)]
+pub struct StringBuilder(ByteBuilder);
+
+impl Default for StringBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StringBuilder {
+    /// An empty builder of `Utf8` arrays (i32 offsets).
+    pub fn new() -> Self {
+        Self::with_data_type(DataType::Utf8)
+    }
+
+    /// An empty builder of `LargeUtf8` arrays (i64 offsets).
+    pub fn new_large() -> Self {
+        Self::with_data_type(DataType::LargeUtf8)
+    }
+
+    /// An empty builder of `Utf8View` arrays (views).
+    pub fn new_view() -> Self {
+        Self::with_data_type(DataType::Utf8View)
+    }
+
+    /// An empty builder of `data_type` arrays: `Utf8`, `LargeUtf8` or `Utf8View` (another type
+    /// makes `finish` fail).
+    pub fn with_data_type(data_type: DataType) -> Self {
+        StringBuilder(ByteBuilder::new(data_type, true))
+    }
+
+    /// For a view type: start a new data buffer once the current one would pass `size` bytes
+    /// (default [`VIEW_BLOCK_SIZE`]; at most `i32::MAX`).
+    #[must_use]
+    pub fn with_block_size(mut self, size: usize) -> Self {
+        self.0.set_block_size(size);
+        self
+    }
+
+    fn append_bytes(&mut self, value: &[u8]) {
+        self.0.append(value);
+    }
+}
+
+impl ArrayBuilder for StringBuilder {
+    fn append_null(&mut self) {
+        self.0.append_null();
+    }
+
+    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
+        self.0.finish()
+    }
+
+    slots!(0.slots);
+}
 
 append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]);
 append_by_ref!(StringBuilder, append_bytes, [&str, String, &String]);

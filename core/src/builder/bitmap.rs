@@ -131,7 +131,7 @@ impl Validity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::bit;
+    use crate::columnar::bit;
 
     #[test]
     fn runs_and_single_bits_pack_the_same() {

@@ -6,7 +6,7 @@
 use super::Foreign;
 use super::framing::Prefix;
 use super::message::{Message, MetadataVersion, version};
-use super::schema::{KeyValues, Schema};
+use super::schema::{KeyValues, Schema, key_values};
 use super::slots::*;
 use super::{required, truncated, vector_or_empty};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
@@ -47,7 +47,7 @@ impl<'a> Footer<'a> {
 
     /// User-defined metadata (`Footer.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(
+        key_values(
             &self.table,
             FOOTER_CUSTOM_METADATA,
             "Footer.custom_metadata",

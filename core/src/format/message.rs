@@ -5,28 +5,35 @@
 //! `0xFFFFFFFF` continuation marker and the `i32` metadata length, read by `format::framing`)
 //! has been stripped; the body that follows the metadata is not read here.
 
-use super::schema::{KeyValues, Schema};
+use super::schema::{KeyValues, Schema, key_values};
 use super::slots::*;
 use super::{Int64s, enum_field, invalid, missing, required, vector_or_empty};
 use crate::error::CompressionCodec;
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Vector};
 
-fb_enum! {
-    /// Version of the metadata format a message or file was written with (`MetadataVersion`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-    #[non_exhaustive]
-    pub enum MetadataVersion: i16 {
-        /// 0.1.0 (October 2016).
-        V1 = 0,
-        /// 0.2.0 (February 2017).
-        V2 = 1,
-        /// 0.3.0 to 0.7.1 (May to December 2017).
-        V3 = 2,
-        /// 0.8.0 and later (December 2017).
-        V4 = 3,
-        /// 1.0.0 and later (July 2020); unions have no validity bitmap.
-        V5 = 4,
+/// Version of the metadata format a message or file was written with (`MetadataVersion`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum MetadataVersion {
+    /// 0.1.0 (October 2016).
+    V1 = 0,
+    /// 0.2.0 (February 2017).
+    V2 = 1,
+    /// 0.3.0 to 0.7.1 (May to December 2017).
+    V3 = 2,
+    /// 0.8.0 and later (December 2017).
+    V4 = 3,
+    /// 1.0.0 and later (July 2020); unions have no validity bitmap.
+    V5 = 4,
+}
+
+impl MetadataVersion {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
     }
 }
 
@@ -96,7 +103,7 @@ impl<'a> Message<'a> {
 
     /// User-defined metadata (`Message.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(
+        key_values(
             &self.table,
             MESSAGE_CUSTOM_METADATA,
             "Message.custom_metadata",

@@ -46,7 +46,9 @@ pub use message::{
 pub(crate) use schema::{
     DateUnit, EXTENSION_NAME_KEY, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
 };
-pub use schema::{DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, Type};
+pub use schema::{
+    DictionaryEncoding, Field, Fields, KeyValue, KeyValues, Schema, TableVector, Type,
+};
 
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::flatbuffer::{Element, Table, Vector};

@@ -8,6 +8,7 @@ use super::slots::*;
 use super::{Int32s, Int64s, enum_field, invalid, missing, vector_or_empty};
 use crate::error::FormatResult;
 use crate::flatbuffer::{Table, Tables};
+use core::fmt;
 
 /// The columns of a record batch, their byte order and metadata (`Schema` table).
 #[derive(Clone, Copy, Debug)]
@@ -33,12 +34,17 @@ impl<'a> Schema<'a> {
 
     /// The top-level fields (`Schema.fields`; empty when absent).
     pub fn fields(&self) -> FormatResult<Fields<'a>> {
-        Fields::read(&self.table, SCHEMA_FIELDS, "Schema.fields")
+        Fields::read(
+            &self.table,
+            SCHEMA_FIELDS,
+            "Schema.fields",
+            Field::from_table,
+        )
     }
 
     /// User-defined metadata (`Schema.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(
+        key_values(
             &self.table,
             SCHEMA_CUSTOM_METADATA,
             "Schema.custom_metadata",
@@ -53,48 +59,63 @@ impl<'a> Schema<'a> {
     }
 }
 
-/// A vector of tables, each read as `$item` by `$read` when asked for: [`Fields`] and
-/// [`KeyValues`]. `$what` and `$one` name the items in the docs.
-macro_rules! table_vector {
-    ($(#[$doc:meta])* $name:ident of $item:ident ($what:literal, $one:literal) by $read:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug)]
-        pub struct $name<'a> {
-            tables: Tables<'a>,
-        }
-
-        impl<'a> $name<'a> {
-            pub(super) fn read(t: &Table<'a>, slot: u16, what: &'static str) -> FormatResult<Self> {
-                Ok($name { tables: t.tables(slot, what)?.unwrap_or_else(Tables::empty) })
-            }
-
-            #[doc = concat!("Number of ", $what, ".")]
-            pub fn len(&self) -> usize {
-                self.tables.len()
-            }
-
-            #[doc = concat!("Whether there are no ", $what, ".")]
-            pub fn is_empty(&self) -> bool {
-                self.tables.is_empty()
-            }
-
-            #[doc = concat!($one, " `i`, after checking its table (an index out of range is an")]
-            #[doc = "error too)."]
-            pub fn get(&self, i: usize) -> FormatResult<$item<'a>> {
-                $read(self.tables.get(i)?)
-            }
-
-            #[doc = concat!("The ", $what, " in order, each checked as it is read.")]
-            pub fn iter(&self) -> impl Iterator<Item = FormatResult<$item<'a>>> + 'a {
-                self.tables.iter().map(|t| t.and_then($read))
-            }
-        }
-    };
+/// A vector of tables, each checked and read as a `T` when asked for: [`Fields`] and
+/// [`KeyValues`].
+#[derive(Clone, Copy)]
+pub struct TableVector<'a, T> {
+    tables: Tables<'a>,
+    read: fn(Table<'a>) -> FormatResult<T>,
 }
 
-table_vector! {
-    /// A vector of [`Field`]s: a schema's columns or a field's children.
-    Fields of Field ("fields", "Field") by Field::from_table
+/// A vector of [`Field`]s: a schema's columns or a field's children.
+pub type Fields<'a> = TableVector<'a, Field<'a>>;
+
+/// A vector of [`KeyValue`] metadata entries.
+pub type KeyValues<'a> = TableVector<'a, KeyValue<'a>>;
+
+impl<'a, T> TableVector<'a, T> {
+    /// The vector in field `slot` of `t` (empty when absent), whose tables `read` reads.
+    pub(super) fn read(
+        t: &Table<'a>,
+        slot: u16,
+        what: &'static str,
+        read: fn(Table<'a>) -> FormatResult<T>,
+    ) -> FormatResult<Self> {
+        let tables = t.tables(slot, what)?.unwrap_or_else(Tables::empty);
+        Ok(TableVector { tables, read })
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Item `i`, after checking its table (an index out of range is an error too).
+    pub fn get(&self, i: usize) -> FormatResult<T> {
+        (self.read)(self.tables.get(i)?)
+    }
+
+    /// The items in order, each checked as it is read.
+    pub fn iter(&self) -> impl Iterator<Item = FormatResult<T>> + 'a
+    where
+        T: 'a,
+    {
+        let read = self.read;
+        self.tables.iter().map(move |t| t.and_then(read))
+    }
+}
+
+impl<T> fmt::Debug for TableVector<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableVector")
+            .field("tables", &self.tables)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One column, or a child of a nested column (`Field` table).
@@ -145,12 +166,17 @@ impl<'a> Field<'a> {
 
     /// The child fields of a nested type (`Field.children`; empty when absent).
     pub fn children(&self) -> FormatResult<Fields<'a>> {
-        Fields::read(&self.table, FIELD_CHILDREN, "Field.children")
+        Fields::read(
+            &self.table,
+            FIELD_CHILDREN,
+            "Field.children",
+            Field::from_table,
+        )
     }
 
     /// User-defined metadata (`Field.custom_metadata`; empty when absent).
     pub fn custom_metadata(&self) -> FormatResult<KeyValues<'a>> {
-        KeyValues::read(&self.table, FIELD_CUSTOM_METADATA, "Field.custom_metadata")
+        key_values(&self.table, FIELD_CUSTOM_METADATA, "Field.custom_metadata")
     }
 }
 
@@ -375,9 +401,13 @@ pub struct KeyValue<'a> {
     pub value: &'a str,
 }
 
-table_vector! {
-    /// A vector of [`KeyValue`] metadata entries.
-    KeyValues of KeyValue ("entries", "Entry") by key_value
+/// The metadata entries in field `slot` of `t` (empty when absent).
+pub(super) fn key_values<'a>(
+    t: &Table<'a>,
+    slot: u16,
+    what: &'static str,
+) -> FormatResult<KeyValues<'a>> {
+    KeyValues::read(t, slot, what, key_value)
 }
 
 fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
@@ -387,68 +417,125 @@ fn key_value(t: Table<'_>) -> FormatResult<KeyValue<'_>> {
     })
 }
 
-fb_enum! {
-    /// Unit of a `Time`, `Timestamp` or `Duration` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum TimeUnit: i16 {
-        /// Seconds.
-        Second = 0,
-        /// Milliseconds.
-        Millisecond = 1,
-        /// Microseconds.
-        Microsecond = 2,
-        /// Nanoseconds.
-        Nanosecond = 3,
-    }
+/// Unit of a `Time`, `Timestamp` or `Duration` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeUnit {
+    /// Seconds.
+    Second = 0,
+    /// Milliseconds.
+    Millisecond = 1,
+    /// Microseconds.
+    Microsecond = 2,
+    /// Nanoseconds.
+    Nanosecond = 3,
+}
 
-    /// Unit of a `Date` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum DateUnit: i16 {
-        /// Days since the epoch, 32 bits.
-        Day = 0,
-        /// Milliseconds since the epoch, 64 bits.
-        Millisecond = 1,
+impl TimeUnit {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [
+            Self::Second,
+            Self::Millisecond,
+            Self::Microsecond,
+            Self::Nanosecond,
+        ]
+        .into_iter()
+        .find(|variant| *variant as i16 == value)
     }
+}
 
-    /// Unit of an `Interval` value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum IntervalUnit: i16 {
-        /// Months, as one i32.
-        YearMonth = 0,
-        /// Days and milliseconds, as two i32.
-        DayTime = 1,
-        /// Months (i32), days (i32) and nanoseconds (i64).
-        MonthDayNano = 2,
+/// Unit of a `Date` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DateUnit {
+    /// Days since the epoch, 32 bits.
+    Day = 0,
+    /// Milliseconds since the epoch, 64 bits.
+    Millisecond = 1,
+}
+
+impl DateUnit {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::Day, Self::Millisecond]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
     }
+}
 
-    /// Precision of a floating-point value.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum Precision: i16 {
-        /// 16-bit IEEE 754.
-        Half = 0,
-        /// 32-bit IEEE 754.
-        Single = 1,
-        /// 64-bit IEEE 754.
-        Double = 2,
+/// Unit of an `Interval` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntervalUnit {
+    /// Months, as one i32.
+    YearMonth = 0,
+    /// Days and milliseconds, as two i32.
+    DayTime = 1,
+    /// Months (i32), days (i32) and nanoseconds (i64).
+    MonthDayNano = 2,
+}
+
+impl IntervalUnit {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::YearMonth, Self::DayTime, Self::MonthDayNano]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
     }
+}
 
-    /// Layout of a union's children.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum UnionMode: i16 {
-        /// Every child has the union's length; no offsets buffer.
-        Sparse = 0,
-        /// Children are packed; an offsets buffer indexes into the selected child.
-        Dense = 1,
+/// Precision of a floating-point value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// 16-bit IEEE 754.
+    Half = 0,
+    /// 32-bit IEEE 754.
+    Single = 1,
+    /// 64-bit IEEE 754.
+    Double = 2,
+}
+
+impl Precision {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::Half, Self::Single, Self::Double]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
     }
+}
 
-    /// Byte order of a file's buffers.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub enum Endianness: i16 {
-        /// Little-endian (the usual case, and what quiver's hosts are).
-        #[default]
-        Little = 0,
-        /// Big-endian: the reader byte-swaps buffers into owned memory.
-        Big = 1,
+/// Layout of a union's children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnionMode {
+    /// Every child has the union's length; no offsets buffer.
+    Sparse = 0,
+    /// Children are packed; an offsets buffer indexes into the selected child.
+    Dense = 1,
+}
+
+impl UnionMode {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::Sparse, Self::Dense]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
+    }
+}
+
+/// Byte order of a file's buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Endianness {
+    /// Little-endian (the usual case, and what quiver's hosts are).
+    #[default]
+    Little = 0,
+    /// Big-endian: the reader byte-swaps buffers into owned memory.
+    Big = 1,
+}
+
+impl Endianness {
+    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+    pub fn from_fb(value: i16) -> Option<Self> {
+        [Self::Little, Self::Big]
+            .into_iter()
+            .find(|variant| *variant as i16 == value)
     }
 }
 

@@ -5,27 +5,30 @@
 //! and pushes them; a short read is the end of input. There is no executor here: the reader
 //! runs on whatever polls it, and its futures are `Send` when the reader's are.
 
-use super::ReaderOptions;
-use super::stream::{GenericStreamReader, Reads, open, read_batch};
+use super::stream::{OpenStream, Reads, open, read_batch};
 use super::stream_decoder::StreamDecoder;
+use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
 use crate::error::Error;
+use crate::schema::Schema;
 use crate::source::fill_async;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-
-/// The reads of an [`AsyncStreamReader`]: awaited calls to an [`embedded_io_async::Read`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum AsyncIo {}
 
 /// Reads an Arrow IPC stream from an [`embedded_io_async::Read`]; see the module docs.
 ///
 /// Batches come from [`Self::next_batch`] or, as a [`futures_core::Stream`], from
 /// [`Self::into_stream`].
-pub type AsyncStreamReader<R> = GenericStreamReader<R, AsyncIo>;
+#[derive(Debug)]
+pub struct AsyncStreamReader<R> {
+    stream: OpenStream<R>,
+}
+
+/// The reads of an [`AsyncStreamReader`]: awaited calls to an [`embedded_io_async::Read`].
+enum AsyncIo {}
 
 impl<R: embedded_io_async::Read> Reads<R> for AsyncIo {
     async fn fill(
@@ -46,12 +49,13 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
     /// Reads the schema message with `decoder`, which has been handed nothing yet: a
     /// [`StreamDecoder::for_file`] reads a file front to back.
     pub async fn with_decoder(reader: R, decoder: StreamDecoder) -> Result<Self, Error<R::Error>> {
-        open(reader, decoder).await
+        let stream = open::<R, AsyncIo>(reader, decoder).await?;
+        Ok(AsyncStreamReader { stream })
     }
 
     /// The next record batch, applying any dictionary batches before it; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-        read_batch(self).await
+        read_batch::<R, AsyncIo>(&mut self.stream).await
     }
 
     /// The batches as a [`futures_core::Stream`], ending after the last one or an error. It is
@@ -67,6 +71,39 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
             running: None,
             step: next_of_reader::<R>,
         }
+    }
+}
+
+impl<R> AsyncStreamReader<R> {
+    /// The stream's schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.stream.schema
+    }
+
+    /// Reads only the fields `projection` selects from now on: their buffers are the only
+    /// ones decoded, and batches have [`Self::batch_schema`].
+    pub fn set_projection(&mut self, projection: Projection) {
+        self.stream.decoder.set_projection(projection);
+    }
+
+    /// The schema of the batches this reader returns: the stream's, projected.
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        self.stream.batch_schema()
+    }
+
+    /// The decoder this reader drives.
+    pub fn decoder(&self) -> &StreamDecoder {
+        &self.stream.decoder
+    }
+
+    /// The underlying reader.
+    pub fn inner(&self) -> &R {
+        &self.stream.reader
+    }
+
+    /// Unwraps the underlying reader.
+    pub fn into_inner(self) -> R {
+        self.stream.reader
     }
 }
 

@@ -1,4 +1,5 @@
-//! Entry points for the fuzz targets in `fuzz/`. Unstable and hidden: not part of the API.
+//! Entry points for the fuzz targets in `fuzz/` (and the hostile-input tests), with the `fuzzing`
+//! feature. Unstable and hidden: not part of the API.
 //!
 //! They reach the message decoder directly, without a file or stream around it, so a fuzzer
 //! spends its time on the parts that take untrusted bytes.

@@ -17,12 +17,15 @@
 mod async_reader;
 #[cfg(feature = "async")]
 mod async_stream;
+// Only the fuzzing entry points append whole arrays (`fuzzing::concat`).
+#[cfg(any(test, feature = "fuzzing"))]
 mod concat;
 mod decode;
 mod decoder;
 mod delta;
 mod dictionary;
 mod file;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod projection;
@@ -35,12 +38,12 @@ mod writer;
 #[cfg(feature = "async")]
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 #[cfg(feature = "async")]
-pub use async_stream::{AsyncIo, AsyncStreamReader};
+pub use async_stream::AsyncStreamReader;
 pub use decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use file::FileReader;
 pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::Scan;
-pub use stream::{BlockingIo, GenericStreamReader, StreamReader};
+pub use stream::StreamReader;
 pub use stream_decoder::{StreamDecodeResult, StreamDecoder};
 pub use writer::{
     DEFAULT_ALIGNMENT, END_OF_STREAM, EncodedMessage, FileWriter, IpcFormat, MessageEncoder,

@@ -1,5 +1,5 @@
 //! [`StreamReader`]: the record batches of an Arrow IPC stream, in order, from any
-//! [`embedded_io::Read`]; [`GenericStreamReader`], what it shares with the async reader.
+//! [`embedded_io::Read`]; [`OpenStream`], what it shares with the async reader.
 //!
 //! A loop around the [`StreamDecoder`]: it says how many bytes it needs, the reader reads that
 //! many (64 KiB at most per step, so a length in the stream cannot make it allocate more than
@@ -13,85 +13,34 @@ use crate::schema::Schema;
 use crate::source::fill;
 use alloc::sync::Arc;
 use core::future::Future;
-use core::marker::PhantomData;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
-/// Reads an Arrow IPC stream from `R` with the reads of `Io`: [`StreamReader`] (blocking reads
-/// of an [`embedded_io::Read`]) or, with the `async` feature, `AsyncStreamReader` (awaited reads
-/// of an `embedded_io_async::Read`). Both drive one [`StreamDecoder`] the same way and differ
-/// only in how they read.
+/// What both stream readers hold: a stream whose schema has been read, the reader it comes from
+/// and the [`StreamDecoder`] fed from it. [`StreamReader`] reads it with blocking calls of an
+/// [`embedded_io::Read`] and, with the `async` feature, `AsyncStreamReader` with awaited ones of
+/// an `embedded_io_async::Read` ([`Reads`]); the loop is the same.
 #[derive(Debug)]
-pub struct GenericStreamReader<R, Io> {
+pub(super) struct OpenStream<R> {
     pub(super) reader: R,
     pub(super) decoder: StreamDecoder,
     /// Bytes read from `reader`.
-    pub(super) position: u64,
-    schema: Arc<Schema>,
-    /// The iterator has returned an error.
-    failed: bool,
-    io: PhantomData<Io>,
+    position: u64,
+    pub(super) schema: Arc<Schema>,
 }
 
-/// The reads of a [`StreamReader`]: blocking calls to an [`embedded_io::Read`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum BlockingIo {}
-
-/// Reads an Arrow IPC stream from an [`embedded_io::Read`].
-pub type StreamReader<R> = GenericStreamReader<R, BlockingIo>;
-
-impl<R, Io> GenericStreamReader<R, Io> {
-    /// The reader of a stream whose schema `decoder` has decoded from the first `position`
-    /// bytes of `reader` (the decoder's first result other than a request).
-    pub(super) fn opened(reader: R, decoder: StreamDecoder, position: u64) -> FormatResult<Self> {
-        let schema = Arc::clone(decoder.schema().ok_or(FormatErrorKind::EmptyInput)?);
-        Ok(GenericStreamReader {
-            reader,
-            decoder,
-            position,
-            schema,
-            failed: false,
-            io: PhantomData,
-        })
-    }
-
-    /// The stream's schema.
-    pub fn schema(&self) -> &Arc<Schema> {
-        &self.schema
-    }
-
-    /// Reads only the fields `projection` selects from now on: their buffers are the only
-    /// ones decoded, and batches have [`Self::batch_schema`].
-    pub fn set_projection(&mut self, projection: Projection) {
-        self.decoder.set_projection(projection);
-    }
-
-    /// The schema of the batches this reader returns: the stream's, projected.
-    pub fn batch_schema(&self) -> &Arc<Schema> {
+impl<R> OpenStream<R> {
+    /// The schema of the batches: the stream's, projected.
+    pub(super) fn batch_schema(&self) -> &Arc<Schema> {
         let projected = self.decoder.batch_schema();
         debug_assert!(projected.is_some(), "the decoder has read the schema");
         projected.unwrap_or(&self.schema)
     }
-
-    /// The decoder this reader drives.
-    pub fn decoder(&self) -> &StreamDecoder {
-        &self.decoder
-    }
-
-    /// The underlying reader.
-    pub fn inner(&self) -> &R {
-        &self.reader
-    }
-
-    /// Unwraps the underlying reader.
-    pub fn into_inner(self) -> R {
-        self.reader
-    }
 }
 
-/// The reads of a [`GenericStreamReader`]: [`BlockingIo`]'s or `AsyncIo`'s. The reading loop is
-/// written once, as an `async fn` over this; the blocking reader runs it to completion at once.
+/// The reads of an [`OpenStream`]: blocking ([`StreamReader`]) or awaited (`AsyncStreamReader`).
+/// The reading loop is written once, as an `async fn` over this; the blocking reader runs it to
+/// completion at once.
 pub(super) trait Reads<R: embedded_io::ErrorType> {
     /// Reads from `reader` until `buf` is full or the input ends, advancing `position`.
     async fn fill(
@@ -100,6 +49,9 @@ pub(super) trait Reads<R: embedded_io::ErrorType> {
         buf: &mut [u8],
     ) -> Result<usize, Error<R::Error>>;
 }
+
+/// The reads of a [`StreamReader`]: blocking calls to an [`embedded_io::Read`].
+enum BlockingIo {}
 
 impl<R: embedded_io::Read> Reads<R> for BlockingIo {
     async fn fill(
@@ -112,21 +64,34 @@ impl<R: embedded_io::Read> Reads<R> for BlockingIo {
 }
 
 /// Reads the schema message with `decoder`, which has been handed nothing yet, and returns the
-/// reader of the stream: the opening both stream readers share, whose reads are `Io`'s.
+/// opened stream: the opening both stream readers share, whose reads are `Io`'s.
 pub(super) async fn open<R: embedded_io::ErrorType, Io: Reads<R>>(
     mut reader: R,
     mut decoder: StreamDecoder,
-) -> Result<GenericStreamReader<R, Io>, Error<R::Error>> {
+) -> Result<OpenStream<R>, Error<R::Error>> {
     let mut position = 0;
     // The decoder's first result other than a request is the schema, or an error.
     let _schema = drive::<R, Io>(&mut reader, &mut position, &mut decoder).await?;
-    Ok(GenericStreamReader::opened(reader, decoder, position)?)
+    let schema = opened_schema(&decoder)?;
+    Ok(OpenStream {
+        reader,
+        decoder,
+        position,
+        schema,
+    })
+}
+
+/// The schema `decoder` has decoded (its first result other than a request).
+fn opened_schema(decoder: &StreamDecoder) -> FormatResult<Arc<Schema>> {
+    Ok(Arc::clone(
+        decoder.schema().ok_or(FormatErrorKind::EmptyInput)?,
+    ))
 }
 
 /// The next record batch of `stream`, applying any dictionary batches before it; `None` at the
 /// end: the loop both stream readers share.
 pub(super) async fn read_batch<R: embedded_io::ErrorType, Io: Reads<R>>(
-    stream: &mut GenericStreamReader<R, Io>,
+    stream: &mut OpenStream<R>,
 ) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
     loop {
         let (reader, decoder) = (&mut stream.reader, &mut stream.decoder);
@@ -169,6 +134,15 @@ fn run_now<T>(future: impl Future<Output = T>) -> T {
     }
 }
 
+/// Reads an Arrow IPC stream from an [`embedded_io::Read`]: each batch with
+/// [`Self::next_batch`], or as an [`Iterator`].
+#[derive(Debug)]
+pub struct StreamReader<R> {
+    stream: OpenStream<R>,
+    /// The iterator has returned an error.
+    failed: bool,
+}
+
 impl<R: embedded_io::Read> StreamReader<R> {
     /// Reads the schema message that opens the stream.
     pub fn new(reader: R, options: ReaderOptions) -> Result<Self, Error<R::Error>> {
@@ -178,12 +152,49 @@ impl<R: embedded_io::Read> StreamReader<R> {
     /// Reads the schema message with `decoder`, which has been handed nothing yet: a
     /// [`StreamDecoder::for_file`] reads a file front to back.
     pub fn with_decoder(reader: R, decoder: StreamDecoder) -> Result<Self, Error<R::Error>> {
-        run_now(open(reader, decoder))
+        let stream = run_now(open::<R, BlockingIo>(reader, decoder))?;
+        Ok(StreamReader {
+            stream,
+            failed: false,
+        })
     }
 
     /// The next record batch, applying any dictionary batches before it; `None` at the end.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>, Error<R::Error>> {
-        run_now(read_batch(self))
+        run_now(read_batch::<R, BlockingIo>(&mut self.stream))
+    }
+}
+
+impl<R> StreamReader<R> {
+    /// The stream's schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.stream.schema
+    }
+
+    /// Reads only the fields `projection` selects from now on: their buffers are the only
+    /// ones decoded, and batches have [`Self::batch_schema`].
+    pub fn set_projection(&mut self, projection: Projection) {
+        self.stream.decoder.set_projection(projection);
+    }
+
+    /// The schema of the batches this reader returns: the stream's, projected.
+    pub fn batch_schema(&self) -> &Arc<Schema> {
+        self.stream.batch_schema()
+    }
+
+    /// The decoder this reader drives.
+    pub fn decoder(&self) -> &StreamDecoder {
+        &self.stream.decoder
+    }
+
+    /// The underlying reader.
+    pub fn inner(&self) -> &R {
+        &self.stream.reader
+    }
+
+    /// Unwraps the underlying reader.
+    pub fn into_inner(self) -> R {
+        self.stream.reader
     }
 }
 

@@ -2,7 +2,7 @@
 //! array) into buffers the caller lends it, resuming at any byte.
 //!
 //! A batch enters through [`Encoder::new`] (a no-alloc `Batch`, a [`View`]), or, with `alloc`,
-//! through [`Encoder::batch`] and [`Encoder::array`], which read a `RecordBatch` or an
+//! through [`Encoder::batch`] and [`Encoder::array`] (an [`EncoderBuilder`] builds the rest), which read a `RecordBatch` or an
 //! `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
@@ -177,49 +177,17 @@ struct Rows<const DEPTH: usize> {
     stack: heapless::Vec<Frame, DEPTH>,
 }
 
-impl<'b, const PLAN: usize> Encoder<'b, DEFAULT_DEPTH, PLAN> {
-    /// An encoder for a whole document of `view`'s rows, one JSON object per row.
+impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
+    /// An encoder for a whole document of `view`'s rows, one JSON object per row. Its nesting
+    /// limit `DEPTH` and plan size `PLAN` are its type's, which the caller names
+    /// (`let encoder: no_alloc::Encoder = Encoder::new(…)?`). Rows continuing a document are an
+    /// [`EncoderBuilder`]'s.
     pub fn new<const N: usize>(
         view: &'b View<'b, N>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::new_with_depth(view, format, options)
-    }
-
-    /// An encoder for `view`'s rows continuing a document of several batches: with `started`
-    /// false the rows open it (in the array format, `[` before the first row), and later batches
-    /// pass `true`. The caller ends the document: `]` in the array format, or `[]` if no batch
-    /// had rows ([`JsonWriter`](crate::json::JsonWriter) does all this with `alloc`).
-    pub fn continuing<const N: usize>(
-        view: &'b View<'b, N>,
-        format: JsonFormat,
-        options: EncoderOptions,
-        started: bool,
-    ) -> Result<Self, JsonError> {
-        Self::continuing_with_depth(view, format, options, started)
-    }
-}
-
-impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
-    /// [`Encoder::new`] with a nesting limit of `DEPTH`.
-    pub fn new_with_depth<const N: usize>(
-        view: &'b View<'b, N>,
-        format: JsonFormat,
-        options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
-        Self::with_framing(view, Framing::document(format), options)
-    }
-
-    /// [`Encoder::continuing`] with a nesting limit of `DEPTH`.
-    pub fn continuing_with_depth<const N: usize>(
-        view: &'b View<'b, N>,
-        format: JsonFormat,
-        options: EncoderOptions,
-        started: bool,
-    ) -> Result<Self, JsonError> {
-        let framing = Framing::continuing(format, started, view.num_rows());
-        Self::with_framing(view, framing, options)
+        EncoderBuilder::new(format, options).view(view)
     }
 
     fn with_framing<const N: usize>(
@@ -422,66 +390,31 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
 
 #[cfg(feature = "alloc")]
 impl<'b> Encoder<'b> {
-    /// An encoder for a whole document of `batch`'s rows, one JSON object per row.
+    /// An encoder for a whole document of `batch`'s rows, one JSON object per row, with the
+    /// default nesting limit and plan (an [`EncoderBuilder`] builds others).
     pub fn batch(
         batch: &'b crate::array::RecordBatch<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::batch_with_depth(batch, format, options)
+        EncoderBuilder::new(format, options).batch(batch)
     }
 
     /// An encoder for a whole document of `array`'s values, one JSON value per row (nulls as
-    /// `null`). Unlike a batch's, building it allocates once: the links of the array's nodes,
-    /// which a `RecordBatch` carries already.
+    /// `null`), with the default nesting limit and plan (an [`EncoderBuilder`] builds others).
+    /// Unlike a batch's, building it allocates once: the links of the array's nodes, which a
+    /// `RecordBatch` carries already.
     pub fn array(
         array: &'b crate::array::ArrayView<'_>,
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
-        Self::array_with_depth(array, format, options)
+        EncoderBuilder::new(format, options).array(array)
     }
 }
 
 #[cfg(feature = "alloc")]
 impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
-    /// [`Encoder::batch`] with a nesting limit of `DEPTH`.
-    pub fn batch_with_depth(
-        batch: &'b crate::array::RecordBatch<'_>,
-        format: JsonFormat,
-        options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
-        Self::of(
-            Arrays::of_batch(batch),
-            false,
-            Framing::document(format),
-            options,
-        )
-    }
-
-    /// [`Encoder::array`] with a nesting limit of `DEPTH`.
-    pub fn array_with_depth(
-        array: &'b crate::array::ArrayView<'_>,
-        format: JsonFormat,
-        options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
-        Self::of(
-            Arrays::of_array(array),
-            true,
-            Framing::document(format),
-            options,
-        )
-    }
-
-    /// The rows of `batch` continuing a writer's document.
-    pub(crate) fn continuing_batch(
-        batch: &'b crate::array::RecordBatch<'_>,
-        framing: Framing,
-        options: EncoderOptions,
-    ) -> Result<Self, JsonError> {
-        Self::of(Arrays::of_batch(batch), false, framing, options)
-    }
-
     fn of(
         arrays: Arrays<'b>,
         array: bool,
@@ -490,6 +423,92 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     ) -> Result<Self, JsonError> {
         let shape = (arrays.columns_end(), array, arrays.num_rows());
         Self::build(Nodes::Arrays(arrays), shape, framing, options)
+    }
+}
+
+/// Builds the [`Encoder`]s that [`Encoder::new`], [`Encoder::batch`] and [`Encoder::array`] do
+/// not: rows continuing a document, or a nesting limit `DEPTH` and plan size `PLAN` other than
+/// the defaults, which are the type's that the caller names.
+///
+/// ```
+/// use quiver::array::{ArrayView, RecordBatch};
+/// use quiver::json::{Encoder, EncoderBuilder, EncoderOptions, JsonFormat};
+///
+/// let batch = RecordBatch::from_columns([("id", ArrayView::from_values([1i32, 2])?)])?;
+/// let builder = EncoderBuilder::new(JsonFormat::JsonArray, EncoderOptions::default());
+/// // One JSON array of two batches, each with 64 levels of nesting and no plan.
+/// let mut out = Vec::new();
+/// for started in [false, true] {
+///     let mut encoder: Encoder<'_, 64, 0> = builder.continuing(started).batch(&batch)?;
+///     encoder.append_to(&mut out);
+/// }
+/// out.push(b']'); // the caller ends a document of continuing rows
+/// assert_eq!(out, br#"[{"id":1},{"id":2},{"id":1},{"id":2}]"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct EncoderBuilder {
+    format: JsonFormat,
+    options: EncoderOptions,
+    /// The rows continue a document, which has (`true`) or has not been started yet.
+    started: Option<bool>,
+}
+
+impl EncoderBuilder {
+    /// Builds encoders of whole documents in `format`, with `options`.
+    pub fn new(format: JsonFormat, options: EncoderOptions) -> Self {
+        EncoderBuilder {
+            format,
+            options,
+            started: None,
+        }
+    }
+
+    /// Builds encoders of rows continuing a document of several batches: with `started` false
+    /// the rows open it (in the array format, `[` before the first row), and later batches pass
+    /// `true`. The caller ends the document: `]` in the array format, or `[]` if no batch had
+    /// rows ([`JsonWriter`](crate::json::JsonWriter) does all this with `alloc`).
+    #[must_use]
+    pub fn continuing(mut self, started: bool) -> Self {
+        self.started = Some(started);
+        self
+    }
+
+    /// The bytes around and between `rows` rows.
+    fn framing(&self, rows: usize) -> Framing {
+        match self.started {
+            None => Framing::document(self.format),
+            Some(started) => Framing::continuing(self.format, started, rows),
+        }
+    }
+
+    /// An encoder of `view`'s rows, one JSON object per row.
+    pub fn view<'b, const N: usize, const DEPTH: usize, const PLAN: usize>(
+        self,
+        view: &'b View<'b, N>,
+    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
+        Encoder::with_framing(view, self.framing(view.num_rows()), self.options)
+    }
+
+    /// An encoder of `batch`'s rows, one JSON object per row.
+    #[cfg(feature = "alloc")]
+    pub fn batch<'b, const DEPTH: usize, const PLAN: usize>(
+        self,
+        batch: &'b crate::array::RecordBatch<'_>,
+    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
+        let framing = self.framing(batch.num_rows());
+        Encoder::of(Arrays::of_batch(batch), false, framing, self.options)
+    }
+
+    /// An encoder of `array`'s values, one JSON value per row (nulls as `null`); building it
+    /// allocates once (see [`Encoder::array`]).
+    #[cfg(feature = "alloc")]
+    pub fn array<'b, const DEPTH: usize, const PLAN: usize>(
+        self,
+        array: &'b crate::array::ArrayView<'_>,
+    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
+        let framing = self.framing(array.len());
+        Encoder::of(Arrays::of_array(array), true, framing, self.options)
     }
 }
 
@@ -1076,7 +1095,7 @@ mod tests {
     //! byte-for-byte checks of both paths are in `rows`).
 
     use super::super::rows::tests::{encode, walk};
-    use super::{Encoder, Frame, NODES};
+    use super::{Encoder, EncoderBuilder, Frame, NODES};
     use crate::array::{ArrayView, RecordBatch};
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
     use core::mem::size_of_val;
@@ -1103,7 +1122,8 @@ mod tests {
         // The leading columns the plan holds.
         assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES), Some(NODES)));
         // A larger plan holds them all.
-        let wide_plan = Encoder::<'_, DEFAULT_DEPTH, 128>::batch_with_depth(&batch, lines, options);
+        let wide_plan: Result<Encoder<'_, DEFAULT_DEPTH, 128>, _> =
+            EncoderBuilder::new(lines, options).batch(&batch);
         let wide_plan = wide_plan.unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
         assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));

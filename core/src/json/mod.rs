@@ -141,7 +141,7 @@ pub(crate) mod value;
 #[cfg(feature = "alloc")]
 mod writer;
 
-pub use encoder::Encoder;
+pub use encoder::{Encoder, EncoderBuilder};
 #[doc(hidden)] // for the golden test
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};

@@ -1125,7 +1125,9 @@ pub(super) mod tests {
         UnionBuilder,
     };
     use crate::datatype::{DataType, TimeUnit, UnionMode};
-    use crate::json::{BinaryFormat, DEFAULT_DEPTH, Encoder, EncoderOptions, JsonFormat};
+    use crate::json::{
+        BinaryFormat, DEFAULT_DEPTH, Encoder, EncoderBuilder, EncoderOptions, JsonFormat,
+    };
     use std::string::String;
     use std::vec;
     use std::vec::Vec;
@@ -1155,7 +1157,7 @@ pub(super) mod tests {
         format: JsonFormat,
         options: EncoderOptions,
     ) -> Encoder<'b, DEFAULT_DEPTH, 0> {
-        Encoder::batch_with_depth(batch, format, options).unwrap()
+        EncoderBuilder::new(format, options).batch(batch).unwrap()
     }
 
     /// `values`, the rows `nulls` null.

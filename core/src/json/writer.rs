@@ -3,8 +3,7 @@
 //!
 //! The drivers are loops around [`Encoder::encode`]: nothing here formats JSON.
 
-use super::encoder::Encoder;
-use super::framing::Framing;
+use super::encoder::{Encoder, EncoderBuilder};
 use super::options::{EncoderOptions, JsonFormat};
 use super::{DEFAULT_DEPTH, JsonError};
 use crate::array::RecordBatch;
@@ -59,8 +58,9 @@ impl JsonWriter {
         &mut self,
         batch: &'b RecordBatch<'a>,
     ) -> Result<Encoder<'b, DEFAULT_DEPTH, PLAN>, JsonError> {
-        let framing = Framing::continuing(self.format, self.started, batch.num_rows());
-        let encoder = Encoder::continuing_batch(batch, framing, self.options)?;
+        let encoder = EncoderBuilder::new(self.format, self.options)
+            .continuing(self.started)
+            .batch(batch)?;
         self.started |= batch.num_rows() > 0;
         Ok(encoder)
     }
