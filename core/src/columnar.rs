@@ -89,27 +89,40 @@ pub fn count_set_bits(bitmap: &[u8], range: Range<usize>) -> usize {
     bits(start..head) + whole + rest.sum::<usize>() + bits(tail..end)
 }
 
-/// Element `j` of a buffer of `int`s, widened (`None` for a width other than 8, 16, 32 or 64):
-/// the one reader of integers whose type is known only when read (dictionary keys, run ends).
+/// Element `j` of a buffer of `int`s as an i64: the one reading of an integer whose type is
+/// known only when read, which run ends, dictionary keys, [`ArrayView::integer`] and the JSON
+/// plan's leaves all call.
+///
+/// `None` when no i64 holds the value: a UInt64 above `i64::MAX`, or `int` not an integer of 8,
+/// 16, 32 or 64 bits (`None`, or a width no schema holds). Checked rather than wrapped or
+/// saturated, as any number given instead would read as a different key or run end. Run ends
+/// are Int16, Int32 or Int64 (the columnar format), so validated ones are always `Some`; a
+/// dictionary key without an i64 indexes nothing ([`index_at`]); [`ArrayView::integer`], public,
+/// reads it as 0.
+///
+/// [`ArrayView::integer`]: crate::array::ArrayView::integer
 #[inline(always)]
-pub(crate) fn int_at(buf: &[u8], j: usize, int: IntType) -> Option<i128> {
-    Some(match (int.bit_width, int.signed) {
+pub(crate) fn integer_at(buf: &[u8], j: usize, int: Option<IntType>) -> Option<i64> {
+    let IntType { bit_width, signed } = int?;
+    Some(match (bit_width, signed) {
         (8, true) => read::<i8>(buf, j).into(),
         (16, true) => read::<i16>(buf, j).into(),
         (32, true) => read::<i32>(buf, j).into(),
-        (64, true) => read::<i64>(buf, j).into(),
+        (64, true) => read::<i64>(buf, j),
         (8, false) => read::<u8>(buf, j).into(),
         (16, false) => read::<u16>(buf, j).into(),
         (32, false) => read::<u32>(buf, j).into(),
-        (64, false) => read::<u64>(buf, j).into(),
+        (64, false) => return i64::try_from(read::<u64>(buf, j)).ok(),
         _ => return None,
     })
 }
 
-/// Dictionary index `j` of a keys buffer of `index_type` (`usize::MAX` if negative or unknown).
+/// Dictionary index `j` of a keys buffer of `index_type`, by [`integer_at`]: `usize::MAX`, past
+/// every dictionary, when the key is negative or has no index (validation refuses such a key
+/// in a valid slot).
 #[inline(always)]
-pub(crate) fn index_at(keys: &[u8], j: usize, index_type: IntType) -> usize {
-    int_at(keys, j, index_type)
+pub(crate) fn index_at(keys: &[u8], j: usize, index_type: Option<IntType>) -> usize {
+    integer_at(keys, j, index_type)
         .and_then(|key| usize::try_from(key).ok())
         .unwrap_or(usize::MAX)
 }
@@ -429,7 +442,7 @@ pub(crate) fn check_dictionary_keys(
     }
     for j in offset..end {
         if validity.is_none_or(|v| bit(v, j)) {
-            let key = index_at(keys, j, index_type);
+            let key = index_at(keys, j, Some(index_type));
             need(key < values, "dictionary index out of range", j - offset)?;
         }
     }

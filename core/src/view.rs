@@ -189,18 +189,28 @@ impl<'a> Node<'a> {
             .unwrap_or_default()
     }
 
-    /// Slot `i` of an integer array widened to i64 (run ends).
-    fn integer(&self, i: usize) -> i64 {
-        let Kind::Int(int) = self.kind else { return 0 };
-        let value = columnar::int_at(self.buffers[0], self.offset.wrapping_add(i), int);
-        value.map_or(0, |v| v as i64)
+    /// Slot `i` of a run ends array (Int16, Int32 or Int64, checked before it is read), by
+    /// [`columnar::integer_at`].
+    #[inline(always)]
+    pub(crate) fn integer(&self, i: usize) -> i64 {
+        let int = match self.kind {
+            Kind::Int(int) => Some(int),
+            _ => None,
+        };
+        let value = columnar::integer_at(self.buffers[0], self.offset.wrapping_add(i), int);
+        debug_assert!(value.is_some(), "run ends are Int16, Int32 or Int64");
+        value.unwrap_or_default()
     }
 
     /// The dictionary index in slot `i`.
     #[inline(always)]
     pub(crate) fn key(&self, i: usize) -> usize {
         self.dictionary.map_or(usize::MAX, |index_type| {
-            index_at(self.buffers[0], self.offset.wrapping_add(i), index_type)
+            index_at(
+                self.buffers[0],
+                self.offset.wrapping_add(i),
+                Some(index_type),
+            )
         })
     }
 

@@ -248,16 +248,14 @@ impl<'a> ArrayView<'a> {
         bit(self.buffer(0), self.offset + i)
     }
 
-    /// Slot `i` of an Int16/32/64 or UInt8–32 array widened to i64 (run ends, indices).
+    /// Slot `i` of an integer array (Int8 to Int64, UInt8 to UInt64) as an i64 (run ends,
+    /// indices); 0 where no i64 holds it: a UInt64 above `i64::MAX`, or an array of another type.
     pub fn integer(&self, i: usize) -> i64 {
-        match Kind::of_data_type(&self.data_type) {
-            // A UInt64 may not fit: 0, as for any other type.
-            Kind::Int(int) if int.signed || int.bit_width < 64 => {
-                let value = columnar::int_at(self.buffer(0), self.offset + i, int);
-                value.map_or(0, |v| v as i64)
-            }
-            _ => 0,
-        }
+        let int = match Kind::of_data_type(&self.data_type) {
+            Kind::Int(int) => Some(int),
+            _ => None,
+        };
+        columnar::integer_at(self.buffer(0), self.offset + i, int).unwrap_or_default()
     }
 
     /// This array as a view node, whose accessors read the values of both forms.

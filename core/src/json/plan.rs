@@ -61,6 +61,23 @@ impl Kind {
             _ => Kind::Other,
         }
     }
+
+    /// The integer type of an integer kind (`None` for another), the inverse of [`Kind::int`].
+    #[inline(always)]
+    fn int_type(self) -> Option<IntType> {
+        let int = |bit_width, signed| Some(IntType { bit_width, signed });
+        match self {
+            Kind::Int8 => int(8, true),
+            Kind::Int16 => int(16, true),
+            Kind::Int32 => int(32, true),
+            Kind::Int64 => int(64, true),
+            Kind::UInt8 => int(8, false),
+            Kind::UInt16 => int(16, false),
+            Kind::UInt32 => int(32, false),
+            Kind::UInt64 => int(64, false),
+            _ => None,
+        }
+    }
 }
 
 /// A flat array's buffers as slices, copied out of its view node so that the row loops read
@@ -146,30 +163,29 @@ impl<'b> Leaf<'b> {
         })
     }
 
-    /// The dictionary index in slot `i` of a [`Leaf::keys`] view (`usize::MAX` when negative).
+    /// The dictionary index in slot `i` of a [`Leaf::keys`] view, by [`columnar::index_at`]
+    /// (`usize::MAX` when negative).
     #[inline(always)]
     pub(crate) fn index(&self, i: usize) -> usize {
-        match self.kind {
-            Kind::UInt64 => usize::try_from(self.value::<u64>(i)).unwrap_or(usize::MAX),
-            _ => usize::try_from(self.integer(i)).unwrap_or(usize::MAX),
-        }
+        debug_assert!(self.kind.int_type().is_some(), "keys are integers");
+        columnar::index_at(
+            self.values,
+            self.offset.wrapping_add(i),
+            self.kind.int_type(),
+        )
     }
 
-    /// Slot `i` of an integer leaf (dictionary keys, run ends) as an i64 (-1 for another kind;
-    /// a UInt64 above `i64::MAX` wraps).
+    /// Slot `i` of a run ends leaf (Int16, Int32 or Int64, as validation requires) as an i64,
+    /// by [`columnar::integer_at`].
     #[inline(always)]
     pub(crate) fn integer(&self, i: usize) -> i64 {
-        match self.kind {
-            Kind::Int8 => self.value::<i8>(i).into(),
-            Kind::Int16 => self.value::<i16>(i).into(),
-            Kind::Int32 => self.value::<i32>(i).into(),
-            Kind::Int64 => self.value::<i64>(i),
-            Kind::UInt8 => self.value::<u8>(i).into(),
-            Kind::UInt16 => self.value::<u16>(i).into(),
-            Kind::UInt32 => self.value::<u32>(i).into(),
-            Kind::UInt64 => self.value::<u64>(i) as i64,
-            _ => -1,
-        }
+        let value = columnar::integer_at(
+            self.values,
+            self.offset.wrapping_add(i),
+            self.kind.int_type(),
+        );
+        debug_assert!(value.is_some(), "run ends are Int16, Int32 or Int64");
+        value.unwrap_or_default()
     }
 
     /// The slot offset into the buffers (struct children are indexed by their parent's).
@@ -643,5 +659,129 @@ impl<'b, const N: usize> Plan<'b, N> {
         };
         *self.nodes.get_mut(to)? = node;
         Some(())
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    //! The one reading of "slot `i` of an integer array", pinned for every integer type
+    //! across the accessors that share it.
+
+    use super::{Kind, Leaf};
+    use crate::array::{ArrayParts, ArrayView, Dictionary};
+    use crate::bytes::Bytes;
+    use crate::columnar::{index_at, integer_at};
+    use crate::datatype::{DataType, IntType};
+    use crate::format;
+    use crate::view::Node;
+    use alloc::sync::Arc;
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    /// Each integer type with values around its limits as i128, and the bytes they are.
+    fn cases() -> Vec<(IntType, Vec<i128>, Vec<u8>)> {
+        let le = |values: &[i128], width: usize| -> Vec<u8> {
+            values
+                .iter()
+                .flat_map(|v| v.to_le_bytes().into_iter().take(width))
+                .collect()
+        };
+        let mut cases = Vec::new();
+        for bit_width in [8u8, 16, 32, 64] {
+            for signed in [true, false] {
+                let (min, max) = match signed {
+                    true => (-(1i128 << (bit_width - 1)), (1i128 << (bit_width - 1)) - 1),
+                    false => (0, (1i128 << bit_width) - 1),
+                };
+                let mut values = vec![0, 1, 5, min, max, max / 2, max / 2 + 1];
+                values.retain(|v| (min..=max).contains(v));
+                let bytes = le(&values, usize::from(bit_width / 8));
+                cases.push((IntType { bit_width, signed }, values, bytes));
+            }
+        }
+        cases
+    }
+
+    #[test]
+    fn every_integer_type_reads_as_its_i64_or_none_across_the_accessors() {
+        for (int, values, bytes) in cases() {
+            let kind = Kind::int(int);
+            assert_eq!(kind.int_type(), Some(int));
+            let data_type = DataType::int(int).unwrap();
+            let array = ArrayView::try_new(ArrayParts {
+                data_type: Some(data_type.clone()),
+                len: values.len(),
+                buffers: vec![Bytes::from_vec(bytes.clone())],
+                ..ArrayParts::default()
+            })
+            .unwrap();
+            let mut node = Node::of_buffers(format::Kind::Int(int), 0, [&bytes, &[]]);
+            let mut keys = node;
+            keys.dictionary = Some(int);
+            let leaf = Leaf::keys(&keys).unwrap();
+            for (j, &value) in values.iter().enumerate() {
+                let expected = i64::try_from(value).ok();
+                // Only a UInt64 above i64::MAX has no i64.
+                assert_eq!(
+                    expected.is_none(),
+                    value > i128::from(i64::MAX),
+                    "{int} {value}"
+                );
+                assert_eq!(integer_at(&bytes, j, Some(int)), expected, "{int} {value}");
+                assert_eq!(array.integer(j), expected.unwrap_or(0), "{int} {value}");
+                if let Some(expected) = expected {
+                    // Run ends, which validation keeps below i64::MAX.
+                    assert_eq!(node.integer(j), expected, "{int} {value}");
+                    assert_eq!(leaf.integer(j), expected, "{int} {value}");
+                }
+                // A key indexes through its i64: none when negative or without one.
+                let index = expected.and_then(|v| usize::try_from(v).ok());
+                let index = index.unwrap_or(usize::MAX);
+                assert_eq!(index_at(&bytes, j, Some(int)), index, "{int} {value}");
+                assert_eq!(leaf.index(j), index, "{int} {value}");
+                node.dictionary = Some(int);
+                assert_eq!(node.key(j), index, "{int} {value}");
+                node.dictionary = None;
+            }
+        }
+        // A dictionary-encoded array's keys, through the public accessor.
+        let keys = ArrayView::try_new(ArrayParts {
+            data_type: Some(DataType::Utf8),
+            len: 2,
+            buffers: vec![Bytes::from_vec(vec![
+                0, 0, 0, 0, 0, 0, 0, 0x80, 1, 0, 0, 0, 0, 0, 0, 0,
+            ])],
+            validity: Some(Bytes::from_vec(vec![0b10])),
+            null_count: 1,
+            dictionary: Some(Dictionary {
+                index_type: IntType {
+                    bit_width: 64,
+                    signed: false,
+                },
+                values: Arc::new(ArrayView::from_values(["a", "b"]).unwrap()),
+            }),
+            ..ArrayParts::default()
+        })
+        .unwrap();
+        assert_eq!(keys.dictionary_index(0), usize::MAX);
+        assert_eq!(keys.dictionary_index(1), 1);
+    }
+
+    #[test]
+    fn a_type_that_is_not_an_integer_has_no_i64() {
+        let bytes = 7i64.to_le_bytes();
+        assert_eq!(integer_at(&bytes, 0, None), None);
+        assert_eq!(index_at(&bytes, 0, None), usize::MAX);
+        let odd = IntType {
+            bit_width: 7,
+            signed: true,
+        };
+        assert_eq!(integer_at(&bytes, 0, Some(odd)), None);
+        assert_eq!(index_at(&bytes, 0, Some(odd)), usize::MAX);
+        assert_eq!(Kind::Float64.int_type(), None);
+        let floats = ArrayView::from_values([7.0f64]).unwrap();
+        assert_eq!(floats.integer(0), 0);
+        let text = ArrayView::from_values(["7"]).unwrap();
+        assert_eq!(text.integer(0), 0);
     }
 }
