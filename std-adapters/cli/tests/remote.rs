@@ -32,9 +32,14 @@ fn fails(output: Output, url: &str) -> String {
 
 /// The `reads=` count of a `--stats` line.
 fn reads_of(stats: &str) -> usize {
+    count_of(stats, "reads=")
+}
+
+/// The `key=N` count of `--stats`.
+fn count_of(stats: &str, key: &str) -> usize {
     stats
         .split_whitespace()
-        .find_map(|kv| kv.strip_prefix("reads="))
+        .find_map(|kv| kv.strip_prefix(key))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{stats}"))
 }
@@ -160,12 +165,12 @@ fn a_whole_file_is_read_in_parallel_parts() {
     // in order as they arrive: every byte once.
     let expected = format!("bytes_read={} ", bytes.len());
     assert!(stats.contains(&expected), "{stats}");
-    assert_eq!(
-        moto.logged("GET", "large.arrow"),
-        reads_of(&stats),
-        "{stats}"
-    );
-    assert!(reads_of(&stats) <= 16, "{stats}");
+    // A loaded machine can make moto late enough to be hedged: the copies count among the
+    // reads, and one that lost may have been dropped before it reached moto.
+    let (reads, hedges) = (reads_of(&stats), count_of(&stats, "hedges="));
+    let logged = moto.logged("GET", "large.arrow");
+    assert!(logged <= reads && logged + hedges >= reads, "{stats}");
+    assert!(reads - hedges <= 16, "{stats}");
     // Cut short, it is the local file's error, after the batches.
     let cut = &bytes[..bytes.len() - 100];
     std::fs::write(&file, cut).unwrap();

@@ -31,8 +31,8 @@ pub struct RequestLog {
     retries: AtomicU64,
     /// The last [`FIRST_BYTES`] times to first byte (an answer's status and headers).
     first_bytes: Mutex<VecDeque<Duration>>,
-    /// When the latest-sent request that has answered was sent.
-    latest_answered: Mutex<Option<Instant>>,
+    /// When the latest-sent request that has answered was sent, and when the last answer came.
+    latest_answered: Mutex<Option<(Instant, Instant)>>,
     /// GETs waiting for their answers (each with its copies counting once).
     awaiting: AtomicU64,
 }
@@ -103,7 +103,8 @@ impl RequestLog {
             .latest_answered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        *latest = Some(latest.map_or(sent, |l| l.max(sent)));
+        let sent = latest.map_or(sent, |(l, _)| l.max(sent));
+        *latest = Some((sent, Instant::now()));
     }
 
     /// Whether a request sent after `sent` has answered: one sent at `sent` and not answered
@@ -112,7 +113,15 @@ impl RequestLog {
         self.latest_answered
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .is_some_and(|latest| latest > sent)
+            .is_some_and(|(latest, _)| latest > sent)
+    }
+
+    /// Whether no answer has come for `wait` (or none yet).
+    pub(crate) fn quiet_for(&self, wait: Duration) -> bool {
+        self.latest_answered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none_or(|(_, at)| at.elapsed() >= wait)
     }
 
     /// Counts a GET waiting for its answer until the guard is dropped.
@@ -121,8 +130,8 @@ impl RequestLog {
         Awaiting(self)
     }
 
-    /// GETs waiting for their answers now: one alone has no queue of this source's to wait
-    /// behind.
+    /// GETs waiting for their answers now: one alone, once no answer has come for a while,
+    /// has no queue of this source's to wait behind.
     pub(crate) fn awaiting_answers(&self) -> u64 {
         self.awaiting.load(Ordering::Relaxed)
     }

@@ -7,7 +7,8 @@
 //!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
 //!   [`Hedge::floor`]; the usual is the median measured so far) is sent again if it is in the
 //!   store's slow tail: a request sent after it has answered, or it is the source's only one
-//!   waiting for an answer (the opening, the last part: no queue to wait behind); or else once
+//!   waiting for an answer and no other has answered for as long (the opening, the last
+//!   part: no queue to wait behind, the server's last answer long gone); or else once
 //!   it is four times as late (a server answering a queue in turn answers in order: waiting
 //!   longer there is not lateness). The first time, two copies go at once (a tail that strikes
 //!   a run of requests, or requests by their order, rarely strikes two sent together), then
@@ -226,7 +227,8 @@ where
         let (due, ready) = match policy.hedge_after(log) {
             Some(after) if waiting.len() <= copies => {
                 let (late, very_late) = (last + after, last + after.saturating_mul(4));
-                let tail = log.overtaken(began) || log.awaiting_answers() <= 1;
+                let alone = log.awaiting_answers() <= 1 && log.quiet_for(after);
+                let tail = log.overtaken(began) || alone;
                 let ready = now >= late && (now >= very_late || tail);
                 let next = if now < late { late } else { very_late };
                 let due = next.min(now + after / 4).min(stall);
