@@ -1,10 +1,9 @@
-//! A source of record batches: what `quiver json`'s one loop ([`crate::convert`]) reads, one
-//! input at a time, whatever the input is.
+//! The sources of record batches `quiver json`'s one loop ([`crate::convert`]) reads, one
+//! input at a time, whatever the input is: each a [`Batches`] (quiver-std's, shared with the
+//! Python adapter) whose errors are the command's [`Failure`], and a [`Cost`] (`--stats`).
 //!
-//! [`Batches`] gives the schema, the number of batches when a footer says it before they are
-//! read (a file), the batches selected one after the other, and what reading cost
-//! (`--stats`). Each source names its own errors (a local input by its path, with the field by
-//! the schema; an object by its URL and store). Three sources: a local file
+//! Each source names its own errors (a local input by its path, with the field by the schema;
+//! an object by its URL and store). Three sources: a local file
 //! ([`LocalFile`], planned windows of positioned reads or a map), an object read by ranges
 //! ([`RemoteFile`]), and a stream ([`Stream`]), local or an object read front to back.
 //!
@@ -13,7 +12,7 @@
 use crate::Failure;
 use crate::input::StreamInput;
 use crate::remote::Remote;
-use crate::stats::ReadStats;
+use crate::stats::{Cost, ReadStats};
 use quiver::array::RecordBatch;
 use quiver::format::Block;
 use quiver::ipc::Scan;
@@ -21,42 +20,11 @@ use quiver::ipc::{AsyncFileReader, FileReader, Projection, ScanOptions};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
 use quiver_object_store::{ObjectBatches, ObjectSource};
+use quiver_std::Batches;
 use std::fmt::Display;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
-
-/// A source of record batches, read once in order.
-pub trait Batches {
-    /// The schema of the batches, before any projection.
-    fn schema(&self) -> &Arc<Schema>;
-
-    /// The number of batches, when known before reading them (a file's footer says it);
-    /// `None` for a stream, which is read in order from its first batch.
-    fn count(&self) -> Option<usize> {
-        None
-    }
-
-    /// Reads only the fields of `projection` from now on (before [`Self::start`]).
-    fn project(&mut self, projection: Projection);
-
-    /// Starts reading a file's batches `range`; a stream reads all of its batches in order.
-    fn start(&mut self, range: Range<usize>) {
-        let _ = range;
-    }
-
-    /// The next batch, `None` at the end; `rows_left` rows are still wanted (an object read by
-    /// ranges asks for no more batches than they need).
-    fn next(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, Failure>;
-
-    /// Bytes fetched so far, for an object's progress bar; `None` for a local input.
-    fn fetched(&self) -> Option<u64> {
-        None
-    }
-
-    /// What reading cost so far, as `--stats` prints it.
-    fn stats(&self) -> ReadStats;
-}
 
 /// The readahead window for local files: the largest record batch block, so that each window
 /// holds about one batch (at least one, and several only when they are small).
@@ -70,7 +38,7 @@ pub fn one_batch(blocks: &[Block]) -> u64 {
 
 /// An IPC file from a local [`RandomAccess`] source, read with [`FileReader::scan`] and a
 /// readahead window of about one batch ([`one_batch`]).
-pub struct LocalFile<'r, S: RandomAccess> {
+pub(crate) struct LocalFile<'r, S: RandomAccess> {
     input: &'r Path,
     source: &'r Counting<S>,
     schema: Arc<Schema>,
@@ -106,6 +74,8 @@ impl<S: RandomAccess> Batches for LocalFile<'_, S>
 where
     S::Error: Display,
 {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
@@ -131,7 +101,7 @@ where
         }
     }
 
-    fn next(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
         let FileState::Scanning(scan) = &mut self.state else {
             return Ok(None);
         };
@@ -140,7 +110,9 @@ where
             .transpose()
             .map_err(|e| Failure::about(self.input, e.display_with(&self.schema)))
     }
+}
 
+impl<S: RandomAccess> Cost for LocalFile<'_, S> {
     fn stats(&self) -> ReadStats {
         ReadStats::of(self.source)
     }
@@ -152,7 +124,7 @@ where
 /// Under `--limit` the file is read in selections of the batches the rows still wanted
 /// need, at the rows per batch seen so far (one batch first): a peek fetches the footer and
 /// the blocks it uses, not a window of read-ahead.
-pub struct RemoteFile<'r> {
+pub(crate) struct RemoteFile<'r> {
     remote: &'r Remote,
     reader: AsyncFileReader<'r, ObjectSource>,
     schema: Arc<Schema>,
@@ -189,6 +161,8 @@ impl<'r> RemoteFile<'r> {
 }
 
 impl Batches for RemoteFile<'_> {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
@@ -205,7 +179,7 @@ impl Batches for RemoteFile<'_> {
         (self.index, self.end) = (range.start, range.end);
     }
 
-    fn next(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
+    fn next_batch(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
         loop {
             let (rows, read) = match self.selection {
                 Some(counts) => counts,
@@ -244,7 +218,9 @@ impl Batches for RemoteFile<'_> {
             }
         }
     }
+}
 
+impl Cost for RemoteFile<'_> {
     fn fetched(&self) -> Option<u64> {
         Some(self.remote.source.bytes_received())
     }
@@ -257,7 +233,7 @@ impl Batches for RemoteFile<'_> {
 /// An IPC stream, read in order from its first batch: a local input's, message by message, or
 /// an object's front to back ([`ObjectBatches`] over one streaming GET, whose body keeps
 /// arriving on the runtime's threads while this thread encodes).
-pub enum Stream<'r> {
+pub(crate) enum Stream<'r> {
     /// A local input's stream, and the input, for messages.
     Local(&'r Path, StreamInput),
     /// An object's batches, and the object.
@@ -265,6 +241,8 @@ pub enum Stream<'r> {
 }
 
 impl Batches for Stream<'_> {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         match self {
             Stream::Local(_, stream) => stream.schema(),
@@ -279,7 +257,7 @@ impl Batches for Stream<'_> {
         }
     }
 
-    fn next(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>, Failure> {
         // Errors name their field by the stream's schema.
         match self {
             Stream::Local(input, stream) => stream
@@ -291,7 +269,9 @@ impl Batches for Stream<'_> {
             }
         }
     }
+}
 
+impl Cost for Stream<'_> {
     fn fetched(&self) -> Option<u64> {
         match self {
             Stream::Local(..) => None,

@@ -1,5 +1,6 @@
 //! What reading an input cost, as `--stats` prints it: [`ReadStats`], from a
-//! [`Counting`] source, a [`CountingRead`] stream or an object store's requests.
+//! [`Counting`] source, a [`CountingRead`] stream or an object store's requests; [`Cost`]: what
+//! a source of batches has cost so far.
 //!
 //! It uses nothing of the crate; the inputs (`input`, `remote`) and the conversion fill it in.
 
@@ -41,6 +42,17 @@ impl ReadStats {
             (*h, *r) = (*h + hedges, *r + retries);
         }
     }
+}
+
+/// What reading a source of batches has cost so far.
+pub trait Cost {
+    /// Bytes fetched so far, for an object's progress bar; `None` for a local input.
+    fn fetched(&self) -> Option<u64> {
+        None
+    }
+
+    /// What reading cost so far, as `--stats` prints it.
+    fn stats(&self) -> ReadStats;
 }
 
 /// A `Read` that counts its calls and bytes: for a stream, each read is a round trip.
