@@ -13,7 +13,7 @@
 //! caller converts the one before. Dropping the [`Remote`] ends the thread at its next batch.
 
 use crate::error::{Failure, Result};
-use crate::source::{Batches, Selection};
+use crate::source::{Selection, chosen_when_made};
 use quiver::array::RecordBatch;
 use quiver::error::Error;
 use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions};
@@ -21,6 +21,7 @@ use quiver::schema::Schema;
 use quiver_object_store::{
     ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions, UrlError,
 };
+use quiver_std::Batches;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -85,14 +86,27 @@ impl Remote {
             done: false,
         })
     }
+
+    /// The requests sent to the store, kept up to date as batches are read.
+    pub fn requests(&self) -> Arc<Mutex<RequestStats>> {
+        Arc::clone(&self.requests)
+    }
 }
 
+/// The selected columns and batches of the object, as the reading thread sends them: its
+/// columns were chosen when it was opened ([`chosen_when_made`]).
 impl Batches for Remote {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+    fn project(&mut self, projection: Projection) {
+        chosen_when_made(&projection);
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
         if self.done {
             return Ok(None);
         }
@@ -108,10 +122,6 @@ impl Batches for Remote {
                 Ok(None)
             }
         }
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        Some(Arc::clone(&self.requests))
     }
 }
 
