@@ -13,17 +13,19 @@
 //! caller converts the one before. Dropping the [`Remote`] ends the thread at its next batch.
 
 use crate::error::{Failure, Result};
-use crate::source::{Selection, chosen_when_made};
+use crate::source::{Selection, chosen_when_made, starts_past_the_end};
 use quiver::array::RecordBatch;
 use quiver::error::Error;
-use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions};
+use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::schema::Schema;
 use quiver_object_store::{
     ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions, UrlError,
 };
-use quiver_std::Batches;
+use quiver_std::{Batches, Selected};
+use std::ops::Range;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
+use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
 const RUNTIME_THREADS: usize = 2;
@@ -151,8 +153,7 @@ impl Reading {
                 return;
             }
         };
-        let result = runtime.block_on(self.read(store));
-        if let Err(failure) = result {
+        if let Err(failure) = self.read(&runtime, store) {
             let _ = self.send.send(Message::Failed(failure));
         }
     }
@@ -194,7 +195,50 @@ impl Reading {
         self.send.send(message).is_ok()
     }
 
-    async fn read(&self, store: quiver_object_store::StoreUrl) -> Result<()> {
+    /// Opens the object, then sends the selected columns of the selected batches, in order
+    /// (the row limit is applied by the receiver); reading stops at the range's end.
+    fn read(&self, runtime: &Runtime, store: quiver_object_store::StoreUrl) -> Result<()> {
+        let (source, front_to_back) = runtime.block_on(self.open(store))?;
+        let object = match front_to_back {
+            Some(batches) => Object::Stream(batches),
+            None => {
+                let reader = AsyncFileReader::open(&source, ReaderOptions::default());
+                let reader = runtime.block_on(reader).map_err(|e| self.failed(e, None))?;
+                Object::File(reader, source.scan_options())
+            }
+        };
+        let object = Blocking {
+            reading: self,
+            runtime,
+            object,
+        };
+        let projection = self.selection.projection(object.schema())?;
+        let range = self.selection.batches.clone();
+        let all = range.clone().unwrap_or(0..usize::MAX);
+        let mut batches = Selected::new(object, projection, all, u64::MAX);
+        if let Some(failure) = starts_past_the_end(&batches, range.as_ref()) {
+            return Err(failure);
+        }
+        if !self.send(Message::Schema(Arc::clone(batches.schema())), &source) {
+            return Ok(());
+        }
+        while let Some((_, batch)) = batches.next_batch()? {
+            if !self.send(Message::Batch(batch), &source) {
+                return Ok(());
+            }
+        }
+        if let Some(failure) = starts_past_the_end(&batches, range.as_ref()) {
+            return Err(failure);
+        }
+        self.send(Message::End, &source);
+        Ok(())
+    }
+
+    /// Opens the object: its batches front to back, or `None` for a file to read by ranges.
+    async fn open(
+        &self,
+        store: quiver_object_store::StoreUrl,
+    ) -> Result<(ObjectSource, Option<ObjectBatches>)> {
         // The network figures and limits `quiver json` reads from the environment.
         let options = SourceOptions::default()
             .with_environment(|name| std::env::var(name).ok())
@@ -226,81 +270,66 @@ impl Reading {
                     .map_err(|e| self.failed(e, None))?,
             ),
         };
-        match front_to_back {
-            Some(batches) => self.read_front_to_back(&source, batches).await,
-            None => self.read_ranges(&source).await,
+        Ok((source, front_to_back))
+    }
+}
+
+/// An object's batches: a stream's front to back, or a file's by planned ranged reads (the
+/// selected batches, with the planner's options from the source).
+enum Object<'s> {
+    Stream(ObjectBatches),
+    File(AsyncFileReader<'s, ObjectSource>, ScanOptions),
+}
+
+/// An object's batches read on the reading thread, each awaited on its runtime.
+struct Blocking<'s> {
+    reading: &'s Reading,
+    runtime: &'s Runtime,
+    object: Object<'s>,
+}
+
+impl Batches for Blocking<'_> {
+    type Error = Failure;
+
+    fn schema(&self) -> &Arc<Schema> {
+        match &self.object {
+            Object::Stream(batches) => batches.schema(),
+            Object::File(reader, _) => reader.schema(),
         }
     }
 
-    /// The batches of `batches` in the selection's range, in order (the row limit is applied
-    /// by the receiver); reading stops at the range's end.
-    async fn read_front_to_back(
-        &self,
-        source: &ObjectSource,
-        mut batches: ObjectBatches,
-    ) -> Result<()> {
-        let full = Arc::clone(batches.schema());
-        let projection = self.selection.projection(&full)?;
-        let schema = Arc::new(projection.project_schema(&full));
-        if !projection.is_all() {
-            batches.set_projection(projection);
+    fn count(&self) -> Option<usize> {
+        match &self.object {
+            Object::Stream(_) => None,
+            Object::File(reader, _) => Some(reader.num_batches()),
         }
-        if !self.send(Message::Schema(schema), source) {
-            return Ok(());
-        }
-        let range = self.selection.batches.clone().unwrap_or(0..usize::MAX);
-        let mut index = 0;
-        while index < range.end {
-            let batch = batches
-                .next_batch()
-                .await
-                .map_err(|e| self.failed(e, Some(&full)))?;
-            let Some(batch) = batch else {
-                break;
-            };
-            index += 1;
-            if index > range.start && !self.send(Message::Batch(batch), source) {
-                return Ok(());
-            }
-        }
-        if self.selection.batches.is_some() && index <= range.start {
-            return Err(Failure::Value(crate::source::past_the_end(
-                &range, "stream", index,
-            )));
-        }
-        self.send(Message::End, source);
-        Ok(())
     }
 
-    /// A file by planned ranged reads: the selected batches, the selected columns.
-    async fn read_ranges(&self, source: &ObjectSource) -> Result<()> {
-        let mut reader = AsyncFileReader::open(source, ReaderOptions::default())
-            .await
-            .map_err(|e| self.failed(e, None))?;
-        let full = Arc::clone(reader.schema());
-        let projection = self.selection.projection(&full)?;
-        let count = reader.num_batches();
-        let range = self.selection.batches.clone().unwrap_or(0..count);
-        if self.selection.batches.is_some() && range.start >= count {
-            return Err(Failure::Value(crate::source::past_the_end(
-                &range, "file", count,
-            )));
+    fn project(&mut self, projection: Projection) {
+        match &mut self.object {
+            Object::Stream(batches) => batches.set_projection(projection),
+            Object::File(reader, _) => reader.set_projection(projection),
         }
-        let schema = Arc::new(projection.project_schema(&full));
-        if projection != Projection::All {
-            reader.set_projection(projection);
+    }
+
+    fn start(&mut self, range: Range<usize>) {
+        if let Object::File(reader, options) = &mut self.object {
+            reader.select(range, options.clone());
         }
-        reader.select(range.start..range.end.min(count), source.scan_options());
-        if !self.send(Message::Schema(schema), source) {
-            return Ok(());
-        }
-        while let Some(batch) = reader.next_batch().await {
-            let batch = batch.map_err(|e| self.failed(e, Some(&full)))?;
-            if !self.send(Message::Batch(batch), source) {
-                return Ok(());
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
+        // Errors name their field by the object's schema.
+        let (batch, schema) = match &mut self.object {
+            Object::Stream(batches) => (
+                self.runtime.block_on(batches.next_batch()),
+                batches.schema(),
+            ),
+            Object::File(reader, _) => {
+                let batch = self.runtime.block_on(reader.next_batch()).transpose();
+                (batch, reader.schema())
             }
-        }
-        self.send(Message::End, source);
-        Ok(())
+        };
+        batch.map_err(|e| self.reading.failed(e, Some(schema)))
     }
 }

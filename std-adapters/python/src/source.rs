@@ -90,17 +90,9 @@ impl Source {
         if let Some((_, batch)) = self.selected.next_batch()? {
             return Ok(Some(batch));
         }
-        let seen = self.selected.seen();
-        match &self.range {
-            // A stream (a file's range was checked against its count when it was opened).
-            Some(range)
-                if self.selected.ended()
-                    && self.selected.selected_count().is_none()
-                    && seen <= range.start =>
-            {
-                Err(Failure::Value(past_the_end(range, "stream", seen)))
-            }
-            _ => Ok(None),
+        match starts_past_the_end(&self.selected, self.range.as_ref()) {
+            Some(failure) => Err(failure),
+            None => Ok(None),
         }
     }
 
@@ -351,16 +343,16 @@ pub fn open(path: &Path, selection: &Selection) -> Result<Source> {
         let reader = FileReader::open(FileSource::new(file).map_err(io)?, ReaderOptions::default())
             .map_err(|e| invalid(&e))?;
         let projection = selection.projection(reader.schema())?;
-        let count = reader.num_batches();
-        if let Some(range) = selection.batches.as_ref().filter(|r| r.start >= count) {
-            return Err(Failure::Value(past_the_end(range, "file", count)));
-        }
         let file = IpcFile {
             reader,
             batches: 0..0,
             path: name,
         };
-        return Ok(Source::selected(file, projection, selection));
+        let source = Source::selected(file, projection, selection);
+        return match starts_past_the_end(&source.selected, source.range.as_ref()) {
+            Some(failure) => Err(failure),
+            None => Ok(source),
+        };
     }
     let leading = std::io::Cursor::new(magic[..filled].to_vec());
     let rest: Box<dyn Read + Send> = Box::new(leading.chain(file));
@@ -431,8 +423,22 @@ impl Batches for IpcStream {
     }
 }
 
+/// The error for a `batches` range asked for (`range`) that starts past the last batch of
+/// `selected`'s source: a file's, known when it is opened, or a stream's, once it ended.
+pub fn starts_past_the_end<B: Batches>(
+    selected: &Selected<B>,
+    range: Option<&Range<usize>>,
+) -> Option<Failure> {
+    let (range, count) = (range?, selected.past_the_end()?);
+    let input = match selected.selected_count() {
+        Some(_) => "file",
+        None => "stream",
+    };
+    Some(Failure::Value(past_the_end(range, input, count)))
+}
+
 /// The error for a `batches` range that starts past the last of `count` batches (the CLI's).
-pub fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
+fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     let range = match batches.end {
         usize::MAX => format!("{}..", batches.start),
         end => format!("{}..{end}", batches.start),

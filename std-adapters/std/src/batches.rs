@@ -177,6 +177,16 @@ impl<B: Batches> Selected<B> {
         self.ended
     }
 
+    /// When the range starts past the source's last batch, the number of batches it has: a
+    /// file's at once (its count), a stream's once it ended. A source whose range was not asked
+    /// for (from 0) has no such end to pass, unless it has no batches at all.
+    pub fn past_the_end(&self) -> Option<usize> {
+        match self.count {
+            Some(count) => (self.range.start >= count).then_some(count),
+            None => (self.ended && self.next <= self.range.start).then_some(self.next),
+        }
+    }
+
     /// The rows still wanted.
     pub fn rows_left(&self) -> u64 {
         self.rows_left
@@ -306,13 +316,24 @@ mod tests {
 
     #[test]
     fn a_range_past_the_end() {
-        let stream = Counts::new(&[3, 3], false);
-        let (out, _, seen, ended) = run(Selected::new(stream, Projection::All, 5..9, 100));
-        assert_eq!(out, []);
-        assert_eq!((seen, ended), (2, true));
-        let file = Counts::new(&[3, 3], true);
-        let (out, read, seen, _) = run(Selected::new(file, Projection::All, 5..9, 100));
+        let mut stream = Selected::new(Counts::new(&[3, 3], false), Projection::All, 2..9, 100);
+        assert_eq!(stream.past_the_end(), None);
+        assert!(stream.next_batch().unwrap().is_none());
+        assert_eq!(
+            (stream.seen(), stream.ended(), stream.past_the_end()),
+            (2, true, Some(2))
+        );
+        let file = Selected::new(Counts::new(&[3, 3], true), Projection::All, 2..9, 100);
+        assert_eq!(file.past_the_end(), Some(2));
+        let (out, read, seen, _) = run(file);
         assert_eq!((out, read, seen), (vec![], vec![], 2));
+        // Within the range, or stopped by the row limit before the stream's end: no error.
+        let mut within = Selected::new(Counts::new(&[3, 3], false), Projection::All, 1..9, 100);
+        while within.next_batch().unwrap().is_some() {}
+        assert_eq!(within.past_the_end(), None);
+        let mut limited = Selected::new(Counts::new(&[3, 3], false), Projection::All, 5..9, 0);
+        assert!(limited.next_batch().unwrap().is_none());
+        assert_eq!(limited.past_the_end(), None);
     }
 
     #[test]
