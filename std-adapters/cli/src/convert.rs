@@ -9,7 +9,7 @@
 //! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
 //! soon as the batch range or the row limit is reached.
 
-use crate::batches::{LocalFile, RemoteFile, Stream};
+use crate::batches::{self, LocalFile, Stream};
 use crate::input::{self, Input};
 use crate::inputs;
 use crate::many::Run;
@@ -23,6 +23,7 @@ use quiver::ipc::{ProjectionError, ProjectionErrorKind};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
+use quiver_object_store::BlockingBatches;
 use quiver_std::{Batches, Concurrent, JsonWriteError, ParallelWriter, Recycling, Selected};
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
@@ -112,18 +113,21 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                         input_path.display()
                     )));
                 }
-                let stream = Stream::Local(&input_path, stream);
+                let stream = Stream::new(&input_path, stream);
                 convert(args, stream, &batches, &mut sink)?
             }
             Input::Remote(remote) => match remote.front_to_back()? {
                 Some(stream) => {
                     kind = "stream";
-                    let stream = Stream::Remote(&remote, stream);
-                    convert(args, stream, &batches, &mut sink)?
+                    let stream = BlockingBatches::stream(&remote.runtime, &remote.source, stream);
+                    convert(args, batches::object(&remote, stream), &batches, &mut sink)?
                 }
                 None => {
-                    let file = RemoteFile::open(&remote, args.limit.is_some())?;
-                    convert(args, file, &batches, &mut sink)?
+                    // Under `--limit`, a few batches at a time (as many as the rows need).
+                    let reader = remote.file_reader()?;
+                    let (runtime, source) = (&remote.runtime, &remote.source);
+                    let file = BlockingBatches::file(runtime, source, reader, args.limit.is_some());
+                    convert(args, batches::object(&remote, file), &batches, &mut sink)?
                 }
             },
         };

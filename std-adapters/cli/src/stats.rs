@@ -5,6 +5,7 @@
 //! It uses nothing of the crate; the inputs (`input`, `remote`) and the conversion fill it in.
 
 use quiver::source::Counting;
+use quiver_object_store::RequestStats;
 use std::io::{self, Read};
 
 /// The reads a run made of its input, as `--stats` prints them.
@@ -29,6 +30,17 @@ impl ReadStats {
             round_trips: source.round_trips() as u64,
             bytes_read: source.bytes_read(),
             ..ReadStats::default()
+        }
+    }
+
+    /// An object store's requests: each range (or streaming GET) a read and a round trip, and
+    /// the requests sent again.
+    pub fn of_requests(requests: &RequestStats) -> Self {
+        ReadStats {
+            reads: requests.requests,
+            round_trips: requests.round_trips,
+            bytes_read: requests.bytes,
+            again: Some((requests.hedges, requests.retries)),
         }
     }
 

@@ -16,13 +16,13 @@ use crate::error::{Failure, Result};
 use crate::source::{Selection, chosen_when_made, starts_past_the_end};
 use quiver::array::RecordBatch;
 use quiver::error::Error;
-use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions, ScanOptions};
+use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions};
 use quiver::schema::Schema;
 use quiver_object_store::{
-    ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions, UrlError,
+    BlockingBatches, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+    UrlError,
 };
-use quiver_std::{Batches, Selected};
-use std::ops::Range;
+use quiver_std::{Batches, MapErr, Selected};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use tokio::runtime::Runtime;
@@ -200,18 +200,15 @@ impl Reading {
     fn read(&self, runtime: &Runtime, store: quiver_object_store::StoreUrl) -> Result<()> {
         let (source, front_to_back) = runtime.block_on(self.open(store))?;
         let object = match front_to_back {
-            Some(batches) => Object::Stream(batches),
+            Some(batches) => BlockingBatches::stream(runtime, &source, batches),
             None => {
                 let reader = AsyncFileReader::open(&source, ReaderOptions::default());
                 let reader = runtime.block_on(reader).map_err(|e| self.failed(e, None))?;
-                Object::File(reader, source.scan_options())
+                BlockingBatches::file(runtime, &source, reader, false)
             }
         };
-        let object = Blocking {
-            reading: self,
-            runtime,
-            object,
-        };
+        // Errors name their field by the object's schema.
+        let object = MapErr::new(object, |e, schema: &Schema| self.failed(e, Some(schema)));
         let projection = self.selection.projection(object.schema())?;
         let range = self.selection.batches.clone();
         let all = range.clone().unwrap_or(0..usize::MAX);
@@ -271,65 +268,5 @@ impl Reading {
             ),
         };
         Ok((source, front_to_back))
-    }
-}
-
-/// An object's batches: a stream's front to back, or a file's by planned ranged reads (the
-/// selected batches, with the planner's options from the source).
-enum Object<'s> {
-    Stream(ObjectBatches),
-    File(AsyncFileReader<'s, ObjectSource>, ScanOptions),
-}
-
-/// An object's batches read on the reading thread, each awaited on its runtime.
-struct Blocking<'s> {
-    reading: &'s Reading,
-    runtime: &'s Runtime,
-    object: Object<'s>,
-}
-
-impl Batches for Blocking<'_> {
-    type Error = Failure;
-
-    fn schema(&self) -> &Arc<Schema> {
-        match &self.object {
-            Object::Stream(batches) => batches.schema(),
-            Object::File(reader, _) => reader.schema(),
-        }
-    }
-
-    fn count(&self) -> Option<usize> {
-        match &self.object {
-            Object::Stream(_) => None,
-            Object::File(reader, _) => Some(reader.num_batches()),
-        }
-    }
-
-    fn project(&mut self, projection: Projection) {
-        match &mut self.object {
-            Object::Stream(batches) => batches.set_projection(projection),
-            Object::File(reader, _) => reader.set_projection(projection),
-        }
-    }
-
-    fn start(&mut self, range: Range<usize>) {
-        if let Object::File(reader, options) = &mut self.object {
-            reader.select(range, options.clone());
-        }
-    }
-
-    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
-        // Errors name their field by the object's schema.
-        let (batch, schema) = match &mut self.object {
-            Object::Stream(batches) => (
-                self.runtime.block_on(batches.next_batch()),
-                batches.schema(),
-            ),
-            Object::File(reader, _) => {
-                let batch = self.runtime.block_on(reader.next_batch()).transpose();
-                (batch, reader.schema())
-            }
-        };
-        batch.map_err(|e| self.reading.failed(e, Some(schema)))
     }
 }

@@ -31,6 +31,8 @@ pub struct Source {
     range: Option<Range<usize>>,
     requests: Option<Arc<Mutex<RequestStats>>>,
     in_memory: bool,
+    /// Whether the batches' column buffers are copied as they pass ([`Source::compacted`]).
+    compact: bool,
 }
 
 impl Source {
@@ -49,6 +51,7 @@ impl Source {
             range,
             requests: None,
             in_memory: false,
+            compact: false,
         }
     }
 
@@ -88,7 +91,10 @@ impl Source {
     /// The next batch, or `None` at the end.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
         if let Some((_, batch)) = self.selected.next_batch()? {
-            return Ok(Some(batch));
+            return match self.compact {
+                true => compacted_batch(&batch).map(Some),
+                false => Ok(Some(batch)),
+            };
         }
         match starts_past_the_end(&self.selected, self.range.as_ref()) {
             Some(failure) => Err(failure),
@@ -111,25 +117,21 @@ impl Source {
     /// Its batches selected again (a `Reader`'s, read with batches and a limit of their own):
     /// the batches `range` of them, at most `limit` rows; its requests and whereabouts kept.
     pub fn reselected(self, range: Option<Range<usize>>, limit: Option<u64>) -> Self {
-        self.wrapped(|batches| batches, range, limit)
-    }
-
-    /// Its batches with their column buffers copied into memory of their own ([`Compacted`]).
-    pub fn compacted(self) -> Self {
-        self.wrapped(|inner| Compacted { inner }, None, None)
-    }
-
-    /// Its batches through `wrap`, then selected again.
-    fn wrapped<B: Batches<Error = Failure> + Send + 'static>(
-        self,
-        wrap: impl FnOnce(SourceBatches) -> B,
-        range: Option<Range<usize>>,
-        limit: Option<u64>,
-    ) -> Self {
         let (requests, in_memory) = (self.requests(), self.in_memory);
-        Source::new(wrap(SourceBatches(self)), Projection::All, range, limit)
+        Source::new(SourceBatches(self), Projection::All, range, limit)
             .with_requests(requests)
             .with_in_memory(in_memory)
+    }
+
+    /// Its batches with their column buffers copied into memory of their own as they pass:
+    /// for a `Reader` of some columns of a file, handed to another library that keeps them.
+    /// quiver's readers slice a column's buffers out of the body they read, which also holds
+    /// the columns not selected (a file's whole record batch); kept by pyarrow, each column's
+    /// slices would keep every batch's whole body alive (one `int64` column of the 297 MB bench
+    /// file held 330 MiB). Copied, they hold only their own bytes. Dictionaries stay shared.
+    pub fn compacted(mut self) -> Self {
+        self.compact = true;
+        self
     }
 }
 
@@ -449,49 +451,15 @@ fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     )
 }
 
-/// Batches whose column buffers are copied into memory of their own as they pass: for a
-/// `Reader` of some columns of a file, handed to another library that keeps them. quiver's
-/// readers slice a column's buffers out of the body they read, which also holds the columns
-/// not selected (a file's whole record batch); kept by pyarrow, each column's slices would
-/// keep every batch's whole body alive (one `int64` column of the 297 MB bench file held 330
-/// MiB). Copied, they hold only their own bytes. Dictionaries stay shared.
-struct Compacted<B> {
-    /// The batches.
-    inner: B,
-}
-
-impl<B: Batches<Error = Failure>> Batches for Compacted<B> {
-    type Error = Failure;
-
-    fn schema(&self) -> &Arc<Schema> {
-        self.inner.schema()
-    }
-
-    fn count(&self) -> Option<usize> {
-        self.inner.count()
-    }
-
-    fn project(&mut self, projection: Projection) {
-        self.inner.project(projection);
-    }
-
-    fn start(&mut self, range: Range<usize>) {
-        self.inner.start(range);
-    }
-
-    fn next_batch(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>> {
-        let Some(batch) = self.inner.next_batch(rows_left)? else {
-            return Ok(None);
-        };
-        let columns = batch
-            .columns()
-            .iter()
-            .map(compacted)
-            .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(Arc::clone(batch.schema()), columns, batch.num_rows())
-            .map(Some)
-            .map_err(Failure::invalid)
-    }
+/// `batch` with its columns' buffers copied into memory of their own ([`Source::compacted`]).
+fn compacted_batch(batch: &RecordBatch<'static>) -> Result<RecordBatch<'static>> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(compacted)
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(Arc::clone(batch.schema()), columns, batch.num_rows())
+        .map_err(Failure::invalid)
 }
 
 /// `array` with its buffers (and its children's) copied into memory of their own.

@@ -5,7 +5,7 @@
 //! Batches enter from a source's own reader (a file's, a stream's, an object's, another
 //! library's arrays) through [`Batches::next_batch`]; [`Selected`] hands on the selected ones,
 //! each with its index in the source, cut to the rows still wanted. Errors are the source's
-//! own ([`Batches::Error`]), returned unchanged.
+//! own ([`Batches::Error`]), returned unchanged, or made the caller's by [`MapErr`].
 //!
 //! It uses the core's readers' types only (no I/O of its own).
 
@@ -48,27 +48,71 @@ pub trait Batches {
     fn next_batch(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, Self::Error>;
 }
 
+/// The methods of [`Batches`] but `next_batch` for a source that wraps another, `|this| inner`
+/// naming the one it wraps: passed on unchanged.
+macro_rules! pass_on {
+    (|$this:ident| $inner:expr) => {
+        fn schema(&self) -> &Arc<Schema> {
+            let $this = self;
+            $inner.schema()
+        }
+
+        fn count(&self) -> Option<usize> {
+            let $this = self;
+            $inner.count()
+        }
+
+        fn project(&mut self, projection: Projection) {
+            let $this = self;
+            $inner.project(projection);
+        }
+
+        fn start(&mut self, range: Range<usize>) {
+            let $this = self;
+            $inner.start(range);
+        }
+    };
+}
+
 impl<B: Batches + ?Sized> Batches for Box<B> {
     type Error = B::Error;
 
-    fn schema(&self) -> &Arc<Schema> {
-        (**self).schema()
-    }
-
-    fn count(&self) -> Option<usize> {
-        (**self).count()
-    }
-
-    fn project(&mut self, projection: Projection) {
-        (**self).project(projection);
-    }
-
-    fn start(&mut self, range: Range<usize>) {
-        (**self).start(range);
-    }
+    pass_on!(|this| (**this));
 
     fn next_batch(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, Self::Error> {
         (**self).next_batch(rows_left)
+    }
+}
+
+/// A source whose errors `map` turns into the caller's, given the source's schema (to name a
+/// field by): a source shared by adapters that each have their own error.
+pub struct MapErr<B, F> {
+    inner: B,
+    map: F,
+}
+
+impl<B, F> MapErr<B, F> {
+    /// `inner`, its errors through `map`.
+    pub fn new(inner: B, map: F) -> Self {
+        MapErr { inner, map }
+    }
+
+    /// The source.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+}
+
+impl<B: Batches, E, F: Fn(B::Error, &Schema) -> E> Batches for MapErr<B, F> {
+    type Error = E;
+
+    pass_on!(|this| this.inner);
+
+    fn next_batch(&mut self, rows_left: u64) -> Result<Option<RecordBatch<'static>>, E> {
+        match self.inner.next_batch(rows_left) {
+            Ok(batch) => Ok(batch),
+            Err(error) => Err((self.map)(error, self.inner.schema())),
+        }
     }
 }
 
@@ -195,11 +239,6 @@ impl<B: Batches> Selected<B> {
     /// The source.
     pub fn inner(&self) -> &B {
         &self.inner
-    }
-
-    /// The source, to change.
-    pub fn inner_mut(&mut self) -> &mut B {
-        &mut self.inner
     }
 
     /// The source back.

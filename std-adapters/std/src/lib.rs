@@ -4,7 +4,8 @@
 //!   positioned read (`pread`) per range, no seeking.
 //! - [`Batches`]: a source of record batches (a file's, a stream's, an object's, another
 //!   library's), whatever the input; [`Selected`]: its batches in a range, of some columns, cut
-//!   to a number of rows, as every adapter selects them.
+//!   to a number of rows, as every adapter selects them; [`MapErr`]: a shared source's errors
+//!   made an adapter's.
 //! - [`Concurrent`]: runs any source's range lists with several requests in flight on threads.
 //! - [`Recycling`]: reads each list of ranges into one of a few reused buffers and shares
 //!   windows of it, so a long scan's memory is a window or two, without a fresh allocation per
@@ -37,7 +38,7 @@ mod recycling;
 mod task;
 mod tz;
 
-pub use batches::{Batches, Selected};
+pub use batches::{Batches, MapErr, Selected};
 pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT, JoinRanges};
 pub use file::FileSource;
 pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
