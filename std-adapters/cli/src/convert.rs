@@ -1,6 +1,6 @@
 //! `quiver json`: batches from the reader into a [`ParallelWriter`], with `--columns`,
-//! `--batches` and `--limit` applied on the way: one loop ([`convert`]) over a source of
-//! batches ([`Batches`]), whatever the input.
+//! `--batches` and `--limit` applied on the way ([`Selected`]): one loop ([`convert`]) over a
+//! source of batches ([`Batches`]), whatever the input.
 //!
 //! A file is read with [`FileReader::scan`] and a readahead window of about one batch (the
 //! largest block), whatever the source, so `--stats` counts the same requests with or without
@@ -9,12 +9,12 @@
 //! on every thread ([`Concurrent`]). A stream is read message by message. Reading stops as
 //! soon as the batch range or the row limit is reached.
 
-use crate::batches::{Batches, LocalFile, RemoteFile, Stream};
+use crate::batches::{self, LocalFile, Stream};
 use crate::input::{self, Input};
 use crate::inputs;
 use crate::many::Run;
 use crate::output::{self, Output};
-use crate::stats::ReadStats;
+use crate::stats::{Cost, ReadStats};
 use crate::{Binary, Failure, Format, JsonArgs};
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver::array::RecordBatch;
@@ -23,7 +23,8 @@ use quiver::ipc::{ProjectionError, ProjectionErrorKind};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
-use quiver_std::{Concurrent, JsonWriteError, ParallelWriter, Recycling};
+use quiver_object_store::BlockingBatches;
+use quiver_std::{Batches, Concurrent, JsonWriteError, ParallelWriter, Recycling, Selected};
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
 use std::ops::Range;
@@ -112,18 +113,21 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                         input_path.display()
                     )));
                 }
-                let stream = Stream::Local(&input_path, stream);
+                let stream = Stream::new(&input_path, stream);
                 convert(args, stream, &batches, &mut sink)?
             }
             Input::Remote(remote) => match remote.front_to_back()? {
                 Some(stream) => {
                     kind = "stream";
-                    let stream = Stream::Remote(&remote, stream);
-                    convert(args, stream, &batches, &mut sink)?
+                    let stream = BlockingBatches::stream(&remote.runtime, &remote.source, stream);
+                    convert(args, batches::object(&remote, stream), &batches, &mut sink)?
                 }
                 None => {
-                    let file = RemoteFile::open(&remote, args.limit.is_some())?;
-                    convert(args, file, &batches, &mut sink)?
+                    // Under `--limit`, a few batches at a time (as many as the rows need).
+                    let reader = remote.file_reader()?;
+                    let (runtime, source) = (&remote.runtime, &remote.source);
+                    let file = BlockingBatches::file(runtime, source, reader, args.limit.is_some());
+                    convert(args, batches::object(&remote, file), &batches, &mut sink)?
                 }
             },
         };
@@ -223,54 +227,38 @@ where
     convert(args, file, batches, sink)
 }
 
-/// The one loop: the batches of `source` the run's `batches` select, into the sink until the
-/// rows wanted are written, with `--columns` applied. A file's batches outside the range are
-/// not read; a stream's before it are read and counted, and reading stops once the range or
-/// the limit is done: the rest stays unread. What reading cost.
-fn convert(
+/// The one loop: the batches of `source` the run's `batches` select ([`Selected`]: the range
+/// counted from the batches the run saw before this input), into the sink until the rows
+/// wanted are written, with `--columns` applied. A file's batches outside the range are not
+/// read; a stream's before it are read and counted, and reading stops once the range or the
+/// limit is done: the rest stays unread. What reading cost.
+fn convert<B>(
     args: &JsonArgs,
-    mut source: impl Batches,
+    source: B,
     batches: &Range<usize>,
     sink: &mut Sink,
-) -> Result<ReadStats, Failure> {
+) -> Result<ReadStats, Failure>
+where
+    B: Batches<Error = Failure> + Cost,
+{
     let schema = Arc::clone(source.schema());
     sink.run.check_schema(&sink.input, &schema)?;
-    if let Some(projection) = projection(args, &sink.input, &schema)? {
-        source.project(projection);
-    }
+    let projection = projection(args, &sink.input, &schema)?.unwrap_or(Projection::All);
     let seen = sink.run.seen;
-    // A file: its own batches of the run's range, all its batches counted in the run at once.
-    // A stream: every batch, counted as it is read.
-    let (range, stream) = match source.count() {
-        Some(count) => {
-            let start = batches.start.saturating_sub(seen).min(count);
-            let end = batches.end.saturating_sub(seen).min(count);
-            sink.run.seen = seen.saturating_add(count);
-            (start..end, false)
-        }
-        None => (0..usize::MAX, true),
-    };
+    let range = batches.start.saturating_sub(seen)..batches.end.saturating_sub(seen);
+    let mut source = Selected::new(source, projection, range, sink.rows_left);
     if let (Some(bar), false) = (&sink.progress, sink.run.many()) {
-        show(bar, (!stream).then_some(range.len() as u64));
+        show(bar, source.selected_count().map(|n| n as u64));
     }
-    let (mut index, end) = (range.start, range.end);
-    source.start(range);
-    while sink.wants_more() && index < end && !(stream && sink.run.seen >= batches.end) {
-        let Some(batch) = source.next(sink.rows_left)? else {
-            break;
-        };
-        if !stream || sink.run.seen >= batches.start {
-            sink.take(index, &batch)?;
-        }
-        if stream {
-            sink.run.seen += 1;
-        }
-        if let Some(bytes) = source.fetched() {
+    while let Some((index, batch)) = source.next_batch()? {
+        sink.take(index, &batch)?;
+        if let Some(bytes) = source.inner().fetched() {
             sink.fetched(bytes);
         }
-        index += 1;
     }
-    Ok(source.stats())
+    // A file's batches all count in the run; a stream's, those read.
+    sink.run.seen = seen.saturating_add(source.seen());
+    Ok(source.inner().stats())
 }
 
 /// The projection `--columns` asks for over `schema` of `input`, if any.
@@ -384,20 +372,10 @@ impl Sink {
         }
     }
 
-    /// Writes batch `index` of the input, cut to the rows still wanted, with the columns the
-    /// run adds.
+    /// Writes batch `index` of the input (cut to the rows still wanted: [`Selected`]), with the
+    /// columns the run adds.
     fn take(&mut self, index: usize, batch: &RecordBatch<'_>) -> Result<(), Failure> {
         let rows = batch.num_rows() as u64;
-        let head;
-        let batch = if rows > self.rows_left {
-            let kept = self.rows_left as usize;
-            head = batch
-                .slice(0, kept)
-                .map_err(|e| Failure::about(&self.input, e))?;
-            &head
-        } else {
-            batch
-        };
         let extended = self.run.extend(&self.input, batch)?;
         let batch = extended.as_ref().unwrap_or(batch);
         self.writer.write(batch).map_err(|e| match e {

@@ -21,7 +21,6 @@
 //! own answer (its XML body, request ids) is added only with `--verbose`.
 
 use crate::Failure;
-use crate::stats::ReadStats;
 use quiver::ipc::{AsyncFileReader, ReaderOptions};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
@@ -216,17 +215,5 @@ impl Remote {
                 Err(e) => Err(Failure::not_a_stream(Path::new(&self.url), e)),
             }
         })
-    }
-
-    /// The requests sent so far, as `--stats` prints them: a streaming GET the reading
-    /// stopped before its end counts with the bytes it brought.
-    pub fn stats(&self) -> ReadStats {
-        let requests = self.source.requests_so_far();
-        ReadStats {
-            reads: requests.requests,
-            round_trips: requests.round_trips,
-            bytes_read: requests.bytes,
-            again: Some((requests.hedges, requests.retries)),
-        }
     }
 }

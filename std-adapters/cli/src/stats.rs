@@ -1,9 +1,11 @@
 //! What reading an input cost, as `--stats` prints it: [`ReadStats`], from a
-//! [`Counting`] source, a [`CountingRead`] stream or an object store's requests.
+//! [`Counting`] source, a [`CountingRead`] stream or an object store's requests; [`Cost`]: what
+//! a source of batches has cost so far.
 //!
 //! It uses nothing of the crate; the inputs (`input`, `remote`) and the conversion fill it in.
 
 use quiver::source::Counting;
+use quiver_object_store::RequestStats;
 use std::io::{self, Read};
 
 /// The reads a run made of its input, as `--stats` prints them.
@@ -31,6 +33,17 @@ impl ReadStats {
         }
     }
 
+    /// An object store's requests: each range (or streaming GET) a read and a round trip, and
+    /// the requests sent again.
+    pub fn of_requests(requests: &RequestStats) -> Self {
+        ReadStats {
+            reads: requests.requests,
+            round_trips: requests.round_trips,
+            bytes_read: requests.bytes,
+            again: Some((requests.hedges, requests.retries)),
+        }
+    }
+
     /// Adds another input's counts (the hedges and retries of URLs among them).
     pub fn add(&mut self, other: &ReadStats) {
         self.reads += other.reads;
@@ -41,6 +54,17 @@ impl ReadStats {
             (*h, *r) = (*h + hedges, *r + retries);
         }
     }
+}
+
+/// What reading a source of batches has cost so far.
+pub trait Cost {
+    /// Bytes fetched so far, for an object's progress bar; `None` for a local input.
+    fn fetched(&self) -> Option<u64> {
+        None
+    }
+
+    /// What reading cost so far, as `--stats` prints it.
+    fn stats(&self) -> ReadStats;
 }
 
 /// A `Read` that counts its calls and bytes: for a stream, each read is a round trip.

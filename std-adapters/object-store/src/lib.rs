@@ -9,6 +9,9 @@
 //! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, read front to
 //!   back in parallel parts handed over in order ([`ObjectSource::open_whole`]), decoded as
 //!   it arrives; what `quiver json s3://…` does when it reads every column of every batch.
+//! - [`BlockingBatches`] (`blocking.rs`): an object's batches (a stream's front to back, a
+//!   file's by ranges) as a [`quiver_std::Batches`], each awaited on a runtime, for a caller
+//!   that is not async (`quiver json`, the Python adapter).
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
@@ -39,6 +42,7 @@
 //! # }
 //! ```
 
+mod blocking;
 mod error;
 mod file;
 mod log;
@@ -50,6 +54,7 @@ mod source;
 mod transport;
 mod url;
 
+pub use blocking::BlockingBatches;
 pub use error::{ObjectError, Refusal};
 pub use file::ObjectBatches;
 pub use log::{RequestLog, RequestStats};

@@ -11,7 +11,7 @@ use crate::error::Failure;
 use crate::ffi::{
     ArrowArray, ArrowArrayStream, ArrowSchema, Empty, FLAG_DICTIONARY_ORDERED, FLAG_NULLABLE,
 };
-use crate::source::Batches;
+use crate::source::Source;
 use quiver::array::{ArrayView, RecordBatch};
 use quiver::datatype::{DataType, IntervalUnit, TimeUnit, UnionMode};
 use quiver::schema::{Field, Metadata, Schema};
@@ -333,7 +333,7 @@ pub fn export_batch(batch: &RecordBatch<'static>) -> ArrowArray {
 
 /// What an exported stream owns.
 struct StreamPrivate {
-    batches: Box<dyn Batches>,
+    batches: Source,
     last_error: Option<CString>,
 }
 
@@ -426,7 +426,7 @@ unsafe extern "C" fn release_stream(stream: *mut ArrowArrayStream) {
 }
 
 /// An `ArrowArrayStream` over `batches` (read on whichever thread the consumer calls from).
-pub fn stream(batches: Box<dyn Batches>) -> ArrowArrayStream {
+pub fn stream(batches: Source) -> ArrowArrayStream {
     let private = Box::new(StreamPrivate {
         batches,
         last_error: None,

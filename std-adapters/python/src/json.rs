@@ -5,7 +5,7 @@
 
 use crate::error::{Failure, Result};
 use crate::options::JsonOptions;
-use crate::source::Batches;
+use crate::source::Source;
 use pyo3::prelude::*;
 use quiver::array::RecordBatch;
 use quiver::json::JsonError;
@@ -163,7 +163,7 @@ impl<W: Write> Document<W> {
 }
 
 /// Writes every batch of `batches` into `document` and ends it.
-pub fn write_all<W: Write>(batches: &mut dyn Batches, document: &mut Document<W>) -> Result<()> {
+pub fn write_all<W: Write>(batches: &mut Source, document: &mut Document<W>) -> Result<()> {
     while let Some(batch) = batches.next_batch()? {
         document.write(&batch)?;
     }

@@ -28,34 +28,39 @@ use crate::ffi::{
     ARRAY_CAPSULE, ArrowArray, ArrowArrayStream, ArrowSchema, SCHEMA_CAPSULE, STREAM_CAPSULE,
 };
 use crate::json::Document;
-use crate::source::{Batches, Selection};
+use crate::source::{Selection, Source};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
+use quiver::ipc::Projection;
 use quiver_object_store::RequestStats;
+use quiver_std::Batches;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// The batches of `data`: an Arrow PyCapsule producer, a quiver `Reader`, or a path.
-fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dyn Batches>> {
+fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Source> {
     if let Ok(reader) = data.cast::<Reader>() {
         let batches = reader.borrow().take()?;
         if selection.columns.is_none() {
-            return Ok(source::selected(batches, selection));
+            return Ok(batches.reselected(selection.batches.clone(), selection.limit));
         }
         // Columns picked from the Reader's own: its batches pass through the C stream
         // interface (zero-copy both ways) and are imported with the projection, struct
         // children included, as any other library's stream is.
         let in_memory = batches.in_memory();
-        let mut imported = source::ImportedStream::new(export::stream(batches), selection)?;
-        imported.in_memory = in_memory;
-        return Ok(source::selected(imported, selection));
+        let imported = source::ImportedStream::new(export::stream(batches))?;
+        let projection = selection.projection(imported.schema())?;
+        let source = Source::selected(imported, projection, selection);
+        return Ok(source.with_in_memory(in_memory));
     }
     if data.hasattr("__arrow_c_stream__")? {
         let capsule = data.call_method1("__arrow_c_stream__", (data.py().None(),))?;
         let stream: ArrowArrayStream = ffi::take(&capsule, STREAM_CAPSULE)?;
-        let imported = source::ImportedStream::new(stream, selection)?;
-        return Ok(source::selected(imported, selection));
+        let imported = source::ImportedStream::new(stream)?;
+        let projection = selection.projection(imported.schema())?;
+        let source = Source::selected(imported, projection, selection);
+        return Ok(source.with_in_memory(true));
     }
     if data.hasattr("__arrow_c_array__")? {
         let pair = data.call_method1("__arrow_c_array__", (data.py().None(),))?;
@@ -63,13 +68,17 @@ fn batches_of(data: &Bound<'_, PyAny>, selection: &Selection) -> PyResult<Box<dy
         let schema: ArrowSchema = ffi::take(&schema, SCHEMA_CAPSULE)?;
         let array: ArrowArray = ffi::take(&array, ARRAY_CAPSULE)?;
         let one = source::OneBatch::new(schema, array, selection)?;
-        return Ok(source::selected(one, selection));
+        let source = Source::selected(one, Projection::All, selection);
+        return Ok(source.with_in_memory(true));
     }
     if data.is_instance_of::<PyString>() || data.hasattr("__fspath__")? {
         let path: PathBuf = data.extract()?;
         if let Some(url) = path.to_str().filter(|p| remote::is_url(p)) {
+            // The object's columns and batches are chosen as it is read; the limit here.
             let remote = remote::Remote::open(url, selection)?;
-            return Ok(source::limited(remote, selection));
+            let requests = remote.requests();
+            let source = Source::new(remote, Projection::All, None, selection.limit);
+            return Ok(source.with_requests(Some(requests)));
         }
         return Ok(source::open(&path, selection)?);
     }
@@ -100,7 +109,7 @@ fn to_json(
         // the bytes object returned (see `output`). Batches quiver reads (files, URLs) are
         // not held: the object grows as they are written.
         let gathered = match batches.in_memory() {
-            true => Some(output::gather(batches.as_mut())?),
+            true => Some(output::gather(&mut batches)?),
             false => None,
         };
         let expected = gathered
@@ -114,7 +123,7 @@ fn to_json(
                 }
                 document.finish()?;
             }
-            None => json::write_all(batches.as_mut(), &mut document)?,
+            None => json::write_all(&mut batches, &mut document)?,
         }
         Ok(document.into_inner())
     })?;
@@ -141,7 +150,7 @@ fn write_json(
         let written = py.detach(|| -> Result<u64, Failure> {
             let file = sink::AtomicFile::create(&path)?;
             let mut document = Document::new(std::io::BufWriter::new(file), &options);
-            json::write_all(batches.as_mut(), &mut document)?;
+            json::write_all(&mut batches, &mut document)?;
             let written = document.bytes_written()
                 + u64::from(options.format == quiver::json::JsonFormat::JsonArray);
             let file = document
@@ -166,7 +175,7 @@ fn write_json(
         let file = sink::PyFile::new(sink, Arc::clone(&raised));
         let out = std::io::BufWriter::with_capacity(1 << 20, file);
         let mut document = Document::new(out, &options);
-        let written = json::write_all(batches.as_mut(), &mut document).and_then(|()| {
+        let written = json::write_all(&mut batches, &mut document).and_then(|()| {
             let array = options.format == quiver::json::JsonFormat::JsonArray;
             let written = document.bytes_written() + u64::from(array);
             let out = document.into_inner();
@@ -185,7 +194,7 @@ struct JsonChunks {
 }
 
 struct ChunkState {
-    batches: Box<dyn Batches>,
+    batches: Source,
     document: Document<Vec<u8>>,
     /// The rows of the current batch not written yet.
     pending: Option<quiver::array::RecordBatch<'static>>,
@@ -294,16 +303,16 @@ fn iter_json(
 /// `__arrow_c_stream__` (pyarrow, polars, …) or by `to_json` and friends.
 #[pyclass(module = "quiver._quiver")]
 struct Reader {
-    batches: Mutex<Option<Box<dyn Batches>>>,
+    batches: Mutex<Option<Source>>,
     requests: Option<Arc<Mutex<RequestStats>>>,
     /// Some columns read by quiver: exported, their buffers are copied out of the bodies
-    /// read ([`source::Compacted`]).
+    /// read ([`Source::compacted`]).
     compact: bool,
 }
 
 impl Reader {
     /// The batches, once.
-    fn take(&self) -> PyResult<Box<dyn Batches>> {
+    fn take(&self) -> PyResult<Source> {
         self.batches
             .lock()
             .ok()
@@ -324,8 +333,8 @@ impl Reader {
     ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         let _ = requested_schema;
         let batches = self.take()?;
-        let batches: Box<dyn Batches> = match self.compact {
-            true => Box::new(source::Compacted { inner: batches }),
+        let batches = match self.compact {
+            true => batches.compacted(),
             false => batches,
         };
         let stream = export::stream(batches);

@@ -238,7 +238,7 @@ pub fn expected_bytes(batches: &[RecordBatch<'_>], options: &JsonOptions) -> usi
 
 /// Reads every batch of `batches` (record batches imported from another library: views of its
 /// buffers, held at no cost), looking at Python's signals every few batches.
-pub fn gather(batches: &mut dyn crate::source::Batches) -> Result<Vec<RecordBatch<'static>>> {
+pub fn gather(batches: &mut crate::source::Source) -> Result<Vec<RecordBatch<'static>>> {
     let mut all = Vec::new();
     while let Some(batch) = batches.next_batch()? {
         all.push(batch);

@@ -13,16 +13,19 @@
 //! caller converts the one before. Dropping the [`Remote`] ends the thread at its next batch.
 
 use crate::error::{Failure, Result};
-use crate::source::{Batches, Selection};
+use crate::source::{Selection, chosen_when_made, starts_past_the_end};
 use quiver::array::RecordBatch;
 use quiver::error::Error;
 use quiver::ipc::{AsyncFileReader, Projection, ReaderOptions};
 use quiver::schema::Schema;
 use quiver_object_store::{
-    ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions, UrlError,
+    BlockingBatches, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+    UrlError,
 };
+use quiver_std::{Batches, MapErr, Selected};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
+use tokio::runtime::Runtime;
 
 /// Threads of the runtime that runs the requests (they wait on the network, not the CPU).
 const RUNTIME_THREADS: usize = 2;
@@ -85,14 +88,27 @@ impl Remote {
             done: false,
         })
     }
+
+    /// The requests sent to the store, kept up to date as batches are read.
+    pub fn requests(&self) -> Arc<Mutex<RequestStats>> {
+        Arc::clone(&self.requests)
+    }
 }
 
+/// The selected columns and batches of the object, as the reading thread sends them: its
+/// columns were chosen when it was opened ([`chosen_when_made`]).
 impl Batches for Remote {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+    fn project(&mut self, projection: Projection) {
+        chosen_when_made(&projection);
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
         if self.done {
             return Ok(None);
         }
@@ -108,10 +124,6 @@ impl Batches for Remote {
                 Ok(None)
             }
         }
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        Some(Arc::clone(&self.requests))
     }
 }
 
@@ -141,8 +153,7 @@ impl Reading {
                 return;
             }
         };
-        let result = runtime.block_on(self.read(store));
-        if let Err(failure) = result {
+        if let Err(failure) = self.read(&runtime, store) {
             let _ = self.send.send(Message::Failed(failure));
         }
     }
@@ -184,7 +195,47 @@ impl Reading {
         self.send.send(message).is_ok()
     }
 
-    async fn read(&self, store: quiver_object_store::StoreUrl) -> Result<()> {
+    /// Opens the object, then sends the selected columns of the selected batches, in order
+    /// (the row limit is applied by the receiver); reading stops at the range's end.
+    fn read(&self, runtime: &Runtime, store: quiver_object_store::StoreUrl) -> Result<()> {
+        let (source, front_to_back) = runtime.block_on(self.open(store))?;
+        let object = match front_to_back {
+            Some(batches) => BlockingBatches::stream(runtime, &source, batches),
+            None => {
+                let reader = AsyncFileReader::open(&source, ReaderOptions::default());
+                let reader = runtime.block_on(reader).map_err(|e| self.failed(e, None))?;
+                BlockingBatches::file(runtime, &source, reader, false)
+            }
+        };
+        // Errors name their field by the object's schema.
+        let object = MapErr::new(object, |e, schema: &Schema| self.failed(e, Some(schema)));
+        let projection = self.selection.projection(object.schema())?;
+        let range = self.selection.batches.clone();
+        let all = range.clone().unwrap_or(0..usize::MAX);
+        let mut batches = Selected::new(object, projection, all, u64::MAX);
+        if let Some(failure) = starts_past_the_end(&batches, range.as_ref()) {
+            return Err(failure);
+        }
+        if !self.send(Message::Schema(Arc::clone(batches.schema())), &source) {
+            return Ok(());
+        }
+        while let Some((_, batch)) = batches.next_batch()? {
+            if !self.send(Message::Batch(batch), &source) {
+                return Ok(());
+            }
+        }
+        if let Some(failure) = starts_past_the_end(&batches, range.as_ref()) {
+            return Err(failure);
+        }
+        self.send(Message::End, &source);
+        Ok(())
+    }
+
+    /// Opens the object: its batches front to back, or `None` for a file to read by ranges.
+    async fn open(
+        &self,
+        store: quiver_object_store::StoreUrl,
+    ) -> Result<(ObjectSource, Option<ObjectBatches>)> {
         // The network figures and limits `quiver json` reads from the environment.
         let options = SourceOptions::default()
             .with_environment(|name| std::env::var(name).ok())
@@ -216,81 +267,6 @@ impl Reading {
                     .map_err(|e| self.failed(e, None))?,
             ),
         };
-        match front_to_back {
-            Some(batches) => self.read_front_to_back(&source, batches).await,
-            None => self.read_ranges(&source).await,
-        }
-    }
-
-    /// The batches of `batches` in the selection's range, in order (the row limit is applied
-    /// by the receiver); reading stops at the range's end.
-    async fn read_front_to_back(
-        &self,
-        source: &ObjectSource,
-        mut batches: ObjectBatches,
-    ) -> Result<()> {
-        let full = Arc::clone(batches.schema());
-        let projection = self.selection.projection(&full)?;
-        let schema = Arc::new(projection.project_schema(&full));
-        if !projection.is_all() {
-            batches.set_projection(projection);
-        }
-        if !self.send(Message::Schema(schema), source) {
-            return Ok(());
-        }
-        let range = self.selection.batches.clone().unwrap_or(0..usize::MAX);
-        let mut index = 0;
-        while index < range.end {
-            let batch = batches
-                .next_batch()
-                .await
-                .map_err(|e| self.failed(e, Some(&full)))?;
-            let Some(batch) = batch else {
-                break;
-            };
-            index += 1;
-            if index > range.start && !self.send(Message::Batch(batch), source) {
-                return Ok(());
-            }
-        }
-        if self.selection.batches.is_some() && index <= range.start {
-            return Err(Failure::Value(crate::source::past_the_end(
-                &range, "stream", index,
-            )));
-        }
-        self.send(Message::End, source);
-        Ok(())
-    }
-
-    /// A file by planned ranged reads: the selected batches, the selected columns.
-    async fn read_ranges(&self, source: &ObjectSource) -> Result<()> {
-        let mut reader = AsyncFileReader::open(source, ReaderOptions::default())
-            .await
-            .map_err(|e| self.failed(e, None))?;
-        let full = Arc::clone(reader.schema());
-        let projection = self.selection.projection(&full)?;
-        let count = reader.num_batches();
-        let range = self.selection.batches.clone().unwrap_or(0..count);
-        if self.selection.batches.is_some() && range.start >= count {
-            return Err(Failure::Value(crate::source::past_the_end(
-                &range, "file", count,
-            )));
-        }
-        let schema = Arc::new(projection.project_schema(&full));
-        if projection != Projection::All {
-            reader.set_projection(projection);
-        }
-        reader.select(range.start..range.end.min(count), source.scan_options());
-        if !self.send(Message::Schema(schema), source) {
-            return Ok(());
-        }
-        while let Some(batch) = reader.next_batch().await {
-            let batch = batch.map_err(|e| self.failed(e, Some(&full)))?;
-            if !self.send(Message::Batch(batch), source) {
-                return Ok(());
-            }
-        }
-        self.send(Message::End, source);
-        Ok(())
+        Ok((source, front_to_back))
     }
 }

@@ -1,6 +1,9 @@
-//! [`Batches`]: where record batches come from (another library's Arrow stream or array, or an
-//! IPC file or stream read by quiver) and [`Selection`]: the columns, batch range and row limit
-//! applied on the way, as the CLI's `--columns`, `--batches` and `--limit` do.
+//! Where record batches come from: another library's Arrow stream or array, or an IPC file or
+//! stream read by quiver, each a [`Batches`] (quiver-std's, shared with the CLI) whose errors
+//! are the adapter's [`Failure`]; and [`Selection`]: the columns, batch range and row limit
+//! applied on the way, as the CLI's `--columns`, `--batches` and `--limit` do, by the same
+//! [`Selected`]. A call reads a [`Source`]: the selected batches and what it needs to know of
+//! them.
 
 use crate::error::{Failure, Result};
 use crate::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, Empty};
@@ -11,7 +14,7 @@ use quiver::format::MAGIC;
 use quiver::ipc::{FileReader, Projection, ReaderOptions, StreamReader};
 use quiver::schema::Schema;
 use quiver_object_store::RequestStats;
-use quiver_std::{FileSource, FromStd};
+use quiver_std::{Batches, FileSource, FromStd, Selected};
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -19,25 +22,147 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// A source of record batches of one schema.
-pub trait Batches: Send {
+/// The batches a call reads: a source's, with a selection applied ([`Selected`]), and what the
+/// call needs to know of them.
+pub struct Source {
+    selected: Selected<Box<dyn Batches<Error = Failure> + Send>>,
+    /// The batch range asked for, if any: one that starts past a stream's end is an error,
+    /// found at its end.
+    range: Option<Range<usize>>,
+    requests: Option<Arc<Mutex<RequestStats>>>,
+    in_memory: bool,
+    /// Whether the batches' column buffers are copied as they pass ([`Source::compacted`]).
+    compact: bool,
+}
+
+impl Source {
+    /// The batches `range` of `inner` (all of them: `None`), of the fields of `projection`, at
+    /// most `limit` rows.
+    pub fn new(
+        inner: impl Batches<Error = Failure> + Send + 'static,
+        projection: Projection,
+        range: Option<Range<usize>>,
+        limit: Option<u64>,
+    ) -> Self {
+        let all = range.clone().unwrap_or(0..usize::MAX);
+        let inner: Box<dyn Batches<Error = Failure> + Send> = Box::new(inner);
+        Source {
+            selected: Selected::new(inner, projection, all, limit.unwrap_or(u64::MAX)),
+            range,
+            requests: None,
+            in_memory: false,
+            compact: false,
+        }
+    }
+
+    /// The batches of `inner` the selection's range and limit select (its columns are
+    /// `projection`, made of the selection over `inner`'s schema).
+    pub fn selected(
+        inner: impl Batches<Error = Failure> + Send + 'static,
+        projection: Projection,
+        selection: &Selection,
+    ) -> Self {
+        Source::new(
+            inner,
+            projection,
+            selection.batches.clone(),
+            selection.limit,
+        )
+    }
+
+    /// The source with the requests an object store is sent, kept up to date as batches are
+    /// read.
+    pub fn with_requests(mut self, requests: Option<Arc<Mutex<RequestStats>>>) -> Self {
+        self.requests = requests;
+        self
+    }
+
+    /// The source, said to be views of buffers already in memory (or not).
+    pub fn with_in_memory(mut self, in_memory: bool) -> Self {
+        self.in_memory = in_memory;
+        self
+    }
+
     /// The schema of the batches returned (the selected columns).
-    fn schema(&self) -> &Arc<Schema>;
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.selected.schema()
+    }
 
     /// The next batch, or `None` at the end.
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>>;
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+        if let Some((_, batch)) = self.selected.next_batch()? {
+            return match self.compact {
+                true => compacted_batch(&batch).map(Some),
+                false => Ok(Some(batch)),
+            };
+        }
+        match starts_past_the_end(&self.selected, self.range.as_ref()) {
+            Some(failure) => Err(failure),
+            None => Ok(None),
+        }
+    }
 
     /// The requests sent to an object store, kept up to date as batches are read (`None` for
     /// other sources).
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        None
+    pub fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
+        self.requests.clone()
     }
 
     /// Whether the batches are views of buffers already in memory (another library's arrays),
     /// so that holding all of them at once costs nothing.
-    fn in_memory(&self) -> bool {
-        false
+    pub fn in_memory(&self) -> bool {
+        self.in_memory
     }
+
+    /// Its batches selected again (a `Reader`'s, read with batches and a limit of their own):
+    /// the batches `range` of them, at most `limit` rows; its requests and whereabouts kept.
+    pub fn reselected(self, range: Option<Range<usize>>, limit: Option<u64>) -> Self {
+        let (requests, in_memory) = (self.requests(), self.in_memory);
+        Source::new(SourceBatches(self), Projection::All, range, limit)
+            .with_requests(requests)
+            .with_in_memory(in_memory)
+    }
+
+    /// Its batches with their column buffers copied into memory of their own as they pass:
+    /// for a `Reader` of some columns of a file, handed to another library that keeps them.
+    /// quiver's readers slice a column's buffers out of the body they read, which also holds
+    /// the columns not selected (a file's whole record batch); kept by pyarrow, each column's
+    /// slices would keep every batch's whole body alive (one `int64` column of the 297 MB bench
+    /// file held 330 MiB). Copied, they hold only their own bytes. Dictionaries stay shared.
+    pub fn compacted(mut self) -> Self {
+        self.compact = true;
+        self
+    }
+}
+
+/// A [`Source`]'s batches as a [`Batches`] of their own: its columns were chosen when it was
+/// made ([`chosen_when_made`]).
+struct SourceBatches(Source);
+
+impl Batches for SourceBatches {
+    type Error = Failure;
+
+    fn schema(&self) -> &Arc<Schema> {
+        self.0.schema()
+    }
+
+    fn project(&mut self, projection: Projection) {
+        chosen_when_made(&projection);
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
+        self.0.next_batch()
+    }
+}
+
+/// For a source whose columns are chosen when it is made (an imported array, an object read
+/// on a thread of its own, a selection): a [`Selected`] over it is made with every column, so
+/// no other projection reaches it.
+pub fn chosen_when_made(projection: &Projection) {
+    debug_assert!(
+        projection.is_all(),
+        "the columns of this source were chosen when it was made"
+    );
 }
 
 /// The columns, batches and rows to read: the CLI's `--columns`, `--batches` and `--limit`.
@@ -75,17 +200,12 @@ pub struct ImportedStream {
     stream: ArrowArrayStream,
     /// The stream's schema.
     full: Arc<Schema>,
-    /// The selected columns'.
-    schema: Arc<Schema>,
     projection: Projection,
-    /// Whether the batches are views of memory already held (another library's; not a
-    /// quiver `Reader`'s re-exported).
-    pub in_memory: bool,
 }
 
 impl ImportedStream {
     /// Takes `stream` and reads its schema.
-    pub fn new(mut stream: ArrowArrayStream, selection: &Selection) -> Result<Self> {
+    pub fn new(mut stream: ArrowArrayStream) -> Result<Self> {
         let mut schema = ArrowSchema::empty();
         let get_schema = stream
             .get_schema
@@ -100,14 +220,10 @@ impl ImportedStream {
             return Err(stream_error(&mut stream, status, "get_schema"));
         }
         let schema = Arc::new(import::schema(&schema)?);
-        let projection = selection.projection(&schema)?;
-        let projected = Arc::new(projection.project_schema(&schema));
         Ok(ImportedStream {
             stream,
             full: schema,
-            schema: projected,
-            projection,
-            in_memory: true,
+            projection: Projection::All,
         })
     }
 }
@@ -130,15 +246,17 @@ fn stream_error(stream: &mut ArrowArrayStream, status: i32, call: &str) -> Failu
 }
 
 impl Batches for ImportedStream {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
-        &self.schema
+        &self.full
     }
 
-    fn in_memory(&self) -> bool {
-        self.in_memory
+    fn project(&mut self, projection: Projection) {
+        self.projection = projection;
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
         let get_next = self
             .stream
             .get_next
@@ -165,7 +283,8 @@ pub struct OneBatch {
 }
 
 impl OneBatch {
-    /// Takes `array` of `schema` (a struct array: the batch's columns).
+    /// Takes `array` of `schema` (a struct array: the batch's columns), the fields of the
+    /// selection's columns (its projection is chosen now: [`chosen_when_made`]).
     pub fn new(schema: ArrowSchema, array: ArrowArray, selection: &Selection) -> Result<Self> {
         let full = Arc::new(import::schema(&schema)?);
         let projection = selection.projection(&full)?;
@@ -178,15 +297,17 @@ impl OneBatch {
 }
 
 impl Batches for OneBatch {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
 
-    fn in_memory(&self) -> bool {
-        true
+    fn project(&mut self, projection: Projection) {
+        chosen_when_made(&projection);
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
         Ok(self.batch.take())
     }
 }
@@ -194,23 +315,20 @@ impl Batches for OneBatch {
 /// An Arrow IPC file read by quiver's [`FileReader`], with positioned reads.
 pub struct IpcFile {
     reader: FileReader<FileSource>,
-    schema: Arc<Schema>,
-    next: usize,
-    end: usize,
+    /// The batches still to read.
+    batches: Range<usize>,
     path: String,
 }
 
 /// An Arrow IPC stream read by quiver's [`StreamReader`].
 pub struct IpcStream {
     reader: StreamReader<FromStd<BufReader<Box<dyn Read + Send>>>>,
-    schema: Arc<Schema>,
-    next: usize,
     path: String,
 }
 
 /// Opens the IPC file or stream at the local `path`, told apart by the file's leading
 /// `ARROW1` (a URL is [`crate::remote::Remote`]'s).
-pub fn open(path: &Path, selection: &Selection) -> Result<Box<dyn Batches>> {
+pub fn open(path: &Path, selection: &Selection) -> Result<Source> {
     let name = path.display().to_string();
     let io = |e: std::io::Error| Failure::Io(std::io::Error::new(e.kind(), format!("{name}: {e}")));
     let mut file = File::open(path).map_err(io)?;
@@ -226,73 +344,73 @@ pub fn open(path: &Path, selection: &Selection) -> Result<Box<dyn Batches>> {
     if filled == magic.len() && magic == *MAGIC {
         let reader = FileReader::open(FileSource::new(file).map_err(io)?, ReaderOptions::default())
             .map_err(|e| invalid(&e))?;
-        let mut reader = reader;
         let projection = selection.projection(reader.schema())?;
-        let count = reader.num_batches();
-        let range = selection.batches.clone().unwrap_or(0..count);
-        if selection.batches.is_some() && range.start >= count {
-            return Err(Failure::Value(past_the_end(&range, "file", count)));
-        }
-        let schema = Arc::new(projection.project_schema(reader.schema()));
-        if !projection.is_all() {
-            reader.set_projection(projection);
-        }
-        return Ok(limited(
-            IpcFile {
-                reader,
-                schema,
-                next: range.start,
-                end: range.end.min(count),
-                path: name,
-            },
-            selection,
-        ));
+        let file = IpcFile {
+            reader,
+            batches: 0..0,
+            path: name,
+        };
+        let source = Source::selected(file, projection, selection);
+        return match starts_past_the_end(&source.selected, source.range.as_ref()) {
+            Some(failure) => Err(failure),
+            None => Ok(source),
+        };
     }
     let leading = std::io::Cursor::new(magic[..filled].to_vec());
     let rest: Box<dyn Read + Send> = Box::new(leading.chain(file));
-    let mut reader = quiver_std::stream_reader(BufReader::new(rest), ReaderOptions::default())
+    let reader = quiver_std::stream_reader(BufReader::new(rest), ReaderOptions::default())
         .map_err(|e| invalid(&e))?;
     let projection = selection.projection(reader.schema())?;
-    let schema = Arc::new(projection.project_schema(reader.schema()));
-    if !projection.is_all() {
-        reader.set_projection(projection);
-    }
-    let stream = IpcStream {
-        reader,
-        schema,
-        next: 0,
-        path: name,
-    };
-    Ok(selected(stream, selection))
+    let stream = IpcStream { reader, path: name };
+    Ok(Source::selected(stream, projection, selection))
 }
 
 impl Batches for IpcFile {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
-        &self.schema
+        self.reader.schema()
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
-        if self.next >= self.end {
+    fn count(&self) -> Option<usize> {
+        Some(self.reader.num_batches())
+    }
+
+    fn project(&mut self, projection: Projection) {
+        self.reader.set_projection(projection);
+    }
+
+    fn start(&mut self, batches: Range<usize>) {
+        self.batches = batches;
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
+        let Some(index) = self.batches.next() else {
             return Ok(None);
-        }
-        let batch = self.reader.batch(self.next).map_err(|e| {
+        };
+        let batch = self.reader.batch(index).map_err(|e| {
             Failure::Invalid(format!(
                 "{}: {}",
                 self.path,
                 e.display_with(self.reader.schema())
             ))
         })?;
-        self.next += 1;
         Ok(Some(batch))
     }
 }
 
 impl Batches for IpcStream {
+    type Error = Failure;
+
     fn schema(&self) -> &Arc<Schema> {
-        &self.schema
+        self.reader.schema()
     }
 
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
+    fn project(&mut self, projection: Projection) {
+        self.reader.set_projection(projection);
+    }
+
+    fn next_batch(&mut self, _: u64) -> Result<Option<RecordBatch<'static>>> {
         let batch = self.reader.next_batch().map_err(|e| match e {
             quiver::error::Error::Source { .. } => {
                 Failure::Io(std::io::Error::other(format!("{}: {e}", self.path)))
@@ -303,62 +421,26 @@ impl Batches for IpcStream {
                 e.display_with(self.reader.schema())
             )),
         })?;
-        self.next += 1;
         Ok(batch)
     }
 }
 
-/// The methods of [`Batches`] a wrapper that only changes which batches come (its field
-/// `inner`) takes from the batches it wraps: their schema, requests and whereabouts.
-macro_rules! through_inner {
-    () => {
-        fn schema(&self) -> &Arc<Schema> {
-            self.inner.schema()
-        }
-
-        fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-            self.inner.requests()
-        }
-
-        fn in_memory(&self) -> bool {
-            self.inner.in_memory()
-        }
+/// The error for a `batches` range asked for (`range`) that starts past the last batch of
+/// `selected`'s source: a file's, known when it is opened, or a stream's, once it ended.
+pub fn starts_past_the_end<B: Batches>(
+    selected: &Selected<B>,
+    range: Option<&Range<usize>>,
+) -> Option<Failure> {
+    let (range, count) = (range?, selected.past_the_end()?);
+    let input = match selected.selected_count() {
+        Some(_) => "file",
+        None => "stream",
     };
-}
-
-/// A stream's batches from `batches.start` on, up to `batches.end`.
-struct Skip<B> {
-    inner: B,
-    batches: Range<usize>,
-    seen: usize,
-}
-
-impl<B: Batches> Batches for Skip<B> {
-    through_inner!();
-
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
-        while self.seen < self.batches.end {
-            let Some(batch) = self.inner.next_batch()? else {
-                if self.seen <= self.batches.start {
-                    return Err(Failure::Value(past_the_end(
-                        &self.batches,
-                        "stream",
-                        self.seen,
-                    )));
-                }
-                return Ok(None);
-            };
-            self.seen += 1;
-            if self.seen > self.batches.start {
-                return Ok(Some(batch));
-            }
-        }
-        Ok(None)
-    }
+    Some(Failure::Value(past_the_end(range, input, count)))
 }
 
 /// The error for a `batches` range that starts past the last of `count` batches (the CLI's).
-pub fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
+fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
     let range = match batches.end {
         usize::MAX => format!("{}..", batches.start),
         end => format!("{}..{end}", batches.start),
@@ -369,105 +451,15 @@ pub fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String
     )
 }
 
-/// `inner`'s batches in the selection's batch range, cut to its row limit (the columns are the
-/// source's business).
-pub fn selected<B: Batches + 'static>(inner: B, selection: &Selection) -> Box<dyn Batches> {
-    match &selection.batches {
-        None => limited(inner, selection),
-        Some(batches) => {
-            let skip = Skip {
-                inner,
-                batches: batches.clone(),
-                seen: 0,
-            };
-            limited(skip, selection)
-        }
-    }
-}
-
-/// `inner` cut to the selection's row limit, if any.
-pub fn limited<B: Batches + 'static>(inner: B, selection: &Selection) -> Box<dyn Batches> {
-    match selection.limit {
-        None => Box::new(inner),
-        Some(limit) => Box::new(Limit {
-            inner,
-            rows_left: limit,
-        }),
-    }
-}
-
-/// Batches cut to a number of rows.
-struct Limit<B> {
-    inner: B,
-    rows_left: u64,
-}
-
-impl Batches for Box<dyn Batches> {
-    fn schema(&self) -> &Arc<Schema> {
-        (**self).schema()
-    }
-
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
-        (**self).next_batch()
-    }
-
-    fn requests(&self) -> Option<Arc<Mutex<RequestStats>>> {
-        (**self).requests()
-    }
-
-    fn in_memory(&self) -> bool {
-        (**self).in_memory()
-    }
-}
-
-impl<B: Batches> Batches for Limit<B> {
-    through_inner!();
-
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
-        if self.rows_left == 0 {
-            return Ok(None);
-        }
-        let Some(batch) = self.inner.next_batch()? else {
-            return Ok(None);
-        };
-        let rows = batch.num_rows() as u64;
-        if rows <= self.rows_left {
-            self.rows_left -= rows;
-            return Ok(Some(batch));
-        }
-        let kept = self.rows_left as usize;
-        self.rows_left = 0;
-        batch.slice(0, kept).map(Some).map_err(Failure::invalid)
-    }
-}
-
-/// Batches whose column buffers are copied into memory of their own as they pass: for a
-/// `Reader` of some columns of a file, handed to another library that keeps them. quiver's
-/// readers slice a column's buffers out of the body they read, which also holds the columns
-/// not selected (a file's whole record batch); kept by pyarrow, each column's slices would
-/// keep every batch's whole body alive (one `int64` column of the 297 MB bench file held 330
-/// MiB). Copied, they hold only their own bytes. Dictionaries stay shared.
-pub struct Compacted<B> {
-    /// The batches.
-    pub inner: B,
-}
-
-impl<B: Batches> Batches for Compacted<B> {
-    through_inner!();
-
-    fn next_batch(&mut self) -> Result<Option<RecordBatch<'static>>> {
-        let Some(batch) = self.inner.next_batch()? else {
-            return Ok(None);
-        };
-        let columns = batch
-            .columns()
-            .iter()
-            .map(compacted)
-            .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(Arc::clone(batch.schema()), columns, batch.num_rows())
-            .map(Some)
-            .map_err(Failure::invalid)
-    }
+/// `batch` with its columns' buffers copied into memory of their own ([`Source::compacted`]).
+fn compacted_batch(batch: &RecordBatch<'static>) -> Result<RecordBatch<'static>> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(compacted)
+        .collect::<Result<Vec<_>>>()?;
+    RecordBatch::try_new(Arc::clone(batch.schema()), columns, batch.num_rows())
+        .map_err(Failure::invalid)
 }
 
 /// `array` with its buffers (and its children's) copied into memory of their own.

@@ -2,6 +2,10 @@
 //!
 //! - [`FileSource`]: a local file as a [`RandomAccess`](quiver::source::RandomAccess) source, one
 //!   positioned read (`pread`) per range, no seeking.
+//! - [`Batches`]: a source of record batches (a file's, a stream's, an object's, another
+//!   library's), whatever the input; [`Selected`]: its batches in a range, of some columns, cut
+//!   to a number of rows, as every adapter selects them; [`MapErr`]: a shared source's errors
+//!   made an adapter's.
 //! - [`Concurrent`]: runs any source's range lists with several requests in flight on threads.
 //! - [`Recycling`]: reads each list of ranges into one of a few reused buffers and shares
 //!   windows of it, so a long scan's memory is a window or two, without a fresh allocation per
@@ -24,6 +28,7 @@
 //! Each is a thin wrapper: the planning, parsing and decoding stay in the core. The threads of
 //! `Concurrent` and `ParallelWriter` are pooled (rayon's), started once and kept by the wrapper.
 
+mod batches;
 mod concurrent;
 mod file;
 mod json;
@@ -33,6 +38,7 @@ mod recycling;
 mod task;
 mod tz;
 
+pub use batches::{Batches, MapErr, Selected};
 pub use concurrent::{Concurrent, DEFAULT_IN_FLIGHT, JoinRanges};
 pub use file::FileSource;
 pub use json::{IO_BUFFER, JsonWriteError, write_json, write_json_through};
