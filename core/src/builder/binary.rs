@@ -1,4 +1,4 @@
-//! Bytes and text: [`BinaryBuilder`] and [`StringBuilder`] (offsets + data for `Binary`/`Utf8`
+//! Bytes and text: [`BinaryBuilder`] and [`StringBuilder`] (one [`ByteArrayBuilder`]; offsets + data for `Binary`/`Utf8`
 //! and their `Large` forms, 16-byte views + variadic data buffers for `BinaryView`/`Utf8View`),
 //! and [`FixedSizeBinaryBuilder`].
 //!
@@ -14,6 +14,7 @@ use crate::error::{FormatError, FormatErrorKind, FormatResult, Limit};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::marker::PhantomData;
 
 /// Values longer than this go to a data buffer of a view array.
 const MAX_INLINE: usize = 12;
@@ -177,117 +178,113 @@ impl ByteBuilder {
 }
 
 /// Builds a `Binary`, `LargeBinary` or `BinaryView` array from `&[u8]`, `Vec<u8>` or `&[u8; N]`.
-#[derive(Debug, Clone)]
-pub struct BinaryBuilder(ByteBuilder);
-
-impl Default for BinaryBuilder {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl BinaryBuilder {
-    /// An empty builder of `Binary` arrays (i32 offsets).
-    pub fn new() -> Self {
-        Self::with_data_type(DataType::Binary)
-    }
-
-    /// An empty builder of `LargeBinary` arrays (i64 offsets).
-    pub fn new_large() -> Self {
-        Self::with_data_type(DataType::LargeBinary)
-    }
-
-    /// An empty builder of `BinaryView` arrays (views).
-    pub fn new_view() -> Self {
-        Self::with_data_type(DataType::BinaryView)
-    }
-
-    /// An empty builder of `data_type` arrays: `Binary`, `LargeBinary` or `BinaryView` (another type
-    /// makes `finish` fail).
-    pub fn with_data_type(data_type: DataType) -> Self {
-        BinaryBuilder(ByteBuilder::new(data_type, false))
-    }
-
-    /// For a view type: start a new data buffer once the current one would pass `size` bytes
-    /// (default [`VIEW_BLOCK_SIZE`]; at most `i32::MAX`).
-    #[must_use]
-    pub fn with_block_size(mut self, size: usize) -> Self {
-        self.0.set_block_size(size);
-        self
-    }
-
-    fn append_bytes(&mut self, value: &[u8]) {
-        self.0.append(value);
-    }
-}
-
-impl ArrayBuilder for BinaryBuilder {
-    fn append_null(&mut self) {
-        self.0.append_null();
-    }
-
-    fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        self.0.finish()
-    }
-
-    slots!(0.slots);
-}
+pub type BinaryBuilder = ByteArrayBuilder<BinaryKind>;
 
 /// Builds a `Utf8`, `LargeUtf8` or `Utf8View` array from `&str`, `String` or `&String`.
-#[derive(Debug, Clone)]
-pub struct StringBuilder(ByteBuilder);
+pub type StringBuilder = ByteArrayBuilder<TextKind>;
 
-impl Default for StringBuilder {
+/// Builds an array of byte values of kind `K` (offsets and data, or views): written once for
+/// [`BinaryBuilder`] and [`StringBuilder`], as [`super::PrimitiveBuilder`] is for numbers.
+#[derive(Debug, Clone)]
+pub struct ByteArrayBuilder<K> {
+    bytes: ByteBuilder,
+    kind: PhantomData<K>,
+}
+
+/// The values a [`ByteArrayBuilder`] takes: [`BinaryKind`] or [`TextKind`] (sealed).
+pub trait ByteKind: sealed::Sealed + core::fmt::Debug + Clone + 'static {
+    /// The type with i32 offsets (`Binary`, `Utf8`).
+    const SMALL: DataType;
+    /// The type with i64 offsets (`LargeBinary`, `LargeUtf8`).
+    const LARGE: DataType;
+    /// The view type (`BinaryView`, `Utf8View`).
+    const VIEW: DataType;
+    /// Whether the values are UTF-8 text.
+    const TEXT: bool;
+}
+
+/// Binary values: [`BinaryBuilder`].
+#[derive(Debug, Clone, Copy)]
+pub struct BinaryKind;
+
+/// UTF-8 text values: [`StringBuilder`].
+#[derive(Debug, Clone, Copy)]
+pub struct TextKind;
+
+impl ByteKind for BinaryKind {
+    const SMALL: DataType = DataType::Binary;
+    const LARGE: DataType = DataType::LargeBinary;
+    const VIEW: DataType = DataType::BinaryView;
+    const TEXT: bool = false;
+}
+
+impl ByteKind for TextKind {
+    const SMALL: DataType = DataType::Utf8;
+    const LARGE: DataType = DataType::LargeUtf8;
+    const VIEW: DataType = DataType::Utf8View;
+    const TEXT: bool = true;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::BinaryKind {}
+    impl Sealed for super::TextKind {}
+}
+
+impl<K: ByteKind> Default for ByteArrayBuilder<K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl StringBuilder {
-    /// An empty builder of `Utf8` arrays (i32 offsets).
+impl<K: ByteKind> ByteArrayBuilder<K> {
+    /// An empty builder of `Binary` or `Utf8` arrays (i32 offsets).
     pub fn new() -> Self {
-        Self::with_data_type(DataType::Utf8)
+        Self::with_data_type(K::SMALL)
     }
 
-    /// An empty builder of `LargeUtf8` arrays (i64 offsets).
+    /// An empty builder of `LargeBinary` or `LargeUtf8` arrays (i64 offsets).
     pub fn new_large() -> Self {
-        Self::with_data_type(DataType::LargeUtf8)
+        Self::with_data_type(K::LARGE)
     }
 
-    /// An empty builder of `Utf8View` arrays (views).
+    /// An empty builder of `BinaryView` or `Utf8View` arrays (views).
     pub fn new_view() -> Self {
-        Self::with_data_type(DataType::Utf8View)
+        Self::with_data_type(K::VIEW)
     }
 
-    /// An empty builder of `data_type` arrays: `Utf8`, `LargeUtf8` or `Utf8View` (another type
-    /// makes `finish` fail).
+    /// An empty builder of `data_type` arrays: one of the three above (another type makes
+    /// `finish` fail).
     pub fn with_data_type(data_type: DataType) -> Self {
-        StringBuilder(ByteBuilder::new(data_type, true))
+        ByteArrayBuilder {
+            bytes: ByteBuilder::new(data_type, K::TEXT),
+            kind: PhantomData,
+        }
     }
 
     /// For a view type: start a new data buffer once the current one would pass `size` bytes
     /// (default [`VIEW_BLOCK_SIZE`]; at most `i32::MAX`).
     #[must_use]
     pub fn with_block_size(mut self, size: usize) -> Self {
-        self.0.set_block_size(size);
+        self.bytes.set_block_size(size);
         self
     }
 
     fn append_bytes(&mut self, value: &[u8]) {
-        self.0.append(value);
+        self.bytes.append(value);
     }
 }
 
-impl ArrayBuilder for StringBuilder {
+impl<K: ByteKind> ArrayBuilder for ByteArrayBuilder<K> {
     fn append_null(&mut self) {
-        self.0.append_null();
+        self.bytes.append_null();
     }
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
-        self.0.finish()
+        self.bytes.finish()
     }
 
-    slots!(0.slots);
+    slots!(bytes.slots);
 }
 
 append_by_ref!(BinaryBuilder, append_bytes, [&[u8], Vec<u8>, &Vec<u8>, const N => &[u8; N]]);

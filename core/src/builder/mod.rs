@@ -139,7 +139,10 @@ mod structs;
 mod union;
 
 pub use batch::ArrowValue;
-pub use binary::{BinaryBuilder, FixedSizeBinaryBuilder, StringBuilder, VIEW_BLOCK_SIZE};
+pub use binary::{
+    BinaryBuilder, BinaryKind, ByteArrayBuilder, ByteKind, FixedSizeBinaryBuilder, StringBuilder,
+    TextKind, VIEW_BLOCK_SIZE,
+};
 pub use bitmap::BitmapBuilder;
 pub use boolean::BooleanBuilder;
 pub use dictionary::DictionaryBuilder;
