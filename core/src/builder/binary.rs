@@ -225,7 +225,9 @@ impl ByteKind for TextKind {
     const TEXT: bool = true;
 }
 
+/// Keeps [`ByteKind`] to the two kinds here.
 mod sealed {
+    /// Implemented only by [`super::BinaryKind`] and [`super::TextKind`].
     pub trait Sealed {}
     impl Sealed for super::BinaryKind {}
     impl Sealed for super::TextKind {}
