@@ -572,7 +572,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         let was_first = *first;
         let fitted = self.member(member, i, first, &mut scratch).is_ok() && !scratch.blocked();
         let written = scratch.written();
-        if !fitted || written.saturating_sub(sink.room()) > SPILL {
+        // What does not fit the buffer must fit what is left of the spill (it may already
+        // hold the row's opening, written past a buffer of a byte or two).
+        if !fitted || written.saturating_sub(sink.room()) > sink.spill_room() {
             *first = was_first;
             return false;
         }
