@@ -10,7 +10,7 @@
 //! which a [`DataType`] maps to) and [`error`](crate::error) (where [`CompressionCodec`] is
 //! defined: the errors name it).
 
-pub use crate::error::CompressionCodec;
+pub use crate::error::vocabulary::CompressionCodec;
 pub use crate::format::schema::{
     DateUnit, Endianness, IntType, IntervalUnit, Precision, TimeUnit, UnionMode,
 };

@@ -10,11 +10,13 @@
 //! about ([`FormatError::display_with`], [`Error::display_with`], in [`schema`](crate::schema)).
 //!
 //! This is the bottom of the crate's ladder: it uses nothing of the crate, and every other
-//! module may use it. The small vocabularies its errors name live here too: the
-//! [`CompressionCodec`] of a body and what a [`Foreign`] input looks like (named again in
-//! [`datatype`](crate::datatype) and [`format`](crate::format), whose code reads them).
+//! module may use it. The small vocabularies its errors name are defined here too, and reached
+//! where their code reads them: the [`CompressionCodec`] of a body as
+//! [`datatype::CompressionCodec`](crate::datatype::CompressionCodec), and what a [`Foreign`]
+//! input looks like as [`format::Foreign`](crate::format::Foreign).
 
 use core::fmt;
+pub(crate) use vocabulary::{CompressionCodec, Foreign};
 
 /// What a reader or decoder can fail with: the source's own error, or bad bytes.
 #[derive(Debug)]
@@ -682,55 +684,63 @@ impl fmt::Display for Limit {
     }
 }
 
-/// Compression codec of a record batch body (`BodyCompression.codec`); defined with the errors,
-/// which name it ([`Feature::Codec`], [`FormatErrorKind::Decompression`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompressionCodec {
-    /// LZ4 frame format.
-    Lz4Frame = 0,
-    /// Zstandard.
-    Zstd = 1,
-}
+/// The small vocabularies the errors name but other layers own: their one public path is
+/// there ([`datatype::CompressionCodec`](crate::datatype::CompressionCodec),
+/// [`format::Foreign`](crate::format::Foreign)), so this module is not public.
+pub(crate) mod vocabulary {
+    use core::fmt;
 
-impl CompressionCodec {
-    /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
-    pub fn from_fb(value: i8) -> Option<Self> {
-        [Self::Lz4Frame, Self::Zstd]
-            .into_iter()
-            .find(|variant| *variant as i8 == value)
+    /// Compression codec of a record batch body (`BodyCompression.codec`); defined with the
+    /// errors, which name it ([`Feature::Codec`](super::Feature::Codec),
+    /// [`FormatErrorKind::Decompression`](super::FormatErrorKind::Decompression)).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CompressionCodec {
+        /// LZ4 frame format.
+        Lz4Frame = 0,
+        /// Zstandard.
+        Zstd = 1,
     }
 
-    /// The codec's name as the format spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CompressionCodec::Lz4Frame => "LZ4_FRAME",
-            CompressionCodec::Zstd => "ZSTD",
+    impl CompressionCodec {
+        /// The variant whose `.fbs` enum value is `value`, or `None` for an unknown value.
+        pub fn from_fb(value: i8) -> Option<Self> {
+            [Self::Lz4Frame, Self::Zstd]
+                .into_iter()
+                .find(|variant| *variant as i8 == value)
+        }
+
+        /// The codec's name as the format spells it.
+        pub fn name(self) -> &'static str {
+            match self {
+                CompressionCodec::Lz4Frame => "LZ4_FRAME",
+                CompressionCodec::Zstd => "ZSTD",
+            }
         }
     }
-}
 
-/// A format that is not Arrow IPC, recognised by an input's first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Foreign {
-    /// An Apache Parquet file (`PAR1` at both ends).
-    Parquet,
-    /// A Feather version 1 file (`FEA1`); Feather version 2 is the Arrow IPC file format.
-    FeatherV1,
-    /// JSON text: printable text whose first non-blank character is `{` or `[`.
-    Json,
-    /// Other text, such as CSV: printable UTF-8 with no control characters but blanks.
-    Text,
-}
+    /// A format that is not Arrow IPC, recognised by an input's first bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[non_exhaustive]
+    pub enum Foreign {
+        /// An Apache Parquet file (`PAR1` at both ends).
+        Parquet,
+        /// A Feather version 1 file (`FEA1`); Feather version 2 is the Arrow IPC file format.
+        FeatherV1,
+        /// JSON text: printable text whose first non-blank character is `{` or `[`.
+        Json,
+        /// Other text, such as CSV: printable UTF-8 with no control characters but blanks.
+        Text,
+    }
 
-impl fmt::Display for Foreign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Foreign::Parquet => "a Parquet file",
-            Foreign::FeatherV1 => "a Feather version 1 file",
-            Foreign::Json => "JSON text",
-            Foreign::Text => "text (CSV or similar)",
-        })
+    impl fmt::Display for Foreign {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(match self {
+                Foreign::Parquet => "a Parquet file",
+                Foreign::FeatherV1 => "a Feather version 1 file",
+                Foreign::Json => "JSON text",
+                Foreign::Text => "text (CSV or similar)",
+            })
+        }
     }
 }
 

@@ -22,11 +22,23 @@
 //!   ZSTD.
 //! - [`builder`]: owned arrays for every type, built from values (`ArrayView::from_values`,
 //!   `RecordBatch::from_columns`) or with one builder per type.
+//! - [`view`]: [`View`](view::View), one record batch as a flat table of borrowed, validated
+//!   arrays, `N` at most (no allocator): what the no-alloc readers decode a message into and what
+//!   the JSON encoder reads. The crate's `columnar` module (private) holds the columnar format's
+//!   rules it and the owned arrays check and read buffers by.
 //! - [`array`](mod@array) and [`bytes`](mod@bytes): [`ArrayView`](array::ArrayView) and
 //!   [`RecordBatch`](array::RecordBatch), validated once on construction; their buffers are
-//!   borrowed from the block that was read, or owned when decompressed or byte-swapped.
+//!   borrowed from the block that was read, or owned when decompressed or byte-swapped. A
+//!   [`RecordBatch`](array::RecordBatch) hands the JSON encoder the same view's nodes, made from
+//!   its arrays as they are read.
 //! - [`json`]: the JSON serializer, a state machine that writes record batches as NDJSON or one
 //!   JSON array into buffers the caller lends, resuming at any byte, allocating nothing.
+//! - [`no_alloc`]: the readers that need no allocator, for `default-features = false`: a
+//!   [`FileReader`](no_alloc::FileReader) (any [`RandomAccess`](source::RandomAccess)) and a
+//!   [`StreamReader`](no_alloc::StreamReader) (any [`embedded_io::Read`]) that read each message
+//!   into one scratch buffer the caller lends and decode it in place into a
+//!   [`Batch`](no_alloc::Batch) (a [`View`](view::View) of `N` arrays), and the
+//!   [`Encoder`](no_alloc::Encoder) that writes it as JSON.
 //! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into the
 //!   fewest reads within hole and size limits (a pure function, no I/O); [`cost`]: the model of
 //!   a remote store (first byte, bandwidth, requests in flight, request cost) by which the

@@ -28,10 +28,6 @@ use crate::format::layout::invalid;
 use crate::format::{self, DictionaryEncoding, Kind, MetadataVersion};
 use core::ops::Range;
 
-/// Arrays a no-alloc `Batch` holds unless told otherwise: every column, every child and every
-/// dictionary's values count one.
-pub const DEFAULT_ARRAYS: usize = 64;
-
 /// A canonical extension type whose values the JSON encoder writes as what they mean rather than
 /// as their storage (the Arrow format's "Canonical Extension Types"). Any other extension, and
 /// one whose storage is not the type the specification gives it, is its storage.

@@ -32,7 +32,7 @@ mod message;
 pub(crate) mod schema;
 pub(crate) mod slots;
 
-pub use crate::error::Foreign;
+pub use crate::error::vocabulary::Foreign;
 pub use file::{Block, Blocks, Footer, LEADING_LEN, TRAILER_LEN, footer_range, missing_trailer};
 pub use framing::CONTINUATION;
 pub(crate) use framing::{MAX_PREFIX, Prefix, body_length};

@@ -51,7 +51,9 @@
 mod file;
 mod stream;
 
-pub use crate::view::DEFAULT_ARRAYS;
+/// Arrays a [`Batch`] holds unless told otherwise: every column, every child and every
+/// dictionary's values count one.
+pub const DEFAULT_ARRAYS: usize = 64;
 
 /// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
 /// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
