@@ -2,6 +2,8 @@
 //! microseconds and requests, so that the planner can compare the plans it could make and
 //! pick the cheapest.
 //!
+//! It uses nothing of the crate: it is at the bottom of the ladder, with the errors and the bytes.
+//!
 //! A [`Network`] holds the figures the model is built from; a [`Cost`] is what one plan
 //! costs. Everything here is plain integer arithmetic (saturating, `u128` inside a product),
 //! with no I/O and no clock: the adapters measure the network and hand the figures in.

@@ -1,5 +1,8 @@
 //! The everyday shortcuts: [`ArrayView::from_values`] (an array from Rust values, its type
 //! inferred) and [`RecordBatch::from_columns`] (a batch from named arrays, its schema inferred).
+//!
+//! It uses the typed builders beside it (`binary`, `boolean`, `primitive`, `dictionary`) and, of
+//! the crate, the arrays, the data types, the schema and the errors.
 
 use super::{
     AppendValue, ArrayBuilder, BinaryBuilder, BooleanBuilder, I256, IntervalDayTime,

@@ -2,6 +2,9 @@
 //! and their `Large` forms, 16-byte views + variadic data buffers for `BinaryView`/`Utf8View`),
 //! and [`FixedSizeBinaryBuilder`].
 //!
+//! It uses `offsets` beside it and the builder traits of `builder`, and, of the crate, the arrays,
+//! their bytes, the data types and the errors.
+//!
 //! A view holds values of up to 12 bytes inline; longer ones go to the current data buffer, and a
 //! new buffer starts when the current one would pass the block size.
 

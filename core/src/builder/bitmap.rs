@@ -1,5 +1,7 @@
 //! Bit-packed buffers: [`BitmapBuilder`] (LSB-first bits, for validity and boolean values) and
 //! the validity bitmap a builder allocates only once a null is appended.
+//!
+//! It uses the arrays' parts, their bytes and the data types; nothing else of `builder`.
 
 use crate::array::ArrayParts;
 use crate::bytes::Bytes;

@@ -1,4 +1,7 @@
 //! [`BooleanBuilder`]: bit-packed booleans, values and validity as two bitmaps.
+//!
+//! It uses `bitmap` beside it and, of the crate, the arrays, their bytes, the data types and the
+//! errors.
 
 use super::bitmap::BitmapBuilder;
 use super::{AppendValue, ArrayBuilder, Slots};

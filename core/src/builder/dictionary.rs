@@ -1,5 +1,8 @@
 //! [`DictionaryBuilder`]: dictionary-encoded arrays, each distinct value stored once.
 //!
+//! It uses `bitmap` beside it and, of the crate, the arrays, their bytes, the data types, the
+//! schema and the errors.
+//!
 //! A value enters as its [`ValueKey`]; a key seen before appends only its index. A new key
 //! appends the value to the values builder and gets the next index. `finish` writes the indices
 //! in the chosen integer type and shares the finished values as the array's [`Dictionary`].

@@ -1,6 +1,9 @@
 //! Lists: [`ListBuilder`] (`List`, `LargeList`, `ListView`, `LargeListView`),
 //! [`FixedSizeListBuilder`] and [`MapBuilder`].
 //!
+//! It uses `offsets` beside it and, of the crate, the arrays, the data types, the schema and the
+//! errors.
+//!
 //! Values go to the child builder first ([`ListBuilder::values`]); [`ListBuilder::append`] then
 //! closes one list slot over everything appended since the previous slot. Offsets (or list-view
 //! offsets and sizes) are written when the builder finishes.

@@ -1,4 +1,7 @@
 //! [`NullBuilder`]: the `Null` type, a length and no buffers.
+//!
+//! It uses the builder traits of `builder` and, of the crate, the arrays, the data types and the
+//! errors.
 
 use super::ArrayBuilder;
 use crate::array::{ArrayParts, ArrayView};

@@ -1,5 +1,7 @@
 //! The ends of variable-length slots (strings, lists), written as the format's offsets, or as
 //! list-view offsets and sizes, when the builder finishes.
+//!
+//! It uses the bytes and the errors; nothing else of `builder` but its misuse error.
 
 use super::misuse;
 use crate::bytes::Bytes;

@@ -2,6 +2,9 @@
 //! timestamps, durations and intervals, and the value types the format has but Rust lacks
 //! ([`I256`], [`IntervalDayTime`], [`IntervalMonthDayNano`]).
 //!
+//! It uses, of the crate, the arrays, their bytes, the data types and the errors; nothing else of
+//! `builder`.
+//!
 //! Values enter as Rust values and leave as one little-endian data buffer (plus a validity bitmap
 //! when there are nulls). The same value types read back through [`ArrayView::value`].
 

@@ -1,6 +1,9 @@
 //! [`RunEndBuilder`]: run-end encoded arrays from logical values, equal neighbours merged into
 //! one run.
 //!
+//! It uses, of the crate, the arrays, their bytes, the data types, the schema and the errors;
+//! nothing else of `builder`.
+//!
 //! Each logical value enters with its [`ValueKey`]; a key equal to the previous one lengthens the
 //! last run, any other key appends the value to the values child and starts a run. `finish`
 //! writes the run ends as `Int16`, `Int32` or `Int64`.

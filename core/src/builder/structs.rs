@@ -1,5 +1,8 @@
 //! [`StructBuilder`]: named children of equal length, with the struct's own validity.
 //!
+//! It uses, of the crate, the arrays, the data types, the schema and the errors; nothing else of
+//! `builder`.
+//!
 //! Each slot takes one value in every child builder, then [`StructBuilder::append`]; a null slot
 //! ([`ArrayBuilder::append_null`]) appends a null to every child itself.
 

@@ -1,5 +1,8 @@
 //! [`UnionBuilder`]: sparse and dense unions, one child builder per type id.
 //!
+//! It uses, of the crate, the arrays, their bytes, the data types, the schema and the errors;
+//! nothing else of `builder`.
+//!
 //! [`UnionBuilder::append`] records a slot's type id and returns the child that must then take
 //! exactly one value. Sparse unions append a null to every other child at the same time; dense
 //! unions record the child's next index in the offsets buffer. Unions have no validity bitmap: a

@@ -1,6 +1,9 @@
 //! Body compression, the writing side: turns one IPC body buffer into the bytes a compressed
 //! message body holds for it.
 //!
+//! It uses `lz4_encode` and `zstd_encode` beside it and the buffer framing of `compression`, the
+//! data types' codec and the errors.
+//!
 //! Data enters as the buffer's bytes; it leaves as a [`EncodedBuffer`] telling the caller
 //! what to write, following the `BUFFER` method of `Message.fbs`:
 //! - an empty buffer stays empty, with no prefix;

@@ -1,5 +1,8 @@
 //! LZ4 frame decoding (`LZ4_FRAME`), written against the LZ4 frame format specification.
 //!
+//! It uses the shared output and errors of `compression` and, of the crate, the codec and the
+//! errors; `lz4_flex` and `twox-hash` do the block decoding and checksums.
+//!
 //! Compressed bytes enter as one slice holding one or more frames (skippable frames are passed
 //! over); decompressed bytes leave through the caller's [`Output`], which refuses to grow past
 //! the buffer's declared size. The frame container (header, block sizes, checksums) is parsed

@@ -1,5 +1,8 @@
 //! Zstandard decoding (`ZSTD`), through `ruzstd`'s frame decoder (pure Rust, no_std).
 //!
+//! It uses the shared output and errors of `compression` and, of the crate, the codec and the
+//! errors; `ruzstd` does the decoding.
+//!
 //! Compressed bytes enter as one slice holding one or more frames (skippable frames are passed
 //! over); decompressed bytes leave through the caller's [`Output`], which refuses to grow past
 //! the buffer's declared size. Blocks are decoded one at a time and drained into the output at

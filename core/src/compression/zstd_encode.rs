@@ -1,5 +1,7 @@
 //! Zstandard encoding (`ZSTD`), through `ruzstd`'s frame compressor (pure Rust, no_std).
 //!
+//! It uses nothing of the crate; `ruzstd` does the encoding.
+//!
 //! Uncompressed bytes enter as one slice; one frame leaves, appended to the caller's `Vec<u8>`.
 //! `ruzstd` implements its fastest level only (about the reference library's level 1); its frames
 //! carry no content size, and a content checksum only when `ruzstd`'s `hash` feature is on, which

@@ -1,6 +1,8 @@
 //! [`Cursor`]: the walk through a `RecordBatch` message's field nodes and buffer specs, in step
 //! with a depth-first walk of the schema's fields. Every length and range it hands out is
 //! checked (non-negative, inside the body); running out or having some left over is an error.
+//!
+//! It uses the `Message.fbs` views of `message` and the errors.
 
 use super::{Buffers, FieldNodes, Int64s, MetadataVersion, RecordBatch};
 use crate::error::{FormatErrorKind, FormatResult};

@@ -1,5 +1,8 @@
 //! Views of `File.fbs`: the file [`Footer`] and its [`Block`] index.
 //!
+//! It uses `framing`, `message`, `schema` and `slots` beside it, the flatbuffer reader and the
+//! errors.
+//!
 //! [`Footer::parse`] takes the footer's flatbuffer bytes: in a file they sit just before the
 //! trailing `i32` footer length and `ARROW1` magic, which the caller has checked and stripped.
 

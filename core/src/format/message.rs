@@ -1,6 +1,8 @@
 //! Views of `Message.fbs`: the encapsulated [`Message`] and its headers ([`RecordBatch`],
 //! [`DictionaryBatch`], a [`Schema`]).
 //!
+//! It uses `schema` and `slots` beside it, the flatbuffer reader and the errors.
+//!
 //! [`Message::parse`] takes the message's flatbuffer bytes, after the IPC framing (the
 //! `0xFFFFFFFF` continuation marker and the `i32` metadata length, read by `format::framing`)
 //! has been stripped; the body that follows the metadata is not read here.

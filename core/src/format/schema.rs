@@ -1,6 +1,8 @@
 //! Views of `Schema.fbs`: [`Schema`], [`Field`], [`Type`], [`DictionaryEncoding`] and
 //! [`KeyValue`] metadata.
 //!
+//! It uses `slots` beside it, the flatbuffer reader and the errors.
+//!
 //! A [`Schema`] is reached through a [`Message`](super::Message) header or a
 //! [`Footer`](super::Footer); everything here borrows from that flatbuffer.
 

@@ -1,6 +1,9 @@
 //! [`AsyncFileReader`]: the [`FileDecoder`] driven from an [`AsyncRandomAccess`] source, with
 //! the next window's reads in flight while the caller works on the current one.
 //!
+//! It uses the `decoder` beside it and, of the crate, the async sources, the arrays, the format,
+//! the schema and the errors.
+//!
 //! Each list of ranges the decoder asks for becomes one [`AsyncRandomAccess::read_ranges`]
 //! future, kept in the reader and polled whenever the reader is; finished reads are pushed into
 //! the decoder. Besides the window the decoder is waiting for, the reader asks it for up to

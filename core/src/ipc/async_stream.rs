@@ -1,5 +1,8 @@
 //! [`AsyncStreamReader`]: the [`StreamDecoder`] driven from an [`embedded_io_async::Read`].
 //!
+//! It uses `stream` and `stream_decoder` beside it and, of the crate, the arrays, the schema and
+//! the errors.
+//!
 //! The same loop as the [`StreamReader`](super::StreamReader)'s, with the reads awaited: the
 //! decoder says how many bytes it needs, the reader reads that many (64 KiB at most per step)
 //! and pushes them; a short read is the end of input. There is no executor here: the reader

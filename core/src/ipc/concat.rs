@@ -1,5 +1,7 @@
 //! Appending one array to another of the same type.
 //!
+//! It uses `delta` beside it, the arrays and the errors.
+//!
 //! Two validated arrays enter; one new array leaves, holding the first one's slots then the
 //! second one's. The appending itself, type by type, is [`GrowingArray`]'s: this starts a growing
 //! copy of the first array and appends the second. Dictionaries of nested dictionary-encoded

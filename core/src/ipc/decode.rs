@@ -1,5 +1,9 @@
 //! Decoding a `RecordBatch` message body into validated arrays.
 //!
+//! It uses `dictionary` and `projection` beside it and, of the crate, the format's cursor and
+//! layouts, `compression`, the arrays and their bytes, the columnar rules, the data types, the
+//! schema and the errors.
+//!
 //! The message header lists one `FieldNode` per array and the body's buffers in depth-first field
 //! order. [`Layout`] says which buffers each type has; a [`Cursor`] walks nodes and buffers in
 //! step with the schema. Decoding cuts selected fields' buffers from the [`Body`]

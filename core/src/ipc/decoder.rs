@@ -1,6 +1,9 @@
 //! [`FileDecoder`]: the Arrow IPC file reader as a state machine that plans byte ranges and is
 //! handed their bytes; it does no I/O of its own.
 //!
+//! It uses `decode`, `pushed` and `projection` beside it and, of the crate, the read planner
+//! (`plan`, `cost`), the format, the arrays, the schema and the errors.
+//!
 //! Bytes enter through [`FileDecoder::push_ranges`]; batches leave through
 //! [`FileDecoder::try_decode`], which says [`DecodeResult::NeedsData`] with the ranges it lacks
 //! whenever it cannot go on. Every reading decision lives here, and only here:

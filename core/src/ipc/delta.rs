@@ -1,5 +1,8 @@
 //! Growing an array in place: how delta dictionary batches extend the dictionary they follow.
 //!
+//! It uses, of the crate, the arrays and their bytes, the columnar rules, the data types and the
+//! errors; nothing else of `ipc`.
+//!
 //! A delta batch appends values to the dictionary it extends. Copying the whole dictionary at
 //! every delta allocates in proportion to the square of the number of deltas. A
 //! [`GrowingArray`] keeps the dictionary's buffers instead as owned vectors with room to spare,

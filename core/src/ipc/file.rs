@@ -1,6 +1,9 @@
 //! [`FileReader`]: random access to the record batches of an Arrow IPC file from a
 //! [`RandomAccess`] source.
 //!
+//! It uses the `decoder` beside it and, of the crate, the sources, the arrays, the format, the
+//! schema and the errors.
+//!
 //! A loop around the [`FileDecoder`]: it asks for ranges, the reader fetches each list in one
 //! call to the source (one round trip) and pushes the bytes back. Opening costs one read of the
 //! file's tail (`footer_read_size` bytes), plus one read of the footer's missing start when the

@@ -1,6 +1,8 @@
 //! Entry points for the fuzz targets in `fuzz/` (and the hostile-input tests), with the `fuzzing`
 //! feature. Unstable and hidden: not part of the API.
 //!
+//! It uses `concat`, `decode`, `dictionary` and `projection` beside it and the layers below `ipc`.
+//!
 //! They reach the message decoder directly, without a file or stream around it, so a fuzzer
 //! spends its time on the parts that take untrusted bytes.
 

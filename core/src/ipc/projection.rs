@@ -1,5 +1,7 @@
 //! [`Projection`]: which columns, and which children of struct columns, a reader decodes.
 //!
+//! It uses the data types and the schema; nothing else of `ipc`.
+//!
 //! Paths such as `"a"` or `"c.x"` name fields from the top of the schema down through struct
 //! children. A `\` escapes the character after it, so a name holding a `.` (or the `,` that
 //! separates the CLI's list of paths) is written `a\.b`, and a backslash `\\`. A projection

@@ -1,5 +1,7 @@
 //! [`Pushed`]: the bytes a [`FileDecoder`](super::FileDecoder) has been handed and not yet used.
 //!
+//! It uses the bytes and the errors; nothing else of `ipc`.
+//!
 //! Bytes enter as `(range, Bytes)` pieces, in any split, overlap or order, each checked to lie in
 //! the file and to be as long as its range. They leave as windows of one piece when one piece
 //! holds the whole range asked for (no copy), or joined into fresh memory when a range spans

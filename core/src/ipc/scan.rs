@@ -1,5 +1,8 @@
 //! [`Scan`]: many batches of a file with planned, coalesced reads, a window at a time.
 //!
+//! It uses `decoder` and `file` beside it and, of the crate, the sources, the planner, the arrays
+//! and the errors.
+//!
 //! The [`FileDecoder`](super::FileDecoder) plans each readahead window of blocks as one list of
 //! byte ranges, merged with [`coalesce`](crate::plan::coalesce); the scan hands each list to the
 //! source in one [`RandomAccess::read_ranges`] call, so the round trips grow with

@@ -1,6 +1,9 @@
 //! [`StreamReader`]: the record batches of an Arrow IPC stream, in order, from any
 //! [`embedded_io::Read`]; [`OpenStream`], what it shares with the async reader.
 //!
+//! It uses `stream_decoder` beside it and, of the crate, the sources, the arrays, the schema and
+//! the errors.
+//!
 //! A loop around the [`StreamDecoder`]: it says how many bytes it needs, the reader reads that
 //! many (64 KiB at most per step, so a length in the stream cannot make it allocate more than
 //! it has received) and pushes them; a short read is the end of input.

@@ -1,6 +1,9 @@
 //! [`StreamDecoder`]: the Arrow IPC stream reader as a state machine fed bytes in any chunks; it
 //! does no I/O of its own.
 //!
+//! It uses `decode` and `decoder` beside it and, of the crate, the format's framing and views, the
+//! arrays and their bytes, the schema and the errors.
+//!
 //! Bytes enter through [`StreamDecoder::push`], in chunks of any size, and the end of input
 //! through [`StreamDecoder::finish`]; the schema and batches leave through
 //! [`StreamDecoder::try_decode`], which says [`StreamDecodeResult::NeedsData`] with how many

@@ -1,5 +1,8 @@
 //! [`FileReader`]: an Arrow IPC file read into one caller-provided scratch buffer.
 //!
+//! It uses the scratch helpers of `no_alloc` and, of the crate, the sources, the format and the
+//! errors.
+//!
 //! Opening reads the file's tail into the scratch (at most [`FOOTER_READ`] bytes; a longer
 //! footer costs one more read, of exactly the missing part) and keeps the footer at the
 //! scratch's start. Each dictionary block is then read once, whole, after the footer, and stays

@@ -1,6 +1,9 @@
 //! [`StreamReader`]: an Arrow IPC stream read from an [`embedded_io::Read`] into one
 //! caller-provided scratch buffer.
 //!
+//! It uses `file` and the scratch helpers of `no_alloc` beside it and, of the crate, the sources,
+//! the format and the errors.
+//!
 //! The schema message is read first and kept at the scratch's start; each dictionary batch is
 //! read after it and kept too (a replacement is read after the others and used from then on).
 //! Record batch messages take the rest of the scratch, one at a time, and are decoded in place.

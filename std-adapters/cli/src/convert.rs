@@ -2,6 +2,9 @@
 //! `--batches` and `--limit` applied on the way ([`Selected`]): one loop ([`convert`]) over a
 //! source of batches ([`Batches`]), whatever the input.
 //!
+//! It uses `batches`, `input`, `inputs`, `many`, `output` and `stats`: the top of the crate, with
+//! `schema`.
+//!
 //! A file is read with [`FileReader::scan`] and a readahead window of about one batch (the
 //! largest block), whatever the source, so `--stats` counts the same requests with or without
 //! `--mmap`. Positioned reads land in [`Recycling`] buffers, so memory stays at about one

@@ -1,6 +1,8 @@
 //! The inputs of a run: what the names on the command line expand to, in the order they are
 //! read, and the objects among them opened ahead of the one being converted.
 //!
+//! It uses `input` and `remote`, and the crate root's `Failure`.
+//!
 //! Each name is, in turn:
 //!
 //! - `-` (stdin), a URL naming one object, or an existing local file: itself (a name that

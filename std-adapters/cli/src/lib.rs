@@ -1,5 +1,7 @@
 //! `quiver`: Arrow IPC files and streams to JSON, and their schemas, from the command line.
 //!
+//! It is the crate root: it uses every module below, and they use its `Failure` and exit codes.
+//!
 //! The binary (`src/main.rs`) only calls [`main`]; everything else is here.
 //!
 //! - `lib.rs`: the arguments (clap), the exit codes and the one `error: …` line.

@@ -1,5 +1,7 @@
 //! One run over many inputs: what `quiver json` keeps from file to file.
 //!
+//! It uses the crate root's `Failure` and arguments, and quiver's schema and arrays.
+//!
 //! - The schema: every file's must be the first file's, except for metadata (of the schema or
 //!   of fields); the first that differs is an error naming it and the first field that differs.
 //! - The batches seen so far in the run, against which `--batches` is counted.

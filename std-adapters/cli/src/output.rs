@@ -1,5 +1,7 @@
 //! Where the JSON goes: stdout, or the file `--output FILE` names. FILE is never destroyed:
 //!
+//! It uses `remote`, `signals` and `upload`, and the crate root's `Failure`.
+//!
 //! - **Not a regular file.** A character device (`/dev/null`, a terminal), a FIFO, or a file
 //!   descriptor's name (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, whatever it refers to) is
 //!   opened for writing and truncated, as the shell's `>` opens it: no temporary file, no rename.

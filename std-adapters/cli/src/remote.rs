@@ -1,6 +1,9 @@
 //! Inputs named by URL (`s3://…`, `gs://…`, `az://…`, `http(s)://…`, `file://…`), read through
 //! [`quiver_object_store`] on a tokio runtime of this module's own.
 //!
+//! It uses nothing else of the crate but the crate root's `Failure`; `quiver_object_store` does the
+//! reading.
+//!
 //! When every column of every batch is read (no `--columns`, `--batches` or `--limit`), the
 //! whole object is read front to back in parallel parts handed over in order
 //! ([`ObjectSource::open_whole`]), decoded as they arrive while this thread encodes

@@ -1,6 +1,8 @@
 //! `quiver schema`: the fields (types in Arrow's notation, nullability, dictionary encoding,
 //! metadata), then the batch and row counts; as text, or as one JSON document (`--format json`).
 //!
+//! It uses `input`, `inputs`, `many` and `remote`: the top of the crate, with `convert`.
+//!
 //! A file's footer lists its blocks but not their row counts, which live in each record batch's
 //! message header. The counts come from a scan with a projection of no columns: it reads every
 //! block's metadata (a few hundred bytes each, coalesced into one request per window) and none

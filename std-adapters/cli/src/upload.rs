@@ -3,6 +3,8 @@
 //! to [`PARTS_IN_FLIGHT`] of them sent at once while encoding goes on. Memory stays at
 //! `PART × (PARTS_IN_FLIGHT + 1)` whatever the output's size.
 //!
+//! It uses `signals` and the crate root's `Failure`.
+//!
 //! The object appears only when the run succeeds ([`Upload::complete`]). A run that fails
 //! aborts the upload when its [`Upload`] is dropped, and SIGINT, SIGTERM or SIGHUP abort it
 //! before the process exits (`output.rs`'s signal thread calls [`abort_on_signal`]): no object

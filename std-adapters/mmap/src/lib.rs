@@ -1,5 +1,7 @@
 //! [`MmapSource`]: a memory-mapped file as a zero-copy [`RandomAccess`] source.
 //!
+//! It uses quiver's `source` and `bytes`, and `memmap2` for the map.
+//!
 //! The reader still plans and requests byte ranges as for any source (so counting wrappers see
 //! the same requests), but [`RandomAccess::share_ranges`] answers them with windows of the map:
 //! decoded arrays point straight into the mapped file.

@@ -1,5 +1,7 @@
 //! [`ObjectError`]: what reading an object can fail with, said in words a person can act on.
 //!
+//! It uses nothing else of the crate: the bottom of it, with `log` and `transport`.
+//!
 //! A store's refusal is read from its answer once ([`Refusal::of`]): the S3 error code in the
 //! XML body (`NoSuchBucket`, `NoSuchKey`, `AccessDenied`, `SignatureDoesNotMatch`, …), else the
 //! HTTP status, else an instance-metadata request that found no credentials. The message says

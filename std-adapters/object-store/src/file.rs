@@ -1,5 +1,7 @@
 //! [`ObjectBatches`]: every batch of an object, file or stream, from one streaming GET.
 //!
+//! It uses `read` and `error`.
+//!
 //! Read by ranges, a file costs its opening request (the footer), then a request per planned
 //! range, and a window's ranges wait in memory until it is decoded. A caller that reads every
 //! byte of the batches needs none of that: a read of the whole object front to back

@@ -1,6 +1,8 @@
 //! Object stores for quiver: Arrow IPC files and streams on S3, Google Cloud Storage, Azure,
 //! HTTP servers and local disks, read through [`object_store`] with tokio.
 //!
+//! The crate root: it declares the modules and re-exports their public items.
+//!
 //! - [`ObjectSource`] (`source.rs`): one object as a [`quiver::source::AsyncRandomAccess`]
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
 //!   size at once); every range the reader plans is one ranged GET, many in flight at once, on

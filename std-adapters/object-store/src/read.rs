@@ -1,6 +1,8 @@
 //! [`ObjectReader`]: an object read front to back through one streaming GET with a bounded
 //! buffer, for the IPC stream format (which is read in order, not by ranges).
 //!
+//! It uses `request`, `log` and `error`.
+//!
 //! It is an [`embedded_io_async::Read`], for [`quiver::ipc::AsyncStreamReader`], and a
 //! [`std::io::Read`] for a thread outside the runtime. The GET's body arrives on the runtime,
 //! a chunk at a time (of the HTTP client's size), and reading takes the chunks off: at most

@@ -3,6 +3,8 @@
 //! [`answered`] (the answer) and [`Resuming`] (the body), are also the whole and streaming GETs'
 //! (`read.rs`) and the opening's.
 //!
+//! It uses `log` and `error`.
+//!
 //! - **Hedging.** A request whose answer (its status and headers: the first byte) has not come
 //!   after [`Policy::hedge_after`] (a [`Hedge::multiple`] of the usual first-byte time, at least
 //!   [`Hedge::floor`]; the usual is the median measured so far) is sent again if it is in the

@@ -1,5 +1,7 @@
 //! [`ObjectSource`]: one object of an [`ObjectStore`] as an [`AsyncRandomAccess`] source.
 //!
+//! It uses `read`, `request`, `log` and `error`.
+//!
 //! - **Opening is one request.** A suffix GET of the object's last [`SourceOptions::tail`]
 //!   bytes returns them and the object's size, so there is no HEAD; the reader's first read
 //!   (the footer, at most [`quiver::ipc::ReaderOptions::footer_read_size`] bytes from the end, which

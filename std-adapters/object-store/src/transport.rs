@@ -1,5 +1,7 @@
 //! [`Connector`]: the HTTP client under every cloud store [`crate::from_url`] builds.
 //!
+//! It uses nothing else of the crate: the bottom of the crate, with `error` and `log`.
+//!
 //! It is `object_store`'s own reqwest client with three changes, each for a server as it is
 //! found rather than as the store's API describes it:
 //!

@@ -1,5 +1,7 @@
 //! [`from_url`]: the store and path a URL names, configured from the environment.
 //!
+//! It uses `transport`.
+//!
 //! | scheme | store | configured from |
 //! | --- | --- | --- |
 //! | `s3://bucket/key`, `s3a://` | Amazon S3 and S3-compatible stores (feature `aws`) | `AWS_*` (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_ALLOW_HTTP`, …) |

@@ -1,5 +1,7 @@
 //! [`Failure`]: what goes wrong in the adapter, and the Python exception each kind becomes.
 //!
+//! It uses nothing else of the crate: the bottom of it, with `ffi`.
+//!
 //! `QuiverError` is the base of quiver's own exceptions; `InvalidArrowError` is Arrow data that
 //! breaks a rule of the format, from a file or from another library; `JsonEncodeError` is a value
 //! the JSON encoder refuses. A bad argument is a plain `ValueError` or `TypeError`, a failed read

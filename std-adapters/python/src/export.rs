@@ -1,5 +1,7 @@
 //! Arrow out: quiver's record batches as an Arrow C stream (`ArrowArrayStream`), zero-copy.
 //!
+//! It uses `ffi`, `source` and `error`.
+//!
 //! Each exported `ArrowArray` points into the buffers of a quiver [`ArrayView`] that its
 //! private data keeps (a clone: reference counts, no copy) until the consumer releases it. The
 //! buffers are laid out as the C Data Interface wants them: the validity slot first (null when

@@ -2,6 +2,8 @@
 //! `ArrowArrayStream`), laid out as the specification's C declarations, and the PyCapsules that
 //! carry them between Python libraries.
 //!
+//! It uses nothing else of the crate: the bottom of it, with `error`.
+//!
 //! A structure whose `release` is set owns what it points to. Whoever holds one by value here
 //! (an imported capsule's contents, or a structure about to be handed out) releases it on drop,
 //! exactly once: moving it out sets the source's `release` to null, as the specification asks.

@@ -1,6 +1,8 @@
 //! Arrow data from another library, zero-copy: an `ArrowSchema` becomes quiver [`Field`]s, an
 //! `ArrowArray` tree becomes [`ArrayView`]s over the producer's own buffers.
 //!
+//! It uses `ffi` and `error`.
+//!
 //! The C Data Interface carries pointers, not lengths: each buffer's length follows from the
 //! array's type, `offset` and `length` (and, for variable-size binary, from the last offset, the
 //! only way the interface has to say how long the data buffer is). Every buffer is shared

@@ -2,6 +2,8 @@
 //! released while encoding. The caller's thread takes the GIL back briefly between batches and
 //! every few MiB of output to let Python run its signal handlers, so Ctrl-C stops a long run
 //! with `KeyboardInterrupt`.
+//!
+//! It uses `options`, `source` and `error`.
 
 use crate::error::{Failure, Result};
 use crate::options::JsonOptions;

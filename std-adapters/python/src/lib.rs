@@ -1,5 +1,7 @@
 //! quiver from Python (the `quiver` package's native module, `quiver._quiver`).
 //!
+//! It is the crate root: it uses every module below and defines the Python functions.
+//!
 //! Data enters as any object with `__arrow_c_stream__` or `__arrow_c_array__` (pyarrow, polars,
 //! pandas, DuckDB, nanoarrow…), imported zero-copy through the Arrow PyCapsule interface
 //! ([`import`]), or as the path of an Arrow IPC file or stream read by quiver's own readers

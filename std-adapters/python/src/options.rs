@@ -1,5 +1,7 @@
 //! The keyword arguments of `to_json`, `write_json`, `iter_json` and `read`: the CLI's options,
 //! checked one by one; a bad value is a `ValueError` naming the argument.
+//!
+//! It uses `source` and `error`.
 
 use crate::error::Failure;
 use crate::source::Selection;

@@ -1,5 +1,7 @@
 //! [`BytesOut`]: `to_json`'s document written straight into the `bytes` object it returns.
 //!
+//! It uses `options`, `source` and `error`.
+//!
 //! A `bytes` object cannot grow, and the document's size is known only once it is written, so
 //! the object is made with room for the size expected ([`expected_bytes`]: the rows times the
 //! bytes per row of a sample, plus a margin) and its length is set to the bytes written at the

@@ -1,6 +1,8 @@
 //! Objects named by URL (`s3://…`, `gs://…`, `az://…`, `http(s)://…`, `file://…`), read
 //! through [`quiver_object_store`] as the `quiver` command reads them.
 //!
+//! It uses `source` and `error`; `quiver_object_store` does the reading.
+//!
 //! Reading every column of every batch is ONE GET of the whole object, decoded as it arrives
 //! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
 //! instead. Under a selection, opening is one suffix GET (the footer and the size), and a file

@@ -1,5 +1,7 @@
 //! Where `write_json` writes: [`AtomicFile`], a path replaced only when the document is complete
 //! (as the CLI's `-o`), or [`PyFile`], a Python binary file object's `write`.
+//!
+//! It uses `error`.
 
 use crate::error::{Failure, Result};
 use pyo3::prelude::*;

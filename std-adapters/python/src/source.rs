@@ -4,6 +4,8 @@
 //! applied on the way, as the CLI's `--columns`, `--batches` and `--limit` do, by the same
 //! [`Selected`]. A call reads a [`Source`]: the selected batches and what it needs to know of
 //! them.
+//!
+//! It uses `import`, `ffi` and `error`.
 
 use crate::error::{Failure, Result};
 use crate::ffi::{ArrowArray, ArrowArrayStream, ArrowSchema, Empty};

@@ -1,4 +1,6 @@
 //! [`Concurrent`]: several requests in flight for one list of ranges.
+//!
+//! It uses the crate root's worker pool and quiver's `source`.
 
 use quiver::bytes::Bytes;
 use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};

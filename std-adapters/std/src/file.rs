@@ -1,4 +1,6 @@
 //! [`FileSource`]: a local file read with positioned reads.
+//!
+//! It uses `task` and quiver's `source`.
 
 use crate::ReadTask;
 use quiver::bytes::Bytes;

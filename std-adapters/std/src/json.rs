@@ -1,6 +1,8 @@
 //! JSON into a `std::io::Write`: [`write_json`], the driver that moves an [`Encoder`]'s output
 //! to a writer, and [`JsonWriteError`], what the std JSON writers fail with.
 //!
+//! It uses nothing else of the crate: quiver's `json` encoder and `embedded-io-adapters`.
+//!
 //! The driver is the core's [`Encoder::write_through`] over one stack buffer, its writer a
 //! `std::io::Write` through `embedded-io-adapters`' `FromStd`: nothing here formats JSON.
 

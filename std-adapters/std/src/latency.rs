@@ -1,4 +1,6 @@
 //! [`Latency`]: a fixed delay on every call, to see what a read pattern costs remotely.
+//!
+//! It uses `task` and `concurrent`, and quiver's `source`.
 
 use crate::ReadTask;
 use quiver::source::{AsyncRandomAccess, RandomAccess, SharedRanges};

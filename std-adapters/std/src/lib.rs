@@ -1,5 +1,8 @@
 //! std adapters for quiver: the I/O the `no_std` core leaves to its host.
 //!
+//! The crate root: it declares the modules, re-exports their public items and holds the worker pool
+//! `concurrent` and `parallel` share.
+//!
 //! - [`FileSource`]: a local file as a [`RandomAccess`](quiver::source::RandomAccess) source, one
 //!   positioned read (`pread`) per range, no seeking.
 //! - [`Batches`]: a source of record batches (a file's, a stream's, an object's, another

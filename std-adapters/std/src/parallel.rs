@@ -1,6 +1,8 @@
 //! [`ParallelWriter`]: one JSON document from many record batches, each batch's rows encoded on
 //! several threads and written in order.
 //!
+//! It uses `json` and the crate root's worker pool.
+//!
 //! A batch's encoder, from one [`JsonWriter`], is cut into chunks of rows as they are claimed
 //! ([`Encoder::split_rows`]: the batch is neither sliced nor planned again), as many rows as
 //! fill about seven eighths of a chunk buffer at the bytes per row written so far (the document's

@@ -1,6 +1,8 @@
 //! [`Recycling`]: a source whose reads land in a few reused buffers, so a long scan does not
 //! allocate (and fragment the heap with) a fresh buffer per window.
 //!
+//! It uses nothing else of the crate: quiver's `source` and `bytes`.
+//!
 //! The reader asks for each window's ranges in one call. `Recycling` answers it through
 //! [`RandomAccess::share_ranges`]: it reads the ranges with the wrapped source's `read_ranges`
 //! into one buffer and hands out windows of it. Batches decoded from the window keep the buffer

@@ -1,5 +1,7 @@
 //! [`ReadTask`]: blocking work on a thread of its own, as a future, for the async sources.
 //!
+//! It uses nothing else of the crate.
+//!
 //! The std sources implement [`AsyncRandomAccess`](quiver::source::AsyncRandomAccess) without
 //! an async runtime: a read (or a simulated delay) runs on a fresh thread and the future
 //! completes when it ends, waking whoever polled it. Any executor can run them, and the I/O

@@ -1,6 +1,9 @@
 //! Laying out a message body: each buffer compressed (or not), placed at an aligned offset, and
 //! padded.
 //!
+//! It uses, of the crate, `compression`, the bytes, the format's `Buffer` and the errors; nothing
+//! else of the writer.
+//!
 //! Data enters as the raw buffers of one record batch or dictionary batch and leaves as a
 //! [`Body`]: the `Buffer` entries (offset and length of each buffer in the body) for the message
 //! metadata, and the pieces to write in order. Uncompressed buffers and padding are not copied: a

@@ -1,6 +1,9 @@
 //! [`MessageEncoder`]: the writers' core, a state machine that turns a schema and record batches
 //! into encapsulated IPC messages, and does no I/O.
 //!
+//! It uses `body`, `dictionary`, `encode` and `message` beside it and, of the crate, the arrays and
+//! their bytes, the format, the schema and the errors.
+//!
 //! A schema enters [`MessageEncoder::new`]; each [`RecordBatch`] enters
 //! [`MessageEncoder::encode`], and leaves as the messages to write in order: the dictionary
 //! batches the reader needs first (whole dictionaries the first time, deltas when one grows,

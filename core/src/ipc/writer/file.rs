@@ -1,5 +1,8 @@
 //! [`FileWriter`]: the Arrow IPC file format, to any [`embedded_io::Write`].
 //!
+//! It uses the `encoder` beside it and, of the crate, the arrays, the format, the schema and the
+//! errors.
+//!
 //! The layout, front to back, as the format has it: the `ARROW1` magic padded with zeros to 8
 //! bytes; the schema message, its metadata padded to end at a multiple of the alignment; each
 //! batch's dictionary and record batch messages, whose places the writer records

@@ -1,6 +1,9 @@
 //! `Message.fbs` and `File.fbs` flatbuffers: the schema, record batch and dictionary batch
 //! messages, and the file footer.
 //!
+//! It uses `schema` beside it and, of the crate, the flatbuffer builder, the format's slots and
+//! structs, the data types, the schema and the errors.
+//!
 //! Data enters as the owned schema and the layout of an encoded body ([`BatchLayout`]); each
 //! function returns one finished flatbuffer, which [`format::Message::parse`] or
 //! [`format::Footer::parse`] reads back. The IPC framing around a message (continuation marker,

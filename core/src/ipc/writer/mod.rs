@@ -1,5 +1,8 @@
 //! Writing the Arrow IPC file and stream formats.
 //!
+//! It uses, of `ipc`, only `delta` (the size of a view); of the crate, the arrays and their bytes,
+//! `compression`, the flatbuffer builder, the format, the data types, the schema and the errors.
+//!
 //! Record batches enter as the same validated [`RecordBatch`](crate::array::RecordBatch) views the readers
 //! yield (from a file, or built in memory); bytes leave through an [`embedded_io::Write`].
 //!

@@ -1,6 +1,9 @@
 //! `Schema.fbs` tables from the owned data model: [`Schema`], [`Field`], [`DataType`] and
 //! custom metadata, the mirror of what [`format::Schema`](crate::format::Schema) reads.
 //!
+//! It uses, of the crate, the flatbuffer builder, the format's slots, the data types, the schema
+//! and the errors.
+//!
 //! Data enters as an owned [`Schema`] and leaves as tables in a [`Builder`], for a schema message
 //! or a file footer to point at. Slots and union tags follow `Schema.fbs` (and
 //! `format/schema.rs`, whose reader the unit tests below read every type back with). The schema is

@@ -1,5 +1,7 @@
 //! [`StreamWriter`]: the Arrow IPC stream format, to any [`embedded_io::Write`].
 //!
+//! It uses the `encoder` beside it, the arrays and the schema.
+//!
 //! The schema message is written when the writer is made, then the messages of each batch
 //! ([`MessageEncoder::encode`]), then the end-of-stream marker on [`StreamWriter::finish`]. A
 //! dictionary that changes between batches is sent as a delta when it grows, or whole (a
