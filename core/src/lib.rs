@@ -39,9 +39,9 @@
 //!   into one scratch buffer the caller lends and decode it in place into a
 //!   [`Batch`](no_alloc::Batch) (a [`View`](view::View) of `N` arrays), and the
 //!   [`Encoder`](no_alloc::Encoder) that writes it as JSON.
-//! - [`plan`]: the read planner's policy, [`plan::coalesce`], which merges byte ranges into the
-//!   fewest reads within hole and size limits (a pure function, no I/O); [`cost`]: the model of
-//!   a remote store (first byte, bandwidth, requests in flight, request cost) by which the
+//! - [`read_plan`]: the read planner's policy, [`read_plan::coalesce`], which merges byte ranges
+//!   into the fewest reads within hole and size limits (a pure function, no I/O); [`cost`]: the
+//!   model of a remote store (first byte, bandwidth, requests in flight, request cost) by which the
 //!   planner compares the plans it could make.
 //! - [`error`]: [`Error`](error::Error) (the source's own error, or a
 //!   [`FormatError`](error::FormatError) saying what was wrong and where: byte offset, batch, field
@@ -49,7 +49,7 @@
 //!
 //! The modules form a ladder: each uses only those on the rungs below it, and its first doc
 //! lines say which (`.ci/module_cycles.py` checks it in CI and prints it). From the bottom:
-//! `error`, `bytes` and `cost`; `flatbuffer`, `flatbuffer_builder`, `source` and `plan`;
+//! `error`, `bytes` and `cost`; `flatbuffer`, `flatbuffer_builder`, `source` and `read_plan`;
 //! `format`; `datatype` and `schema` (which use each other, as in arrow-schema); `columnar` and
 //! `compression`; `view`; `array`; `builder`, `ipc` and `json`; `no_alloc`.
 //!
@@ -107,7 +107,7 @@ pub mod ipc;
 pub mod json;
 pub mod no_alloc;
 #[cfg(feature = "alloc")]
-pub mod plan;
+pub mod read_plan;
 #[cfg(feature = "alloc")]
 pub mod schema;
 pub mod source;

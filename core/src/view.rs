@@ -313,7 +313,7 @@ fn uncompressed(batch: format::RecordBatch<'_>) -> FormatResult<()> {
 }
 
 /// The walk of one message and its dictionaries into a view's nodes.
-struct Decoder<'a, 'd, D, const N: usize> {
+struct NodeDecoder<'a, 'd, D, const N: usize> {
     nodes: heapless::Vec<Node<'a>, N>,
     dictionaries: &'d D,
     version: MetadataVersion,
@@ -334,7 +334,7 @@ impl<'a, const N: usize> View<'a, N> {
         let rows = usize::try_from(batch.length())
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch, version)?;
-        let mut decoder = Decoder {
+        let mut decoder = NodeDecoder {
             nodes: heapless::Vec::new(),
             dictionaries,
             version,
@@ -375,8 +375,8 @@ impl<'a, const N: usize> View<'a, N> {
     }
 }
 
-/// The canonical extension of `field`'s array of `kind` (kept out of [`Decoder::array`]'s frame,
-/// which every level of nesting repeats on the stack).
+/// The canonical extension of `field`'s array of `kind` (kept out of [`NodeDecoder::array`]'s
+/// frame, which every level of nesting repeats on the stack).
 #[inline(never)]
 fn extension(
     field: format::Field<'_>,
@@ -392,7 +392,7 @@ fn extension(
     Ok(Extension::None)
 }
 
-impl<'a, D: Dictionaries<'a>, const N: usize> Decoder<'a, '_, D, N> {
+impl<'a, D: Dictionaries<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
     ///

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use quiver::plan::{coalesce, locate};
+use quiver::read_plan::{coalesce, locate};
 
 fn u64_at(data: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];

@@ -27,7 +27,7 @@ pub const VIEW_BLOCK_SIZE: usize = 32 * 1024;
 
 /// Where the bytes go: offsets and one data buffer, or views and variadic data buffers.
 #[derive(Debug, Clone)]
-enum Layout {
+enum ByteStorage {
     Offsets {
         offsets: Offsets,
         data: Vec<u8>,
@@ -45,13 +45,13 @@ enum Layout {
 #[derive(Debug, Clone)]
 struct ByteBuilder {
     slots: Slots,
-    layout: Layout,
+    layout: ByteStorage,
 }
 
 impl ByteBuilder {
     fn new(data_type: DataType, utf8: bool) -> Self {
         use DataType::*;
-        let offsets = |large| Layout::Offsets {
+        let offsets = |large| ByteStorage::Offsets {
             offsets: Offsets::default(),
             data: Vec::new(),
             large,
@@ -60,7 +60,7 @@ impl ByteBuilder {
             (Binary, false) | (Utf8, true) => (offsets(false), None),
             (LargeBinary, false) | (LargeUtf8, true) => (offsets(true), None),
             (BinaryView, false) | (Utf8View, true) => (
-                Layout::Views {
+                ByteStorage::Views {
                     views: Vec::new(),
                     full: Vec::new(),
                     current: Vec::new(),
@@ -84,7 +84,7 @@ impl ByteBuilder {
     }
 
     fn set_block_size(&mut self, size: usize) {
-        if let Layout::Views { block_size, .. } = &mut self.layout {
+        if let ByteStorage::Views { block_size, .. } = &mut self.layout {
             *block_size = size.clamp(1, i32::MAX as usize);
         }
     }
@@ -99,11 +99,11 @@ impl ByteBuilder {
 
     fn append_bytes(&mut self, value: &[u8]) -> FormatResult<()> {
         match &mut self.layout {
-            Layout::Offsets { offsets, data, .. } => {
+            ByteStorage::Offsets { offsets, data, .. } => {
                 data.extend_from_slice(value);
                 offsets.push(data.len());
             }
-            Layout::Views {
+            ByteStorage::Views {
                 views,
                 full,
                 current,
@@ -153,7 +153,7 @@ impl ByteBuilder {
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
         let buffers = match &mut self.layout {
-            Layout::Offsets {
+            ByteStorage::Offsets {
                 offsets,
                 data,
                 large,
@@ -161,7 +161,7 @@ impl ByteBuilder {
                 let data = Bytes::from_vec(core::mem::take(data));
                 offsets.finish_offsets(*large).map(|o| vec![o, data])
             }
-            Layout::Views {
+            ByteStorage::Views {
                 views,
                 full,
                 current,

@@ -37,7 +37,7 @@ macro_rules! append_items {
 
 /// The four layouts of variable-size lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+enum ListType {
     List,
     LargeList,
     ListView,
@@ -61,7 +61,7 @@ enum Layout {
 #[derive(Debug, Clone)]
 pub struct ListBuilder<B> {
     slots: Slots,
-    layout: Layout,
+    layout: ListType,
     values: B,
     offsets: Offsets,
 }
@@ -103,12 +103,12 @@ impl<B: ArrayBuilder> ListBuilder<B> {
     /// nullability, metadata, dictionary encoding) must describe `values` (or `finish` fails).
     pub fn with_data_type(data_type: DataType, values: B) -> Self {
         let (layout, error) = match data_type {
-            DataType::List(_) => (Layout::List, None),
-            DataType::LargeList(_) => (Layout::LargeList, None),
-            DataType::ListView(_) => (Layout::ListView, None),
-            DataType::LargeListView(_) => (Layout::LargeListView, None),
+            DataType::List(_) => (ListType::List, None),
+            DataType::LargeList(_) => (ListType::LargeList, None),
+            DataType::ListView(_) => (ListType::ListView, None),
+            DataType::LargeListView(_) => (ListType::LargeListView, None),
             _ => (
-                Layout::List,
+                ListType::List,
                 Some(misuse("list builder given a non-list type", 0)),
             ),
         };
@@ -143,10 +143,12 @@ impl<B: ArrayBuilder> ArrayBuilder for ListBuilder<B> {
 
     fn finish(&mut self) -> FormatResult<ArrayView<'static>> {
         let child = self.values.finish();
-        let large = matches!(self.layout, Layout::LargeList | Layout::LargeListView);
+        let large = matches!(self.layout, ListType::LargeList | ListType::LargeListView);
         let buffers = match self.layout {
-            Layout::List | Layout::LargeList => self.offsets.finish_offsets(large).map(|o| vec![o]),
-            Layout::ListView | Layout::LargeListView => self
+            ListType::List | ListType::LargeList => {
+                self.offsets.finish_offsets(large).map(|o| vec![o])
+            }
+            ListType::ListView | ListType::LargeListView => self
                 .offsets
                 .finish_views(large)
                 .map(|(offsets, sizes)| vec![offsets, sizes]),

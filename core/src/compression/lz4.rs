@@ -80,14 +80,14 @@ fn corrupt(what: &'static str, offset: usize) -> FormatError {
 pub(super) fn decompress(input: &[u8], out: &mut Output) -> FormatResult<()> {
     super::decode_frames(CODEC, input, FRAME_MAGIC, TRUNCATED, |at| {
         let pos = at.saturating_add(4); // after the magic number
-        let mut cursor = Cursor { input, pos };
+        let mut cursor = FrameReader { input, pos };
         decode_frame(&mut cursor, out)?;
         Ok(cursor.pos)
     })
 }
 
 /// Decodes one frame whose magic number has just been read.
-fn decode_frame(cursor: &mut Cursor<'_>, out: &mut Output) -> FormatResult<()> {
+fn decode_frame(cursor: &mut FrameReader<'_>, out: &mut Output) -> FormatResult<()> {
     let descriptor_at = cursor.pos;
     let flg = cursor.u8("truncated frame descriptor")?;
     let bd = cursor.u8("truncated frame descriptor")?;
@@ -213,14 +213,14 @@ fn decode_block(
 }
 
 /// Reads the frame's fields front to back, refusing to read past the end.
-struct Cursor<'a> {
+struct FrameReader<'a> {
     /// The whole compressed input.
     input: &'a [u8],
     /// Offset of the next unread byte.
     pos: usize,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a> FrameReader<'a> {
     /// The next `len` bytes, or a `what` error at the current offset if fewer remain.
     fn take(&mut self, len: usize, what: &'static str) -> FormatResult<&'a [u8]> {
         let bytes = self

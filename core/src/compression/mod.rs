@@ -22,7 +22,7 @@
 //! Each codec sits behind a cargo feature (`lz4`, `zstd`); without it, a compressed buffer is an
 //! [`Unsupported`](FormatErrorKind::Unsupported) error, while uncompressed ones still read.
 
-mod encode;
+mod compress;
 #[cfg(feature = "lz4")]
 mod lz4;
 #[cfg(feature = "lz4")]
@@ -32,7 +32,7 @@ mod zstd;
 #[cfg(feature = "zstd")]
 mod zstd_encode;
 
-pub use encode::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buffer};
+pub use compress::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buffer};
 #[cfg(feature = "lz4")]
 pub use lz4_encode::{Lz4BlockSize, Lz4FrameOptions};
 
@@ -181,7 +181,7 @@ pub fn decompress_buffer(
 pub struct Decompressor {
     /// The ZSTD decoder, reused across buffers.
     #[cfg(feature = "zstd")]
-    zstd: zstd::Decoder,
+    zstd: zstd::ZstdDecoder,
 }
 
 impl Decompressor {

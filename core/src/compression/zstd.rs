@@ -21,7 +21,7 @@
 //!   and a compressed block may not announce more literals than a block holds, nor more
 //!   sequences than its bytes could produce (each sequence produces at least three).
 //!
-//! A [`Decoder`] keeps `ruzstd`'s tables and scratch from one buffer to the next (readers hold
+//! A [`ZstdDecoder`] keeps `ruzstd`'s tables and scratch from one buffer to the next (readers hold
 //! one for their lifetime), so a file of many small buffers allocates them once rather than per
 //! buffer; it lets them go after a frame whose window was larger than [`KEEP_WINDOW`].
 //!
@@ -61,7 +61,7 @@ const BLOCK_HEADER_LEN: usize = 3;
 /// The shortest match a sequence can copy: every sequence produces at least this many bytes.
 const MIN_MATCH: u64 = 3;
 
-/// Largest window whose scratch a [`Decoder`] keeps for the next buffer.
+/// Largest window whose scratch a [`ZstdDecoder`] keeps for the next buffer.
 const KEEP_WINDOW: u64 = 256 * 1024;
 
 /// A `Decompression` error for this codec at `offset` in the compressed bytes.
@@ -82,29 +82,29 @@ fn window_too_large(requested: u64, limit: u64, offset: usize) -> FormatError {
 
 /// Decodes the frames of one buffer after another, reusing `ruzstd`'s tables and scratch.
 #[derive(Default)]
-pub(super) struct Decoder {
+pub(super) struct ZstdDecoder {
     /// `ruzstd`'s decoder; allocates its tables at the first frame, then reuses them.
     frames: FrameDecoder,
     /// The largest window `frames` has been sized for since it was made.
     window: u64,
 }
 
-impl fmt::Debug for Decoder {
+impl fmt::Debug for ZstdDecoder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("zstd::Decoder")
+        f.debug_struct("zstd::ZstdDecoder")
             .field("window", &self.window)
             .finish_non_exhaustive()
     }
 }
 
-impl Decoder {
+impl ZstdDecoder {
     /// Decodes every frame in `input` into `out`.
     pub(super) fn decompress(&mut self, input: &[u8], out: &mut Output) -> FormatResult<()> {
         let result = super::decode_frames(CODEC, input, MAGIC, TRUNCATED, |at| {
             self.frame(input, at, out)
         });
         if self.window > KEEP_WINDOW {
-            *self = Decoder::default();
+            *self = ZstdDecoder::default();
         }
         result
     }

@@ -261,7 +261,7 @@ impl<'a> Kind<'a> {
 
     /// The buffers an array of this kind has in a message (`index`: the index type of a
     /// dictionary-encoded one), in order, with how each is byte-swapped: the one buffer-layout
-    /// table of the IPC decoders (this module's and, with `alloc`, `ipc::decode`'s).
+    /// table of the IPC decoders (`view`'s and, with `alloc`, `ipc::columns`'s).
     pub(crate) fn layout(self, index: Option<IntType>, version: MetadataVersion) -> Layout {
         let mut layout = Layout {
             validity: true,

@@ -1,8 +1,8 @@
 //! [`AsyncFileReader`]: the [`FileDecoder`] driven from an [`AsyncRandomAccess`] source, with
 //! the next window's reads in flight while the caller works on the current one.
 //!
-//! It uses the `decoder` beside it and, of the crate, the async sources, the arrays, the format,
-//! the schema and the errors.
+//! It uses the `file_decoder` beside it and, of the crate, the async sources, the arrays, the
+//! format, the schema and the errors.
 //!
 //! Each list of ranges the decoder asks for becomes one [`AsyncRandomAccess::read_ranges`]
 //! future, kept in the reader and polled whenever the reader is; finished reads are pushed into
@@ -12,7 +12,7 @@
 //! runs on whatever polls it, on one thread or many, and its futures are `Send` when the
 //! source's are.
 
-use super::decoder::{DecodeResult, FileDecoder, no_batch};
+use super::file_decoder::{DecodeResult, FileDecoder, no_batch};
 use super::{Projection, ReaderOptions, ScanOptions};
 use crate::array::RecordBatch;
 use crate::error::Error;

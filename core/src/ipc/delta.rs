@@ -62,7 +62,7 @@ const MAX_INLINE: usize = 12;
 
 /// How a type's slots lie in its buffers and children.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+enum Shape {
     /// No buffers; every slot is null (`Null`).
     Null,
     /// One buffer of values `width` bytes each (also dictionary indices and run ends).
@@ -87,32 +87,32 @@ enum Layout {
     RunEnd(usize),
 }
 
-impl Layout {
-    /// The layout of arrays of `data_type`, or of their indices when `encoded`.
-    fn of(data_type: &DataType, encoded: Option<&Dictionary<'_>>) -> FormatResult<Layout> {
+impl Shape {
+    /// The shape of arrays of `data_type`, or of their indices when `encoded`.
+    fn of(data_type: &DataType, encoded: Option<&Dictionary<'_>>) -> FormatResult<Shape> {
         use DataType::*;
         if let Some(dictionary) = encoded {
-            return Ok(Layout::Fixed(dictionary.index_type.byte_width()));
+            return Ok(Shape::Fixed(dictionary.index_type.byte_width()));
         }
         Ok(match data_type {
-            Null => Layout::Null,
-            Boolean => Layout::Bits,
-            Binary | Utf8 => Layout::Variable(4),
-            LargeBinary | LargeUtf8 => Layout::Variable(8),
-            BinaryView | Utf8View => Layout::Views,
-            List(_) | Map(..) => Layout::List(4),
-            LargeList(_) => Layout::List(8),
-            ListView(_) => Layout::ListView(4),
-            LargeListView(_) => Layout::ListView(8),
-            FixedSizeList(_, size) => Layout::FixedSizeList(usize::try_from(*size).unwrap_or(0)),
-            Struct(_) => Layout::Struct,
-            Union(_, _, mode) => Layout::Union(*mode),
+            Null => Shape::Null,
+            Boolean => Shape::Bits,
+            Binary | Utf8 => Shape::Variable(4),
+            LargeBinary | LargeUtf8 => Shape::Variable(8),
+            BinaryView | Utf8View => Shape::Views,
+            List(_) | Map(..) => Shape::List(4),
+            LargeList(_) => Shape::List(8),
+            ListView(_) => Shape::ListView(4),
+            LargeListView(_) => Shape::ListView(8),
+            FixedSizeList(_, size) => Shape::FixedSizeList(usize::try_from(*size).unwrap_or(0)),
+            Struct(_) => Shape::Struct,
+            Union(_, _, mode) => Shape::Union(*mode),
             RunEndEncoded(pair) => {
                 let [run_ends, _] = &**pair;
                 let width = run_ends.data_type().byte_width();
-                Layout::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
+                Shape::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
             }
-            other => Layout::Fixed(
+            other => Shape::Fixed(
                 other
                     .byte_width()
                     .ok_or_else(|| unsupported(Feature::DeltaDictionary))?,
@@ -123,7 +123,7 @@ impl Layout {
     /// Whether the array has a validity bitmap (nulls of unions and run-end encoded arrays live
     /// in their children; a `Null` array's slots are all null).
     fn has_validity(self) -> bool {
-        !matches!(self, Layout::Null | Layout::Union(_) | Layout::RunEnd(_))
+        !matches!(self, Shape::Null | Shape::Union(_) | Shape::RunEnd(_))
     }
 }
 
@@ -131,7 +131,7 @@ impl Layout {
 #[derive(Debug, Clone)]
 pub(crate) struct GrowingArray<'a> {
     data_type: DataType,
-    layout: Layout,
+    shape: Shape,
     len: usize,
     null_count: usize,
     /// The validity bitmap (`len` bits), once any slot has been null.
@@ -154,23 +154,21 @@ impl<'a> GrowingArray<'a> {
 
     /// An empty array of `array`'s type (and dictionary, for dictionary-encoded values).
     fn empty_like(array: &ArrayView<'a>) -> FormatResult<GrowingArray<'a>> {
-        let layout = Layout::of(array.data_type(), array.dictionary())?;
+        let shape = Shape::of(array.data_type(), array.dictionary())?;
         let empty = || Arc::new(Grown::default());
         let zero = |width: usize| Arc::new(Grown(vec![0; width]));
-        let buffers = match layout {
-            Layout::Null | Layout::FixedSizeList(_) | Layout::Struct | Layout::RunEnd(_) => {
-                Vec::new()
-            }
-            Layout::Fixed(_) | Layout::Bits | Layout::Views | Layout::Union(UnionMode::Sparse) => {
+        let buffers = match shape {
+            Shape::Null | Shape::FixedSizeList(_) | Shape::Struct | Shape::RunEnd(_) => Vec::new(),
+            Shape::Fixed(_) | Shape::Bits | Shape::Views | Shape::Union(UnionMode::Sparse) => {
                 vec![empty()]
             }
-            Layout::Variable(width) => vec![zero(width), empty()],
-            Layout::List(width) => vec![zero(width)],
-            Layout::ListView(_) | Layout::Union(UnionMode::Dense) => vec![empty(), empty()],
+            Shape::Variable(width) => vec![zero(width), empty()],
+            Shape::List(width) => vec![zero(width)],
+            Shape::ListView(_) | Shape::Union(UnionMode::Dense) => vec![empty(), empty()],
         };
         Ok(GrowingArray {
             data_type: array.data_type().clone(),
-            layout,
+            shape,
             len: 0,
             null_count: 0,
             validity: None,
@@ -207,7 +205,7 @@ impl<'a> GrowingArray<'a> {
             return Err(unsupported(Feature::DeltaDictionary));
         }
         let len = fits(self.len, slots.len(), 8)?;
-        if self.layout.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
+        if self.shape.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
             // A bitmap has a bit for every slot, and some slots hold no bytes at all (structs of
             // nulls, fixed-size lists of size 0): their count costs the input nothing. The
             // bitmap may not outgrow the bytes the array's slots do hold.
@@ -224,31 +222,31 @@ impl<'a> GrowingArray<'a> {
         }
         let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
         let child_len = |i: usize| self.children.get(i).map_or(0, |c| c.len);
-        match self.layout {
-            Layout::Variable(width) => {
+        match self.shape {
+            Shape::Variable(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 let data = self.buffers.get(1).map_or(0, |d| d.0.len());
                 fits(data, last.saturating_sub(first), width)?;
             }
-            Layout::List(width) => {
+            Shape::List(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 fits(child_len(0), last.saturating_sub(first), width)?;
             }
-            Layout::ListView(width) => {
+            Shape::ListView(width) => {
                 let added = array.child(0).map_or(0, ArrayView::len);
                 fits(child_len(0), added, width)?;
             }
-            Layout::Union(UnionMode::Dense) => {
+            Shape::Union(UnionMode::Dense) => {
                 for (i, child) in array.children().iter().enumerate() {
                     fits(child_len(i), child.len(), 4)?;
                 }
             }
-            Layout::RunEnd(width) => {
+            Shape::RunEnd(width) => {
                 fits(len, 0, width)?;
             }
             _ => {}
         }
-        for (i, child, range) in child_slots(self.layout, array, &slots) {
+        for (i, child, range) in child_slots(self.shape, array, &slots) {
             if let Some(growing) = self.children.get(i) {
                 growing.check(child, range)?;
             }
@@ -261,36 +259,36 @@ impl<'a> GrowingArray<'a> {
         let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
         let nulls = self.push_validity(array, &slots);
         let child_len = |this: &Self, i: usize| this.children.get(i).map_or(0, |c| c.len);
-        match self.layout {
-            Layout::Null | Layout::FixedSizeList(_) | Layout::Struct => {}
-            Layout::Fixed(width) => {
+        match self.shape {
+            Shape::Null | Shape::FixedSizeList(_) | Shape::Struct => {}
+            Shape::Fixed(width) => {
                 let values = window(array.buffer(0), start * width, end * width);
                 self.extend(0, values.len(), |out| out.extend_from_slice(values));
             }
-            Layout::Bits => {
+            Shape::Bits => {
                 let (len, bits) = (self.len, slots.clone().map(|i| array.bool_value(i)));
                 self.extend(0, slots.len().div_ceil(8), |out| push_bits(out, len, bits));
             }
-            Layout::Variable(width) => {
+            Shape::Variable(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 let values = window(array.buffer(1), first, last);
                 let base = self.buffers.get(1).map_or(0, |d| d.0.len());
                 self.extend(1, values.len(), |out| out.extend_from_slice(values));
                 self.push_offsets(array, start + 1..end + 1, width, base, first);
             }
-            Layout::Views => self.push_views(array, start, end),
-            Layout::List(width) => {
+            Shape::Views => self.push_views(array, start, end),
+            Shape::List(width) => {
                 let first = offset(array, start, width);
                 let base = child_len(self, 0);
                 self.push_offsets(array, start + 1..end + 1, width, base, first);
             }
-            Layout::ListView(width) => {
+            Shape::ListView(width) => {
                 let base = child_len(self, 0);
                 self.push_offsets(array, start..end, width, base, 0);
                 let sizes = window(array.buffer(1), start * width, end * width);
                 self.extend(1, sizes.len(), |out| out.extend_from_slice(sizes));
             }
-            Layout::Union(mode) => {
+            Shape::Union(mode) => {
                 let type_ids = window(array.buffer(0), start, end);
                 self.extend(0, type_ids.len(), |out| out.extend_from_slice(type_ids));
                 if let (UnionMode::Dense, Some(offsets)) = (mode, self.buffers.get_mut(1)) {
@@ -304,9 +302,9 @@ impl<'a> GrowingArray<'a> {
                     });
                 }
             }
-            Layout::RunEnd(width) => self.push_run_ends(array, &slots, width),
+            Shape::RunEnd(width) => self.push_run_ends(array, &slots, width),
         }
-        for (i, child, range) in child_slots(self.layout, array, &slots) {
+        for (i, child, range) in child_slots(self.shape, array, &slots) {
             if let Some(growing) = self.children.get_mut(i) {
                 growing.push(child, range);
             }
@@ -318,10 +316,10 @@ impl<'a> GrowingArray<'a> {
     /// Appends the validity of slots `slots` of `array` (once any slot has been null) and
     /// returns how many of them are null.
     fn push_validity(&mut self, array: &ArrayView<'a>, slots: &Range<usize>) -> usize {
-        if self.layout == Layout::Null {
+        if self.shape == Shape::Null {
             return slots.len();
         }
-        if !self.layout.has_validity() {
+        if !self.shape.has_validity() {
             return 0;
         }
         let nulls = if array.null_count() == 0 {
@@ -473,15 +471,15 @@ impl<'a> GrowingArray<'a> {
 /// For each child of `array` that grows with it, the child slots that slots `slots` of `array`
 /// use, by child index. Run ends are not listed: the run-end encoded array writes them itself.
 fn child_slots<'s, 'a>(
-    layout: Layout,
+    shape: Shape,
     array: &'s ArrayView<'a>,
     slots: &Range<usize>,
 ) -> impl Iterator<Item = (usize, &'s ArrayView<'a>, Range<usize>)> + use<'s, 'a> {
     let same = array.offset() + slots.start..array.offset() + slots.end;
-    let spanned = match layout {
-        Layout::List(width) => offset(array, same.start, width)..offset(array, same.end, width),
-        Layout::FixedSizeList(size) => same.start * size..same.end * size,
-        Layout::RunEnd(_) if !slots.is_empty() => {
+    let spanned = match shape {
+        Shape::List(width) => offset(array, same.start, width)..offset(array, same.end, width),
+        Shape::FixedSizeList(size) => same.start * size..same.end * size,
+        Shape::RunEnd(_) if !slots.is_empty() => {
             array.run_index(slots.start)..array.run_index(slots.end - 1) + 1
         }
         _ => 0..0,
@@ -491,11 +489,11 @@ fn child_slots<'s, 'a>(
         .iter()
         .enumerate()
         .filter_map(move |(i, child)| {
-            let range = match layout {
-                Layout::Struct | Layout::Union(UnionMode::Sparse) => same.clone(),
-                Layout::ListView(_) | Layout::Union(UnionMode::Dense) => 0..child.len(),
-                Layout::List(_) | Layout::FixedSizeList(_) => spanned.clone(),
-                Layout::RunEnd(_) if i == 1 => spanned.clone(),
+            let range = match shape {
+                Shape::Struct | Shape::Union(UnionMode::Sparse) => same.clone(),
+                Shape::ListView(_) | Shape::Union(UnionMode::Dense) => 0..child.len(),
+                Shape::List(_) | Shape::FixedSizeList(_) => spanned.clone(),
+                Shape::RunEnd(_) if i == 1 => spanned.clone(),
                 _ => return None,
             };
             Some((i, child, range))
@@ -947,12 +945,9 @@ mod tests {
             DataType::Int8,
             true,
         )));
-        assert_eq!(Layout::of(&list, None).unwrap(), Layout::List(4));
-        assert_eq!(Layout::of(&DataType::Null, None).unwrap(), Layout::Null);
-        assert_eq!(
-            Layout::of(&DataType::Int64, None).unwrap(),
-            Layout::Fixed(8)
-        );
-        assert!(!Layout::Union(UnionMode::Dense).has_validity());
+        assert_eq!(Shape::of(&list, None).unwrap(), Shape::List(4));
+        assert_eq!(Shape::of(&DataType::Null, None).unwrap(), Shape::Null);
+        assert_eq!(Shape::of(&DataType::Int64, None).unwrap(), Shape::Fixed(8));
+        assert!(!Shape::Union(UnionMode::Dense).has_validity());
     }
 }

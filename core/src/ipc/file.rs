@@ -1,7 +1,7 @@
 //! [`FileReader`]: random access to the record batches of an Arrow IPC file from a
 //! [`RandomAccess`] source.
 //!
-//! It uses the `decoder` beside it and, of the crate, the sources, the arrays, the format, the
+//! It uses the `file_decoder` beside it and, of the crate, the sources, the arrays, the format, the
 //! schema and the errors.
 //!
 //! A loop around the [`FileDecoder`]: it asks for ranges, the reader fetches each list in one
@@ -11,7 +11,7 @@
 //! dictionary blocks ride along the first time a batch needs them); [`FileReader::scan`] reads
 //! many batches in planned windows.
 
-use super::decoder::{DecodeResult, FileDecoder, no_batch};
+use super::file_decoder::{DecodeResult, FileDecoder, no_batch};
 use super::{Projection, ReaderOptions};
 use crate::array::RecordBatch;
 use crate::error::Error;

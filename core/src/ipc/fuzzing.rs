@@ -1,13 +1,13 @@
 //! Entry points for the fuzz targets in `fuzz/` (and the hostile-input tests), with the `fuzzing`
 //! feature. Unstable and hidden: not part of the API.
 //!
-//! It uses `concat`, `decode`, `dictionary` and `projection` beside it and the layers below `ipc`.
+//! It uses `concat`, `columns`, `dictionary` and `projection` beside it and the layers below `ipc`.
 //!
 //! They reach the message decoder directly, without a file or stream around it, so a fuzzer
 //! spends its time on the parts that take untrusted bytes.
 
+use super::columns::{DecodeContext, FetchedBody, decode_columns};
 pub use super::concat::concat;
-use super::decode::{Body, DecodeContext, decode_columns};
 use super::dictionary::Dictionaries;
 use super::{Projection, field_budget};
 use crate::array::RecordBatch;
@@ -47,7 +47,7 @@ pub fn decode_message<'a>(
         version: message.version()?,
         max_decompressed: 1 << 24,
     };
-    let body = Body::Whole(Bytes::borrowed(body));
+    let body = FetchedBody::Whole(Bytes::borrowed(body));
     let dictionaries = Dictionaries::default();
     let mut decompressor = Decompressor::new();
     let mut decode = |fields: &[Field], header| {

@@ -1,6 +1,6 @@
 //! Reading the Arrow IPC file and stream formats.
 //!
-//! It uses the layers below it: sources and the planner (`source`, `plan`, `cost`), the
+//! It uses the layers below it: sources and the planner (`source`, `read_plan`, `cost`), the
 //! flatbuffers and format, the data types and schema, the columnar rules, `compression`, the
 //! arrays and their bytes, and the errors; nothing of `json` or `no_alloc`.
 //!
@@ -18,13 +18,13 @@ mod async_reader;
 #[cfg(feature = "async")]
 mod async_stream;
 // Only the fuzzing entry points append whole arrays (`fuzzing::concat`).
+mod columns;
 #[cfg(any(test, feature = "fuzzing"))]
 mod concat;
-mod decode;
-mod decoder;
 mod delta;
 mod dictionary;
 mod file;
+mod file_decoder;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -39,8 +39,8 @@ mod writer;
 pub use async_reader::{AsyncFileReader, DEFAULT_PREFETCH};
 #[cfg(feature = "async")]
 pub use async_stream::AsyncStreamReader;
-pub use decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use file::FileReader;
+pub use file_decoder::{DecodeResult, FileDecoder, ScanOptions};
 pub use projection::{Projection, ProjectionError, ProjectionErrorKind};
 pub use scan::Scan;
 pub use stream::StreamReader;
@@ -61,8 +61,8 @@ use crate::schema::{Field, Schema};
 use crate::source::RandomAccess;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use columns::{DecodeContext, FetchedBody, decode_columns};
 use core::ops::Range;
-use decode::{Body, DecodeContext, decode_columns};
 use dictionary::Dictionaries;
 use hashbrown::HashMap;
 
@@ -234,7 +234,7 @@ impl ReadState {
     fn record_batch(
         &mut self,
         message: format::Message<'_>,
-        body: &Body<'static>,
+        body: &FetchedBody<'static>,
     ) -> FormatResult<RecordBatch<'static>> {
         let format::MessageHeader::RecordBatch(header) = message.header()? else {
             return Err(unexpected("RecordBatch", message));
@@ -283,7 +283,7 @@ impl ReadState {
             core::slice::from_ref(field),
             &Projection::All,
             header.data()?,
-            &Body::Whole(body.clone()),
+            &FetchedBody::Whole(body.clone()),
             &self.dictionaries,
             context,
             &mut self.decompressor,

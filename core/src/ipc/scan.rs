@@ -1,19 +1,18 @@
 //! [`Scan`]: many batches of a file with planned, coalesced reads, a window at a time.
 //!
-//! It uses `decoder` and `file` beside it and, of the crate, the sources, the planner, the arrays
-//! and the errors.
+//! It uses `file_decoder` and `file` beside it and, of the crate, the sources, the planner, the
+//! arrays and the errors.
 //!
 //! The [`FileDecoder`](super::FileDecoder) plans each readahead window of blocks as one list of
-//! byte ranges, merged with [`coalesce`](crate::plan::coalesce); the scan hands each list to the
-//! source in one [`RandomAccess::read_ranges`] call, so the round trips grow with
-//! `file / window`, not with the number of batches. Without a projection a window is one call
-//! for whole blocks. With one it is two: every block's metadata first, then only the selected
-//! fields' buffers. Dictionary blocks ride along with the first window that needs them.
-//! Decoded batches borrow from the fetched bytes, which are released once the caller drops
-//! them.
+//! byte ranges, merged with [`coalesce`](crate::read_plan::coalesce); the scan hands each list to
+//! the source in one [`RandomAccess::read_ranges`] call, so the round trips grow with `file /
+//! window`, not with the number of batches. Without a projection a window is one call for whole
+//! blocks. With one it is two: every block's metadata first, then only the selected fields'
+//! buffers. Dictionary blocks ride along with the first window that needs them. Decoded batches
+//! borrow from the fetched bytes, which are released once the caller drops them.
 
-use super::decoder::{DecodeResult, ScanOptions};
 use super::file::FileReader;
+use super::file_decoder::{DecodeResult, ScanOptions};
 use crate::array::RecordBatch;
 use crate::error::Error;
 use crate::source::RandomAccess;

@@ -1,8 +1,8 @@
 //! [`StreamDecoder`]: the Arrow IPC stream reader as a state machine fed bytes in any chunks; it
 //! does no I/O of its own.
 //!
-//! It uses `decode` and `decoder` beside it and, of the crate, the format's framing and views, the
-//! arrays and their bytes, the schema and the errors.
+//! It uses `columns` and `file_decoder` beside it and, of the crate, the format's framing and
+//! views, the arrays and their bytes, the schema and the errors.
 //!
 //! Bytes enter through [`StreamDecoder::push`], in chunks of any size, and the end of input
 //! through [`StreamDecoder::finish`]; the schema and batches leave through
@@ -23,8 +23,8 @@
 //! The [`StreamReader`](super::StreamReader) (any [`embedded_io::Read`]) and, with the `async`
 //! feature, the `AsyncStreamReader` are loops around it: ask, read, push.
 
-use super::decode::Body;
-use super::decoder::read_footer;
+use super::columns::FetchedBody;
+use super::file_decoder::read_footer;
 use super::{CONTINUATION, MAGIC, Projection, ReadState, ReaderOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
 use crate::bytes::Bytes;
@@ -59,9 +59,9 @@ pub enum StreamDecodeResult {
     Finished,
 }
 
-/// Where the decoder is within a message.
+/// What the decoder awaits next: where it is within a message.
 #[derive(Debug)]
-enum Step {
+enum Awaiting {
     /// A file read front to back: its leading magic and padding come first.
     Magic,
     /// Between messages: the next bytes are an encapsulation prefix.
@@ -220,7 +220,7 @@ impl Input {
 pub struct StreamDecoder {
     options: ReaderOptions,
     input: Input,
-    step: Step,
+    awaiting: Awaiting,
     /// Known once the schema message has been read.
     state: Option<ReadState>,
     /// A projection set before the schema was known.
@@ -239,7 +239,7 @@ impl StreamDecoder {
         StreamDecoder {
             options,
             input: Input::default(),
-            step: Step::Prefix,
+            awaiting: Awaiting::Prefix,
             state: None,
             projection: None,
             batches: 0,
@@ -265,7 +265,7 @@ impl StreamDecoder {
     /// between the magic and the schema message are padding.
     pub fn for_file(options: ReaderOptions) -> Self {
         StreamDecoder {
-            step: Step::Magic,
+            awaiting: Awaiting::Magic,
             file: Some(FileBlocks::default()),
             ..Self::new(options)
         }
@@ -276,7 +276,7 @@ impl StreamDecoder {
     /// [`Self::finish`] or after the end-of-stream marker are ignored (a file's footer, after
     /// the marker, is read).
     pub fn push(&mut self, chunk: Bytes<'static>) {
-        if chunk.is_empty() || self.input.ended || matches!(self.step, Step::End) {
+        if chunk.is_empty() || self.input.ended || matches!(self.awaiting, Awaiting::End) {
             return;
         }
         self.input.len += chunk.len();
@@ -377,7 +377,7 @@ impl StreamDecoder {
             let is_file = blocks.map(|blocks| blocks.push(block)).is_some();
             let located = |e: FormatError| e.rebase(body_at).in_batch(batch);
             if let MessageHeader::RecordBatch(_) = header {
-                let batch = state.record_batch(message, &Body::Whole(raw.body));
+                let batch = state.record_batch(message, &FetchedBody::Whole(raw.body));
                 return batch.map(StreamDecodeResult::Data).map_err(located);
             }
             state
@@ -389,9 +389,9 @@ impl StreamDecoder {
     /// Takes the next whole message from the input, if it is all here.
     fn frame(&mut self) -> FormatResult<Framed> {
         loop {
-            match &self.step {
-                Step::End => return Ok(Framed::End),
-                Step::Magic => {
+            match &self.awaiting {
+                Awaiting::End => return Ok(Framed::End),
+                Awaiting::Magic => {
                     let Some(leading) = self.input.peek::<{ LEADING_LEN as usize }>() else {
                         if !self.input.ended {
                             return Ok(Framed::NeedsData(LEADING_LEN as usize - self.input.len));
@@ -404,9 +404,9 @@ impl StreamDecoder {
                         return Err(not_a_file(&leading));
                     }
                     self.input.skip(leading.len());
-                    self.step = Step::Prefix;
+                    self.awaiting = Awaiting::Prefix;
                 }
-                &Step::Trailer { at } => {
+                &Awaiting::Trailer { at } => {
                     if !self.input.ended {
                         let limit = self.options.max_metadata_size;
                         let len = self.input.len as u64;
@@ -422,14 +422,14 @@ impl StreamDecoder {
                     }
                     let trailer = self.input.take(self.input.len).unwrap_or_default();
                     self.check_trailer(&trailer, at)?;
-                    self.step = Step::End;
+                    self.awaiting = Awaiting::End;
                 }
-                Step::Prefix => {
+                Awaiting::Prefix => {
                     if let Some(framed) = self.prefix()? {
                         return Ok(framed);
                     }
                 }
-                &Step::Metadata { offset, len } => {
+                &Awaiting::Metadata { offset, len } => {
                     let metadata_offset = self.input.position;
                     let Some(metadata) = self.input.take(len) else {
                         return self.input.lacking(len, || {
@@ -437,24 +437,24 @@ impl StreamDecoder {
                         });
                     };
                     let len = body_length(&metadata, metadata_offset)?;
-                    self.step = Step::Body {
+                    self.awaiting = Awaiting::Body {
                         offset,
                         metadata,
                         len,
                     };
                 }
-                &Step::Body { len, .. } => {
+                &Awaiting::Body { len, .. } => {
                     let body_at = self.input.position;
                     let Some(body) = self.input.take(len) else {
                         return self.input.lacking(len, || {
                             truncated("message body", len, self.input.len, body_at)
                         });
                     };
-                    let Step::Body {
+                    let Awaiting::Body {
                         offset, metadata, ..
-                    } = core::mem::replace(&mut self.step, Step::Prefix)
+                    } = core::mem::replace(&mut self.awaiting, Awaiting::Prefix)
                     else {
-                        debug_assert!(false, "the step was Body");
+                        debug_assert!(false, "the decoder was awaiting a body");
                         return Ok(Framed::End);
                     };
                     return Ok(Framed::Message(RawMessage {
@@ -468,7 +468,7 @@ impl StreamDecoder {
         }
     }
 
-    /// Reads an encapsulation prefix: `None` when it was a message's (the step is now
+    /// Reads an encapsulation prefix: `None` when it was a message's (the decoder now awaits
     /// `Metadata`), otherwise what the caller gets.
     fn prefix(&mut self) -> FormatResult<Option<Framed>> {
         let offset = self.input.position;
@@ -491,7 +491,7 @@ impl StreamDecoder {
             if file.continued && word != CONTINUATION {
                 // A writer that frames its messages with the marker frames them all: a word
                 // without it after them is the footer of a file with no end-of-stream marker.
-                self.step = Step::Trailer { at: offset };
+                self.awaiting = Awaiting::Trailer { at: offset };
                 return Ok(None);
             }
             file.continued = word == CONTINUATION;
@@ -505,15 +505,15 @@ impl StreamDecoder {
                 return Err(FormatErrorKind::TruncatedFile { len: offset }.into());
             }
             Prefix::EndOfInput => {
-                self.step = Step::End; // end of input between messages
+                self.awaiting = Awaiting::End; // end of input between messages
                 return Ok(Some(Framed::End));
             }
             Prefix::EndOfStream { len } => {
                 self.input.skip(len);
                 let at = self.input.position;
                 match (&self.file, &self.state) {
-                    (None, _) => self.step = Step::End,
-                    (Some(_), Some(_)) => self.step = Step::Trailer { at },
+                    (None, _) => self.awaiting = Awaiting::End,
+                    (Some(_), Some(_)) => self.awaiting = Awaiting::Trailer { at },
                     // Zeros between a file's magic and its schema message pad the magic
                     // further (to 64 bytes, as arrow-rs writes it), which file readers never
                     // read.
@@ -537,7 +537,7 @@ impl StreamDecoder {
                 .at(offset),
             ));
         }
-        self.step = Step::Metadata { offset, len };
+        self.awaiting = Awaiting::Metadata { offset, len };
         Ok(None)
     }
 

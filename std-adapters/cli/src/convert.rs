@@ -59,7 +59,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     let writer =
         ParallelWriter::new(output, format(args), encoder_options(args)).with_threads(threads);
     let files = names.len();
-    let mut sink = Sink {
+    let mut sink = Destination {
         input: PathBuf::new(),
         writer,
         rows_left: args.limit.unwrap_or(u64::MAX),
@@ -153,7 +153,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     if let Some(bar) = &sink.progress {
         bar.finish_and_clear();
     }
-    let Sink {
+    let Destination {
         mut writer,
         batches,
         ..
@@ -217,7 +217,7 @@ fn convert_file<S>(
     input: &Path,
     source: S,
     batches: &Range<usize>,
-    sink: &mut Sink,
+    sink: &mut Destination,
 ) -> Result<ReadStats, Failure>
 where
     S: RandomAccess,
@@ -239,7 +239,7 @@ fn convert<B>(
     args: &JsonArgs,
     source: B,
     batches: &Range<usize>,
-    sink: &mut Sink,
+    sink: &mut Destination,
 ) -> Result<ReadStats, Failure>
 where
     B: Batches<Error = Failure> + Cost,
@@ -338,7 +338,7 @@ fn past_the_end(batches: &Range<usize>, input: &str, count: usize) -> String {
 }
 
 /// Where batches go: the writer, behind the row limit, with the progress bar.
-struct Sink {
+struct Destination {
     /// The input being read.
     input: PathBuf,
     writer: ParallelWriter<Output>,
@@ -349,7 +349,7 @@ struct Sink {
     run: Run,
 }
 
-impl Sink {
+impl Destination {
     /// Whether more rows are wanted (`--limit` not reached yet).
     fn wants_more(&self) -> bool {
         self.rows_left > 0

@@ -53,7 +53,7 @@ type Chunk = Result<(bytes::Bytes, u32), ObjectError>;
 
 /// The body's chunks as they arrive, and the room left for more.
 #[derive(Debug)]
-struct Body {
+struct IncomingBody {
     chunks: mpsc::UnboundedReceiver<Chunk>,
     room: Arc<Semaphore>,
     /// The read-ahead granted so far (the semaphore's capacity), shared with the GET's task.
@@ -64,7 +64,7 @@ struct Body {
     taken: usize,
 }
 
-impl Body {
+impl IncomingBody {
     /// Gives the room of a chunk taken off back to the GET, and grows the read-ahead by
     /// [`FIRST_READ_AHEAD`] once the reader has taken as much as it holds. Returns the chunk.
     fn taken(&mut self, received: Option<Chunk>) -> Option<Result<bytes::Bytes, ObjectError>> {
@@ -84,7 +84,7 @@ impl Body {
     }
 }
 
-impl Drop for Body {
+impl Drop for IncomingBody {
     /// Ends the GET's task, waiting for room or not.
     fn drop(&mut self) {
         self.room.close();
@@ -99,7 +99,7 @@ struct Feed {
 }
 
 /// A body of at most `read_ahead` bytes ahead of its reader: the task's end and the reader's.
-fn channel(read_ahead: usize) -> (Feed, Body) {
+fn channel(read_ahead: usize) -> (Feed, IncomingBody) {
     let (send, chunks) = mpsc::unbounded_channel();
     // Within the semaphore's limit, and a u32 (one chunk's room is one acquisition).
     let budget = read_ahead.clamp(1, u32::MAX as usize);
@@ -111,7 +111,7 @@ fn channel(read_ahead: usize) -> (Feed, Body) {
         room: Arc::clone(&room),
         granted: Arc::clone(&granted),
     };
-    let body = Body {
+    let body = IncomingBody {
         chunks,
         room,
         granted,
@@ -193,7 +193,7 @@ async fn until<T>(
 #[derive(Debug)]
 pub struct ObjectReader {
     /// The GET's body, chunk by chunk; `None` once it has ended (or when none was sent).
-    chunks: Option<Body>,
+    chunks: Option<IncomingBody>,
     /// The bytes of the chunk being read.
     current: bytes::Bytes,
     /// What follows the body: the opening request's bytes.

@@ -418,7 +418,7 @@ impl ObjectSource {
             let model = network.model(options.max_in_flight);
             let part = model.part_size(size - first_end, options.window);
             let in_flight = model.in_flight_for(part, options.window);
-            let parts = quiver::plan::split(std::slice::from_ref(&(first_end..size)), part);
+            let parts = quiver::read_plan::split(std::slice::from_ref(&(first_end..size)), part);
             crate::ObjectReader::in_parts(
                 &runtime,
                 (answered, start),

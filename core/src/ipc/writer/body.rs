@@ -4,11 +4,11 @@
 //! It uses, of the crate, `compression`, the bytes, the format's `Buffer` and the errors; nothing
 //! else of the writer.
 //!
-//! Data enters as the raw buffers of one record batch or dictionary batch and leaves as a
-//! [`Body`]: the `Buffer` entries (offset and length of each buffer in the body) for the message
-//! metadata, and the pieces to write in order. Uncompressed buffers and padding are not copied: a
-//! piece is the batch's own [`Bytes`] or a window of a static run of zeros. Every buffer starts at
-//! a multiple of the alignment, and the body's length is one too.
+//! Data enters as the raw buffers of one record batch or dictionary batch and leaves as an
+//! [`EncodedBody`]: the `Buffer` entries (offset and length of each buffer in the body) for the
+//! message metadata, and the pieces to write in order. Uncompressed buffers and padding are not
+//! copied: a piece is the batch's own [`Bytes`] or a window of a static run of zeros. Every buffer
+//! starts at a multiple of the alignment, and the body's length is one too.
 
 use crate::bytes::Bytes;
 use crate::compression::{CodecOptions, EncodedBuffer, UNCOMPRESSED_PREFIX, compress_buffer};
@@ -22,7 +22,7 @@ static ZEROS: [u8; 64] = [0; 64];
 
 /// A laid-out body.
 #[derive(Debug, Default)]
-pub(super) struct Body<'a> {
+pub(super) struct EncodedBody<'a> {
     /// Where each buffer lies, for the message metadata.
     pub buffers: Vec<Buffer>,
     /// The bytes to write, in order.
@@ -31,7 +31,7 @@ pub(super) struct Body<'a> {
     pub len: u64,
 }
 
-impl<'a> Body<'a> {
+impl<'a> EncodedBody<'a> {
     fn push(&mut self, piece: Bytes<'a>) {
         if !piece.is_empty() {
             self.len += piece.len() as u64;
@@ -52,8 +52,8 @@ pub(super) fn lay_out<'a>(
     alignment: usize,
     compression: Option<CompressionCodec>,
     codec_options: &CodecOptions,
-) -> FormatResult<Body<'a>> {
-    let mut body = Body {
+) -> FormatResult<EncodedBody<'a>> {
+    let mut body = EncodedBody {
         buffers: Vec::with_capacity(buffers.len()),
         pieces: Vec::with_capacity(buffers.len() * 2),
         len: 0,
@@ -88,7 +88,7 @@ mod tests {
     use crate::compression::{DEFAULT_DECOMPRESSION_LIMIT, decompress_buffer};
     use alloc::vec;
 
-    fn concat(body: &Body<'_>) -> Vec<u8> {
+    fn concat(body: &EncodedBody<'_>) -> Vec<u8> {
         body.pieces.iter().flat_map(|p| p.iter().copied()).collect()
     }
 

@@ -1,8 +1,8 @@
 //! [`MessageEncoder`]: the writers' core, a state machine that turns a schema and record batches
 //! into encapsulated IPC messages, and does no I/O.
 //!
-//! It uses `body`, `dictionary`, `encode` and `message` beside it and, of the crate, the arrays and
-//! their bytes, the format, the schema and the errors.
+//! It uses `body`, `dictionary`, `flatten` and `message` beside it and, of the crate, the arrays
+//! and their bytes, the format, the schema and the errors.
 //!
 //! A schema enters [`MessageEncoder::new`]; each [`RecordBatch`] enters
 //! [`MessageEncoder::encode`], and leaves as the messages to write in order: the dictionary
@@ -15,7 +15,7 @@
 use super::WriterOptions;
 use super::body::lay_out;
 use super::dictionary::{self, DictionaryTracker, Plan, UsedDictionary};
-use super::encode::encode_columns;
+use super::flatten::encode_columns;
 use super::message::{self, BatchLayout};
 use crate::array::{ArrayView, RecordBatch};
 use crate::bytes::Bytes;

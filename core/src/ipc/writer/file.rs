@@ -14,7 +14,7 @@
 //! or stay as it is; anything else is an error for that batch, which is then not written.
 
 use super::encoder::{IpcFormat, MessageEncoder, MessageKind};
-use super::{Sink, WriteError, WriterOptions};
+use super::{TrackedWriter, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::error::{FormatErrorKind, Limit};
 use crate::format::{Block, LEADING_LEN, MAGIC};
@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 /// Writes an Arrow IPC file to an [`embedded_io::Write`].
 #[derive(Debug)]
 pub struct FileWriter<W: embedded_io::Write> {
-    sink: Sink<W>,
+    sink: TrackedWriter<W>,
     encoder: MessageEncoder,
     dictionary_blocks: Vec<Block>,
     record_batch_blocks: Vec<Block>,
@@ -41,7 +41,7 @@ impl<W: embedded_io::Write> FileWriter<W> {
     ) -> Result<Self, WriteError<W::Error>> {
         let encoder = MessageEncoder::new(schema, options, IpcFormat::File)?;
         let schema_message = encoder.schema_message()?;
-        let mut sink = Sink::new(sink);
+        let mut sink = TrackedWriter::new(sink);
         sink.write_all(MAGIC)?;
         sink.write_all(&[0; LEADING_LEN as usize - MAGIC.len()])?;
         sink.write_message(&schema_message)?;

@@ -56,9 +56,9 @@
 
 mod body;
 mod dictionary;
-mod encode;
 mod encoder;
 mod file;
+mod flatten;
 mod message;
 mod schema;
 
@@ -147,7 +147,7 @@ impl WriterOptions {
 #[non_exhaustive]
 pub enum WriteError<E = core::convert::Infallible> {
     /// The sink failed while writing `len` bytes at `offset`; its error is returned unchanged.
-    Sink {
+    TrackedWriter {
         /// The sink's own error.
         error: E,
         /// Where the failed write started.
@@ -190,7 +190,7 @@ impl<E> WriteError<E> {
 impl<E: fmt::Display> fmt::Display for WriteError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteError::Sink { error, offset, len } => {
+            WriteError::TrackedWriter { error, offset, len } => {
                 write!(f, "writing {len} bytes at offset {offset}: {error}")
             }
             WriteError::SinkFull { offset } => {
@@ -205,7 +205,7 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for WriteError<E> {}
 
 /// A sink plus how many bytes went into it; the shared tail of both writers.
 #[derive(Debug)]
-struct Sink<W> {
+struct TrackedWriter<W> {
     inner: W,
     position: u64,
     /// Set once a write failed: the output is cut short and later writes are refused.
@@ -214,9 +214,9 @@ struct Sink<W> {
     finished: bool,
 }
 
-impl<W: embedded_io::Write> Sink<W> {
+impl<W: embedded_io::Write> TrackedWriter<W> {
     fn new(inner: W) -> Self {
-        Sink {
+        TrackedWriter {
             inner,
             position: 0,
             broken: false,
@@ -253,7 +253,7 @@ impl<W: embedded_io::Write> Sink<W> {
                 }
                 Err(error) => {
                     self.broken = true;
-                    return Err(WriteError::Sink {
+                    return Err(WriteError::TrackedWriter {
                         error,
                         offset: self.position,
                         len: bytes.len() as u64,
@@ -291,7 +291,7 @@ impl<W: embedded_io::Write> Sink<W> {
         }
         self.inner.flush().map_err(|error| {
             self.broken = true;
-            WriteError::Sink {
+            WriteError::TrackedWriter {
                 error,
                 offset: self.position,
                 len: 0,
@@ -415,7 +415,7 @@ mod tests {
             .len();
         for limit in [0, 5, 64, 200, whole - 1] {
             match file_through(trickle(10, limit, false)) {
-                Err(WriteError::Sink { error, offset, .. }) => {
+                Err(WriteError::TrackedWriter { error, offset, .. }) => {
                     assert_eq!((error, offset), (FULL, limit as u64));
                 }
                 other => panic!("{limit}: {other:?}"),
@@ -437,7 +437,10 @@ mod tests {
             WriterOptions::default(),
         )
         .unwrap();
-        assert!(matches!(writer.write(&batch), Err(WriteError::Sink { .. })));
+        assert!(matches!(
+            writer.write(&batch),
+            Err(WriteError::TrackedWriter { .. })
+        ));
         let written = writer.bytes_written();
         let err = writer.write(&batch).unwrap_err();
         assert!(err.invalid().is_some(), "{err}");

@@ -8,7 +8,7 @@
 //! replacement) otherwise.
 
 use super::encoder::{IpcFormat, MessageEncoder};
-use super::{Sink, WriteError, WriterOptions};
+use super::{TrackedWriter, WriteError, WriterOptions};
 use crate::array::RecordBatch;
 use crate::schema::Schema;
 use alloc::sync::Arc;
@@ -16,7 +16,7 @@ use alloc::sync::Arc;
 /// Writes an Arrow IPC stream to an [`embedded_io::Write`].
 #[derive(Debug)]
 pub struct StreamWriter<W: embedded_io::Write> {
-    sink: Sink<W>,
+    sink: TrackedWriter<W>,
     encoder: MessageEncoder,
 }
 
@@ -28,7 +28,7 @@ impl<W: embedded_io::Write> StreamWriter<W> {
         options: WriterOptions,
     ) -> Result<Self, WriteError<W::Error>> {
         let encoder = MessageEncoder::new(schema, options, IpcFormat::Stream)?;
-        let mut sink = Sink::new(sink);
+        let mut sink = TrackedWriter::new(sink);
         sink.write_message(&encoder.schema_message()?)?;
         Ok(StreamWriter { sink, encoder })
     }

@@ -6,7 +6,7 @@
 //!
 //! The message header lists one `FieldNode` per array and the body's buffers in depth-first field
 //! order. [`Layout`] says which buffers each type has; a [`Cursor`] walks nodes and buffers in
-//! step with the schema. Decoding cuts selected fields' buffers from the [`Body`]
+//! step with the schema. Decoding cuts selected fields' buffers from the [`FetchedBody`]
 //! (decompressing and byte-swapping into owned memory when needed, borrowing otherwise) and
 //! hands each array's parts to [`ArrayView::try_new`]; unselected fields are stepped over. The
 //! same walk, without a body, lists the byte ranges a projection needs ([`buffer_ranges`]).
@@ -79,7 +79,7 @@ impl Cursor<'_> {
 
 /// A message body: whole, or only the chunks a projection fetched.
 #[derive(Debug, Clone)]
-pub(crate) enum Body<'a> {
+pub(crate) enum FetchedBody<'a> {
     /// The whole body.
     Whole(Bytes<'a>),
     /// Chunks of a body of `len` bytes, each with its start, sorted and disjoint.
@@ -91,11 +91,11 @@ pub(crate) enum Body<'a> {
     },
 }
 
-impl<'a> Body<'a> {
+impl<'a> FetchedBody<'a> {
     fn len(&self) -> u64 {
         match self {
-            Body::Whole(bytes) => bytes.len() as u64,
-            Body::Chunks { len, .. } => *len,
+            FetchedBody::Whole(bytes) => bytes.len() as u64,
+            FetchedBody::Chunks { len, .. } => *len,
         }
     }
 
@@ -105,8 +105,8 @@ impl<'a> Body<'a> {
             return Some(Bytes::default());
         }
         let (base, bytes) = match self {
-            Body::Whole(bytes) => (0, bytes),
-            Body::Chunks { chunks, .. } => {
+            FetchedBody::Whole(bytes) => (0, bytes),
+            FetchedBody::Chunks { chunks, .. } => {
                 let at = chunks.partition_point(|(start, _)| *start <= range.start);
                 let (start, bytes) = chunks.get(at.checked_sub(1)?)?;
                 (*start, bytes)
@@ -137,8 +137,11 @@ pub(crate) fn buffer_ranges(
     Ok(out)
 }
 
-struct Decoder<'b, 'a> {
-    body: &'b Body<'a>,
+/// The walk of one record batch message into validated [`ArrayView`]s: its buffers cut from the
+/// body, decompressed and byte-swapped as needed (the no-alloc walk into view nodes is
+/// [`View::decode`](crate::view::View)'s).
+struct ArrayDecoder<'b, 'a> {
+    body: &'b FetchedBody<'a>,
     compression: Option<CompressionCodec>,
     context: DecodeContext,
     dictionaries: &'b Dictionaries<'a>,
@@ -157,7 +160,7 @@ pub(crate) fn decode_columns<'a>(
     fields: &[Field],
     projection: &Projection,
     batch: format::RecordBatch<'_>,
-    body: &Body<'a>,
+    body: &FetchedBody<'a>,
     dictionaries: &Dictionaries<'a>,
     context: DecodeContext,
     decompressor: &mut Decompressor,
@@ -167,7 +170,7 @@ pub(crate) fn decode_columns<'a>(
         value: batch.length(),
     })?;
     let mut cursor = Cursor::new(batch, context.version)?;
-    let mut decoder = Decoder {
+    let mut decoder = ArrayDecoder {
         body,
         compression: batch.compression()?.map(|c| c.codec),
         context,
@@ -195,7 +198,7 @@ pub(crate) fn decode_columns<'a>(
     Ok((columns, length))
 }
 
-impl<'a> Decoder<'_, 'a> {
+impl<'a> ArrayDecoder<'_, 'a> {
     fn skip(&mut self, cursor: &mut Cursor<'_>, field: &Field) -> FormatResult<()> {
         cursor.visit(field, None, self.body.len(), &mut Vec::new())
     }

@@ -1,8 +1,8 @@
 //! [`FileDecoder`]: the Arrow IPC file reader as a state machine that plans byte ranges and is
 //! handed their bytes; it does no I/O of its own.
 //!
-//! It uses `decode`, `pushed` and `projection` beside it and, of the crate, the read planner
-//! (`plan`, `cost`), the format, the arrays, the schema and the errors.
+//! It uses `columns`, `pushed` and `projection` beside it and, of the crate, the read planner
+//! (`read_plan`, `cost`), the format, the arrays, the schema and the errors.
 //!
 //! Bytes enter through [`FileDecoder::push_ranges`]; batches leave through
 //! [`FileDecoder::try_decode`], which says [`DecodeResult::NeedsData`] with the ranges it lacks
@@ -30,7 +30,7 @@
 //! push. A driver may also fetch ahead ([`FileDecoder::prefetch`]) while the caller works on
 //! the batches it has.
 
-use super::decode::{Body, buffer_ranges};
+use super::columns::{FetchedBody, buffer_ranges};
 use super::pushed::Pushed;
 use super::{MAGIC, Projection, ReadState, ReaderOptions, field_budget, unexpected};
 use crate::array::RecordBatch;
@@ -38,7 +38,7 @@ use crate::bytes::Bytes;
 use crate::cost::{Cost, Network};
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, LEADING_LEN, TRAILER_LEN};
-use crate::plan::{
+use crate::read_plan::{
     DEFAULT_HOLE_SIZE_LIMIT, DEFAULT_RANGE_SIZE_LIMIT, coalesce, coalesce_for, predict, split,
 };
 use crate::schema::{Metadata, Schema};
@@ -158,7 +158,7 @@ struct Pending {
     index: usize,
     block: Block,
     message: MessageBytes,
-    body: Body<'static>,
+    body: FetchedBody<'static>,
     /// Under a projection, the body ranges of the selected buffers (file offsets).
     buffers: Vec<Range<u64>>,
 }
@@ -176,7 +176,7 @@ enum Stage {
 /// Where the selected buffers lay in the body of the last block whose metadata was read: the
 /// guess for the next blocks' ([`predict`]).
 #[derive(Debug, Clone)]
-struct Layout {
+struct LastBuffers {
     body_len: u64,
     /// Offsets in the body.
     buffers: Vec<Range<u64>>,
@@ -252,7 +252,7 @@ pub struct FileDecoder {
     /// The error `try_decode` returned; it stays until a new selection.
     failed: Option<FormatError>,
     /// Where the projection's buffers lay in the last block read by metadata.
-    layout: Option<Layout>,
+    layout: Option<LastBuffers>,
 }
 
 impl core::fmt::Debug for FileDecoder {
@@ -792,7 +792,7 @@ impl FileDecoder {
                         index,
                         block,
                         message,
-                        body: Body::Whole(body),
+                        body: FetchedBody::Whole(body),
                         buffers: Vec::new(),
                     });
                 }
@@ -808,7 +808,7 @@ impl FileDecoder {
                     }
                     learned = pending.last().map(|p| {
                         let body = body_extent(&p.block);
-                        Layout {
+                        LastBuffers {
                             body_len: body.end - body.start,
                             buffers: p
                                 .buffers
@@ -957,14 +957,14 @@ fn selected_buffers(state: &ReadState, p: &Pending) -> FormatResult<Vec<Range<u6
 }
 
 /// A projected batch's body: its selected buffers, merged where they touch, as chunks.
-fn chunks(pushed: &Pushed, p: &Pending) -> FormatResult<Body<'static>> {
+fn chunks(pushed: &Pushed, p: &Pending) -> FormatResult<FetchedBody<'static>> {
     let body = body_extent(&p.block);
     let mut out = Vec::new();
     for range in coalesce(&p.buffers, 0, u64::MAX) {
         let bytes = get(pushed, range.clone(), p.index)?;
         out.push((range.start - body.start, bytes));
     }
-    Ok(Body::Chunks {
+    Ok(FetchedBody::Chunks {
         len: body.end - body.start,
         chunks: out,
     })
