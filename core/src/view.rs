@@ -296,7 +296,7 @@ pub struct View<'a, const N: usize> {
 }
 
 /// Where a batch finds the dictionary batch of an id: its header and its body.
-pub(crate) trait Dictionaries<'a> {
+pub(crate) trait DictionaryBatches<'a> {
     /// The dictionary batch with `id`.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])>;
 }
@@ -328,7 +328,7 @@ impl<'a, const N: usize> View<'a, N> {
         batch: format::RecordBatch<'a>,
         body: &'a [u8],
         version: MetadataVersion,
-        dictionaries: &impl Dictionaries<'a>,
+        dictionaries: &impl DictionaryBatches<'a>,
     ) -> FormatResult<Self> {
         uncompressed(batch)?;
         let rows = usize::try_from(batch.length())
@@ -392,7 +392,7 @@ fn extension(
     Ok(Extension::None)
 }
 
-impl<'a, D: Dictionaries<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
+impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
     ///

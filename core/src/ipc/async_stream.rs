@@ -23,7 +23,7 @@ use core::task::{Context, Poll};
 
 /// Reads an Arrow IPC stream from an [`embedded_io_async::Read`]; see the module docs.
 ///
-/// Batches come from [`Self::next_batch`] or, as a [`futures_core::Stream`], from
+/// BatchStream come from [`Self::next_batch`] or, as a [`futures_core::Stream`], from
 /// [`Self::into_stream`].
 #[derive(Debug)]
 pub struct AsyncStreamReader<R> {
@@ -69,7 +69,7 @@ impl<R: embedded_io_async::Read> AsyncStreamReader<R> {
     pub fn into_stream(
         self,
     ) -> impl futures_core::Stream<Item = Result<RecordBatch<'static>, Error<R::Error>>> {
-        Batches {
+        BatchStream {
             idle: Some(Box::new(self)),
             running: None,
             step: next_of_reader::<R>,
@@ -125,13 +125,13 @@ async fn next_of_reader<R: embedded_io_async::Read>(
 
 /// The stream of [`AsyncStreamReader::into_stream`]: the reader, idle or inside the future of
 /// its next batch.
-struct Batches<R, F> {
+struct BatchStream<R, F> {
     idle: Option<Box<AsyncStreamReader<R>>>,
     running: Option<Pin<Box<F>>>,
     step: fn(Box<AsyncStreamReader<R>>) -> F,
 }
 
-impl<R, F> futures_core::Stream for Batches<R, F>
+impl<R, F> futures_core::Stream for BatchStream<R, F>
 where
     R: embedded_io_async::Read,
     F: Future<Output = Next<R>>,

@@ -62,7 +62,7 @@ const MAX_INLINE: usize = 12;
 
 /// How a type's slots lie in its buffers and children.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+enum Storage {
     /// No buffers; every slot is null (`Null`).
     Null,
     /// One buffer of values `width` bytes each (also dictionary indices and run ends).
@@ -87,32 +87,32 @@ enum Shape {
     RunEnd(usize),
 }
 
-impl Shape {
-    /// The shape of arrays of `data_type`, or of their indices when `encoded`.
-    fn of(data_type: &DataType, encoded: Option<&Dictionary<'_>>) -> FormatResult<Shape> {
+impl Storage {
+    /// How arrays of `data_type` (or their indices, when `encoded`) are stored.
+    fn of(data_type: &DataType, encoded: Option<&Dictionary<'_>>) -> FormatResult<Storage> {
         use DataType::*;
         if let Some(dictionary) = encoded {
-            return Ok(Shape::Fixed(dictionary.index_type.byte_width()));
+            return Ok(Storage::Fixed(dictionary.index_type.byte_width()));
         }
         Ok(match data_type {
-            Null => Shape::Null,
-            Boolean => Shape::Bits,
-            Binary | Utf8 => Shape::Variable(4),
-            LargeBinary | LargeUtf8 => Shape::Variable(8),
-            BinaryView | Utf8View => Shape::Views,
-            List(_) | Map(..) => Shape::List(4),
-            LargeList(_) => Shape::List(8),
-            ListView(_) => Shape::ListView(4),
-            LargeListView(_) => Shape::ListView(8),
-            FixedSizeList(_, size) => Shape::FixedSizeList(usize::try_from(*size).unwrap_or(0)),
-            Struct(_) => Shape::Struct,
-            Union(_, _, mode) => Shape::Union(*mode),
+            Null => Storage::Null,
+            Boolean => Storage::Bits,
+            Binary | Utf8 => Storage::Variable(4),
+            LargeBinary | LargeUtf8 => Storage::Variable(8),
+            BinaryView | Utf8View => Storage::Views,
+            List(_) | Map(..) => Storage::List(4),
+            LargeList(_) => Storage::List(8),
+            ListView(_) => Storage::ListView(4),
+            LargeListView(_) => Storage::ListView(8),
+            FixedSizeList(_, size) => Storage::FixedSizeList(usize::try_from(*size).unwrap_or(0)),
+            Struct(_) => Storage::Struct,
+            Union(_, _, mode) => Storage::Union(*mode),
             RunEndEncoded(pair) => {
                 let [run_ends, _] = &**pair;
                 let width = run_ends.data_type().byte_width();
-                Shape::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
+                Storage::RunEnd(width.ok_or_else(|| unsupported(Feature::DataTypeLayout))?)
             }
-            other => Shape::Fixed(
+            other => Storage::Fixed(
                 other
                     .byte_width()
                     .ok_or_else(|| unsupported(Feature::DeltaDictionary))?,
@@ -123,7 +123,7 @@ impl Shape {
     /// Whether the array has a validity bitmap (nulls of unions and run-end encoded arrays live
     /// in their children; a `Null` array's slots are all null).
     fn has_validity(self) -> bool {
-        !matches!(self, Shape::Null | Shape::Union(_) | Shape::RunEnd(_))
+        !matches!(self, Storage::Null | Storage::Union(_) | Storage::RunEnd(_))
     }
 }
 
@@ -131,7 +131,7 @@ impl Shape {
 #[derive(Debug, Clone)]
 pub(crate) struct GrowingArray<'a> {
     data_type: DataType,
-    shape: Shape,
+    storage: Storage,
     len: usize,
     null_count: usize,
     /// The validity bitmap (`len` bits), once any slot has been null.
@@ -154,21 +154,26 @@ impl<'a> GrowingArray<'a> {
 
     /// An empty array of `array`'s type (and dictionary, for dictionary-encoded values).
     fn empty_like(array: &ArrayView<'a>) -> FormatResult<GrowingArray<'a>> {
-        let shape = Shape::of(array.data_type(), array.dictionary())?;
+        let storage = Storage::of(array.data_type(), array.dictionary())?;
         let empty = || Arc::new(Grown::default());
         let zero = |width: usize| Arc::new(Grown(vec![0; width]));
-        let buffers = match shape {
-            Shape::Null | Shape::FixedSizeList(_) | Shape::Struct | Shape::RunEnd(_) => Vec::new(),
-            Shape::Fixed(_) | Shape::Bits | Shape::Views | Shape::Union(UnionMode::Sparse) => {
+        let buffers = match storage {
+            Storage::Null | Storage::FixedSizeList(_) | Storage::Struct | Storage::RunEnd(_) => {
+                Vec::new()
+            }
+            Storage::Fixed(_)
+            | Storage::Bits
+            | Storage::Views
+            | Storage::Union(UnionMode::Sparse) => {
                 vec![empty()]
             }
-            Shape::Variable(width) => vec![zero(width), empty()],
-            Shape::List(width) => vec![zero(width)],
-            Shape::ListView(_) | Shape::Union(UnionMode::Dense) => vec![empty(), empty()],
+            Storage::Variable(width) => vec![zero(width), empty()],
+            Storage::List(width) => vec![zero(width)],
+            Storage::ListView(_) | Storage::Union(UnionMode::Dense) => vec![empty(), empty()],
         };
         Ok(GrowingArray {
             data_type: array.data_type().clone(),
-            shape,
+            storage,
             len: 0,
             null_count: 0,
             validity: None,
@@ -205,7 +210,7 @@ impl<'a> GrowingArray<'a> {
             return Err(unsupported(Feature::DeltaDictionary));
         }
         let len = fits(self.len, slots.len(), 8)?;
-        if self.shape.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
+        if self.storage.has_validity() && (array.null_count() > 0 || self.validity.is_some()) {
             // A bitmap has a bit for every slot, and some slots hold no bytes at all (structs of
             // nulls, fixed-size lists of size 0): their count costs the input nothing. The
             // bitmap may not outgrow the bytes the array's slots do hold.
@@ -222,31 +227,31 @@ impl<'a> GrowingArray<'a> {
         }
         let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
         let child_len = |i: usize| self.children.get(i).map_or(0, |c| c.len);
-        match self.shape {
-            Shape::Variable(width) => {
+        match self.storage {
+            Storage::Variable(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 let data = self.buffers.get(1).map_or(0, |d| d.0.len());
                 fits(data, last.saturating_sub(first), width)?;
             }
-            Shape::List(width) => {
+            Storage::List(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 fits(child_len(0), last.saturating_sub(first), width)?;
             }
-            Shape::ListView(width) => {
+            Storage::ListView(width) => {
                 let added = array.child(0).map_or(0, ArrayView::len);
                 fits(child_len(0), added, width)?;
             }
-            Shape::Union(UnionMode::Dense) => {
+            Storage::Union(UnionMode::Dense) => {
                 for (i, child) in array.children().iter().enumerate() {
                     fits(child_len(i), child.len(), 4)?;
                 }
             }
-            Shape::RunEnd(width) => {
+            Storage::RunEnd(width) => {
                 fits(len, 0, width)?;
             }
             _ => {}
         }
-        for (i, child, range) in child_slots(self.shape, array, &slots) {
+        for (i, child, range) in child_slots(self.storage, array, &slots) {
             if let Some(growing) = self.children.get(i) {
                 growing.check(child, range)?;
             }
@@ -259,36 +264,36 @@ impl<'a> GrowingArray<'a> {
         let (start, end) = (array.offset() + slots.start, array.offset() + slots.end);
         let nulls = self.push_validity(array, &slots);
         let child_len = |this: &Self, i: usize| this.children.get(i).map_or(0, |c| c.len);
-        match self.shape {
-            Shape::Null | Shape::FixedSizeList(_) | Shape::Struct => {}
-            Shape::Fixed(width) => {
+        match self.storage {
+            Storage::Null | Storage::FixedSizeList(_) | Storage::Struct => {}
+            Storage::Fixed(width) => {
                 let values = window(array.buffer(0), start * width, end * width);
                 self.extend(0, values.len(), |out| out.extend_from_slice(values));
             }
-            Shape::Bits => {
+            Storage::Bits => {
                 let (len, bits) = (self.len, slots.clone().map(|i| array.bool_value(i)));
                 self.extend(0, slots.len().div_ceil(8), |out| push_bits(out, len, bits));
             }
-            Shape::Variable(width) => {
+            Storage::Variable(width) => {
                 let (first, last) = (offset(array, start, width), offset(array, end, width));
                 let values = window(array.buffer(1), first, last);
                 let base = self.buffers.get(1).map_or(0, |d| d.0.len());
                 self.extend(1, values.len(), |out| out.extend_from_slice(values));
                 self.push_offsets(array, start + 1..end + 1, width, base, first);
             }
-            Shape::Views => self.push_views(array, start, end),
-            Shape::List(width) => {
+            Storage::Views => self.push_views(array, start, end),
+            Storage::List(width) => {
                 let first = offset(array, start, width);
                 let base = child_len(self, 0);
                 self.push_offsets(array, start + 1..end + 1, width, base, first);
             }
-            Shape::ListView(width) => {
+            Storage::ListView(width) => {
                 let base = child_len(self, 0);
                 self.push_offsets(array, start..end, width, base, 0);
                 let sizes = window(array.buffer(1), start * width, end * width);
                 self.extend(1, sizes.len(), |out| out.extend_from_slice(sizes));
             }
-            Shape::Union(mode) => {
+            Storage::Union(mode) => {
                 let type_ids = window(array.buffer(0), start, end);
                 self.extend(0, type_ids.len(), |out| out.extend_from_slice(type_ids));
                 if let (UnionMode::Dense, Some(offsets)) = (mode, self.buffers.get_mut(1)) {
@@ -302,9 +307,9 @@ impl<'a> GrowingArray<'a> {
                     });
                 }
             }
-            Shape::RunEnd(width) => self.push_run_ends(array, &slots, width),
+            Storage::RunEnd(width) => self.push_run_ends(array, &slots, width),
         }
-        for (i, child, range) in child_slots(self.shape, array, &slots) {
+        for (i, child, range) in child_slots(self.storage, array, &slots) {
             if let Some(growing) = self.children.get_mut(i) {
                 growing.push(child, range);
             }
@@ -316,10 +321,10 @@ impl<'a> GrowingArray<'a> {
     /// Appends the validity of slots `slots` of `array` (once any slot has been null) and
     /// returns how many of them are null.
     fn push_validity(&mut self, array: &ArrayView<'a>, slots: &Range<usize>) -> usize {
-        if self.shape == Shape::Null {
+        if self.storage == Storage::Null {
             return slots.len();
         }
-        if !self.shape.has_validity() {
+        if !self.storage.has_validity() {
             return 0;
         }
         let nulls = if array.null_count() == 0 {
@@ -471,15 +476,15 @@ impl<'a> GrowingArray<'a> {
 /// For each child of `array` that grows with it, the child slots that slots `slots` of `array`
 /// use, by child index. Run ends are not listed: the run-end encoded array writes them itself.
 fn child_slots<'s, 'a>(
-    shape: Shape,
+    storage: Storage,
     array: &'s ArrayView<'a>,
     slots: &Range<usize>,
 ) -> impl Iterator<Item = (usize, &'s ArrayView<'a>, Range<usize>)> + use<'s, 'a> {
     let same = array.offset() + slots.start..array.offset() + slots.end;
-    let spanned = match shape {
-        Shape::List(width) => offset(array, same.start, width)..offset(array, same.end, width),
-        Shape::FixedSizeList(size) => same.start * size..same.end * size,
-        Shape::RunEnd(_) if !slots.is_empty() => {
+    let spanned = match storage {
+        Storage::List(width) => offset(array, same.start, width)..offset(array, same.end, width),
+        Storage::FixedSizeList(size) => same.start * size..same.end * size,
+        Storage::RunEnd(_) if !slots.is_empty() => {
             array.run_index(slots.start)..array.run_index(slots.end - 1) + 1
         }
         _ => 0..0,
@@ -489,11 +494,11 @@ fn child_slots<'s, 'a>(
         .iter()
         .enumerate()
         .filter_map(move |(i, child)| {
-            let range = match shape {
-                Shape::Struct | Shape::Union(UnionMode::Sparse) => same.clone(),
-                Shape::ListView(_) | Shape::Union(UnionMode::Dense) => 0..child.len(),
-                Shape::List(_) | Shape::FixedSizeList(_) => spanned.clone(),
-                Shape::RunEnd(_) if i == 1 => spanned.clone(),
+            let range = match storage {
+                Storage::Struct | Storage::Union(UnionMode::Sparse) => same.clone(),
+                Storage::ListView(_) | Storage::Union(UnionMode::Dense) => 0..child.len(),
+                Storage::List(_) | Storage::FixedSizeList(_) => spanned.clone(),
+                Storage::RunEnd(_) if i == 1 => spanned.clone(),
                 _ => return None,
             };
             Some((i, child, range))
@@ -945,9 +950,12 @@ mod tests {
             DataType::Int8,
             true,
         )));
-        assert_eq!(Shape::of(&list, None).unwrap(), Shape::List(4));
-        assert_eq!(Shape::of(&DataType::Null, None).unwrap(), Shape::Null);
-        assert_eq!(Shape::of(&DataType::Int64, None).unwrap(), Shape::Fixed(8));
-        assert!(!Shape::Union(UnionMode::Dense).has_validity());
+        assert_eq!(Storage::of(&list, None).unwrap(), Storage::List(4));
+        assert_eq!(Storage::of(&DataType::Null, None).unwrap(), Storage::Null);
+        assert_eq!(
+            Storage::of(&DataType::Int64, None).unwrap(),
+            Storage::Fixed(8)
+        );
+        assert!(!Storage::Union(UnionMode::Dense).has_validity());
     }
 }

@@ -131,7 +131,7 @@ pub enum DecodeResult {
 
 /// The plans a window can be read by under a network model, compared by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plan {
+enum WindowPlan {
     /// Whole blocks, in parallel parts of the model's size.
     Whole,
     /// Every block's metadata, then the selected buffers: two waves.
@@ -565,11 +565,11 @@ impl FileDecoder {
             }
             (Mode::Scan, Some(network)) => {
                 let (plan, reads) = self.plan_modelled(&network, &blocks, &dictionaries);
-                whole = plan == Plan::Whole;
+                whole = plan == WindowPlan::Whole;
                 let keep = match plan {
-                    Plan::Whole => self.whole_blocks(&blocks),
-                    Plan::Learn => 1,
-                    Plan::Phases | Plan::Together => blocks.len(),
+                    WindowPlan::Whole => self.whole_blocks(&blocks),
+                    WindowPlan::Learn => 1,
+                    WindowPlan::Phases | WindowPlan::Together => blocks.len(),
                 };
                 if let Some(&(index, _)) = blocks.get(keep) {
                     blocks.truncate(keep);
@@ -652,13 +652,13 @@ impl FileDecoder {
     }
 
     /// Compares the plans for a window of `blocks` (with `dictionaries`) on `network` and
-    /// returns the cheapest and its first reads. See [`Plan`].
+    /// returns the cheapest and its first reads. See [`WindowPlan`].
     fn plan_modelled(
         &self,
         network: &Network,
         blocks: &[(usize, Block)],
         dictionaries: &[Block],
-    ) -> (Plan, Vec<Range<u64>>) {
+    ) -> (WindowPlan, Vec<Range<u64>>) {
         let dictionaries = || dictionaries.iter().map(extent);
         let window = self.scan.readahead;
         let parts = |wanted: &[Range<u64>]| -> (Vec<Range<u64>>, Cost) {
@@ -677,7 +677,7 @@ impl FileDecoder {
             (reads, cost)
         };
         if self.state.projection.is_all() {
-            return (Plan::Whole, whole_plan(blocks).0);
+            return (WindowPlan::Whole, whole_plan(blocks).0);
         }
         let (_, whole) = whole_plan(blocks);
         let metadata = |blocks: &[(usize, Block)]| -> Vec<Range<u64>> {
@@ -699,11 +699,11 @@ impl FileDecoder {
             let (together, cost) = parts(&wanted);
             return if network.compare(&whole, &cost).is_lt() {
                 (
-                    Plan::Whole,
+                    WindowPlan::Whole,
                     whole_plan(blocks.get(..self.whole_blocks(blocks)).unwrap_or(blocks)).0,
                 )
             } else {
-                (Plan::Together, together)
+                (WindowPlan::Together, together)
             };
         }
         // No block's buffers known yet: metadata first, then the buffers, for every block of
@@ -721,16 +721,18 @@ impl FileDecoder {
         let learn = learn_cost
             .then(network.wave(first.iter().map(share)))
             .then(network.wave(rest));
-        let mut best = (Plan::Whole, whole);
-        for (plan, cost) in [(Plan::Phases, phases), (Plan::Learn, learn)] {
+        let mut best = (WindowPlan::Whole, whole);
+        for (plan, cost) in [(WindowPlan::Phases, phases), (WindowPlan::Learn, learn)] {
             if network.compare(&cost, &best.1).is_lt() {
                 best = (plan, cost);
             }
         }
         let reads = match best.0 {
-            Plan::Whole => whole_plan(blocks.get(..self.whole_blocks(blocks)).unwrap_or(blocks)).0,
-            Plan::Learn => learn_reads,
-            Plan::Phases | Plan::Together => meta_reads,
+            WindowPlan::Whole => {
+                whole_plan(blocks.get(..self.whole_blocks(blocks)).unwrap_or(blocks)).0
+            }
+            WindowPlan::Learn => learn_reads,
+            WindowPlan::Phases | WindowPlan::Together => meta_reads,
         };
         (best.0, reads)
     }

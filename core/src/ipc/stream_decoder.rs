@@ -59,9 +59,9 @@ pub enum StreamDecodeResult {
     Finished,
 }
 
-/// What the decoder awaits next: where it is within a message.
+/// What the decoder expects next: where it is within a message.
 #[derive(Debug)]
-enum Awaiting {
+enum Expecting {
     /// A file read front to back: its leading magic and padding come first.
     Magic,
     /// Between messages: the next bytes are an encapsulation prefix.
@@ -220,7 +220,7 @@ impl Input {
 pub struct StreamDecoder {
     options: ReaderOptions,
     input: Input,
-    awaiting: Awaiting,
+    expecting: Expecting,
     /// Known once the schema message has been read.
     state: Option<ReadState>,
     /// A projection set before the schema was known.
@@ -239,7 +239,7 @@ impl StreamDecoder {
         StreamDecoder {
             options,
             input: Input::default(),
-            awaiting: Awaiting::Prefix,
+            expecting: Expecting::Prefix,
             state: None,
             projection: None,
             batches: 0,
@@ -265,7 +265,7 @@ impl StreamDecoder {
     /// between the magic and the schema message are padding.
     pub fn for_file(options: ReaderOptions) -> Self {
         StreamDecoder {
-            awaiting: Awaiting::Magic,
+            expecting: Expecting::Magic,
             file: Some(FileBlocks::default()),
             ..Self::new(options)
         }
@@ -276,7 +276,7 @@ impl StreamDecoder {
     /// [`Self::finish`] or after the end-of-stream marker are ignored (a file's footer, after
     /// the marker, is read).
     pub fn push(&mut self, chunk: Bytes<'static>) {
-        if chunk.is_empty() || self.input.ended || matches!(self.awaiting, Awaiting::End) {
+        if chunk.is_empty() || self.input.ended || matches!(self.expecting, Expecting::End) {
             return;
         }
         self.input.len += chunk.len();
@@ -389,9 +389,9 @@ impl StreamDecoder {
     /// Takes the next whole message from the input, if it is all here.
     fn frame(&mut self) -> FormatResult<Framed> {
         loop {
-            match &self.awaiting {
-                Awaiting::End => return Ok(Framed::End),
-                Awaiting::Magic => {
+            match &self.expecting {
+                Expecting::End => return Ok(Framed::End),
+                Expecting::Magic => {
                     let Some(leading) = self.input.peek::<{ LEADING_LEN as usize }>() else {
                         if !self.input.ended {
                             return Ok(Framed::NeedsData(LEADING_LEN as usize - self.input.len));
@@ -404,9 +404,9 @@ impl StreamDecoder {
                         return Err(not_a_file(&leading));
                     }
                     self.input.skip(leading.len());
-                    self.awaiting = Awaiting::Prefix;
+                    self.expecting = Expecting::Prefix;
                 }
-                &Awaiting::Trailer { at } => {
+                &Expecting::Trailer { at } => {
                     if !self.input.ended {
                         let limit = self.options.max_metadata_size;
                         let len = self.input.len as u64;
@@ -422,14 +422,14 @@ impl StreamDecoder {
                     }
                     let trailer = self.input.take(self.input.len).unwrap_or_default();
                     self.check_trailer(&trailer, at)?;
-                    self.awaiting = Awaiting::End;
+                    self.expecting = Expecting::End;
                 }
-                Awaiting::Prefix => {
+                Expecting::Prefix => {
                     if let Some(framed) = self.prefix()? {
                         return Ok(framed);
                     }
                 }
-                &Awaiting::Metadata { offset, len } => {
+                &Expecting::Metadata { offset, len } => {
                     let metadata_offset = self.input.position;
                     let Some(metadata) = self.input.take(len) else {
                         return self.input.lacking(len, || {
@@ -437,24 +437,24 @@ impl StreamDecoder {
                         });
                     };
                     let len = body_length(&metadata, metadata_offset)?;
-                    self.awaiting = Awaiting::Body {
+                    self.expecting = Expecting::Body {
                         offset,
                         metadata,
                         len,
                     };
                 }
-                &Awaiting::Body { len, .. } => {
+                &Expecting::Body { len, .. } => {
                     let body_at = self.input.position;
                     let Some(body) = self.input.take(len) else {
                         return self.input.lacking(len, || {
                             truncated("message body", len, self.input.len, body_at)
                         });
                     };
-                    let Awaiting::Body {
+                    let Expecting::Body {
                         offset, metadata, ..
-                    } = core::mem::replace(&mut self.awaiting, Awaiting::Prefix)
+                    } = core::mem::replace(&mut self.expecting, Expecting::Prefix)
                     else {
-                        debug_assert!(false, "the decoder was awaiting a body");
+                        debug_assert!(false, "the decoder was expecting a body");
                         return Ok(Framed::End);
                     };
                     return Ok(Framed::Message(RawMessage {
@@ -468,7 +468,7 @@ impl StreamDecoder {
         }
     }
 
-    /// Reads an encapsulation prefix: `None` when it was a message's (the decoder now awaits
+    /// Reads an encapsulation prefix: `None` when it was a message's (the decoder now expects
     /// `Metadata`), otherwise what the caller gets.
     fn prefix(&mut self) -> FormatResult<Option<Framed>> {
         let offset = self.input.position;
@@ -491,7 +491,7 @@ impl StreamDecoder {
             if file.continued && word != CONTINUATION {
                 // A writer that frames its messages with the marker frames them all: a word
                 // without it after them is the footer of a file with no end-of-stream marker.
-                self.awaiting = Awaiting::Trailer { at: offset };
+                self.expecting = Expecting::Trailer { at: offset };
                 return Ok(None);
             }
             file.continued = word == CONTINUATION;
@@ -505,15 +505,15 @@ impl StreamDecoder {
                 return Err(FormatErrorKind::TruncatedFile { len: offset }.into());
             }
             Prefix::EndOfInput => {
-                self.awaiting = Awaiting::End; // end of input between messages
+                self.expecting = Expecting::End; // end of input between messages
                 return Ok(Some(Framed::End));
             }
             Prefix::EndOfStream { len } => {
                 self.input.skip(len);
                 let at = self.input.position;
                 match (&self.file, &self.state) {
-                    (None, _) => self.awaiting = Awaiting::End,
-                    (Some(_), Some(_)) => self.awaiting = Awaiting::Trailer { at },
+                    (None, _) => self.expecting = Expecting::End,
+                    (Some(_), Some(_)) => self.expecting = Expecting::Trailer { at },
                     // Zeros between a file's magic and its schema message pad the magic
                     // further (to 64 bytes, as arrow-rs writes it), which file readers never
                     // read.
@@ -537,7 +537,7 @@ impl StreamDecoder {
                 .at(offset),
             ));
         }
-        self.awaiting = Awaiting::Metadata { offset, len };
+        self.expecting = Expecting::Metadata { offset, len };
         Ok(None)
     }
 

@@ -68,7 +68,7 @@ pub use stream::StreamReader;
 use crate::datatype::Endianness;
 use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::{self, Block, unexpected};
-use crate::view::Dictionaries;
+use crate::view::DictionaryBatches;
 use core::ops::Range;
 
 /// A dictionary batch kept in the scratch: its id, its message flatbuffer and its body.
@@ -170,7 +170,7 @@ struct InScratch<'a, 'd> {
     stored: &'d [Stored],
 }
 
-impl<'a> Dictionaries<'a> for InScratch<'a, '_> {
+impl<'a> DictionaryBatches<'a> for InScratch<'a, '_> {
     /// The record batch and body of dictionary `id`: the last one kept with that id.
     fn dictionary(&self, id: i64) -> FormatResult<(format::RecordBatch<'a>, &'a [u8])> {
         let kept = self

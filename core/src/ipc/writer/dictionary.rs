@@ -186,7 +186,7 @@ pub(super) fn owned_view(array: &ArrayView<'_>) -> FormatResult<ArrayView<'stati
 
 /// What to write so that the reader holds a dictionary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Plan {
+pub(super) enum ToSend {
     /// The reader already holds it (or a dictionary that starts with it, which serves the same
     /// indices).
     Nothing,
@@ -205,22 +205,22 @@ pub(super) fn plan(
     sent: Option<&ArrayView<'_>>,
     values: &ArrayView<'_>,
     replace: bool,
-) -> FormatResult<Plan> {
+) -> FormatResult<ToSend> {
     let Some(sent) = sent else {
-        return Ok(Plan::Whole);
+        return Ok(ToSend::Whole);
     };
     if is_prefix(sent, values) {
         return Ok(if values.len() == sent.len() {
-            Plan::Nothing
+            ToSend::Nothing
         } else {
-            Plan::Delta(sent.len())
+            ToSend::Delta(sent.len())
         });
     }
     if replace {
-        return Ok(Plan::Whole);
+        return Ok(ToSend::Whole);
     }
     if is_prefix(values, sent) {
-        return Ok(Plan::Nothing);
+        return Ok(ToSend::Nothing);
     }
     Err(FormatErrorKind::Unsupported {
         what: Feature::ReplacedDictionaryInFile,
@@ -293,19 +293,19 @@ mod tests {
         let mut tracker = DictionaryTracker::default();
         let sent = |t: &DictionaryTracker| t.get(1).cloned();
         let abc = utf8(&[Some("a"), Some("b"), Some("c")]);
-        assert_eq!(plan(None, &abc, false).unwrap(), Plan::Whole);
+        assert_eq!(plan(None, &abc, false).unwrap(), ToSend::Whole);
         tracker.sent(1, Arc::new(owned_view(&abc).unwrap()));
         let held = sent(&tracker).unwrap();
-        assert_eq!(plan(Some(&held), &abc, false).unwrap(), Plan::Nothing);
-        assert_eq!(plan(Some(&held), &abc, true).unwrap(), Plan::Nothing);
+        assert_eq!(plan(Some(&held), &abc, false).unwrap(), ToSend::Nothing);
+        assert_eq!(plan(Some(&held), &abc, true).unwrap(), ToSend::Nothing);
         let abcd = utf8(&[Some("a"), Some("b"), Some("c"), Some("d")]);
-        assert_eq!(plan(Some(&held), &abcd, false).unwrap(), Plan::Delta(3));
+        assert_eq!(plan(Some(&held), &abcd, false).unwrap(), ToSend::Delta(3));
         let ab = utf8(&[Some("a"), Some("b")]);
-        assert_eq!(plan(Some(&held), &ab, false).unwrap(), Plan::Nothing);
-        assert_eq!(plan(Some(&held), &ab, true).unwrap(), Plan::Whole);
+        assert_eq!(plan(Some(&held), &ab, false).unwrap(), ToSend::Nothing);
+        assert_eq!(plan(Some(&held), &ab, true).unwrap(), ToSend::Whole);
         let xyz = utf8(&[Some("x")]);
         assert!(plan(Some(&held), &xyz, false).is_err());
-        assert_eq!(plan(Some(&held), &xyz, true).unwrap(), Plan::Whole);
+        assert_eq!(plan(Some(&held), &xyz, true).unwrap(), ToSend::Whole);
         assert!(tracker.get(2).is_none());
     }
 

@@ -14,7 +14,7 @@
 
 use super::WriterOptions;
 use super::body::lay_out;
-use super::dictionary::{self, DictionaryTracker, Plan, UsedDictionary};
+use super::dictionary::{self, DictionaryTracker, ToSend, UsedDictionary};
 use super::flatten::encode_columns;
 use super::message::{self, BatchLayout};
 use crate::array::{ArrayView, RecordBatch};
@@ -204,9 +204,9 @@ impl MessageEncoder {
             let sent = self.dictionaries.get(*id).map(|s| &**s);
             let (is_delta, slots) =
                 match dictionary::plan(sent, values, replace).map_err(in_field)? {
-                    Plan::Nothing => continue,
-                    Plan::Whole => (false, values.as_ref().clone()),
-                    Plan::Delta(from) => (
+                    ToSend::Nothing => continue,
+                    ToSend::Whole => (false, values.as_ref().clone()),
+                    ToSend::Delta(from) => (
                         true,
                         values.slice(from, values.len() - from).map_err(in_field)?,
                     ),
