@@ -20,7 +20,7 @@
 
 use super::framing::Framing;
 use super::options::{EncoderOptions, JsonFormat};
-use super::plan::{NODES, Plan};
+use super::plan::{Form, NODES, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::Zones;
@@ -584,7 +584,6 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                 let compiled = rows::Compiled {
                     plan,
                     nodes: walk.nodes,
-                    zones: walk.zones,
                 };
                 let (mark, from) = (sink.written(), self.row);
                 rows::write(
@@ -700,7 +699,6 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         let compiled = rows::Compiled {
             plan,
             nodes: self.nodes,
-            zones: self.zones,
         };
         let to = rows::members(&compiled, from, slot, first, sink, self.cx);
         if to > from {
@@ -718,16 +716,12 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
     ) -> Option<Frame> {
         #[cfg(test)]
         WALK_VALUES.with(|n| n.set(n.get() + 1));
-        match node.kind {
-            Kind::Struct => {
+        match Form::of(node, self.cx.options, self.zones) {
+            Form::Struct => {
                 sink.put(b"{");
                 Some(Frame::object(at + 1..node.end, node.offset + i, false))
             }
-            Kind::List
-            | Kind::LargeList
-            | Kind::ListView
-            | Kind::LargeListView
-            | Kind::FixedSizeList(_) => {
+            Form::List => {
                 let range = node.list_range(i);
                 sink.put(b"[");
                 Some(Frame::List {
@@ -738,7 +732,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     entries: false,
                 })
             }
-            Kind::Map => {
+            Form::Map => {
                 let entries = at + 1;
                 let keys = entries + 1;
                 let range = node.list_range(i);
@@ -763,8 +757,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     })
                 }
             }
-            _ => {
-                leaf(node, i, sink, self.cx, self.zones);
+            form => {
+                leaf(form, node, i, sink, self.cx);
                 None
             }
         }

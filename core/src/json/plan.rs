@@ -13,11 +13,12 @@ use super::options::EncoderOptions;
 use super::sink::Body;
 use super::temporal::{Zone, Zones};
 use crate::columnar::{self, Native, bit};
-use crate::datatype::{IntType, TimeUnit};
+use crate::datatype::{IntType, IntervalUnit, TimeUnit};
 use crate::format;
 use crate::view::{self, Offset, Table};
 
-/// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] goes another way.
+/// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] is a leaf that holds
+/// no flat value (the keys of a dictionary, a list's offsets, or the buffers of another form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Int8,
@@ -42,14 +43,15 @@ pub(crate) enum Kind {
     Date64,
     /// A count of the unit since the epoch (`i64`), in the zone (parsed once).
     Timestamp(TimeUnit, Zone),
-    /// Anything else: nested, dictionary-encoded, times, decimal, binary, views, …
+    /// Not a flat value (see [`Form`] for what it is).
     Other,
 }
 
 impl Kind {
-    /// The flat kind of an integer type (dictionary keys).
-    fn int(IntType { bit_width, signed }: IntType) -> Self {
-        match (bit_width, signed) {
+    /// The flat kind of an integer type (`None` for a width other than 8, 16, 32 or 64, which
+    /// validation rules out).
+    fn int(IntType { bit_width, signed }: IntType) -> Option<Self> {
+        Some(match (bit_width, signed) {
             (8, true) => Kind::Int8,
             (16, true) => Kind::Int16,
             (32, true) => Kind::Int32,
@@ -58,8 +60,8 @@ impl Kind {
             (16, false) => Kind::UInt16,
             (32, false) => Kind::UInt32,
             (64, false) => Kind::UInt64,
-            _ => Kind::Other,
-        }
+            _ => return None,
+        })
     }
 
     /// The integer type of an integer kind (`None` for another), the inverse of [`Kind::int`].
@@ -80,6 +82,99 @@ impl Kind {
     }
 }
 
+/// The values of at most [`SPILL`](super::sink::SPILL) bytes that are not flat, each written by
+/// `value::short`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Short {
+    /// A decimal of this scale.
+    Decimal(i8),
+    Time32(TimeUnit),
+    Time64(TimeUnit),
+    Duration(TimeUnit),
+    Interval(IntervalUnit),
+}
+
+/// How the values of an array are written: the one reading of its Arrow type for JSON, which the
+/// plan compiles ([`Shape`]) and the general walk follows, so that the two cannot disagree.
+///
+/// [`Form::of`] matches every type with no catch-all: a new type fails to compile until it has
+/// a form here (and a writer in `value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// A flat value of this kind (never [`Kind::Other`]): numbers, booleans, dates and
+    /// timestamps by `value::fixed_text`, text quoted.
+    Flat(Kind),
+    /// A short value of another type, by `value::short`.
+    Short(Short),
+    /// Binary values or string views: their bytes quoted, in the given form.
+    Bytes(Body),
+    /// A canonical extension type written as what it means, by `value::extension`.
+    Extension,
+    /// Every slot is null (the Null type).
+    Null,
+    /// An object of the children.
+    Struct,
+    /// A list of any kind (List, LargeList, ListView, LargeListView, FixedSizeList).
+    List,
+    /// A map: an object when its keys are text, else a list of `{"key":…,"value":…}`.
+    Map,
+    /// Dictionary-encoded: the value is the dictionary's.
+    Dictionary,
+    /// A union: the value is the selected child's.
+    Union,
+    /// Run-end encoded: the value is the run's.
+    RunEnd,
+}
+
+impl Form {
+    /// The form of `node`'s values with `options`; a timestamp finds its zone in `zones`.
+    #[inline]
+    pub(crate) fn of(node: &view::Node<'_>, options: EncoderOptions, zones: &Zones<'_>) -> Self {
+        if node.dictionary.is_some() {
+            return Form::Dictionary;
+        }
+        if node.extension != view::Extension::None && !options.extensions_as_storage {
+            return Form::Extension;
+        }
+        use format::Kind as K;
+        match node.kind {
+            K::Null => Form::Null,
+            K::Boolean => Form::Flat(Kind::Boolean),
+            K::Int(int) => match Kind::int(int) {
+                Some(kind) => Form::Flat(kind),
+                None => {
+                    debug_assert!(false, "integer widths are checked when read");
+                    Form::Null
+                }
+            },
+            K::Float16 => Form::Flat(Kind::Float16),
+            K::Float32 => Form::Flat(Kind::Float32),
+            K::Float64 => Form::Flat(Kind::Float64),
+            K::Utf8 => Form::Flat(Kind::Utf8),
+            K::LargeUtf8 => Form::Flat(Kind::LargeUtf8),
+            K::Date32 => Form::Flat(Kind::Date32),
+            K::Date64 => Form::Flat(Kind::Date64),
+            K::Timestamp(unit, timezone) => Form::Flat(Kind::Timestamp(unit, zones.zone(timezone))),
+            K::Decimal(_, scale) => Form::Short(Short::Decimal(scale)),
+            K::Time32(unit) => Form::Short(Short::Time32(unit)),
+            K::Time64(unit) => Form::Short(Short::Time64(unit)),
+            K::Duration(unit) => Form::Short(Short::Duration(unit)),
+            K::Interval(unit) => Form::Short(Short::Interval(unit)),
+            K::Binary | K::LargeBinary | K::BinaryView | K::FixedSizeBinary(_) => {
+                Form::Bytes(Body::binary(options.binary))
+            }
+            K::Utf8View => Form::Bytes(Body::Text),
+            K::Struct => Form::Struct,
+            K::List | K::LargeList | K::ListView | K::LargeListView | K::FixedSizeList(_) => {
+                Form::List
+            }
+            K::Map => Form::Map,
+            K::Union { .. } => Form::Union,
+            K::RunEndEncoded => Form::RunEnd,
+        }
+    }
+}
+
 /// A flat array's buffers as slices, copied out of its view node so that the row loops read
 /// them with one load each.
 #[derive(Debug, Clone, Copy)]
@@ -92,31 +187,11 @@ pub(crate) struct Leaf<'b> {
 }
 
 impl<'b> Leaf<'b> {
-    /// Prepares `node` (non-flat ones become [`Kind::Other`]); a timestamp finds its zone in
-    /// `zones`.
+    /// The buffers of `node`, read as values of `kind` (the kind of its [`Form::Flat`], else
+    /// [`Kind::Other`], which keeps both buffers as they are, for `Node::array`).
     #[inline(always)]
-    pub(crate) fn new(node: &view::Node<'b>, zones: &Zones<'_>) -> Self {
-        let kind = if node.dictionary.is_some() {
-            Kind::Other
-        } else {
-            match node.kind {
-                format::Kind::Int(int) => Kind::int(int),
-                format::Kind::Float16 => Kind::Float16,
-                format::Kind::Float32 => Kind::Float32,
-                format::Kind::Float64 => Kind::Float64,
-                format::Kind::Boolean => Kind::Boolean,
-                format::Kind::Utf8 => Kind::Utf8,
-                format::Kind::LargeUtf8 => Kind::LargeUtf8,
-                format::Kind::Date32 => Kind::Date32,
-                format::Kind::Date64 => Kind::Date64,
-                format::Kind::Timestamp(unit, timezone) => {
-                    Kind::Timestamp(unit, zones.zone(timezone))
-                }
-                _ => Kind::Other,
-            }
-        };
+    pub(crate) fn new(node: &view::Node<'b>, kind: Kind) -> Self {
         let [first, second] = node.buffers;
-        // Other kinds keep both buffers as they are, for `Node::array`.
         let (values, offsets) = match kind {
             Kind::Utf8 | Kind::LargeUtf8 => (second, first),
             _ => (first, second),
@@ -128,14 +203,6 @@ impl<'b> Leaf<'b> {
             validity: node.validity,
             offset: node.offset,
         }
-    }
-
-    /// Whether values of this leaf are fixed-width text that [`rows::fixed_text`] writes (every
-    /// flat kind but text).
-    ///
-    /// [`rows::fixed_text`]: super::rows
-    pub(crate) fn is_fixed(&self) -> bool {
-        !matches!(self.kind, Kind::Utf8 | Kind::LargeUtf8 | Kind::Other)
     }
 
     /// A List or LargeList node, its offsets prepared for [`Leaf::text_range`] (which reads the
@@ -152,10 +219,8 @@ impl<'b> Leaf<'b> {
 
     /// The indices of a dictionary-encoded node, read as integers of its index type.
     fn keys(node: &view::Node<'b>) -> Option<Self> {
-        let index_type = node.dictionary?;
-        let kind = Kind::int(index_type);
-        (kind != Kind::Other).then_some(Leaf {
-            kind,
+        Some(Leaf {
+            kind: Kind::int(node.dictionary?)?,
             values: node.buffers[0],
             offsets: &[],
             validity: node.validity,
@@ -286,13 +351,13 @@ pub(crate) const KEY: usize = 25;
 pub(crate) enum Shape {
     /// A flat array the fast path formats itself (see the leaf's [`Kind`]).
     Flat,
-    /// Another type of short text (times, durations, decimals, …), at most `sink::SPILL` bytes,
-    /// written by the encoder's general `leaf` function.
-    Short,
+    /// Another type of short text (times, durations, decimals, intervals), at most
+    /// `sink::SPILL` bytes, written by `value::short`.
+    Short(Short),
     /// Binary values or string views: their bytes quoted, in the given form.
     Bytes(Body),
     /// A canonical extension type written as what it means (`arrow.json` text as the JSON
-    /// value, a UUID, a boolean), read from the view's node.
+    /// value, a UUID, a boolean) by `value::extension`, read from the view's node.
     Extension,
     /// Every slot is null (the Null type).
     Null,
@@ -328,7 +393,7 @@ pub(crate) enum ListOffsets {
 pub(crate) struct Node<'b> {
     /// The array's index in the view.
     pub(crate) at: usize,
-    /// Its type, for the values the general `leaf` function writes.
+    /// Its type, for the view node of a short value, binary or list view, and a union's ids.
     kind: format::Kind<'b>,
     pub(crate) leaf: Leaf<'b>,
     pub(crate) shape: Shape,
@@ -340,11 +405,11 @@ pub(crate) struct Node<'b> {
 }
 
 impl<'b> Node<'b> {
-    fn new(at: usize, node: &view::Node<'b>, name: &'b str, zones: &Zones<'_>) -> Self {
+    fn new(at: usize, node: &view::Node<'b>, leaf: Leaf<'b>, name: &'b str) -> Self {
         let mut plan = Node {
             at,
             kind: node.kind,
-            leaf: Leaf::new(node, zones),
+            leaf,
             shape: Shape::Null,
             key: [0; KEY],
             key_len: 0,
@@ -474,7 +539,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             options,
         };
         let placeholder = nodes.node(0).ok_or(0usize)?;
-        let first = plan.reserve(columns, &placeholder, zones).ok_or(0usize)?;
+        let first = plan.reserve(columns, &placeholder).ok_or(0usize)?;
         for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
             if k == columns {
                 plan.rest = u32::try_from(at).map_err(|_| k)?;
@@ -536,7 +601,7 @@ impl<'b, const N: usize> Plan<'b, N> {
         array: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<u8> {
-        let first = self.reserve(array.children as usize, array, zones)?;
+        let first = self.reserve(array.children as usize, array)?;
         for (k, (child, child_node)) in view::siblings(nodes, at + 1, array.end).enumerate() {
             self.fill(first + k, nodes, child, child_node.name, zones)?;
         }
@@ -544,21 +609,18 @@ impl<'b, const N: usize> Plan<'b, N> {
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
-    fn reserve(
-        &mut self,
-        count: usize,
-        placeholder: &view::Node<'b>,
-        zones: &Zones<'_>,
-    ) -> Option<usize> {
+    fn reserve(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
         let first = self.nodes.len();
         for _ in 0..count {
-            self.nodes.push(Node::new(0, placeholder, "", zones)).ok()?;
+            let leaf = Leaf::new(placeholder, Kind::Other);
+            self.nodes.push(Node::new(0, placeholder, leaf, "")).ok()?;
         }
         Some(first)
     }
 
     /// Sets plan node `to` to view node `at` (named `name` as a member) and appends its
-    /// descendants.
+    /// descendants: every [`Form`] has its shape, so the only `None` is a plan that cannot hold
+    /// them (more than `N` nodes, or than 255), whose column the general walk writes.
     fn fill<T: Table<'b> + ?Sized>(
         &mut self,
         to: usize,
@@ -568,93 +630,78 @@ impl<'b, const N: usize> Plan<'b, N> {
         zones: &Zones<'_>,
     ) -> Option<()> {
         let array = &*nodes.node(at)?;
-        let mut node = Node::new(at, array, name, zones);
-        node.shape = if array.dictionary.is_some() {
-            node.leaf = Leaf::keys(array)?;
-            let to_values = self.reserve(1, array, zones)?;
-            self.fill(to_values, nodes, at + 1, "", zones)?;
-            Shape::Dictionary {
-                values: u8::try_from(to_values).ok()?,
+        let form = Form::of(array, self.options, zones);
+        let kind = match form {
+            Form::Flat(kind) => kind,
+            _ => Kind::Other,
+        };
+        let mut node = Node::new(at, array, Leaf::new(array, kind), name);
+        node.shape = match form {
+            Form::Flat(_) => Shape::Flat,
+            Form::Short(short) => Shape::Short(short),
+            Form::Bytes(body) => Shape::Bytes(body),
+            Form::Extension => Shape::Extension,
+            Form::Null => Shape::Null,
+            Form::Dictionary => {
+                node.leaf = Leaf::keys(array)?;
+                let to_values = self.reserve(1, array)?;
+                self.fill(to_values, nodes, at + 1, "", zones)?;
+                Shape::Dictionary {
+                    values: u8::try_from(to_values).ok()?,
+                }
             }
-        } else if array.extension != view::Extension::None && !self.options.extensions_as_storage {
-            // Written as what they mean, from the view's own node (which knows the extension).
-            Shape::Extension
-        } else if node.leaf.kind != Kind::Other {
-            Shape::Flat
-        } else {
-            match array.kind {
-                format::Kind::Null => Shape::Null,
-                format::Kind::Struct => Shape::Struct {
-                    first: self.children(nodes, at, array, zones)?,
-                    len: u8::try_from(array.children).ok()?,
-                },
-                format::Kind::Union { .. } => Shape::Union {
-                    first: self.children(nodes, at, array, zones)?,
-                    len: u8::try_from(array.children).ok()?,
-                },
-                format::Kind::RunEndEncoded => {
-                    let ends = self.children(nodes, at, array, zones)?;
-                    let runs = nodes.node(at + 1)?.len;
-                    Shape::RunEnd {
-                        ends,
-                        runs: u32::try_from(runs).ok()?,
-                    }
+            Form::Struct => Shape::Struct {
+                first: self.children(nodes, at, array, zones)?,
+                len: u8::try_from(array.children).ok()?,
+            },
+            Form::Union => Shape::Union {
+                first: self.children(nodes, at, array, zones)?,
+                len: u8::try_from(array.children).ok()?,
+            },
+            Form::RunEnd => {
+                let ends = self.children(nodes, at, array, zones)?;
+                let runs = nodes.node(at + 1)?.len;
+                Shape::RunEnd {
+                    ends,
+                    runs: u32::try_from(runs).ok()?,
                 }
-                format::Kind::Map => {
-                    node.leaf = Leaf::list(array);
-                    let entries = self.reserve(1, array, zones)?;
-                    self.fill(entries, nodes, at + 1, "", zones)?;
-                    let Shape::Struct { first, .. } = self.nodes.get(entries)?.shape else {
-                        return None;
-                    };
-                    for (k, name) in ["key", "value"].into_iter().enumerate() {
-                        self.nodes.get_mut(usize::from(first) + k)?.name(name);
-                    }
-                    let entries = u8::try_from(entries).ok()?;
-                    if nodes.node(at + 2)?.kind.is_text() {
-                        Shape::Map { entries }
-                    } else {
-                        Shape::List {
-                            child: entries,
-                            offsets: ListOffsets::Prepared(4),
-                        }
-                    }
+            }
+            Form::Map => {
+                node.leaf = Leaf::list(array);
+                let entries = self.reserve(1, array)?;
+                self.fill(entries, nodes, at + 1, "", zones)?;
+                let Shape::Struct { first, .. } = self.nodes.get(entries)?.shape else {
+                    debug_assert!(false, "a map's entries are a struct");
+                    return None;
+                };
+                for (k, name) in ["key", "value"].into_iter().enumerate() {
+                    self.nodes.get_mut(usize::from(first) + k)?.name(name);
                 }
-                format::Kind::List
-                | format::Kind::LargeList
-                | format::Kind::ListView
-                | format::Kind::LargeListView
-                | format::Kind::FixedSizeList(_) => {
-                    let child = self.reserve(1, array, zones)?;
-                    self.fill(child, nodes, at + 1, "", zones)?;
-                    let offsets = match array.kind {
-                        format::Kind::List => ListOffsets::Prepared(4),
-                        format::Kind::LargeList => ListOffsets::Prepared(8),
-                        _ => ListOffsets::Array,
-                    };
-                    if offsets != ListOffsets::Array {
-                        node.leaf = Leaf::list(array);
-                    }
+                let entries = u8::try_from(entries).ok()?;
+                if nodes.node(at + 2)?.kind.is_text() {
+                    Shape::Map { entries }
+                } else {
                     Shape::List {
-                        child: u8::try_from(child).ok()?,
-                        offsets,
+                        child: entries,
+                        offsets: ListOffsets::Prepared(4),
                     }
                 }
-                format::Kind::Binary
-                | format::Kind::LargeBinary
-                | format::Kind::BinaryView
-                | format::Kind::FixedSizeBinary(_) => {
-                    Shape::Bytes(Body::binary(self.options.binary))
+            }
+            Form::List => {
+                let child = self.reserve(1, array)?;
+                self.fill(child, nodes, at + 1, "", zones)?;
+                let offsets = match array.kind {
+                    format::Kind::List => ListOffsets::Prepared(4),
+                    format::Kind::LargeList => ListOffsets::Prepared(8),
+                    _ => ListOffsets::Array,
+                };
+                if offsets != ListOffsets::Array {
+                    node.leaf = Leaf::list(array);
                 }
-                format::Kind::Utf8View => Shape::Bytes(Body::Text),
-                format::Kind::Float16
-                | format::Kind::Decimal(..)
-                | format::Kind::Time32(_)
-                | format::Kind::Time64(_)
-                | format::Kind::Duration(_)
-                | format::Kind::Interval(_) => Shape::Short,
-                // Integers of another width, which validation rules out.
-                _ => return None,
+                Shape::List {
+                    child: u8::try_from(child).ok()?,
+                    offsets,
+                }
             }
         };
         *self.nodes.get_mut(to)? = node;
@@ -705,7 +752,7 @@ mod tests {
     #[test]
     fn every_integer_type_reads_as_its_i64_or_none_across_the_accessors() {
         for (int, values, bytes) in cases() {
-            let kind = Kind::int(int);
+            let kind = Kind::int(int).unwrap();
             assert_eq!(kind.int_type(), Some(int));
             let data_type = DataType::int(int).unwrap();
             let array = ArrayView::try_new(ArrayParts {

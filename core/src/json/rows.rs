@@ -21,10 +21,7 @@ use super::framing::Framing;
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
-use super::temporal::Zones;
-use super::value::{
-    Context, VALUE_TEXT, f64_text, fixed_text, i32_text, leaf as short_value, long_text,
-};
+use super::value::{self, Context, VALUE_TEXT, f64_text, fixed_text, i32_text, long_text};
 use crate::columnar;
 use crate::view::{self, Offset, Table};
 use core::cell::Cell;
@@ -35,11 +32,10 @@ pub(crate) struct Full;
 /// Whether a piece fitted.
 type Fit = Result<(), Full>;
 
-/// The plan and what it was compiled from: the view's nodes and the resolved zones.
+/// The plan and what it was compiled from: the view's nodes.
 pub(crate) struct Compiled<'p, 'b, T: ?Sized, const N: usize> {
     pub(crate) plan: &'p Plan<'b, N>,
     pub(crate) nodes: &'p T,
-    pub(crate) zones: &'p Zones<'b>,
 }
 
 /// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
@@ -51,8 +47,8 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
     rows: usize,
     cx: Context,
 ) {
-    let Compiled { plan, nodes, zones } = *compiled;
-    let Some(writer) = Writer::new(plan, nodes, zones, framing, cx) else {
+    let Compiled { plan, nodes } = *compiled;
+    let Some(writer) = Writer::new(plan, nodes, framing, cx) else {
         return;
     };
     let single = Single::new(plan, framing, cx);
@@ -90,8 +86,8 @@ pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
     sink: &mut Sink<'_, '_, 'b>,
     cx: Context,
 ) -> usize {
-    let Compiled { plan, nodes, zones } = *compiled;
-    let writer = Writer::bare(plan, nodes, zones, cx);
+    let Compiled { plan, nodes } = *compiled;
+    let writer = Writer::bare(plan, nodes, cx);
     let end = plan.columns().map_or(from, |columns| columns.end);
     for column in from..end {
         let Some(member) = plan.node(column) else {
@@ -279,7 +275,6 @@ struct Writer<'p, 'b, T: ?Sized, const N: usize> {
     plan: &'p Plan<'b, N>,
     /// The view the plan was compiled from.
     nodes: &'p T,
-    zones: &'p Zones<'b>,
     cx: Context,
     /// Before a row: the separator and `{` (a batch) or the separator (an array), and the same
     /// without the separator for the first row.
@@ -293,13 +288,7 @@ struct Writer<'p, 'b, T: ?Sized, const N: usize> {
 }
 
 impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
-    fn new(
-        plan: &'p Plan<'b, N>,
-        nodes: &'p T,
-        zones: &'p Zones<'b>,
-        framing: &Framing,
-        cx: Context,
-    ) -> Option<Self> {
+    fn new(plan: &'p Plan<'b, N>, nodes: &'p T, framing: &Framing, cx: Context) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
         let brace: &[u8] = if plan.columns().is_some() { b"{" } else { b"" };
@@ -312,16 +301,15 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             open_len: [open.len, open_first.len],
             close: *close.bytes.first_chunk()?,
             close_len: close.len,
-            ..Self::bare(plan, nodes, zones, cx)
+            ..Self::bare(plan, nodes, cx)
         })
     }
 
     /// A writer of values and members only (its row pieces empty).
-    fn bare(plan: &'p Plan<'b, N>, nodes: &'p T, zones: &'p Zones<'b>, cx: Context) -> Self {
+    fn bare(plan: &'p Plan<'b, N>, nodes: &'p T, cx: Context) -> Self {
         Writer {
             plan,
             nodes,
-            zones,
             cx,
             open: [[0; 8]; 2],
             open_len: [0; 2],
@@ -673,12 +661,12 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         let cx = self.cx;
         match node.shape {
             Shape::Flat => flat(&node.leaf, i, sink, cx),
-            Shape::Short => {
+            Shape::Short(kind) => {
                 if sink.room() < SPILL {
                     return Err(Full);
                 }
                 if let Some(view) = self.view(node) {
-                    short_value(&view, i, sink, cx, self.zones);
+                    value::short(kind, &view, i, sink, cx);
                 }
                 Ok(())
             }
@@ -699,7 +687,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 if sink.room() < text.max(SPILL) {
                     return Err(Full);
                 }
-                short_value(&view, i, sink, cx, self.zones);
+                value::extension(&view, i, sink);
                 Ok(())
             }
             Shape::Struct { first, len } => {

@@ -1,21 +1,21 @@
-//! The text of the values the general walk writes besides the fast path's (decimals, times,
-//! durations, intervals), member keys, and the options every step reads ([`Context`]), written
-//! into a [`Sink`]. Numbers, booleans, dates and timestamps have one writer for both paths,
-//! [`fixed_text`], which the fast path's row loops (`rows`) and the walk's [`leaf`] call.
+//! The one writer of each kind of value, which the general walk (`encoder`) and the fast path
+//! (`rows`) both call: [`leaf`] by the value's [`Form`], [`fixed_text`] for numbers, booleans,
+//! dates and timestamps (into a window; the fast path's row loops call it inlined), [`short`]
+//! for decimals, times, durations and intervals, [`extension`] for canonical extension types;
+//! also member keys and the options every step reads ([`Context`]), written into a [`Sink`].
 //!
-//! It uses the plan's flat [`Leaf`], the sink, the number and temporal text and the view's
-//! nodes; the walk (`encoder`) and the fast path (`rows`) use it, and it uses neither.
+//! It uses the plan's [`Form`] and flat [`Leaf`], the sink, the number and temporal text and the
+//! view's nodes; the walk (`encoder`) and the fast path (`rows`) use it, and it uses neither.
 
 use super::embedded;
 use super::escape;
 use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
-use super::plan::{Kind as LeafKind, Leaf};
+use super::plan::{Form, Kind as LeafKind, Leaf, Short};
 use super::sink::{Body, Sink};
-use super::temporal::{self, Text, Zones};
+use super::temporal::{self, Text};
 use crate::columnar::Native;
 use crate::datatype::IntervalUnit;
-use crate::format::Kind;
 use crate::view::{Extension, Node};
 
 /// Settings every step reads.
@@ -228,51 +228,25 @@ pub(crate) fn fixed_text(
     }
 }
 
-/// Writes a flat value (at most [`SPILL`](super::sink::SPILL) bytes, or a quoted stream): the
-/// numbers, booleans, dates and timestamps through [`fixed_text`], as the fast path writes them,
-/// the other flat types here.
+/// Writes the (valid, resolved) value in slot `i` of `node`, of a leaf `form` (not nested):
+/// the one writer of each form's values, which the fast path (`rows`) calls as well (the numbers,
+/// booleans, dates and timestamps through [`fixed_text`], short values through [`short`],
+/// extensions through [`extension`]). At most [`SPILL`](super::sink::SPILL) bytes, or a quoted
+/// stream.
 pub(crate) fn leaf<'b>(
+    form: Form,
     node: &Node<'b>,
     i: usize,
     sink: &mut Sink<'_, '_, 'b>,
     cx: Context,
-    zones: &Zones<'_>,
 ) {
-    if node.extension != Extension::None && !cx.options.extensions_as_storage {
-        match node.extension {
-            Extension::Uuid => uuid(sink, node.fixed_bytes(i)),
-            Extension::Bool8 => sink.put(if node.value::<i8>(i) != 0 {
-                b"true"
-            } else {
-                b"false"
-            }),
-            _ => json(sink, node.bytes_value(i)),
-        }
-        return;
-    }
-    match node.kind {
-        Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => {
+    match form {
+        Form::Flat(LeafKind::Utf8 | LeafKind::LargeUtf8) => {
             sink.quoted(node.bytes_value(i), Body::Text, b"\"");
         }
-        Kind::Decimal(_, scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
-        Kind::Time32(unit) => {
-            quoted_text(sink, |t| {
-                temporal::time(node.value::<i32>(i).into(), unit, t)
-            });
-        }
-        Kind::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
-        Kind::Duration(unit) => {
-            quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
-        }
-        Kind::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
-        Kind::Binary | Kind::LargeBinary | Kind::BinaryView | Kind::FixedSizeBinary(_) => {
-            sink.quoted(node.bytes_value(i), Body::binary(cx.options.binary), b"\"");
-        }
-        _ => {
-            let flat = Leaf::new(node, zones);
-            if !flat.is_fixed() {
-                sink.put(b"null");
-            } else if let Some(window) = sink.tail() {
+        Form::Flat(kind) => {
+            let flat = Leaf::new(node, kind);
+            if let Some(window) = sink.tail() {
                 let n = fixed_text(&flat, i, window, cx);
                 sink.advance(n);
             } else {
@@ -281,6 +255,62 @@ pub(crate) fn leaf<'b>(
                 let n = fixed_text(&flat, i, &mut window, cx);
                 sink.put(window.get(..n).unwrap_or_default());
             }
+        }
+        Form::Short(kind) => short(kind, node, i, sink, cx),
+        Form::Bytes(body) => sink.quoted(node.bytes_value(i), body, b"\""),
+        Form::Extension => extension(node, i, sink),
+        Form::Null
+        | Form::Struct
+        | Form::List
+        | Form::Map
+        | Form::Dictionary
+        | Form::Union
+        | Form::RunEnd => {
+            debug_assert!(
+                false,
+                "nested values are opened, and slots resolved, before"
+            );
+            sink.put(b"null");
+        }
+    }
+}
+
+/// Writes the short value (at most [`SPILL`](super::sink::SPILL) bytes) in slot `i` of `node`.
+pub(crate) fn short(
+    kind: Short,
+    node: &Node<'_>,
+    i: usize,
+    sink: &mut Sink<'_, '_, '_>,
+    cx: Context,
+) {
+    match kind {
+        Short::Decimal(scale) => decimal(sink, node.fixed_bytes(i), scale, cx),
+        Short::Time32(unit) => {
+            quoted_text(sink, |t| {
+                temporal::time(node.value::<i32>(i).into(), unit, t)
+            });
+        }
+        Short::Time64(unit) => quoted_text(sink, |t| temporal::time(node.value::<i64>(i), unit, t)),
+        Short::Duration(unit) => {
+            quoted_text(sink, |t| temporal::duration(node.value::<i64>(i), unit, t));
+        }
+        Short::Interval(unit) => interval(sink, unit, node.fixed_bytes(i)),
+    }
+}
+
+/// Writes the value in slot `i` of `node`, of a canonical extension type, as what it means.
+pub(crate) fn extension<'b>(node: &Node<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>) {
+    match node.extension {
+        Extension::Uuid => uuid(sink, node.fixed_bytes(i)),
+        Extension::Bool8 => sink.put(if node.value::<i8>(i) != 0 {
+            b"true"
+        } else {
+            b"false"
+        }),
+        Extension::Json => json(sink, node.bytes_value(i)),
+        Extension::None => {
+            debug_assert!(false, "a node of the extension form has an extension");
+            json(sink, node.bytes_value(i));
         }
     }
 }
