@@ -247,6 +247,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
     ) -> Result<(Zones<'b>, bool, Option<Plan<'b, PLAN>>), JsonError> {
         let mut check = Check {
             nodes,
+            options,
             column: 0,
             limit: DEPTH,
             plain_names: true,
@@ -996,6 +997,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
 /// timezones (named ones resolved here, once).
 struct Check<'n, 'b, T: ?Sized> {
     nodes: &'n T,
+    options: EncoderOptions,
     column: usize,
     limit: usize,
     plain_names: bool,
@@ -1017,27 +1019,25 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
         let Some(node) = nodes.node(at) else {
             return Ok(depth);
         };
-        if node.dictionary.is_some() {
-            return self.frames(at + 1, depth, hops + 1);
+        if let Kind::Timestamp(_, timezone) = node.kind {
+            self.zones
+                .add(timezone)
+                .map_err(|e| JsonError::zone(self.column, e))?;
         }
         let children = |k: usize| child_at(self.nodes, at, k);
-        let most = match node.kind {
-            Kind::Struct
-            | Kind::List
-            | Kind::LargeList
-            | Kind::ListView
-            | Kind::LargeListView
-            | Kind::FixedSizeList(_)
-            | Kind::Union { .. } => {
+        let form = Form::of(&node, self.options, &self.zones);
+        let most = match form {
+            Form::Dictionary => return self.frames(at + 1, depth, hops + 1),
+            Form::Struct | Form::List | Form::Union => {
                 // A union opens no frame of its own: its children are its values.
-                let (depth, hops) = match node.kind {
-                    Kind::Union { .. } => (depth, hops + 1),
+                let (depth, hops) = match form {
+                    Form::Union => (depth, hops + 1),
                     _ => (depth + 1, hops),
                 };
                 let mut most = depth;
                 for k in 0..node.children as usize {
                     let Some(child) = children(k) else { break };
-                    if node.kind == Kind::Struct {
+                    if form == Form::Struct {
                         let name = nodes.node(child).map_or("", |c| c.name);
                         self.plain_names &= escape::is_plain(name);
                     }
@@ -1045,7 +1045,7 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
                 }
                 most
             }
-            Kind::Map => {
+            Form::Map => {
                 let keys = at + 2;
                 let Some(key_node) = nodes.node(keys) else {
                     return Ok(depth + 1);
@@ -1064,17 +1064,11 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
                 let most = self.frames(keys, depth + opened, hops)?;
                 most.max(self.frames(values, depth + opened, hops)?)
             }
-            Kind::RunEndEncoded => match children(1) {
+            Form::RunEnd => match children(1) {
                 Some(values) => self.frames(values, depth, hops + 1)?,
                 None => depth,
             },
-            Kind::Timestamp(_, timezone) => {
-                self.zones
-                    .add(timezone)
-                    .map_err(|e| JsonError::zone(self.column, e))?;
-                depth
-            }
-            _ => depth,
+            Form::Flat(_) | Form::Short(_) | Form::Bytes(_) | Form::Extension | Form::Null => depth,
         };
         if most > self.limit {
             return Err(too_deep);
