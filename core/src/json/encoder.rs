@@ -18,7 +18,9 @@
 //! near its end a short value is split through the spill and a long one becomes a stream (see the
 //! `sink` module), and the step returns.
 
-use super::framing::Framing;
+use super::framing::{
+    Framing, KEY_CLOSE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, SEPARATOR,
+};
 use super::options::{EncoderOptions, JsonFormat};
 use super::plan::{Form, NODES, Plan};
 use super::rows;
@@ -619,7 +621,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     return;
                 }
             } else {
-                sink.put(b"{");
+                sink.put(&[OBJECT_OPEN]);
                 let mut row = Frame::object(0..walk.columns_end, self.row, false);
                 match walk.step(&mut row, sink) {
                     Step::Pop => {}
@@ -719,12 +721,12 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         WALK_VALUES.with(|n| n.set(n.get() + 1));
         match Form::of(node, self.cx.options, self.zones) {
             Form::Struct => {
-                sink.put(b"{");
+                sink.put(&[OBJECT_OPEN]);
                 Some(Frame::object(at + 1..node.end, node.offset + i, false))
             }
             Form::List => {
                 let range = node.list_range(i);
-                sink.put(b"[");
+                sink.put(&[LIST_OPEN]);
                 Some(Frame::List {
                     child: at + 1,
                     next: range.start,
@@ -738,7 +740,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 let keys = entries + 1;
                 let range = node.list_range(i);
                 if self.node(keys).is_some_and(|k| k.kind.is_text()) {
-                    sink.put(b"{");
+                    sink.put(&[OBJECT_OPEN]);
                     Some(Frame::Map {
                         entries,
                         base: self.node(entries).map_or(0, |n| n.offset),
@@ -748,7 +750,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         value_due: false,
                     })
                 } else {
-                    sink.put(b"[");
+                    sink.put(&[LIST_OPEN]);
                     Some(Frame::List {
                         child: entries,
                         next: range.start,
@@ -773,7 +775,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
     ) -> Option<Frame> {
         match slot {
             None => {
-                sink.put(b"null");
+                sink.put(NULL);
                 None
             }
             Some((at, node, i)) => self.value(at, &node, i, sink),
@@ -802,7 +804,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
     ) -> Option<Frame> {
         match value {
             None => {
-                sink.put(b"null");
+                sink.put(NULL);
                 None
             }
             Some((at, i)) => self.value(at, node, i, sink),
@@ -861,7 +863,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         continue;
                     }
                     if !*first {
-                        sink.put(b",");
+                        sink.put(&[SEPARATOR]);
                     }
                     *first = false;
                     let name = match (*entry, at == *first_member) {
@@ -883,7 +885,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(b"}");
+                sink.put(&[OBJECT_CLOSE]);
                 Step::Pop
             }
             Frame::List {
@@ -901,7 +903,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     let e = *next;
                     *next += 1;
                     if !*first {
-                        sink.put(b",");
+                        sink.put(&[SEPARATOR]);
                     }
                     *first = false;
                     let mut moved = None;
@@ -909,7 +911,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     let node = moved.as_deref().unwrap_or(element);
                     match value {
                         Some((at, i)) if *entries => {
-                            sink.put(b"{");
+                            sink.put(&[OBJECT_OPEN]);
                             let entry = Frame::object(at + 1..node.end, node.offset + i, true);
                             return Step::Push(entry);
                         }
@@ -923,7 +925,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(b"]");
+                sink.put(&[LIST_CLOSE]);
                 Step::Pop
             }
             Frame::Map {
@@ -966,14 +968,14 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         continue;
                     }
                     if !*first {
-                        sink.put(b",");
+                        sink.put(&[SEPARATOR]);
                     }
                     *first = false;
                     let mut moved = None;
                     let name = resolve_from(self.nodes, key_node, keys, *base + e, &mut moved)
                         .map(|(_, i)| moved.as_deref().unwrap_or(key_node).bytes_value(i))
                         .unwrap_or_default();
-                    sink.quoted(name, Body::Text, b"\":");
+                    sink.quoted(name, Body::Text, KEY_CLOSE);
                     if sink.blocked() {
                         *value_due = true;
                         return Step::Stay;
@@ -986,7 +988,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(b"}");
+                sink.put(&[OBJECT_CLOSE]);
                 Step::Pop
             }
         }

@@ -9,6 +9,7 @@
 //! the rest.
 
 use super::escape;
+use super::framing::{KEY_CLOSE, KEY_OPEN, SEPARATOR};
 use super::options::EncoderOptions;
 use super::sink::Body;
 use super::temporal::{Zone, Zones};
@@ -427,11 +428,11 @@ impl<'b> Node<'b> {
         // The key is copied as `KEY - 1` bytes (from its comma or after it): it must fit them.
         if bytes.len() + 4 < KEY && escape::is_plain(name) {
             let (open, rest) = self.key.split_at_mut(2);
-            open.copy_from_slice(b",\"");
+            open.copy_from_slice(&[SEPARATOR, KEY_OPEN]);
             if let Some((body, close)) = rest.split_at_mut_checked(bytes.len()) {
                 body.copy_from_slice(bytes);
                 if let Some(close) = close.get_mut(..2) {
-                    close.copy_from_slice(b"\":");
+                    close.copy_from_slice(KEY_CLOSE);
                 }
             }
             self.key_len = (bytes.len() + 4) as u8;

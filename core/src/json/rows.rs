@@ -17,7 +17,10 @@
 //! may be overwritten.
 
 use super::escape;
-use super::framing::Framing;
+use super::framing::{
+    Framing, KEY_CLOSE, KEY_VALUE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN,
+    SEPARATOR,
+};
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
 use super::sink::{Body, SPILL, Sink, Spill};
@@ -200,16 +203,16 @@ fn flat_elements<'b>(
         Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => {
             for e in range.clone() {
                 if e > range.start {
-                    put(sink, b",")?;
+                    put(sink, &[SEPARATOR])?;
                 }
                 if leaf.is_valid(e) {
                     match leaf.kind {
                         Kind::Utf8 => text(sink, leaf.text_range::<i32>(e), leaf.values())?,
                         Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(e), leaf.values())?,
-                        _ => put(sink, b"null")?,
+                        _ => put(sink, NULL)?,
                     }
                 } else {
-                    put(sink, b"null")?;
+                    put(sink, NULL)?;
                 }
             }
             Ok(())
@@ -236,7 +239,7 @@ fn elements(
         else {
             return Err(Full);
         };
-        window[0] = b',';
+        window[0] = SEPARATOR;
         let skip = usize::from(e == range.start);
         let Some(dst) = window
             .get_mut(1 - skip..1 - skip + VALUE_TEXT)
@@ -248,7 +251,7 @@ fn elements(
             value(dst, e)
         } else {
             if let Some(null) = dst.first_chunk_mut::<4>() {
-                *null = *b"null";
+                *null = *NULL;
             }
             4
         };
@@ -291,8 +294,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     fn new(plan: &'p Plan<'b, N>, nodes: &'p T, framing: &Framing, cx: Context) -> Option<Self> {
         let separator = framing.separator.as_slice();
         let row_end = framing.row_end.as_slice();
-        let brace: &[u8] = if plan.columns().is_some() { b"{" } else { b"" };
-        let close_brace: &[u8] = if plan.columns().is_some() { b"}" } else { b"" };
+        let object = plan.columns().is_some();
+        let brace: &[u8] = if object { &[OBJECT_OPEN] } else { b"" };
+        let close_brace: &[u8] = if object { &[OBJECT_CLOSE] } else { b"" };
         let open = Piece::new(&[separator, brace])?;
         let open_first = Piece::new(&[brace])?;
         let close = Piece::new(&[close_brace, row_end])?;
@@ -453,8 +457,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         // then its members (flat ones written here rather than by a call per struct) or
         // elements.
         let open = match member.shape {
-            Shape::Struct { .. } => b'{',
-            Shape::List { .. } => b'[',
+            Shape::Struct { .. } => OBJECT_OPEN,
+            Shape::List { .. } => LIST_OPEN,
             _ => 0,
         };
         if open != 0
@@ -478,11 +482,11 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                             self.other_member(inner, j, &mut inner_first, sink)?;
                         }
                     }
-                    put(sink, b"}")?;
+                    put(sink, &[OBJECT_CLOSE])?;
                 }
                 Shape::List { child, offsets } => {
                     self.elements(member, child, offsets, i, sink)?;
-                    put(sink, b"]")?;
+                    put(sink, &[LIST_CLOSE])?;
                 }
                 _ => {}
             }
@@ -586,7 +590,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         self.key(member, *first, sink)?;
         *first = false;
         match slot {
-            None => put(sink, b"null"),
+            None => put(sink, NULL),
             Some((node, j)) if node.shape == Shape::Flat => flat(&node.leaf, j, sink, self.cx),
             Some((node, j)) => self.value(node, j, sink),
         }
@@ -618,7 +622,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             _ => {
                 for e in start..end {
                     if e > start {
-                        put(sink, b",")?;
+                        put(sink, &[SEPARATOR])?;
                     }
                     self.slot(child, e, sink)?;
                 }
@@ -637,13 +641,13 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             return Ok(());
         }
         if !first {
-            put(sink, b",")?;
+            put(sink, &[SEPARATOR])?;
         }
         let name = member.name.as_bytes();
         if sink.room() < name.len().saturating_mul(6).saturating_add(3) {
             return Err(Full);
         }
-        sink.quoted(name, Body::Text, b"\":");
+        sink.quoted(name, Body::Text, KEY_CLOSE);
         Ok(())
     }
 
@@ -651,7 +655,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     #[inline(always)]
     fn slot(&self, n: usize, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         match self.resolve(n, i) {
-            None => put(sink, b"null"),
+            None => put(sink, NULL),
             Some((node, j)) => self.value(node, j, sink),
         }
     }
@@ -666,7 +670,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                     return Err(Full);
                 }
                 if let Some(view) = self.view(node) {
-                    value::short(kind, &view, i, sink, cx);
+                    value::short(sink, kind, &view, i, cx);
                 }
                 Ok(())
             }
@@ -691,28 +695,28 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 Ok(())
             }
             Shape::Struct { first, len } => {
-                put(sink, b"{")?;
+                put(sink, &[OBJECT_OPEN])?;
                 let first = usize::from(first);
                 self.members(
                     first..first + usize::from(len),
                     node.leaf.offset() + i,
                     sink,
                 )?;
-                put(sink, b"}")
+                put(sink, &[OBJECT_CLOSE])
             }
             Shape::List { child, offsets } => {
-                put(sink, b"[")?;
+                put(sink, &[LIST_OPEN])?;
                 self.elements(node, child, offsets, i, sink)?;
-                put(sink, b"]")
+                put(sink, &[LIST_CLOSE])
             }
             Shape::Map { entries } => {
-                put(sink, b"{")?;
+                put(sink, &[OBJECT_OPEN])?;
                 self.entries(node, entries, i, sink)?;
-                put(sink, b"}")
+                put(sink, &[OBJECT_CLOSE])
             }
             Shape::Null | Shape::Dictionary { .. } | Shape::Union { .. } | Shape::RunEnd { .. } => {
                 debug_assert!(false, "slots are resolved before their value is written");
-                put(sink, b"null")
+                put(sink, NULL)
             }
         }
     }
@@ -741,7 +745,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 continue;
             }
             if !first {
-                put(sink, b",")?;
+                put(sink, &[SEPARATOR])?;
             }
             first = false;
             let j = entries.leaf.offset().wrapping_add(e);
@@ -750,7 +754,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 Some((key, k)) => self.value(key, k, sink)?,
                 None => put(sink, b"\"\"")?,
             }
-            put(sink, b":")?;
+            put(sink, &[KEY_VALUE])?;
             self.slot(values, j, sink)?;
         }
         Ok(())
@@ -835,20 +839,27 @@ impl<'b> Single<'b> {
             let (key, len) = node.key(true)?;
             let key = key.get(..len)?;
             let null = if cx.options.omit_nulls {
-                Piece::new(&[separator, b"{}", row_end])?
+                Piece::new(&[separator, &[OBJECT_OPEN, OBJECT_CLOSE], row_end])?
             } else {
-                Piece::new(&[separator, b"{", key, b"null}", row_end])?
+                Piece::new(&[
+                    separator,
+                    &[OBJECT_OPEN],
+                    key,
+                    NULL,
+                    &[OBJECT_CLOSE],
+                    row_end,
+                ])?
             };
             (
                 Piece::new(&[separator, b"{", key])?,
-                Piece::new(&[b"}", row_end])?,
+                Piece::new(&[&[OBJECT_CLOSE], row_end])?,
                 null,
             )
         } else {
             (
                 Piece::new(&[separator])?,
                 Piece::new(&[row_end])?,
-                Piece::new(&[separator, b"null", row_end])?,
+                Piece::new(&[separator, NULL, row_end])?,
             )
         };
         (close.len <= 8).then_some(())?;

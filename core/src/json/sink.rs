@@ -10,6 +10,7 @@
 //! never needs to look at the spill.
 
 use super::escape;
+use super::framing::{KEY_CLOSE, KEY_OPEN};
 use super::options::BinaryFormat;
 
 /// Capacity of the spill: the longest run of short pieces one step can write (a separator, a
@@ -312,15 +313,15 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         let at = self.pos;
         if let Some(dst) = self.out.get_mut(at..at + name.len() + 3) {
             if let Some((open, rest)) = dst.split_first_mut() {
-                *open = b'"';
+                *open = KEY_OPEN;
                 if let Some((body, close)) = rest.split_at_mut_checked(name.len()) {
                     body.copy_from_slice(name);
-                    close.copy_from_slice(b"\":");
+                    close.copy_from_slice(KEY_CLOSE);
                 }
             }
             self.pos = at + name.len() + 3;
         } else {
-            self.quoted(name, Body::Text, b"\":");
+            self.quoted(name, Body::Text, KEY_CLOSE);
         }
     }
 

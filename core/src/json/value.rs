@@ -9,6 +9,7 @@
 
 use super::embedded;
 use super::escape;
+use super::framing::{KEY_CLOSE, NULL};
 use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
 use super::plan::{Form, Kind as LeafKind, Leaf, Short};
@@ -30,7 +31,7 @@ pub(crate) struct Context {
 #[inline]
 pub(crate) fn non_finite_text(nan: bool, negative: bool, cx: Context) -> &'static [u8] {
     match (cx.options.non_finite_as_strings, nan, negative) {
-        (false, ..) => b"null",
+        (false, ..) => NULL,
         (true, true, _) => b"\"NaN\"",
         (true, false, false) => b"\"Infinity\"",
         (true, false, true) => b"\"-Infinity\"",
@@ -82,7 +83,7 @@ pub(crate) fn key<'b>(sink: &mut Sink<'_, '_, 'b>, name: &'b str, cx: Context) {
     if cx.plain_names {
         sink.plain_key(name);
     } else {
-        sink.quoted(name.as_bytes(), Body::Text, b"\":");
+        sink.quoted(name.as_bytes(), Body::Text, KEY_CLOSE);
     }
 }
 
@@ -256,7 +257,7 @@ pub(crate) fn leaf<'b>(
                 sink.put(window.get(..n).unwrap_or_default());
             }
         }
-        Form::Short(kind) => short(kind, node, i, sink, cx),
+        Form::Short(kind) => short(sink, kind, node, i, cx),
         Form::Bytes(body) => sink.quoted(node.bytes_value(i), body, b"\""),
         Form::Extension => extension(node, i, sink),
         Form::Null
@@ -270,17 +271,17 @@ pub(crate) fn leaf<'b>(
                 false,
                 "nested values are opened, and slots resolved, before"
             );
-            sink.put(b"null");
+            sink.put(NULL);
         }
     }
 }
 
 /// Writes the short value (at most [`SPILL`](super::sink::SPILL) bytes) in slot `i` of `node`.
 pub(crate) fn short(
+    sink: &mut Sink<'_, '_, '_>,
     kind: Short,
     node: &Node<'_>,
     i: usize,
-    sink: &mut Sink<'_, '_, '_>,
     cx: Context,
 ) {
     match kind {
