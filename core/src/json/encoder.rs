@@ -2,21 +2,25 @@
 //! array) into buffers the caller lends it, resuming at any byte.
 //!
 //! A batch enters through [`Encoder::new`] (a no-alloc `Batch`, a [`View`]), or, with `alloc`,
-//! through [`Encoder::batch`] and [`Encoder::array`] (an [`EncoderBuilder`] builds the rest), which read a `RecordBatch` or an
-//! `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
+//! through [`Encoder::batch`] and [`Encoder::array`] (an [`EncoderBuilder`] builds the rest),
+//! which read a `RecordBatch` or an `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer. A row that does not fit, the rows of a batch wider than
-//! the plan, and every row of a schema the plan cannot hold (or of an encoder without one, as the
-//! no-alloc path's) go through the general walk here, which hands a row's members that the plan
-//! holds back to the fast path one at a time while each fits: it writes only the member that
-//! crosses the end of the buffer and the columns the plan does not hold.
+//! a `plan`) while they fit in the buffer. A row that does not fit, the columns of a batch wider
+//! than the plan holds, and every row of an encoder without a plan (the no-alloc path's) go
+//! through the general walk here, which hands a row's members that the plan holds back to the
+//! fast path one at a time while each fits: it writes only the member that crosses the end of
+//! the buffer and the columns the plan does not hold.
 //! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
 //! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
 //! step writes one member or element, whole values straight into the buffer while it has room;
 //! near its end a short value is split through the spill and a long one becomes a stream (see the
 //! `sink` module), and the step returns.
+//!
+//! The walk reads each node's [`Form`] (the plan's reading of its type, so both paths open and
+//! write the same things), writes leaves through `value`'s writers, which the fast path calls
+//! too, and takes its punctuation from `framing`. It uses every module of `json` below it.
 
 use super::framing::{
     Framing, KEY_CLOSE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, SEPARATOR,

@@ -7,14 +7,28 @@
 //! [`Encoder::encode`], one caller buffer at a time, resuming at any byte. Nothing allocates while
 //! encoding, whatever the types or nesting.
 //!
+//! From the bottom of the ladder up (each uses only those above it in this list):
+//!
+//! - `escape`, `number`, `temporal`, `embedded`: the text of strings, numbers, dates and times,
+//!   and the check of `arrow.json` values.
 //! - `options`: [`JsonFormat`] (newline-delimited or one array) and [`EncoderOptions`].
-//! - `encoder`: the state machine, [`Encoder`] and [`Progress`].
+//! - `framing`: the seam to the text format: JSON's structural bytes (objects, lists, members,
+//!   keys, `null`), named once, and the bytes around and between rows.
+//! - `sink`: the output cursor over the caller's buffer (its spill and the long value in
+//!   progress).
+//! - `plan`: how each Arrow type is written, `Form` (one exhaustive match, which a
+//!   new type fails to compile without), and the schema compiled once per encoder from it.
+//! - `value`: the one writer of each kind of value, which both engines call.
+//! - `rows`: the fast path, whole rows written straight into the buffer while they fit,
+//!   following the plan, with a loop of its own per flat type.
+//! - `encoder`: the state machine, [`Encoder`] and [`Progress`]: the general walk, resumable at
+//!   any byte, which hands rows and members to `rows` while they fit.
 //! - `writer`: [`JsonWriter`], a document across batches, and the drivers
 //!   ([`Encoder::write_to`] for `embedded_io`, `write_to_async` with the `async` feature,
 //!   [`Encoder::append_to`] for a `Vec`).
-//! - `plan` and `rows`: the fast path, whole rows written straight into the buffer while they
-//!   fit, following the schema compiled once per encoder.
-//! - `sink`, `escape`, `number`, `temporal`: the output cursor and the text of values.
+//!
+//! An Arrow type gets its JSON in `plan::Form::of` (and, for a new kind of leaf value, a writer
+//! in `value`); the compiler then points at every match that must handle it.
 //!
 //! # Conventions
 //!

@@ -1,12 +1,17 @@
-//! The schema compiled once per encoder for the fast path: every array of a view as a plan
-//! [`Node`] holding its buffers as slices (a [`Leaf`]), its member key pre-built and its children
-//! by index.
+//! How each Arrow type is written ([`Form`]), and the schema compiled from it once per encoder
+//! for the fast path: every array of a view as a plan [`Node`] holding its buffers as slices (a
+//! [`Leaf`]), its member key pre-built and its children by index.
 //!
-//! [`Plan::new`] walks the view's nodes once when the encoder is built; the `rows` module then
-//! writes whole rows by following plan indices, with no look-up by type per value. A batch whose
-//! columns the plan cannot all hold (more than [`NODES`] arrays) gets a plan of its leading
-//! columns that it holds: the fast path writes those members of each row and the general walk
-//! the rest.
+//! [`Form::of`] is the one reading of a type for JSON, with no catch-all: the plan compiles it
+//! into a [`Shape`], the general walk and the construction checks (`encoder`) follow it, and
+//! `value` writes each leaf form. [`Plan::new`] walks the view's nodes once when the encoder is
+//! built; the `rows` module then writes whole rows by following plan indices, with no look-up by
+//! type per value. Every type has a shape: a column falls to the general walk only when the plan
+//! cannot hold it (a batch of more than [`NODES`] arrays gets a plan of the leading columns that
+//! it holds: the fast path writes those members of each row and the general walk the rest).
+//!
+//! It uses the view's nodes, the columnar reads, the options, the zones, the sink's [`Body`] and
+//! the framing's key bytes.
 
 use super::escape;
 use super::framing::{KEY_CLOSE, KEY_OPEN, SEPARATOR};

@@ -15,6 +15,10 @@
 //! [`WINDOW`] of the buffer with no per-value dispatch, the validity read 64 rows at a time, and
 //! the loop ends where less than a window is left. Bytes of the buffer past the reported output
 //! may be overwritten.
+//!
+//! Values are written by `value`'s writers (the walk's as well), punctuation comes from
+//! `framing`. It uses the plan, the sink, the escapes and `value`; the walk (`encoder`) calls it
+//! and it knows nothing of the walk.
 
 use super::escape;
 use super::framing::{
