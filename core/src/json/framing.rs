@@ -27,6 +27,41 @@ pub(crate) const KEY_CLOSE: &[u8; 2] = b"\":";
 /// A null value.
 pub(crate) const NULL: &[u8; 4] = b"null";
 
+/// Bytes of a pre-built row piece.
+pub(crate) const PIECE: usize = 32;
+
+/// A row piece: the bytes (padded to [`PIECE`]) and how many count.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Piece {
+    pub(crate) bytes: [u8; PIECE],
+    pub(crate) len: usize,
+}
+
+impl Piece {
+    /// The piece of `parts` one after another, if they fit.
+    fn new(parts: &[&[u8]]) -> Option<Self> {
+        let (mut bytes, mut len) = ([0; PIECE], 0);
+        for part in parts {
+            bytes.get_mut(len..len + part.len())?.copy_from_slice(part);
+            len += part.len();
+        }
+        Some(Piece { bytes, len })
+    }
+}
+
+/// The bytes before and after a row, pre-built for the fast path's row loops.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowPieces {
+    /// Before a row after another: the separator, then `{` and the key of its one member.
+    pub(crate) open: Piece,
+    /// Before the first row: [`RowPieces::open`] without the separator.
+    pub(crate) open_first: Piece,
+    /// After a row: `}` and the line end.
+    pub(crate) close: Piece,
+    /// A whole null row after another: `,{}`, `,{"a":null}` or `,null`, and the line end.
+    pub(crate) null: Piece,
+}
+
 /// The bytes around and between rows.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Framing {
@@ -73,5 +108,28 @@ impl Framing {
                 first_row: true,
             },
         }
+    }
+
+    /// The pieces of rows that are objects (`object`), `key` the pre-built key of their one
+    /// member (empty for several), or values; a null object row is `{}` when nulls are omitted.
+    /// `None` if a piece is longer than [`PIECE`].
+    pub(crate) fn pieces(&self, object: bool, key: &[u8], omit_nulls: bool) -> Option<RowPieces> {
+        let separator = self.separator.as_slice();
+        let row_end = self.row_end.as_slice();
+        let (open, close): (&[u8], &[u8]) = match object {
+            true => (&[OBJECT_OPEN], &[OBJECT_CLOSE]),
+            false => (b"", b""),
+        };
+        let null = match (object, omit_nulls) {
+            (false, _) => Piece::new(&[separator, NULL, row_end])?,
+            (true, true) => Piece::new(&[separator, open, close, row_end])?,
+            (true, false) => Piece::new(&[separator, open, key, NULL, close, row_end])?,
+        };
+        Some(RowPieces {
+            open: Piece::new(&[separator, open, key])?,
+            open_first: Piece::new(&[open, key])?,
+            close: Piece::new(&[close, row_end])?,
+            null,
+        })
     }
 }

@@ -22,8 +22,8 @@
 
 use super::escape;
 use super::framing::{
-    Framing, KEY_CLOSE, KEY_VALUE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN,
-    SEPARATOR,
+    Framing, KEY_CLOSE, KEY_VALUE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, PIECE,
+    Piece, RowPieces, SEPARATOR,
 };
 use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
 use super::plan::{Kind, Leaf};
@@ -296,14 +296,12 @@ struct Writer<'p, 'b, T: ?Sized, const N: usize> {
 
 impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     fn new(plan: &'p Plan<'b, N>, nodes: &'p T, framing: &Framing, cx: Context) -> Option<Self> {
-        let separator = framing.separator.as_slice();
-        let row_end = framing.row_end.as_slice();
-        let object = plan.columns().is_some();
-        let brace: &[u8] = if object { &[OBJECT_OPEN] } else { b"" };
-        let close_brace: &[u8] = if object { &[OBJECT_CLOSE] } else { b"" };
-        let open = Piece::new(&[separator, brace])?;
-        let open_first = Piece::new(&[brace])?;
-        let close = Piece::new(&[close_brace, row_end])?;
+        let RowPieces {
+            open,
+            open_first,
+            close,
+            ..
+        } = framing.pieces(plan.columns().is_some(), b"", cx.options.omit_nulls)?;
         Some(Writer {
             open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
             open_len: [open.len, open_first.len],
@@ -792,28 +790,6 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
 /// window (the closing piece's 8 bytes are written within it).
 const WINDOW: usize = PIECE + VALUE_TEXT;
 
-/// Bytes of a pre-built row piece.
-const PIECE: usize = 32;
-
-/// A row piece: the bytes (padded to [`PIECE`]) and how many count.
-#[derive(Debug, Clone, Copy)]
-struct Piece {
-    bytes: [u8; PIECE],
-    len: usize,
-}
-
-impl Piece {
-    /// The piece of `parts` one after another, if they fit.
-    fn new(parts: &[&[u8]]) -> Option<Self> {
-        let (mut bytes, mut len) = ([0; PIECE], 0);
-        for part in parts {
-            bytes.get_mut(len..len + part.len())?.copy_from_slice(part);
-            len += part.len();
-        }
-        Some(Piece { bytes, len })
-    }
-}
-
 /// The loop for a batch of one flat column, or an array of a flat type, after its first row.
 struct Single<'b> {
     leaf: Leaf<'b>,
@@ -830,8 +806,6 @@ struct Single<'b> {
 
 impl<'b> Single<'b> {
     fn new<const N: usize>(plan: &Plan<'b, N>, framing: &Framing, cx: Context) -> Option<Self> {
-        let separator = framing.separator.as_slice();
-        let row_end = framing.row_end.as_slice();
         let batch = match plan.columns() {
             Some(columns) if columns.len() == 1 => true,
             Some(_) => return None,
@@ -839,33 +813,13 @@ impl<'b> Single<'b> {
         };
         let node = plan.node(0)?;
         let flat = node.shape == Shape::Flat && node.leaf.kind != Kind::Other;
-        let (open, close, null) = if batch {
-            let (key, len) = node.key(true)?;
-            let key = key.get(..len)?;
-            let null = if cx.options.omit_nulls {
-                Piece::new(&[separator, &[OBJECT_OPEN, OBJECT_CLOSE], row_end])?
-            } else {
-                Piece::new(&[
-                    separator,
-                    &[OBJECT_OPEN],
-                    key,
-                    NULL,
-                    &[OBJECT_CLOSE],
-                    row_end,
-                ])?
-            };
-            (
-                Piece::new(&[separator, b"{", key])?,
-                Piece::new(&[&[OBJECT_CLOSE], row_end])?,
-                null,
-            )
-        } else {
-            (
-                Piece::new(&[separator])?,
-                Piece::new(&[row_end])?,
-                Piece::new(&[separator, NULL, row_end])?,
-            )
+        let key = match batch {
+            true => node.key(true).and_then(|(key, len)| key.get(..len))?,
+            false => b"",
         };
+        let RowPieces {
+            open, close, null, ..
+        } = framing.pieces(batch, key, cx.options.omit_nulls)?;
         (close.len <= 8).then_some(())?;
         Some(Single {
             leaf: node.leaf,
