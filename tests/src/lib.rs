@@ -108,3 +108,12 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
         std::thread::park();
     }
 }
+
+/// Cases a property test runs: `$PROPTEST_CASES` when set (as proptest's own default reads it,
+/// which a `with_cases` in the test would otherwise override), else the test's `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default)
+}

@@ -479,7 +479,7 @@ fn the_strategy_reaches_every_type() {
 }
 
 proptest! {
-    #![proptest_config(Config::with_cases(48))]
+    #![proptest_config(Config::with_cases(quiver_tests::proptest_cases(48)))]
 
     /// Random schemas and data: each column validates (it is in a batch) and reads back, sliced
     /// again at random, with the values it was built from.

@@ -16,7 +16,7 @@ fn options() -> Options {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(128)))]
 
     #[test]
     fn joined_arrays_hold_both_sides_values(

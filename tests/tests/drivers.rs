@@ -357,7 +357,7 @@ fn answer_oddly(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(64)))]
 
     #[test]
     fn odd_answers_give_the_same_batches(

@@ -574,7 +574,7 @@ mod random {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(96))]
+        #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(96)))]
 
         /// Random schemas (every type, nested up to depth 4, dictionaries, metadata) and random
         /// batches (nulls, empty batches, sliced columns): written, read back, equal.

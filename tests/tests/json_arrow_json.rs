@@ -436,7 +436,7 @@ fn refused(ty: &Ty) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(512)))]
 
     #[test]
     fn random_batches_give_what_arrow_json_gives(case in random::case(), explicit in any::<bool>()) {

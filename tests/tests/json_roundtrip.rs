@@ -151,7 +151,7 @@ fn sizes() -> impl Strategy<Value = Vec<usize>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(96)))]
 
     #[test]
     fn output_is_the_same_for_any_buffer_sizes(case in case(), sizes in sizes(), explicit in any::<bool>()) {

@@ -269,7 +269,7 @@ fn write(schema: &Arc<Schema>, batches: &[RecordBatch<'_>]) -> (Vec<u8>, Vec<u8>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(48)))]
 
     /// Random schemas and batches (nulls, empty and zero-row batches, sliced columns, every
     /// type): any set of selected paths reads the same columns as the whole file.

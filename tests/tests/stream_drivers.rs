@@ -296,7 +296,7 @@ fn golden_bytes() -> Vec<Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(quiver_tests::proptest_cases(64)))]
 
     /// Random chunk sizes, from 1 byte to more than a message.
     #[test]
