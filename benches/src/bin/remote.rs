@@ -163,10 +163,10 @@ impl Recorder {
         *self.reset_at.lock().unwrap() = Some(Instant::now());
     }
 
-    /// The time since the last reset, in whole milliseconds (for traces).
+    /// The time since the last reset, to a tenth of a millisecond (for traces).
     fn since_reset(&self) -> Duration {
         let at = self.reset_at.lock().unwrap().unwrap_or_else(Instant::now);
-        Duration::from_millis(at.elapsed().as_millis() as u64)
+        Duration::from_micros(at.elapsed().as_micros() as u64 / 100 * 100)
     }
 
     fn record(&self, start: Instant, bytes: u64) {

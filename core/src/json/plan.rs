@@ -1,5 +1,5 @@
 //! How each Arrow type is written ([`Form`]), and the schema compiled from it once per encoder
-//! for the fast path: every array of a view as a plan [`Node`] holding its buffers as slices (a
+//! for the fast path: every array of a view as a plan [`PlanNode`] holding its buffers as slices (a
 //! [`Leaf`]), its member key pre-built and its children by index.
 //!
 //! [`Form::of`] is the one reading of a type for JSON, with no catch-all: the plan compiles it
@@ -23,10 +23,10 @@ use crate::datatype::{IntType, IntervalUnit, TimeUnit};
 use crate::format;
 use crate::view::{self, Offset, Table};
 
-/// The kinds of flat arrays the fast path writes itself; [`Kind::Other`] is a leaf that holds
+/// The kinds of flat arrays the fast path writes itself; [`LeafKind::Other`] is a leaf that holds
 /// no flat value (the keys of a dictionary, a list's offsets, or the buffers of another form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum LeafKind {
     Int8,
     Int16,
     Int32,
@@ -53,36 +53,36 @@ pub(crate) enum Kind {
     Other,
 }
 
-impl Kind {
+impl LeafKind {
     /// The flat kind of an integer type (`None` for a width other than 8, 16, 32 or 64, which
     /// validation rules out).
     fn int(IntType { bit_width, signed }: IntType) -> Option<Self> {
         Some(match (bit_width, signed) {
-            (8, true) => Kind::Int8,
-            (16, true) => Kind::Int16,
-            (32, true) => Kind::Int32,
-            (64, true) => Kind::Int64,
-            (8, false) => Kind::UInt8,
-            (16, false) => Kind::UInt16,
-            (32, false) => Kind::UInt32,
-            (64, false) => Kind::UInt64,
+            (8, true) => LeafKind::Int8,
+            (16, true) => LeafKind::Int16,
+            (32, true) => LeafKind::Int32,
+            (64, true) => LeafKind::Int64,
+            (8, false) => LeafKind::UInt8,
+            (16, false) => LeafKind::UInt16,
+            (32, false) => LeafKind::UInt32,
+            (64, false) => LeafKind::UInt64,
             _ => return None,
         })
     }
 
-    /// The integer type of an integer kind (`None` for another), the inverse of [`Kind::int`].
+    /// The integer type of an integer kind (`None` for another), the inverse of [`LeafKind::int`].
     #[inline(always)]
     fn int_type(self) -> Option<IntType> {
         let int = |bit_width, signed| Some(IntType { bit_width, signed });
         match self {
-            Kind::Int8 => int(8, true),
-            Kind::Int16 => int(16, true),
-            Kind::Int32 => int(32, true),
-            Kind::Int64 => int(64, true),
-            Kind::UInt8 => int(8, false),
-            Kind::UInt16 => int(16, false),
-            Kind::UInt32 => int(32, false),
-            Kind::UInt64 => int(64, false),
+            LeafKind::Int8 => int(8, true),
+            LeafKind::Int16 => int(16, true),
+            LeafKind::Int32 => int(32, true),
+            LeafKind::Int64 => int(64, true),
+            LeafKind::UInt8 => int(8, false),
+            LeafKind::UInt16 => int(16, false),
+            LeafKind::UInt32 => int(32, false),
+            LeafKind::UInt64 => int(64, false),
             _ => None,
         }
     }
@@ -107,9 +107,9 @@ pub(crate) enum Short {
 /// a form here (and a writer in `value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Form {
-    /// A flat value of this kind (never [`Kind::Other`]): numbers, booleans, dates and
+    /// A flat value of this kind (never [`LeafKind::Other`]): numbers, booleans, dates and
     /// timestamps by `value::fixed_text`, text quoted.
-    Flat(Kind),
+    Flat(LeafKind),
     /// A short value of another type, by `value::short`.
     Short(Short),
     /// Binary values or string views: their bytes quoted, in the given form.
@@ -145,22 +145,24 @@ impl Form {
         use format::Kind as K;
         match node.kind {
             K::Null => Form::Null,
-            K::Boolean => Form::Flat(Kind::Boolean),
-            K::Int(int) => match Kind::int(int) {
+            K::Boolean => Form::Flat(LeafKind::Boolean),
+            K::Int(int) => match LeafKind::int(int) {
                 Some(kind) => Form::Flat(kind),
                 None => {
                     debug_assert!(false, "integer widths are checked when read");
                     Form::Null
                 }
             },
-            K::Float16 => Form::Flat(Kind::Float16),
-            K::Float32 => Form::Flat(Kind::Float32),
-            K::Float64 => Form::Flat(Kind::Float64),
-            K::Utf8 => Form::Flat(Kind::Utf8),
-            K::LargeUtf8 => Form::Flat(Kind::LargeUtf8),
-            K::Date32 => Form::Flat(Kind::Date32),
-            K::Date64 => Form::Flat(Kind::Date64),
-            K::Timestamp(unit, timezone) => Form::Flat(Kind::Timestamp(unit, zones.zone(timezone))),
+            K::Float16 => Form::Flat(LeafKind::Float16),
+            K::Float32 => Form::Flat(LeafKind::Float32),
+            K::Float64 => Form::Flat(LeafKind::Float64),
+            K::Utf8 => Form::Flat(LeafKind::Utf8),
+            K::LargeUtf8 => Form::Flat(LeafKind::LargeUtf8),
+            K::Date32 => Form::Flat(LeafKind::Date32),
+            K::Date64 => Form::Flat(LeafKind::Date64),
+            K::Timestamp(unit, timezone) => {
+                Form::Flat(LeafKind::Timestamp(unit, zones.zone(timezone)))
+            }
             K::Decimal(_, scale) => Form::Short(Short::Decimal(scale)),
             K::Time32(unit) => Form::Short(Short::Time32(unit)),
             K::Time64(unit) => Form::Short(Short::Time64(unit)),
@@ -185,7 +187,7 @@ impl Form {
 /// them with one load each.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Leaf<'b> {
-    pub(crate) kind: Kind,
+    pub(crate) kind: LeafKind,
     values: &'b [u8],
     offsets: &'b [u8],
     validity: Option<&'b [u8]>,
@@ -194,12 +196,12 @@ pub(crate) struct Leaf<'b> {
 
 impl<'b> Leaf<'b> {
     /// The buffers of `node`, read as values of `kind` (the kind of its [`Form::Flat`], else
-    /// [`Kind::Other`], which keeps both buffers as they are, for `Node::array`).
+    /// [`LeafKind::Other`], which keeps both buffers as they are, for `PlanNode::array`).
     #[inline(always)]
-    pub(crate) fn new(node: &view::Node<'b>, kind: Kind) -> Self {
+    pub(crate) fn new(node: &view::Node<'b>, kind: LeafKind) -> Self {
         let [first, second] = node.buffers;
         let (values, offsets) = match kind {
-            Kind::Utf8 | Kind::LargeUtf8 => (second, first),
+            LeafKind::Utf8 | LeafKind::LargeUtf8 => (second, first),
             _ => (first, second),
         };
         Leaf {
@@ -215,7 +217,7 @@ impl<'b> Leaf<'b> {
     /// range of child slots of a list slot as it reads the bytes of a text slot).
     fn list(node: &view::Node<'b>) -> Self {
         Leaf {
-            kind: Kind::Other,
+            kind: LeafKind::Other,
             values: &[],
             offsets: node.buffers[0],
             validity: node.validity,
@@ -226,7 +228,7 @@ impl<'b> Leaf<'b> {
     /// The indices of a dictionary-encoded node, read as integers of its index type.
     fn keys(node: &view::Node<'b>) -> Option<Self> {
         Some(Leaf {
-            kind: Kind::int(node.dictionary?)?,
+            kind: LeafKind::int(node.dictionary?)?,
             values: node.buffers[0],
             offsets: &[],
             validity: node.validity,
@@ -355,7 +357,7 @@ pub(crate) const KEY: usize = 25;
 /// How the values of a node are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
-    /// A flat array the fast path formats itself (see the leaf's [`Kind`]).
+    /// A flat array the fast path formats itself (see the leaf's [`LeafKind`]).
     Flat,
     /// Another type of short text (times, durations, decimals, intervals), at most
     /// `sink::SPILL` bytes, written by `value::short`.
@@ -396,7 +398,7 @@ pub(crate) enum ListOffsets {
 
 /// One array of the schema.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Node<'b> {
+pub(crate) struct PlanNode<'b> {
     /// The array's index in the view.
     pub(crate) at: usize,
     /// Its type, for the view node of a short value, binary or list view, and a union's ids.
@@ -410,9 +412,9 @@ pub(crate) struct Node<'b> {
     pub(crate) name: &'b str,
 }
 
-impl<'b> Node<'b> {
+impl<'b> PlanNode<'b> {
     fn new(at: usize, node: &view::Node<'b>, leaf: Leaf<'b>, name: &'b str) -> Self {
-        let mut plan = Node {
+        let mut plan = PlanNode {
             at,
             kind: node.kind,
             leaf,
@@ -490,7 +492,7 @@ impl<'b> Node<'b> {
 /// path's encoders, none for the no-alloc path's, which stay small for a device's stack).
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
-    nodes: heapless::Vec<Node<'b>, N>,
+    nodes: heapless::Vec<PlanNode<'b>, N>,
     /// A batch: nodes `0..columns` are its leading columns. An array: node 0 is the array and
     /// this is 0.
     columns: u32,
@@ -586,15 +588,15 @@ impl<'b, const N: usize> Plan<'b, N> {
         }
     }
 
-    /// Node `n` (node 0 exists in every plan).
+    /// Plan node `n` (node 0 exists in every plan).
     #[inline(always)]
-    pub(crate) fn node(&self, n: usize) -> Option<&Node<'b>> {
+    pub(crate) fn node(&self, n: usize) -> Option<&PlanNode<'b>> {
         self.nodes.get(n)
     }
 
     /// Nodes `range` (the members of an object).
     #[inline(always)]
-    pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[Node<'b>] {
+    pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[PlanNode<'b>] {
         self.nodes.get(range).unwrap_or_default()
     }
 
@@ -618,8 +620,10 @@ impl<'b, const N: usize> Plan<'b, N> {
     fn reserve(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
         let first = self.nodes.len();
         for _ in 0..count {
-            let leaf = Leaf::new(placeholder, Kind::Other);
-            self.nodes.push(Node::new(0, placeholder, leaf, "")).ok()?;
+            let leaf = Leaf::new(placeholder, LeafKind::Other);
+            self.nodes
+                .push(PlanNode::new(0, placeholder, leaf, ""))
+                .ok()?;
         }
         Some(first)
     }
@@ -639,9 +643,9 @@ impl<'b, const N: usize> Plan<'b, N> {
         let form = Form::of(array, self.options, zones);
         let kind = match form {
             Form::Flat(kind) => kind,
-            _ => Kind::Other,
+            _ => LeafKind::Other,
         };
-        let mut node = Node::new(at, array, Leaf::new(array, kind), name);
+        let mut node = PlanNode::new(at, array, Leaf::new(array, kind), name);
         node.shape = match form {
             Form::Flat(_) => Shape::Flat,
             Form::Short(short) => Shape::Short(short),
@@ -720,7 +724,7 @@ mod tests {
     //! The one reading of "slot `i` of an integer array", pinned for every integer type
     //! across the accessors that share it.
 
-    use super::{Kind, Leaf};
+    use super::{Leaf, LeafKind};
     use crate::array::{ArrayParts, ArrayView, Dictionary};
     use crate::bytes::Bytes;
     use crate::columnar::{index_at, integer_at};
@@ -758,7 +762,7 @@ mod tests {
     #[test]
     fn every_integer_type_reads_as_its_i64_or_none_across_the_accessors() {
         for (int, values, bytes) in cases() {
-            let kind = Kind::int(int).unwrap();
+            let kind = LeafKind::int(int).unwrap();
             assert_eq!(kind.int_type(), Some(int));
             let data_type = DataType::int(int).unwrap();
             let array = ArrayView::try_new(ArrayParts {
@@ -831,7 +835,7 @@ mod tests {
         };
         assert_eq!(integer_at(&bytes, 0, Some(odd)), None);
         assert_eq!(index_at(&bytes, 0, Some(odd)), usize::MAX);
-        assert_eq!(Kind::Float64.int_type(), None);
+        assert_eq!(LeafKind::Float64.int_type(), None);
         let floats = ArrayView::from_values([7.0f64]).unwrap();
         assert_eq!(floats.integer(0), 0);
         let text = ArrayView::from_values(["7"]).unwrap();

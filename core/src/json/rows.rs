@@ -25,8 +25,8 @@ use super::framing::{
     Framing, KEY_CLOSE, KEY_VALUE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, PIECE,
     Piece, RowPieces, SEPARATOR,
 };
-use super::plan::{KEY, ListOffsets, Node, Plan, Shape};
-use super::plan::{Kind, Leaf};
+use super::plan::{KEY, ListOffsets, Plan, PlanNode, Shape};
+use super::plan::{Leaf, LeafKind};
 use super::sink::{Body, SPILL, Sink, Spill};
 use super::value::{self, Context, VALUE_TEXT, f64_text, fixed_text, i32_text, long_text};
 use crate::columnar;
@@ -155,8 +155,8 @@ fn quoted<'b>(sink: &mut Sink<'_, '_, 'b>, bytes: &'b [u8], body: Body) -> Fit {
 #[inline(always)]
 fn flat<'b>(leaf: &Leaf<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>, cx: Context) -> Fit {
     match leaf.kind {
-        Kind::Utf8 => text(sink, leaf.text_range::<i32>(i), leaf.values()),
-        Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(i), leaf.values()),
+        LeafKind::Utf8 => text(sink, leaf.text_range::<i32>(i), leaf.values()),
+        LeafKind::LargeUtf8 => text(sink, leaf.text_range::<i64>(i), leaf.values()),
         _ => windowed::<VALUE_TEXT>(sink, |w| fixed_text(leaf, i, w, cx)),
     }
 }
@@ -197,22 +197,24 @@ fn flat_elements<'b>(
     cx: Context,
 ) -> Fit {
     match leaf.kind {
-        Kind::Int32 => elements(leaf, range, sink, |w, e| i32_text(w, leaf.value::<i32>(e))),
-        Kind::Int64 => elements(leaf, range, sink, |w, e| {
+        LeafKind::Int32 => elements(leaf, range, sink, |w, e| i32_text(w, leaf.value::<i32>(e))),
+        LeafKind::Int64 => elements(leaf, range, sink, |w, e| {
             long_text(w, leaf.value::<i64>(e), false, cx)
         }),
-        Kind::Float64 => elements(leaf, range, sink, |w, e| {
+        LeafKind::Float64 => elements(leaf, range, sink, |w, e| {
             f64_text(w, leaf.value::<f64>(e), cx)
         }),
-        Kind::Utf8 | Kind::LargeUtf8 | Kind::Other => {
+        LeafKind::Utf8 | LeafKind::LargeUtf8 | LeafKind::Other => {
             for e in range.clone() {
                 if e > range.start {
                     put(sink, &[SEPARATOR])?;
                 }
                 if leaf.is_valid(e) {
                     match leaf.kind {
-                        Kind::Utf8 => text(sink, leaf.text_range::<i32>(e), leaf.values())?,
-                        Kind::LargeUtf8 => text(sink, leaf.text_range::<i64>(e), leaf.values())?,
+                        LeafKind::Utf8 => text(sink, leaf.text_range::<i32>(e), leaf.values())?,
+                        LeafKind::LargeUtf8 => {
+                            text(sink, leaf.text_range::<i64>(e), leaf.values())?
+                        }
                         _ => put(sink, NULL)?,
                     }
                 } else {
@@ -368,7 +370,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     /// The view node of plan node `node`: made from the plan, or read from the view for string
     /// and binary views.
     #[inline(always)]
-    fn view(&self, node: &Node<'b>) -> Option<view::Node<'b>> {
+    fn view(&self, node: &PlanNode<'b>) -> Option<view::Node<'b>> {
         let found = node
             .array()
             .or_else(|| self.nodes.node(node.at).map(|n| *n));
@@ -379,13 +381,17 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     /// Follows dictionaries, unions and run ends from slot `i` of node `n` to the node and slot
     /// holding the value; `None` when the value is null.
     #[inline(always)]
-    fn resolve(&self, n: usize, i: usize) -> Option<(&'p Node<'b>, usize)> {
+    fn resolve(&self, n: usize, i: usize) -> Option<(&'p PlanNode<'b>, usize)> {
         self.resolve_from(self.plan.node(n)?, i)
     }
 
     /// [`Writer::resolve`] from a node.
     #[inline(always)]
-    fn resolve_from(&self, mut node: &'p Node<'b>, mut i: usize) -> Option<(&'p Node<'b>, usize)> {
+    fn resolve_from(
+        &self,
+        mut node: &'p PlanNode<'b>,
+        mut i: usize,
+    ) -> Option<(&'p PlanNode<'b>, usize)> {
         loop {
             match node.shape {
                 Shape::Dictionary { values } => {
@@ -442,7 +448,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     #[inline(always)]
     fn member(
         &self,
-        member: &'p Node<'b>,
+        member: &'p PlanNode<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -504,7 +510,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     #[inline(always)]
     fn flat_member(
         &self,
-        member: &'p Node<'b>,
+        member: &'p PlanNode<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -530,7 +536,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
             *head = *key;
         }
-        if matches!(node.leaf.kind, Kind::Utf8 | Kind::LargeUtf8) {
+        if matches!(node.leaf.kind, LeafKind::Utf8 | LeafKind::LargeUtf8) {
             sink.advance(key_len);
             flat(&node.leaf, i, sink, self.cx)?;
         } else {
@@ -555,7 +561,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     #[inline(never)]
     fn spilled_member(
         &self,
-        member: &'p Node<'b>,
+        member: &'p PlanNode<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -580,7 +586,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     /// nulls are omitted.
     fn other_member(
         &self,
-        member: &'p Node<'b>,
+        member: &'p PlanNode<'b>,
         i: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
@@ -602,7 +608,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     #[inline(always)]
     fn elements(
         &self,
-        node: &'p Node<'b>,
+        node: &'p PlanNode<'b>,
         child: u8,
         offsets: ListOffsets,
         i: usize,
@@ -635,7 +641,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
 
     /// Writes a member's key, with a comma before it unless it is the `first`.
     #[inline(always)]
-    fn key(&self, member: &'p Node<'b>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn key(&self, member: &'p PlanNode<'b>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         if let Some((bytes, len)) = member.key(first) {
             let window = sink.tail::<{ KEY - 1 }>().ok_or(Full)?;
             window.copy_from_slice(bytes);
@@ -663,7 +669,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     }
 
     /// Writes the (valid, resolved) value in slot `i` of `node`.
-    fn value(&self, node: &'p Node<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
+    fn value(&self, node: &'p PlanNode<'b>, i: usize, sink: &mut Sink<'_, '_, 'b>) -> Fit {
         let cx = self.cx;
         match node.shape {
             Shape::Flat => flat(&node.leaf, i, sink, cx),
@@ -727,7 +733,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     /// members `"key":value`; a null entry is left out, a null value written (the keys are data).
     fn entries(
         &self,
-        node: &'p Node<'b>,
+        node: &'p PlanNode<'b>,
         entries: u8,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
@@ -812,7 +818,7 @@ impl<'b> Single<'b> {
             None => false,
         };
         let node = plan.node(0)?;
-        let flat = node.shape == Shape::Flat && node.leaf.kind != Kind::Other;
+        let flat = node.shape == Shape::Flat && node.leaf.kind != LeafKind::Other;
         let key = match batch {
             true => node.key(true).and_then(|(key, len)| key.get(..len))?,
             false => b"",
@@ -848,15 +854,15 @@ impl<'b> Single<'b> {
         let cx = self.cx;
         let leaf = &self.leaf;
         match self.leaf.kind {
-            Kind::Utf8 => self.text_rows::<i32>(out, pos, row, rows),
-            Kind::LargeUtf8 => self.text_rows::<i64>(out, pos, row, rows),
-            Kind::Int32 => self.typed_rows::<4>(out, pos, row, rows, |w, v| {
+            LeafKind::Utf8 => self.text_rows::<i32>(out, pos, row, rows),
+            LeafKind::LargeUtf8 => self.text_rows::<i64>(out, pos, row, rows),
+            LeafKind::Int32 => self.typed_rows::<4>(out, pos, row, rows, |w, v| {
                 i32_text(w, i32::from_le_bytes(v))
             }),
-            Kind::Float64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
+            LeafKind::Float64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
                 f64_text(w, f64::from_le_bytes(v), cx)
             }),
-            Kind::Int64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
+            LeafKind::Int64 => self.typed_rows::<8>(out, pos, row, rows, |w, v| {
                 long_text(w, i64::from_le_bytes(v), false, cx)
             }),
             _ => self.fixed_rows(out, pos, row, rows, |w, i| fixed_text(leaf, i, w, cx)),

@@ -12,7 +12,7 @@ use super::escape;
 use super::framing::{KEY_CLOSE, NULL};
 use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
-use super::plan::{Form, Kind as LeafKind, Leaf, Short};
+use super::plan::{Form, Leaf, LeafKind, Short};
 use super::sink::{Body, Sink};
 use super::temporal::{self, Text};
 use crate::columnar::Native;
