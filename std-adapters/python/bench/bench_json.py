@@ -4,7 +4,9 @@ process; then each writer's peak memory over the table's, each in a fresh proces
     python bench/bench_json.py [--rows N] [--repeat R]
 
 Columns: int64, float64, strings, nullable int32 (1 in 10 null), list of int64 (0-3 items).
-Times are the best of R runs. polars writes NDJSON into memory (`write_ndjson()`), pandas
+Times are the best of R runs. polars writes NDJSON into memory twice: into a `BytesIO`
+(`write_ndjson(sink)`, bytes as quiver returns them) and as `write_ndjson()` with no argument
+(the document returned as a `str`: polars decodes its bytes into one), pandas
 `to_json(orient="records", lines=True)` into a string, DuckDB `COPY … (FORMAT json)` into a
 file under /dev/shm (memory). Memory: the process's peak resident set (VmHWM, reset once the
 table is built) minus its resident set then.
@@ -69,6 +71,8 @@ def runners(t):
             return sink.getvalue()
 
         out["polars write_ndjson"] = polars_ndjson
+        # The call as the issue names it: no argument, the document returned as a `str`.
+        out["polars write_ndjson() str"] = lambda: frame.write_ndjson()
     except ImportError:
         pass
     try:
@@ -138,7 +142,10 @@ def main():
         print(f"{name:28} {seconds * 1000:9.1f} ms  {size / 2**20:8.1f} MiB")
     if "polars write_ndjson" in results:
         ratio = results["quiver.to_json"] / results["polars write_ndjson"]
-        print(f"quiver.to_json / polars write_ndjson = {ratio:.2f}x")
+        print(f"quiver.to_json / polars write_ndjson (BytesIO) = {ratio:.2f}x")
+    if "polars write_ndjson() str" in results:
+        ratio = results["quiver.to_json"] / results["polars write_ndjson() str"]
+        print(f"quiver.to_json / polars write_ndjson() (returns str) = {ratio:.2f}x")
     same = quiver.to_json(t) == quiver.to_json(pa.Table.from_batches(t.to_batches()))
     print(f"quiver output stable across batchings: {same}")
     print("peak memory over the table's resident size (fresh process each):")
