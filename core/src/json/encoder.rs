@@ -22,9 +22,7 @@
 //! write the same things), writes leaves through `value`'s writers, which the fast path calls
 //! too, and takes its punctuation from `framing`. It uses every module of `json` below it.
 
-use super::framing::{
-    Framing, KEY_CLOSE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, SEPARATOR,
-};
+use super::framing::{Checked, Compact, Framing, NULL, Syntax};
 use super::options::{EncoderOptions, JsonFormat};
 use super::plan::{Form, NODES, Plan};
 use super::rows;
@@ -36,6 +34,7 @@ use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
 use crate::array::Arrays;
 use crate::format::Kind;
 use crate::view::{Node, Table, View, child_at, resolve, resolve_from, siblings};
+use core::marker::PhantomData;
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
 /// `ArrayView`'s arrays, each node made when read.
@@ -151,7 +150,12 @@ enum Phase {
 /// assert_eq!(out, b"[1,-2,3]");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH, const PLAN: usize = NODES> {
+pub struct Encoder<
+    'b,
+    const DEPTH: usize = DEFAULT_DEPTH,
+    const PLAN: usize = NODES,
+    F: Syntax = Compact,
+> {
     nodes: Nodes<'b>,
     /// Nodes `0..columns_end` are the columns' subtrees.
     columns_end: usize,
@@ -165,6 +169,7 @@ pub struct Encoder<'b, const DEPTH: usize = DEFAULT_DEPTH, const PLAN: usize = N
     rows: Rows<DEPTH>,
     spill: Spill,
     stream: Option<Stream<'b>>,
+    syntax: PhantomData<F>,
 }
 
 /// Where the walk over rows stands.
@@ -183,7 +188,7 @@ struct Rows<const DEPTH: usize> {
     stack: heapless::Vec<Frame, DEPTH>,
 }
 
-impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
+impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PLAN, F> {
     /// An encoder for a whole document of `view`'s rows, one JSON object per row. Its nesting
     /// limit `DEPTH` and plan size `PLAN` are its type's, which the caller names
     /// (`let encoder: no_alloc::Encoder = Encoder::new(…)?`). Rows continuing a document are an
@@ -213,6 +218,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
         framing: Framing,
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
+        let () = Checked::<F>::TOKENS;
         let (zones, plain_names, plan) = match &nodes {
             Nodes::View(table) => Self::compile(*table, columns_end, array, options)?,
             #[cfg(feature = "alloc")]
@@ -240,6 +246,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             },
             spill: Spill::new(),
             stream: None,
+            syntax: PhantomData,
         })
     }
 
@@ -264,7 +271,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             check.frames(at, usize::from(!array), 0)?;
             check.column += 1;
         }
-        let plan = Plan::new(nodes, columns_end, array, options, &check.zones);
+        let plan = Plan::new::<_, F>(nodes, columns_end, array, options, &check.zones);
         Ok((check.zones, check.plain_names, plan))
     }
 
@@ -284,6 +291,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             rows,
             spill,
             stream,
+            syntax: _,
         } = self;
         let mut sink = Sink::new(out, spill, stream);
         let (cx, columns_end, array, plan) = (*cx, *columns_end, *array, plan.as_ref());
@@ -296,6 +304,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
                     columns_end,
                     array,
                     plan,
+                    syntax: PhantomData::<F>,
                 },
                 &mut sink,
             ),
@@ -308,6 +317,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
                     columns_end,
                     array,
                     plan,
+                    syntax: PhantomData::<F>,
                 },
                 &mut sink,
             ),
@@ -372,6 +382,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
             rows: front,
             spill: Spill::new(),
             stream: None,
+            syntax: PhantomData,
         })
     }
 
@@ -421,7 +432,7 @@ impl<'b> Encoder<'b> {
 }
 
 #[cfg(feature = "alloc")]
-impl<'b, const DEPTH: usize, const PLAN: usize> Encoder<'b, DEPTH, PLAN> {
+impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PLAN, F> {
     fn of(
         arrays: Arrays<'b>,
         array: bool,
@@ -482,44 +493,46 @@ impl EncoderBuilder {
     }
 
     /// The bytes around and between `rows` rows.
-    fn framing(&self, rows: usize) -> Framing {
+    fn framing<F: Syntax>(&self, rows: usize) -> Framing {
         match self.started {
-            None => Framing::document(self.format),
-            Some(started) => Framing::continuing(self.format, started, rows),
+            None => Framing::document::<F>(self.format),
+            Some(started) => Framing::continuing::<F>(self.format, started, rows),
         }
     }
 
     /// An encoder of `view`'s rows, one JSON object per row.
-    pub fn view<'b, const N: usize, const DEPTH: usize, const PLAN: usize>(
+    pub fn view<'b, const N: usize, const DEPTH: usize, const PLAN: usize, F: Syntax>(
         self,
         view: &'b View<'b, N>,
-    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
-        Encoder::with_framing(view, self.framing(view.num_rows()), self.options)
+    ) -> Result<Encoder<'b, DEPTH, PLAN, F>, JsonError> {
+        Encoder::with_framing(view, self.framing::<F>(view.num_rows()), self.options)
     }
 
     /// An encoder of `batch`'s rows, one JSON object per row.
     #[cfg(feature = "alloc")]
-    pub fn batch<'b, const DEPTH: usize, const PLAN: usize>(
+    pub fn batch<'b, const DEPTH: usize, const PLAN: usize, F: Syntax>(
         self,
         batch: &'b crate::array::RecordBatch<'_>,
-    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
-        let framing = self.framing(batch.num_rows());
+    ) -> Result<Encoder<'b, DEPTH, PLAN, F>, JsonError> {
+        let framing = self.framing::<F>(batch.num_rows());
         Encoder::of(Arrays::of_batch(batch), false, framing, self.options)
     }
 
     /// An encoder of `array`'s values, one JSON value per row (nulls as `null`); building it
     /// allocates once (see [`Encoder::array`]).
     #[cfg(feature = "alloc")]
-    pub fn array<'b, const DEPTH: usize, const PLAN: usize>(
+    pub fn array<'b, const DEPTH: usize, const PLAN: usize, F: Syntax>(
         self,
         array: &'b crate::array::ArrayView<'_>,
-    ) -> Result<Encoder<'b, DEPTH, PLAN>, JsonError> {
-        let framing = self.framing(array.len());
+    ) -> Result<Encoder<'b, DEPTH, PLAN, F>, JsonError> {
+        let framing = self.framing::<F>(array.len());
         Encoder::of(Arrays::of_array(array), true, framing, self.options)
     }
 }
 
-impl<const DEPTH: usize, const PLAN: usize> core::fmt::Debug for Encoder<'_, DEPTH, PLAN> {
+impl<const DEPTH: usize, const PLAN: usize, F: Syntax> core::fmt::Debug
+    for Encoder<'_, DEPTH, PLAN, F>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Encoder")
             .field("row", &self.rows.row)
@@ -532,9 +545,9 @@ impl<const DEPTH: usize, const PLAN: usize> core::fmt::Debug for Encoder<'_, DEP
 
 impl<const DEPTH: usize> Rows<DEPTH> {
     /// Writes into `sink` until it is full or all is written (then `true`).
-    fn run<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+    fn run<'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize>(
         &mut self,
-        walk: &Walk<'_, 'b, T, PLAN>,
+        walk: &Walk<'_, 'b, T, F, PLAN>,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> bool {
         loop {
@@ -568,13 +581,13 @@ impl<const DEPTH: usize> Rows<DEPTH> {
 
     /// Writes whole rows through the fast path while they fit, and a row that does not through
     /// the stack (returning once it is opened).
-    fn rows<'b, T: Table<'b> + ?Sized, const PLAN: usize>(
+    fn rows<'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize>(
         &mut self,
-        walk: &Walk<'_, 'b, T, PLAN>,
+        walk: &Walk<'_, 'b, T, F, PLAN>,
         sink: &mut Sink<'_, '_, 'b>,
     ) {
         if self.in_row {
-            sink.put_opt(self.framing.row_end);
+            sink.put(self.framing.row_end);
             self.in_row = false;
             self.row += 1;
         }
@@ -593,7 +606,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     nodes: walk.nodes,
                 };
                 let (mark, from) = (sink.written(), self.row);
-                rows::write(
+                rows::write::<_, F, PLAN>(
                     &compiled,
                     sink,
                     &mut self.framing,
@@ -611,7 +624,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             // The row through the walk, which hands each member the plan holds to the fast
             // path (see `Walk::planned`).
             if !self.framing.first_row {
-                sink.put_opt(self.framing.separator);
+                sink.put(self.framing.separator);
             }
             self.framing.first_row = false;
             if walk.array {
@@ -625,7 +638,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     return;
                 }
             } else {
-                sink.put(&[OBJECT_OPEN]);
+                sink.put(F::OBJECT_OPEN);
                 let mut row = Frame::object(0..walk.columns_end, self.row, false);
                 match walk.step(&mut row, sink) {
                     Step::Pop => {}
@@ -642,7 +655,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     }
                 }
             }
-            sink.put_opt(self.framing.row_end);
+            sink.put(self.framing.row_end);
             self.row += 1;
         }
         self.phase = Phase::Close;
@@ -672,16 +685,17 @@ pub(crate) fn walk_values() -> usize {
 }
 
 /// The view and settings a step reads.
-struct Walk<'n, 'b, T: ?Sized, const PLAN: usize> {
+struct Walk<'n, 'b, T: ?Sized, F, const PLAN: usize> {
     nodes: &'n T,
     cx: Context,
     zones: &'n Zones<'b>,
     columns_end: usize,
     array: bool,
     plan: Option<&'n Plan<'b, PLAN>>,
+    syntax: PhantomData<F>,
 }
 
-impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
+impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T, F, PLAN> {
     #[inline(always)]
     fn node(&self, at: usize) -> Option<T::Ref<'n>> {
         self.nodes.node(at)
@@ -707,7 +721,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
             plan,
             nodes: self.nodes,
         };
-        let to = rows::members(&compiled, from, slot, first, sink, self.cx);
+        let to = rows::members::<_, F, PLAN>(&compiled, from, slot, first, sink, self.cx);
         if to > from {
             *next = plan.column_at(to).unwrap_or(end);
         }
@@ -725,12 +739,12 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
         WALK_VALUES.with(|n| n.set(n.get() + 1));
         match Form::of(node, self.cx.options, self.zones) {
             Form::Struct => {
-                sink.put(&[OBJECT_OPEN]);
+                sink.put(F::OBJECT_OPEN);
                 Some(Frame::object(at + 1..node.end, node.offset + i, false))
             }
             Form::List => {
                 let range = node.list_range(i);
-                sink.put(&[LIST_OPEN]);
+                sink.put(F::LIST_OPEN);
                 Some(Frame::List {
                     child: at + 1,
                     next: range.start,
@@ -744,7 +758,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                 let keys = entries + 1;
                 let range = node.list_range(i);
                 if self.node(keys).is_some_and(|k| k.kind.is_text()) {
-                    sink.put(&[OBJECT_OPEN]);
+                    sink.put(F::OBJECT_OPEN);
                     Some(Frame::Map {
                         entries,
                         base: self.node(entries).map_or(0, |n| n.offset),
@@ -754,7 +768,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         value_due: false,
                     })
                 } else {
-                    sink.put(&[LIST_OPEN]);
+                    sink.put(F::LIST_OPEN);
                     Some(Frame::List {
                         child: entries,
                         next: range.start,
@@ -867,7 +881,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         continue;
                     }
                     if !*first {
-                        sink.put(&[SEPARATOR]);
+                        sink.put(F::SEPARATOR);
                     }
                     *first = false;
                     let name = match (*entry, at == *first_member) {
@@ -875,7 +889,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         (true, true) => "key",
                         (true, false) => "value",
                     };
-                    key(sink, name, cx);
+                    key::<F>(sink, name, cx);
                     if sink.blocked() {
                         *value_due = true;
                         return Step::Stay;
@@ -889,7 +903,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(&[OBJECT_CLOSE]);
+                sink.put(F::OBJECT_CLOSE);
                 Step::Pop
             }
             Frame::List {
@@ -907,7 +921,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     let e = *next;
                     *next += 1;
                     if !*first {
-                        sink.put(&[SEPARATOR]);
+                        sink.put(F::SEPARATOR);
                     }
                     *first = false;
                     let mut moved = None;
@@ -915,7 +929,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                     let node = moved.as_deref().unwrap_or(element);
                     match value {
                         Some((at, i)) if *entries => {
-                            sink.put(&[OBJECT_OPEN]);
+                            sink.put(F::OBJECT_OPEN);
                             let entry = Frame::object(at + 1..node.end, node.offset + i, true);
                             return Step::Push(entry);
                         }
@@ -929,7 +943,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(&[LIST_CLOSE]);
+                sink.put(F::LIST_CLOSE);
                 Step::Pop
             }
             Frame::Map {
@@ -972,14 +986,14 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         continue;
                     }
                     if !*first {
-                        sink.put(&[SEPARATOR]);
+                        sink.put(F::SEPARATOR);
                     }
                     *first = false;
                     let mut moved = None;
                     let name = resolve_from(self.nodes, key_node, keys, *base + e, &mut moved)
                         .map(|(_, i)| moved.as_deref().unwrap_or(key_node).bytes_value(i))
                         .unwrap_or_default();
-                    sink.quoted(name, Body::Text, KEY_CLOSE);
+                    sink.quoted(name, Body::Text, F::KEY_CLOSE);
                     if sink.blocked() {
                         *value_due = true;
                         return Step::Stay;
@@ -992,7 +1006,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, const PLAN: usize> Walk<'n, 'b, T, PLAN> {
                         return Step::Stay;
                     }
                 }
-                sink.put(&[OBJECT_CLOSE]);
+                sink.put(F::OBJECT_CLOSE);
                 Step::Pop
             }
         }

@@ -12,8 +12,9 @@
 //! - `escape`, `number`, `temporal`, `embedded`: the text of strings, numbers, dates and times,
 //!   and the check of `arrow.json` values.
 //! - `options`: [`JsonFormat`] (newline-delimited or one array) and [`EncoderOptions`].
-//! - `framing`: the seam to the text format: JSON's structural bytes (objects, lists, members,
-//!   keys, `null`), named once, and the bytes around and between rows.
+//! - `framing`: the seam to the text format: [`Syntax`], the structural bytes (objects, lists,
+//!   members, keys) of JSON ([`Compact`]) or of another format with its shape, and the bytes
+//!   around and between rows.
 //! - `sink`: the output cursor over the caller's buffer (its spill and the long value in
 //!   progress).
 //! - `plan`: how each Arrow type is written, `Form` (one exhaustive match, which a
@@ -28,7 +29,10 @@
 //!   [`Encoder::append_to`] for a `Vec`).
 //!
 //! An Arrow type gets its JSON in `plan::Form::of` (and, for a new kind of leaf value, a writer
-//! in `value`); the compiler then points at every match that must handle it.
+//! in `value`); the compiler then points at every match that must handle it. Another text
+//! format with JSON's shape implements [`Syntax`] and names it in the encoder's type; both
+//! engines, fast path included, write it (a format whose values differ from JSON's adds their
+//! writers in `value`).
 //!
 //! # Conventions
 //!
@@ -156,6 +160,7 @@ pub(crate) mod value;
 mod writer;
 
 pub use encoder::{Encoder, EncoderBuilder};
+pub use framing::{Compact, Syntax, TOKEN};
 #[doc(hidden)] // for the golden test
 pub use number::f16_to_f32;
 pub use options::{BinaryFormat, EncoderOptions, JsonFormat};

@@ -14,7 +14,7 @@
 //! the framing's key bytes.
 
 use super::escape;
-use super::framing::{KEY_CLOSE, KEY_OPEN, SEPARATOR};
+use super::framing::{KEY_OPEN, Syntax};
 use super::options::EncoderOptions;
 use super::sink::Body;
 use super::temporal::{Zone, Zones};
@@ -413,7 +413,13 @@ pub(crate) struct PlanNode<'b> {
 }
 
 impl<'b> PlanNode<'b> {
-    fn new(at: usize, node: &view::Node<'b>, leaf: Leaf<'b>, name: &'b str) -> Self {
+    fn new(
+        at: usize,
+        node: &view::Node<'b>,
+        leaf: Leaf<'b>,
+        name: &'b str,
+        tokens: KeyTokens,
+    ) -> Self {
         let mut plan = PlanNode {
             at,
             kind: node.kind,
@@ -423,26 +429,30 @@ impl<'b> PlanNode<'b> {
             key_len: 0,
             name: "",
         };
-        plan.name(name);
+        plan.name(name, tokens);
         plan
     }
 
     /// Names the node as a member, pre-building its key when the name is short and plain.
-    fn name(&mut self, name: &'b str) {
+    fn name(&mut self, name: &'b str, KeyTokens { separator, close }: KeyTokens) {
         self.name = name;
         self.key_len = 0;
         let bytes = name.as_bytes();
-        // The key is copied as `KEY - 1` bytes (from its comma or after it): it must fit them.
-        if bytes.len() + 4 < KEY && escape::is_plain(name) {
-            let (open, rest) = self.key.split_at_mut(2);
-            open.copy_from_slice(&[SEPARATOR, KEY_OPEN]);
-            if let Some((body, close)) = rest.split_at_mut_checked(bytes.len()) {
-                body.copy_from_slice(bytes);
-                if let Some(close) = close.get_mut(..2) {
-                    close.copy_from_slice(KEY_CLOSE);
+        let len = separator.len() + 1 + bytes.len() + close.len();
+        // The key is copied as `KEY - 1` bytes (from its separator or after it): it must fit.
+        if len < KEY && escape::is_plain(name) {
+            let (open, rest) = self.key.split_at_mut(separator.len());
+            open.copy_from_slice(separator);
+            if let Some((quote, rest)) = rest.split_first_mut() {
+                *quote = KEY_OPEN;
+                if let Some((body, rest)) = rest.split_at_mut_checked(bytes.len()) {
+                    body.copy_from_slice(bytes);
+                    if let Some(rest) = rest.get_mut(..close.len()) {
+                        rest.copy_from_slice(close);
+                    }
                 }
             }
-            self.key_len = (bytes.len() + 4) as u8;
+            self.key_len = len as u8;
         }
     }
 
@@ -478,11 +488,11 @@ impl<'b> PlanNode<'b> {
     /// The pre-built key (`,"name":`, or `"name":` for the `first` member) and its length, when
     /// the name is short and plain; always [`KEY`] - 1 bytes to copy, of which the length count.
     #[inline(always)]
-    pub(crate) fn key(&self, first: bool) -> Option<(&[u8; KEY - 1], usize)> {
+    pub(crate) fn key<F: Syntax>(&self, first: bool) -> Option<(&[u8; KEY - 1], usize)> {
         if self.key_len == 0 {
             return None;
         }
-        let skip = usize::from(first);
+        let skip = F::SEPARATOR.len() * usize::from(first);
         let bytes = self.key.get(skip..skip + KEY - 1)?.try_into().ok()?;
         Some((bytes, usize::from(self.key_len) - skip))
     }
@@ -500,12 +510,21 @@ pub(crate) struct Plan<'b, const N: usize> {
     /// one and those after it), or 0 when it holds them all (column 0 is always held).
     rest: u32,
     options: EncoderOptions,
+    /// The syntax's bytes around pre-built keys.
+    tokens: KeyTokens,
+}
+
+/// The bytes of a [`Syntax`] around a pre-built key (read when the plan is built).
+#[derive(Debug, Clone, Copy)]
+struct KeyTokens {
+    separator: &'static [u8],
+    close: &'static [u8],
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
     /// The plan of a view's columns (or of its one array, when `array`): of all of them if `N`
     /// nodes hold them, else of the most leading columns that they hold (at least one).
-    pub(crate) fn new<T: Table<'b> + ?Sized>(
+    pub(crate) fn new<T: Table<'b> + ?Sized, F: Syntax>(
         nodes: &T,
         columns_end: usize,
         array: bool,
@@ -515,6 +534,13 @@ impl<'b, const N: usize> Plan<'b, N> {
         if N == 0 {
             return None;
         }
+        let options = (
+            options,
+            KeyTokens {
+                separator: F::SEPARATOR,
+                close: F::KEY_CLOSE,
+            },
+        );
         if array {
             return Self::leading(nodes, columns_end, 1, true, options, zones).ok();
         }
@@ -537,7 +563,7 @@ impl<'b, const N: usize> Plan<'b, N> {
         columns_end: usize,
         columns: usize,
         array: bool,
-        options: EncoderOptions,
+        (options, tokens): (EncoderOptions, KeyTokens),
         zones: &Zones<'_>,
     ) -> Result<Self, usize> {
         let mut plan = Plan {
@@ -545,6 +571,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             columns: u32::try_from(if array { 0 } else { columns }).map_err(|_| 0usize)?,
             rest: 0,
             options,
+            tokens,
         };
         let placeholder = nodes.node(0).ok_or(0usize)?;
         let first = plan.reserve(columns, &placeholder).ok_or(0usize)?;
@@ -622,7 +649,7 @@ impl<'b, const N: usize> Plan<'b, N> {
         for _ in 0..count {
             let leaf = Leaf::new(placeholder, LeafKind::Other);
             self.nodes
-                .push(PlanNode::new(0, placeholder, leaf, ""))
+                .push(PlanNode::new(0, placeholder, leaf, "", self.tokens))
                 .ok()?;
         }
         Some(first)
@@ -645,7 +672,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             Form::Flat(kind) => kind,
             _ => LeafKind::Other,
         };
-        let mut node = PlanNode::new(at, array, Leaf::new(array, kind), name);
+        let mut node = PlanNode::new(at, array, Leaf::new(array, kind), name, self.tokens);
         node.shape = match form {
             Form::Flat(_) => Shape::Flat,
             Form::Short(short) => Shape::Short(short),
@@ -685,7 +712,10 @@ impl<'b, const N: usize> Plan<'b, N> {
                     return None;
                 };
                 for (k, name) in ["key", "value"].into_iter().enumerate() {
-                    self.nodes.get_mut(usize::from(first) + k)?.name(name);
+                    let tokens = self.tokens;
+                    self.nodes
+                        .get_mut(usize::from(first) + k)?
+                        .name(name, tokens);
                 }
                 let entries = u8::try_from(entries).ok()?;
                 if nodes.node(at + 2)?.kind.is_text() {

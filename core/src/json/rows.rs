@@ -21,10 +21,7 @@
 //! and it knows nothing of the walk.
 
 use super::escape;
-use super::framing::{
-    Framing, KEY_CLOSE, KEY_VALUE, LIST_CLOSE, LIST_OPEN, NULL, OBJECT_CLOSE, OBJECT_OPEN, PIECE,
-    Piece, RowPieces, SEPARATOR,
-};
+use super::framing::{Framing, NULL, PIECE, Piece, RowPieces, Syntax, TOKEN};
 use super::plan::{KEY, ListOffsets, Plan, PlanNode, Shape};
 use super::plan::{Leaf, LeafKind};
 use super::sink::{Body, SPILL, Sink, Spill};
@@ -32,6 +29,7 @@ use super::value::{self, Context, VALUE_TEXT, f64_text, fixed_text, i32_text, lo
 use crate::columnar;
 use crate::view::{self, Offset, Table};
 use core::cell::Cell;
+use core::marker::PhantomData;
 
 /// A row did not fit: the caller rewinds the sink to the row's start.
 pub(crate) struct Full;
@@ -46,7 +44,7 @@ pub(crate) struct Compiled<'p, 'b, T: ?Sized, const N: usize> {
 }
 
 /// Writes rows `*row..rows` while they fit, advancing `*row` past each one written.
-pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
+pub(crate) fn write<'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
     sink: &mut Sink<'_, '_, 'b>,
     framing: &mut Framing,
@@ -55,10 +53,10 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
     cx: Context,
 ) {
     let Compiled { plan, nodes } = *compiled;
-    let Some(writer) = Writer::new(plan, nodes, framing, cx) else {
+    let Some(writer) = Writer::<_, F, N>::new(plan, nodes, framing, cx) else {
         return;
     };
-    let single = Single::new(plan, framing, cx);
+    let single = Single::new::<F, N>(plan, framing, cx);
     while *row < rows {
         if let Some(single) = &single
             && !framing.first_row
@@ -85,7 +83,7 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, const N: usize>(
 /// writes the first member not written (one longer than the spill, or past the plan's columns
 /// the rest of the row) and hands back here after it.
 #[inline(never)]
-pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
+pub(crate) fn members<'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
     from: usize,
     r: usize,
@@ -94,7 +92,7 @@ pub(crate) fn members<'b, T: Table<'b> + ?Sized, const N: usize>(
     cx: Context,
 ) -> usize {
     let Compiled { plan, nodes } = *compiled;
-    let writer = Writer::bare(plan, nodes, cx);
+    let writer = Writer::<_, F, N>::bare(plan, nodes, cx);
     let end = plan.columns().map_or(from, |columns| columns.end);
     for column in from..end {
         let Some(member) = plan.node(column) else {
@@ -190,24 +188,26 @@ fn short_window(values: &[u8], start: usize, len: usize) -> Option<&[u8; escape:
 /// Writes the elements `range` of a flat leaf, comma-separated (nulls as `null`), one loop per
 /// type.
 #[inline(never)]
-fn flat_elements<'b>(
+fn flat_elements<'b, F: Syntax>(
     leaf: &Leaf<'b>,
     range: core::ops::Range<usize>,
     sink: &mut Sink<'_, '_, 'b>,
     cx: Context,
 ) -> Fit {
     match leaf.kind {
-        LeafKind::Int32 => elements(leaf, range, sink, |w, e| i32_text(w, leaf.value::<i32>(e))),
-        LeafKind::Int64 => elements(leaf, range, sink, |w, e| {
+        LeafKind::Int32 => {
+            elements::<F>(leaf, range, sink, |w, e| i32_text(w, leaf.value::<i32>(e)))
+        }
+        LeafKind::Int64 => elements::<F>(leaf, range, sink, |w, e| {
             long_text(w, leaf.value::<i64>(e), false, cx)
         }),
-        LeafKind::Float64 => elements(leaf, range, sink, |w, e| {
+        LeafKind::Float64 => elements::<F>(leaf, range, sink, |w, e| {
             f64_text(w, leaf.value::<f64>(e), cx)
         }),
         LeafKind::Utf8 | LeafKind::LargeUtf8 | LeafKind::Other => {
             for e in range.clone() {
                 if e > range.start {
-                    put(sink, &[SEPARATOR])?;
+                    put(sink, F::SEPARATOR)?;
                 }
                 if leaf.is_valid(e) {
                     match leaf.kind {
@@ -223,14 +223,14 @@ fn flat_elements<'b>(
             }
             Ok(())
         }
-        _ => elements(leaf, range, sink, |w, e| fixed_text(leaf, e, w, cx)),
+        _ => elements::<F>(leaf, range, sink, |w, e| fixed_text(leaf, e, w, cx)),
     }
 }
 
 /// The element loop of [`flat_elements`] for values of at most [`VALUE_TEXT`] bytes: each
-/// element is written into a window of the buffer (a comma, then the value or `null`).
+/// element is written into a window of the buffer (a separator, then the value or `null`).
 #[inline(always)]
-fn elements(
+fn elements<F: Syntax>(
     leaf: &Leaf<'_>,
     range: core::ops::Range<usize>,
     sink: &mut Sink<'_, '_, '_>,
@@ -238,17 +238,17 @@ fn elements(
 ) -> Fit {
     let (out, pos) = sink.parts();
     let mut at = *pos;
+    let separator = F::SEPARATOR.len();
     for e in range.clone() {
-        let Some(window) = out
-            .get_mut(at..at + ELEMENT_WINDOW)
-            .and_then(|w| <&mut [u8; ELEMENT_WINDOW]>::try_from(w).ok())
-        else {
+        let Some(window) = out.get_mut(at..at + separator + VALUE_TEXT) else {
             return Err(Full);
         };
-        window[0] = SEPARATOR;
-        let skip = usize::from(e == range.start);
+        if let Some(head) = window.get_mut(..separator) {
+            head.copy_from_slice(F::SEPARATOR);
+        }
+        let value_at = separator * usize::from(e > range.start);
         let Some(dst) = window
-            .get_mut(1 - skip..1 - skip + VALUE_TEXT)
+            .get_mut(value_at..value_at + VALUE_TEXT)
             .and_then(|w| <&mut [u8; VALUE_TEXT]>::try_from(w).ok())
         else {
             return Err(Full);
@@ -261,14 +261,11 @@ fn elements(
             }
             4
         };
-        at += 1 - skip + n.min(VALUE_TEXT);
+        at += value_at + n.min(VALUE_TEXT);
     }
     *pos = at;
     Ok(())
 }
-
-/// Bytes of the buffer one element of [`elements`] may touch: a comma and a value window.
-const ELEMENT_WINDOW: usize = 1 + VALUE_TEXT;
 
 /// Writes `len` bytes of a short piece (at most 8) with one fixed-size copy.
 #[inline(always)]
@@ -280,7 +277,7 @@ fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit 
 }
 
 /// Writes rows by following the plan.
-struct Writer<'p, 'b, T: ?Sized, const N: usize> {
+struct Writer<'p, 'b, T: ?Sized, F, const N: usize> {
     plan: &'p Plan<'b, N>,
     /// The view the plan was compiled from.
     nodes: &'p T,
@@ -294,16 +291,18 @@ struct Writer<'p, 'b, T: ?Sized, const N: usize> {
     close_len: usize,
     /// The run each run-end encoded node (by the plan index of its run ends) read last.
     runs: [Cell<u32>; N],
+    syntax: PhantomData<F>,
 }
 
-impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
+impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T, F, N> {
     fn new(plan: &'p Plan<'b, N>, nodes: &'p T, framing: &Framing, cx: Context) -> Option<Self> {
         let RowPieces {
             open,
             open_first,
             close,
             ..
-        } = framing.pieces(plan.columns().is_some(), b"", cx.options.omit_nulls)?;
+        } = framing.pieces::<F>(plan.columns().is_some(), b"", cx.options.omit_nulls)?;
+        (open.len <= 8 && close.len <= 8).then_some(())?;
         Some(Writer {
             open: [*open.bytes.first_chunk()?, *open_first.bytes.first_chunk()?],
             open_len: [open.len, open_first.len],
@@ -324,6 +323,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
             close: [0; 8],
             close_len: 0,
             runs: core::array::from_fn(|_| Cell::new(0)),
+            syntax: PhantomData,
         }
     }
 
@@ -465,22 +465,22 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         // then its members (flat ones written here rather than by a call per struct) or
         // elements.
         let open = match member.shape {
-            Shape::Struct { .. } => OBJECT_OPEN,
-            Shape::List { .. } => LIST_OPEN,
-            _ => 0,
+            Shape::Struct { .. } => F::OBJECT_OPEN,
+            Shape::List { .. } => F::LIST_OPEN,
+            _ => b"",
         };
-        if open != 0
+        if !open.is_empty()
             && valid
-            && let Some((key, key_len)) = member.key(*first)
+            && let Some((key, key_len)) = member.key::<F>(*first)
         {
-            let window = sink.tail::<KEY>().ok_or(Full)?;
+            let window = sink.tail::<{ KEY - 1 + TOKEN }>().ok_or(Full)?;
             if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
                 *head = *key;
             }
-            if let Some(bracket) = window.get_mut(key_len) {
-                *bracket = open;
+            if let Some(bracket) = window.get_mut(key_len..key_len + open.len()) {
+                bracket.copy_from_slice(open);
             }
-            sink.advance(key_len + 1);
+            sink.advance(key_len + open.len());
             match member.shape {
                 Shape::Struct { first: child, len } => {
                     let (child, j) = (usize::from(child), member.leaf.offset() + i);
@@ -490,11 +490,11 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                             self.other_member(inner, j, &mut inner_first, sink)?;
                         }
                     }
-                    put(sink, &[OBJECT_CLOSE])?;
+                    put(sink, F::OBJECT_CLOSE)?;
                 }
                 Shape::List { child, offsets } => {
                     self.elements(member, child, offsets, i, sink)?;
-                    put(sink, &[LIST_CLOSE])?;
+                    put(sink, F::LIST_CLOSE)?;
                 }
                 _ => {}
             }
@@ -529,7 +529,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         if !node.leaf.is_valid(i) {
             return Ok(false);
         }
-        let Some((key, key_len)) = member.key(*first) else {
+        let Some((key, key_len)) = member.key::<F>(*first) else {
             return Ok(false);
         };
         let window = sink.tail::<{ KEY - 1 + VALUE_TEXT }>().ok_or(Full)?;
@@ -625,12 +625,12 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
         let child = usize::from(child);
         match self.plan.node(child) {
             Some(element) if element.shape == Shape::Flat => {
-                flat_elements(&element.leaf, start..end, sink, self.cx)
+                flat_elements::<F>(&element.leaf, start..end, sink, self.cx)
             }
             _ => {
                 for e in start..end {
                     if e > start {
-                        put(sink, &[SEPARATOR])?;
+                        put(sink, F::SEPARATOR)?;
                     }
                     self.slot(child, e, sink)?;
                 }
@@ -642,20 +642,21 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
     /// Writes a member's key, with a comma before it unless it is the `first`.
     #[inline(always)]
     fn key(&self, member: &'p PlanNode<'b>, first: bool, sink: &mut Sink<'_, '_, 'b>) -> Fit {
-        if let Some((bytes, len)) = member.key(first) {
+        if let Some((bytes, len)) = member.key::<F>(first) {
             let window = sink.tail::<{ KEY - 1 }>().ok_or(Full)?;
             window.copy_from_slice(bytes);
             sink.advance(len);
             return Ok(());
         }
         if !first {
-            put(sink, &[SEPARATOR])?;
+            put(sink, F::SEPARATOR)?;
         }
         let name = member.name.as_bytes();
-        if sink.room() < name.len().saturating_mul(6).saturating_add(3) {
+        let quoted = name.len().saturating_mul(6).saturating_add(1);
+        if sink.room() < quoted.saturating_add(F::KEY_CLOSE.len()) {
             return Err(Full);
         }
-        sink.quoted(name, Body::Text, KEY_CLOSE);
+        sink.quoted(name, Body::Text, F::KEY_CLOSE);
         Ok(())
     }
 
@@ -703,24 +704,24 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 Ok(())
             }
             Shape::Struct { first, len } => {
-                put(sink, &[OBJECT_OPEN])?;
+                put(sink, F::OBJECT_OPEN)?;
                 let first = usize::from(first);
                 self.members(
                     first..first + usize::from(len),
                     node.leaf.offset() + i,
                     sink,
                 )?;
-                put(sink, &[OBJECT_CLOSE])
+                put(sink, F::OBJECT_CLOSE)
             }
             Shape::List { child, offsets } => {
-                put(sink, &[LIST_OPEN])?;
+                put(sink, F::LIST_OPEN)?;
                 self.elements(node, child, offsets, i, sink)?;
-                put(sink, &[LIST_CLOSE])
+                put(sink, F::LIST_CLOSE)
             }
             Shape::Map { entries } => {
-                put(sink, &[OBJECT_OPEN])?;
+                put(sink, F::OBJECT_OPEN)?;
                 self.entries(node, entries, i, sink)?;
-                put(sink, &[OBJECT_CLOSE])
+                put(sink, F::OBJECT_CLOSE)
             }
             Shape::Null | Shape::Dictionary { .. } | Shape::Union { .. } | Shape::RunEnd { .. } => {
                 debug_assert!(false, "slots are resolved before their value is written");
@@ -753,7 +754,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 continue;
             }
             if !first {
-                put(sink, &[SEPARATOR])?;
+                put(sink, F::SEPARATOR)?;
             }
             first = false;
             let j = entries.leaf.offset().wrapping_add(e);
@@ -762,7 +763,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, const N: usize> Writer<'p, 'b, T, N> {
                 Some((key, k)) => self.value(key, k, sink)?,
                 None => put(sink, b"\"\"")?,
             }
-            put(sink, &[KEY_VALUE])?;
+            put(sink, F::KEY_VALUE)?;
             self.slot(values, j, sink)?;
         }
         Ok(())
@@ -811,7 +812,11 @@ struct Single<'b> {
 }
 
 impl<'b> Single<'b> {
-    fn new<const N: usize>(plan: &Plan<'b, N>, framing: &Framing, cx: Context) -> Option<Self> {
+    fn new<F: Syntax, const N: usize>(
+        plan: &Plan<'b, N>,
+        framing: &Framing,
+        cx: Context,
+    ) -> Option<Self> {
         let batch = match plan.columns() {
             Some(columns) if columns.len() == 1 => true,
             Some(_) => return None,
@@ -820,12 +825,12 @@ impl<'b> Single<'b> {
         let node = plan.node(0)?;
         let flat = node.shape == Shape::Flat && node.leaf.kind != LeafKind::Other;
         let key = match batch {
-            true => node.key(true).and_then(|(key, len)| key.get(..len))?,
+            true => node.key::<F>(true).and_then(|(key, len)| key.get(..len))?,
             false => b"",
         };
         let RowPieces {
             open, close, null, ..
-        } = framing.pieces(batch, key, cx.options.omit_nulls)?;
+        } = framing.pieces::<F>(batch, key, cx.options.omit_nulls)?;
         (close.len <= 8).then_some(())?;
         Some(Single {
             leaf: node.leaf,
@@ -839,9 +844,9 @@ impl<'b> Single<'b> {
 
     /// Writes rows `*row..rows` while a window is left (while they fit, for a column that is not
     /// flat).
-    fn rows<const N: usize>(
+    fn rows<F: Syntax, const N: usize>(
         &self,
-        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, F, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -872,9 +877,9 @@ impl<'b> Single<'b> {
     /// The loop for a column that is not flat: the pieces around each value pre-built, the value
     /// written by the [`Writer`]; a row that does not fit is taken back.
     #[inline(never)]
-    fn nested_rows<const N: usize>(
+    fn nested_rows<F: Syntax, const N: usize>(
         &self,
-        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, N>,
+        writer: &Writer<'_, 'b, impl Table<'b> + ?Sized, F, N>,
         sink: &mut Sink<'_, '_, 'b>,
         row: &mut usize,
         rows: usize,
@@ -1091,15 +1096,15 @@ pub(super) mod tests {
     };
     use crate::datatype::{DataType, TimeUnit, UnionMode};
     use crate::json::{
-        BinaryFormat, DEFAULT_DEPTH, Encoder, EncoderBuilder, EncoderOptions, JsonFormat,
+        BinaryFormat, DEFAULT_DEPTH, Encoder, EncoderBuilder, EncoderOptions, JsonFormat, Syntax,
     };
     use std::string::String;
     use std::vec;
     use std::vec::Vec;
 
     /// Encodes with the first buffer `first` bytes long, then buffers of `rest` bytes.
-    pub(crate) fn encode<const D: usize, const P: usize>(
-        encoder: &mut Encoder<'_, D, P>,
+    pub(crate) fn encode<const D: usize, const P: usize, F: Syntax>(
+        encoder: &mut Encoder<'_, D, P, F>,
         first: usize,
         rest: usize,
     ) -> Vec<u8> {
@@ -1352,7 +1357,10 @@ pub(super) mod tests {
     }
 
     /// Every split of the first buffer, then whole buffers; and small buffers throughout.
-    fn check_every_split<'b>(make: impl Fn() -> Encoder<'b>, what: &str) {
+    fn check_every_split<'b, const D: usize, const P: usize, F: Syntax>(
+        make: impl Fn() -> Encoder<'b, D, P, F>,
+        what: &str,
+    ) {
         let whole = encode(&mut make(), 1 << 20, 1 << 20);
         assert!(!whole.is_empty(), "{what}");
         for first in 0..=whole.len() {
@@ -1484,6 +1492,97 @@ pub(super) mod tests {
                     let what = std::format!("{name} {} rows {options:?}", batch.num_rows());
                     let make = || Encoder::batch(batch, JsonFormat::JsonArray, options).unwrap();
                     check_every_split(make, &what);
+                }
+            }
+        }
+    }
+
+    /// JSON as Python's `json.dumps` writes it: a space after each `,` and `:`, and separators
+    /// longer than a byte in every window of the fast path.
+    struct Spaced;
+
+    impl Syntax for Spaced {
+        const OBJECT_OPEN: &'static [u8] = b"{";
+        const OBJECT_CLOSE: &'static [u8] = b"}";
+        const LIST_OPEN: &'static [u8] = b"[";
+        const LIST_CLOSE: &'static [u8] = b"]";
+        const SEPARATOR: &'static [u8] = b", ";
+        const KEY_VALUE: &'static [u8] = b": ";
+        const KEY_CLOSE: &'static [u8] = b"\": ";
+    }
+
+    /// Compact JSON with a space after each `,` and `:` outside strings.
+    fn spaced(compact: &[u8]) -> Vec<u8> {
+        let (mut out, mut in_string, mut escaped) = (Vec::new(), false, false);
+        for &byte in compact {
+            out.push(byte);
+            match (in_string, escaped, byte) {
+                (true, true, _) => escaped = false,
+                (true, false, b'\\') => escaped = true,
+                (true, false, b'"') | (false, _, b'"') => in_string = !in_string,
+                (false, _, b',' | b':') => out.push(b' '),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn another_syntax_gets_the_whole_engine() {
+        // Every column alone (as a batch and as an array) and the batches of several columns,
+        // with the fast path, without it, and split at every byte of the first buffer: the
+        // bytes of `Compact` with `Spaced`'s structure.
+        let columns = columns();
+        let everything = RecordBatch::from_columns(columns.clone()).unwrap();
+        let planned =
+            columns_named("b i64 f64 ts dec s sv list dict map union runs int_map dense text_runs");
+        let mut batches: Vec<(String, RecordBatch<'static>)> = columns
+            .iter()
+            .map(|(name, column)| {
+                let batch = RecordBatch::from_columns([(*name, column.clone())]).unwrap();
+                ((*name).into(), batch)
+            })
+            .collect();
+        batches.push(("everything".into(), everything));
+        batches.push(("planned".into(), planned.slice(2, 5).unwrap()));
+        for (name, batch) in &batches {
+            for (format, options) in settings() {
+                let what = std::format!("{name} {format:?} {options:?}");
+                let builder = EncoderBuilder::new(format, options);
+                let compact = encode(
+                    &mut Encoder::batch(batch, format, options).unwrap(),
+                    1 << 20,
+                    1 << 20,
+                );
+                let fast = || -> Encoder<'_, DEFAULT_DEPTH, NODES, Spaced> {
+                    builder.batch(batch).unwrap()
+                };
+                let walk =
+                    || -> Encoder<'_, DEFAULT_DEPTH, 0, Spaced> { builder.batch(batch).unwrap() };
+                let expected = text(spaced(&compact));
+                assert_eq!(
+                    text(encode(&mut fast(), 1 << 20, 1 << 20)),
+                    expected,
+                    "{what}"
+                );
+                assert_eq!(
+                    text(encode(&mut walk(), 1 << 20, 1 << 20)),
+                    expected,
+                    "walk {what}"
+                );
+                check_every_split(fast, &what);
+                if let [column] = batch.columns() {
+                    let compact = Encoder::array(column, format, options).unwrap();
+                    let array = || -> Encoder<'_, DEFAULT_DEPTH, NODES, Spaced> {
+                        builder.array(column).unwrap()
+                    };
+                    let expected = text(spaced(&encode(&mut { compact }, 1 << 20, 1 << 20)));
+                    let written = text(encode(&mut array(), 1 << 20, 1 << 20));
+                    assert_eq!(written, expected, "array {what}");
                 }
             }
         }

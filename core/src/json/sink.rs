@@ -10,7 +10,7 @@
 //! never needs to look at the spill.
 
 use super::escape;
-use super::framing::{KEY_CLOSE, KEY_OPEN};
+use super::framing::{KEY_OPEN, Syntax};
 use super::options::BinaryFormat;
 
 /// Capacity of the spill: the longest run of short pieces one step can write (a separator, a
@@ -183,19 +183,6 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
         }
     }
 
-    /// Writes one byte, if there is one.
-    #[inline(always)]
-    pub(crate) fn put_opt(&mut self, byte: Option<u8>) {
-        if let Some(byte) = byte {
-            if let Some(slot) = self.out.get_mut(self.pos) {
-                *slot = byte;
-                self.pos += 1;
-            } else {
-                self.put_split(&[byte]);
-            }
-        }
-    }
-
     #[cold]
     #[inline(never)]
     fn put_split(&mut self, bytes: &[u8]) {
@@ -308,20 +295,20 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
 
     /// Writes `"name":` for a name known to need no escaping.
     #[inline(always)]
-    pub(crate) fn plain_key(&mut self, name: &'b str) {
+    pub(crate) fn plain_key<F: Syntax>(&mut self, name: &'b str) {
         let name = name.as_bytes();
-        let at = self.pos;
-        if let Some(dst) = self.out.get_mut(at..at + name.len() + 3) {
+        let (at, len) = (self.pos, name.len() + 1 + F::KEY_CLOSE.len());
+        if let Some(dst) = self.out.get_mut(at..at + len) {
             if let Some((open, rest)) = dst.split_first_mut() {
                 *open = KEY_OPEN;
                 if let Some((body, close)) = rest.split_at_mut_checked(name.len()) {
                     body.copy_from_slice(name);
-                    close.copy_from_slice(KEY_CLOSE);
+                    close.copy_from_slice(F::KEY_CLOSE);
                 }
             }
-            self.pos = at + name.len() + 3;
+            self.pos = at + len;
         } else {
-            self.quoted(name, Body::Text, KEY_CLOSE);
+            self.quoted(name, Body::Text, F::KEY_CLOSE);
         }
     }
 

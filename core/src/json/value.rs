@@ -9,7 +9,7 @@
 
 use super::embedded;
 use super::escape;
-use super::framing::{KEY_CLOSE, NULL};
+use super::framing::{NULL, Syntax};
 use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
 use super::plan::{Form, Leaf, LeafKind, Short};
@@ -79,11 +79,11 @@ fn le<T: Native>(bytes: &[u8], at: usize) -> T {
 
 /// Writes `"name":`.
 #[inline(always)]
-pub(crate) fn key<'b>(sink: &mut Sink<'_, '_, 'b>, name: &'b str, cx: Context) {
+pub(crate) fn key<'b, F: Syntax>(sink: &mut Sink<'_, '_, 'b>, name: &'b str, cx: Context) {
     if cx.plain_names {
-        sink.plain_key(name);
+        sink.plain_key::<F>(name);
     } else {
-        sink.quoted(name.as_bytes(), Body::Text, KEY_CLOSE);
+        sink.quoted(name.as_bytes(), Body::Text, F::KEY_CLOSE);
     }
 }
 

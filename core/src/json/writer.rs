@@ -4,6 +4,7 @@
 //! The drivers are loops around [`Encoder::encode`]: nothing here formats JSON.
 
 use super::encoder::{Encoder, EncoderBuilder};
+use super::framing::Syntax;
 use super::options::{EncoderOptions, JsonFormat};
 use super::{DEFAULT_DEPTH, JsonError};
 use crate::array::RecordBatch;
@@ -91,7 +92,7 @@ impl JsonWriter {
     }
 }
 
-impl<const DEPTH: usize, const PLAN: usize> Encoder<'_, DEPTH, PLAN> {
+impl<const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'_, DEPTH, PLAN, F> {
     /// Writes all remaining output to `writer`, through a [`WRITE_BUFFER`]-byte stack buffer.
     pub fn write_to<W: embedded_io::Write>(&mut self, writer: &mut W) -> Result<(), W::Error> {
         self.write_through(writer, &mut [0u8; WRITE_BUFFER])
