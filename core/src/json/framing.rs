@@ -11,9 +11,10 @@
 use super::options::JsonFormat;
 
 /// The structure of a text format: the bytes that open and close objects and lists and that
-/// separate members, elements, keys and values. [`Compact`] is JSON's; another format with
-/// JSON's shape (objects of named members, lists) implements it beside JSON and gets the whole
-/// engine, its fast path included, by naming it in the encoder's type
+/// separate members, elements, keys and values, each JSON's unless the format says otherwise
+/// ([`Compact`] is JSON's). Another format with JSON's shape (objects of named members, lists)
+/// implements it beside JSON and gets the whole engine, its fast path included, by naming it in
+/// the encoder's type
 /// (`Encoder<'_, DEPTH, PLAN, MyFormat>`, built by an
 /// [`EncoderBuilder`](super::EncoderBuilder)).
 ///
@@ -29,10 +30,6 @@ use super::options::JsonFormat;
 /// /// JSON as Python's `json.dumps` writes it by default: a space after `,` and `:`.
 /// struct Spaced;
 /// impl Syntax for Spaced {
-///     const OBJECT_OPEN: &'static [u8] = b"{";
-///     const OBJECT_CLOSE: &'static [u8] = b"}";
-///     const LIST_OPEN: &'static [u8] = b"[";
-///     const LIST_CLOSE: &'static [u8] = b"]";
 ///     const SEPARATOR: &'static [u8] = b", ";
 ///     const KEY_CLOSE: &'static [u8] = b"\": ";
 ///     const KEY_VALUE: &'static [u8] = b": ";
@@ -48,34 +45,26 @@ use super::options::JsonFormat;
 /// ```
 pub trait Syntax {
     /// Opens an object (a row of a batch, a struct value, a map with text keys, a map entry).
-    const OBJECT_OPEN: &'static [u8];
+    const OBJECT_OPEN: &'static [u8] = b"{";
     /// Closes an object.
-    const OBJECT_CLOSE: &'static [u8];
+    const OBJECT_CLOSE: &'static [u8] = b"}";
     /// Opens a list (any list type, a map with other keys, a document of rows as one array).
-    const LIST_OPEN: &'static [u8];
+    const LIST_OPEN: &'static [u8] = b"[";
     /// Closes a list.
-    const LIST_CLOSE: &'static [u8];
+    const LIST_CLOSE: &'static [u8] = b"]";
     /// Between the members of an object, the elements of a list and the rows of an array.
-    const SEPARATOR: &'static [u8];
+    const SEPARATOR: &'static [u8] = b",";
     /// Between a key (a member's name, a map's text key) and its value.
-    const KEY_VALUE: &'static [u8];
+    const KEY_VALUE: &'static [u8] = b":";
     /// The end of a member's name up to its value: the closing `"`, then [`Syntax::KEY_VALUE`].
-    const KEY_CLOSE: &'static [u8];
+    const KEY_CLOSE: &'static [u8] = b"\":";
 }
 
 /// JSON with no whitespace: `{"a":1,"b":[1,2]}`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Compact;
 
-impl Syntax for Compact {
-    const OBJECT_OPEN: &'static [u8] = b"{";
-    const OBJECT_CLOSE: &'static [u8] = b"}";
-    const LIST_OPEN: &'static [u8] = b"[";
-    const LIST_CLOSE: &'static [u8] = b"]";
-    const SEPARATOR: &'static [u8] = b",";
-    const KEY_VALUE: &'static [u8] = b":";
-    const KEY_CLOSE: &'static [u8] = b"\":";
-}
+impl Syntax for Compact {}
 
 /// The most bytes of one [`Syntax`] token.
 pub const TOKEN: usize = 4;

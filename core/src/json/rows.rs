@@ -1502,10 +1502,6 @@ pub(super) mod tests {
     struct Spaced;
 
     impl Syntax for Spaced {
-        const OBJECT_OPEN: &'static [u8] = b"{";
-        const OBJECT_CLOSE: &'static [u8] = b"}";
-        const LIST_OPEN: &'static [u8] = b"[";
-        const LIST_CLOSE: &'static [u8] = b"]";
         const SEPARATOR: &'static [u8] = b", ";
         const KEY_VALUE: &'static [u8] = b": ";
         const KEY_CLOSE: &'static [u8] = b"\": ";
