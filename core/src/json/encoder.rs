@@ -587,7 +587,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
         sink: &mut Sink<'_, '_, 'b>,
     ) {
         if self.in_row {
-            sink.put(self.framing.row_end);
+            sink.put(self.framing.row_end());
             self.in_row = false;
             self.row += 1;
         }
@@ -624,7 +624,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             // The row through the walk, which hands each member the plan holds to the fast
             // path (see `Walk::planned`).
             if !self.framing.first_row {
-                sink.put(self.framing.separator);
+                sink.put(self.framing.separator::<F>());
             }
             self.framing.first_row = false;
             if walk.array {
@@ -655,7 +655,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     }
                 }
             }
-            sink.put(self.framing.row_end);
+            sink.put(self.framing.row_end());
             self.row += 1;
         }
         self.phase = Phase::Close;

@@ -113,6 +113,9 @@ impl<F: Syntax> Checked<F> {
     };
 }
 
+/// Ends each row of a line-delimited document.
+const LINE_END: &[u8] = b"\n";
+
 /// A null value (a value text, JSON's in every syntax).
 pub(crate) const NULL: &[u8; 4] = b"null";
 
@@ -155,10 +158,10 @@ pub(crate) struct RowPieces {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Framing {
     pub(crate) open: &'static [u8],
-    /// Written between rows (the separator in an array).
-    pub(crate) separator: &'static [u8],
-    /// Written after each row (`\n` in lines).
-    pub(crate) row_end: &'static [u8],
+    /// Rows are separated (by the syntax's separator, in an array).
+    pub(crate) separated: bool,
+    /// Each row ends a line.
+    pub(crate) lines: bool,
     pub(crate) close: &'static [u8],
     /// No row written yet (no separator before the next).
     pub(crate) first_row: bool,
@@ -184,19 +187,31 @@ impl Framing {
                 } else {
                     F::LIST_OPEN
                 },
-                separator: F::SEPARATOR,
-                row_end: b"",
+                separated: true,
+                lines: false,
                 close: b"",
                 first_row: !started,
             },
             _ => Framing {
                 open: b"",
-                separator: b"",
-                row_end: b"\n",
+                separated: false,
+                lines: true,
                 close: b"",
                 first_row: true,
             },
         }
+    }
+
+    /// Written between rows.
+    #[inline(always)]
+    pub(crate) fn separator<F: Syntax>(&self) -> &'static [u8] {
+        if self.separated { F::SEPARATOR } else { b"" }
+    }
+
+    /// Written after each row.
+    #[inline(always)]
+    pub(crate) fn row_end(&self) -> &'static [u8] {
+        if self.lines { LINE_END } else { b"" }
     }
 
     /// The pieces of rows that are objects (`object`), `key` the pre-built key of their one
@@ -208,7 +223,8 @@ impl Framing {
         key: &[u8],
         omit_nulls: bool,
     ) -> Option<RowPieces> {
-        let (separator, row_end) = (self.separator, self.row_end);
+        let separator = self.separator::<F>();
+        let row_end = self.row_end();
         let (open, close): (&[u8], &[u8]) = match object {
             true => (F::OBJECT_OPEN, F::OBJECT_CLOSE),
             false => (b"", b""),

@@ -413,13 +413,7 @@ pub(crate) struct PlanNode<'b> {
 }
 
 impl<'b> PlanNode<'b> {
-    fn new(
-        at: usize,
-        node: &view::Node<'b>,
-        leaf: Leaf<'b>,
-        name: &'b str,
-        tokens: KeyTokens,
-    ) -> Self {
+    fn new<F: Syntax>(at: usize, node: &view::Node<'b>, leaf: Leaf<'b>, name: &'b str) -> Self {
         let mut plan = PlanNode {
             at,
             kind: node.kind,
@@ -429,12 +423,13 @@ impl<'b> PlanNode<'b> {
             key_len: 0,
             name: "",
         };
-        plan.name(name, tokens);
+        plan.name::<F>(name);
         plan
     }
 
     /// Names the node as a member, pre-building its key when the name is short and plain.
-    fn name(&mut self, name: &'b str, KeyTokens { separator, close }: KeyTokens) {
+    fn name<F: Syntax>(&mut self, name: &'b str) {
+        let (separator, close) = (F::SEPARATOR, F::KEY_CLOSE);
         self.name = name;
         self.key_len = 0;
         let bytes = name.as_bytes();
@@ -510,15 +505,6 @@ pub(crate) struct Plan<'b, const N: usize> {
     /// one and those after it), or 0 when it holds them all (column 0 is always held).
     rest: u32,
     options: EncoderOptions,
-    /// The syntax's bytes around pre-built keys.
-    tokens: KeyTokens,
-}
-
-/// The bytes of a [`Syntax`] around a pre-built key (read when the plan is built).
-#[derive(Debug, Clone, Copy)]
-struct KeyTokens {
-    separator: &'static [u8],
-    close: &'static [u8],
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
@@ -534,21 +520,14 @@ impl<'b, const N: usize> Plan<'b, N> {
         if N == 0 {
             return None;
         }
-        let options = (
-            options,
-            KeyTokens {
-                separator: F::SEPARATOR,
-                close: F::KEY_CLOSE,
-            },
-        );
         if array {
-            return Self::leading(nodes, columns_end, 1, true, options, zones).ok();
+            return Self::leading::<T, F>(nodes, columns_end, 1, true, options, zones).ok();
         }
         let count = view::siblings(nodes, 0, columns_end).count();
         // Fewer columns each time: those before the one that did not fit.
         let mut columns = count.min(N);
         while columns > 0 {
-            match Self::leading(nodes, columns_end, columns, false, options, zones) {
+            match Self::leading::<T, F>(nodes, columns_end, columns, false, options, zones) {
                 Ok(plan) => return Some(plan),
                 Err(fitted) => columns = fitted.min(columns - 1),
             }
@@ -558,12 +537,12 @@ impl<'b, const N: usize> Plan<'b, N> {
 
     /// The plan of the first `columns` columns (`N` nodes hold their placeholders), or the
     /// number of columns that fitted before one did not.
-    fn leading<T: Table<'b> + ?Sized>(
+    fn leading<T: Table<'b> + ?Sized, F: Syntax>(
         nodes: &T,
         columns_end: usize,
         columns: usize,
         array: bool,
-        (options, tokens): (EncoderOptions, KeyTokens),
+        options: EncoderOptions,
         zones: &Zones<'_>,
     ) -> Result<Self, usize> {
         let mut plan = Plan {
@@ -571,16 +550,16 @@ impl<'b, const N: usize> Plan<'b, N> {
             columns: u32::try_from(if array { 0 } else { columns }).map_err(|_| 0usize)?,
             rest: 0,
             options,
-            tokens,
         };
         let placeholder = nodes.node(0).ok_or(0usize)?;
-        let first = plan.reserve(columns, &placeholder).ok_or(0usize)?;
+        let first = plan.reserve::<F>(columns, &placeholder).ok_or(0usize)?;
         for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
             if k == columns {
                 plan.rest = u32::try_from(at).map_err(|_| k)?;
                 break;
             }
-            plan.fill(first + k, nodes, at, node.name, zones).ok_or(k)?;
+            plan.fill::<T, F>(first + k, nodes, at, node.name, zones)
+                .ok_or(k)?;
         }
         Ok(plan)
     }
@@ -629,27 +608,27 @@ impl<'b, const N: usize> Plan<'b, N> {
 
     /// Appends the children of `array` (view node `at`), named as their fields; returns the
     /// index of the first.
-    fn children<T: Table<'b> + ?Sized>(
+    fn children<T: Table<'b> + ?Sized, F: Syntax>(
         &mut self,
         nodes: &T,
         at: usize,
         array: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<u8> {
-        let first = self.reserve(array.children as usize, array)?;
+        let first = self.reserve::<F>(array.children as usize, array)?;
         for (k, (child, child_node)) in view::siblings(nodes, at + 1, array.end).enumerate() {
-            self.fill(first + k, nodes, child, child_node.name, zones)?;
+            self.fill::<T, F>(first + k, nodes, child, child_node.name, zones)?;
         }
         u8::try_from(first).ok()
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
-    fn reserve(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
+    fn reserve<F: Syntax>(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
         let first = self.nodes.len();
         for _ in 0..count {
             let leaf = Leaf::new(placeholder, LeafKind::Other);
             self.nodes
-                .push(PlanNode::new(0, placeholder, leaf, "", self.tokens))
+                .push(PlanNode::new::<F>(0, placeholder, leaf, ""))
                 .ok()?;
         }
         Some(first)
@@ -658,7 +637,7 @@ impl<'b, const N: usize> Plan<'b, N> {
     /// Sets plan node `to` to view node `at` (named `name` as a member) and appends its
     /// descendants: every [`Form`] has its shape, so the only `None` is a plan that cannot hold
     /// them (more than `N` nodes, or than 255), whose column the general walk writes.
-    fn fill<T: Table<'b> + ?Sized>(
+    fn fill<T: Table<'b> + ?Sized, F: Syntax>(
         &mut self,
         to: usize,
         nodes: &T,
@@ -672,7 +651,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             Form::Flat(kind) => kind,
             _ => LeafKind::Other,
         };
-        let mut node = PlanNode::new(at, array, Leaf::new(array, kind), name, self.tokens);
+        let mut node = PlanNode::new::<F>(at, array, Leaf::new(array, kind), name);
         node.shape = match form {
             Form::Flat(_) => Shape::Flat,
             Form::Short(short) => Shape::Short(short),
@@ -681,22 +660,22 @@ impl<'b, const N: usize> Plan<'b, N> {
             Form::Null => Shape::Null,
             Form::Dictionary => {
                 node.leaf = Leaf::keys(array)?;
-                let to_values = self.reserve(1, array)?;
-                self.fill(to_values, nodes, at + 1, "", zones)?;
+                let to_values = self.reserve::<F>(1, array)?;
+                self.fill::<T, F>(to_values, nodes, at + 1, "", zones)?;
                 Shape::Dictionary {
                     values: u8::try_from(to_values).ok()?,
                 }
             }
             Form::Struct => Shape::Struct {
-                first: self.children(nodes, at, array, zones)?,
+                first: self.children::<T, F>(nodes, at, array, zones)?,
                 len: u8::try_from(array.children).ok()?,
             },
             Form::Union => Shape::Union {
-                first: self.children(nodes, at, array, zones)?,
+                first: self.children::<T, F>(nodes, at, array, zones)?,
                 len: u8::try_from(array.children).ok()?,
             },
             Form::RunEnd => {
-                let ends = self.children(nodes, at, array, zones)?;
+                let ends = self.children::<T, F>(nodes, at, array, zones)?;
                 let runs = nodes.node(at + 1)?.len;
                 Shape::RunEnd {
                     ends,
@@ -705,17 +684,14 @@ impl<'b, const N: usize> Plan<'b, N> {
             }
             Form::Map => {
                 node.leaf = Leaf::list(array);
-                let entries = self.reserve(1, array)?;
-                self.fill(entries, nodes, at + 1, "", zones)?;
+                let entries = self.reserve::<F>(1, array)?;
+                self.fill::<T, F>(entries, nodes, at + 1, "", zones)?;
                 let Shape::Struct { first, .. } = self.nodes.get(entries)?.shape else {
                     debug_assert!(false, "a map's entries are a struct");
                     return None;
                 };
                 for (k, name) in ["key", "value"].into_iter().enumerate() {
-                    let tokens = self.tokens;
-                    self.nodes
-                        .get_mut(usize::from(first) + k)?
-                        .name(name, tokens);
+                    self.nodes.get_mut(usize::from(first) + k)?.name::<F>(name);
                 }
                 let entries = u8::try_from(entries).ok()?;
                 if nodes.node(at + 2)?.kind.is_text() {
@@ -728,8 +704,8 @@ impl<'b, const N: usize> Plan<'b, N> {
                 }
             }
             Form::List => {
-                let child = self.reserve(1, array)?;
-                self.fill(child, nodes, at + 1, "", zones)?;
+                let child = self.reserve::<F>(1, array)?;
+                self.fill::<T, F>(child, nodes, at + 1, "", zones)?;
                 let offsets = match array.kind {
                     format::Kind::List => ListOffsets::Prepared(4),
                     format::Kind::LargeList => ListOffsets::Prepared(8),
