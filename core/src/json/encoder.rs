@@ -122,7 +122,8 @@ enum Phase {
 /// fast path's compiled schema holds, 32 by default, about 184 bytes each: of a wider batch,
 /// the columns past those it holds are written by the general walk, value by value. A host
 /// that keeps its encoders on the heap can raise it (up to 255; `quiver-std`'s parallel writer
-/// uses 128); 0 leaves every row to the walk.
+/// uses 128); 0 leaves every row to the walk. `F` is the text format's structure, JSON's
+/// ([`Compact`]) unless another [`Syntax`] is named.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
