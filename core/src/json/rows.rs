@@ -240,7 +240,10 @@ fn elements<F: Syntax>(
     let mut at = *pos;
     let separator = F::SEPARATOR.len();
     for e in range.clone() {
-        let Some(window) = out.get_mut(at..at + separator + VALUE_TEXT) else {
+        let Some(window) = out
+            .get_mut(at..at + ELEMENT_WINDOW)
+            .and_then(|w| <&mut [u8; ELEMENT_WINDOW]>::try_from(w).ok())
+        else {
             return Err(Full);
         };
         if let Some(head) = window.get_mut(..separator) {
@@ -266,6 +269,9 @@ fn elements<F: Syntax>(
     *pos = at;
     Ok(())
 }
+
+/// Bytes of the buffer one element of [`elements`] may touch: a separator and a value window.
+const ELEMENT_WINDOW: usize = TOKEN + VALUE_TEXT;
 
 /// Writes `len` bytes of a short piece (at most 8) with one fixed-size copy.
 #[inline(always)]
