@@ -24,7 +24,7 @@ use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::IntType;
 use crate::error::{Capacity, Feature, FormatErrorKind, FormatResult};
 use crate::format::cursor::Cursor;
-use crate::format::layout::invalid;
+use crate::format::layout::{Layout, invalid};
 use crate::format::{self, DictionaryEncoding, Kind, MetadataVersion};
 use core::ops::Range;
 
@@ -392,13 +392,52 @@ fn extension(
     Ok(Extension::None)
 }
 
+/// Reads `node`'s buffers (of `layout`, `null_count` nulls declared) through the one walk of an
+/// array's buffers, [`Layout::walk`], borrowing them from `body`.
+///
+/// It is a function of its own so that the walk stays out of [`NodeDecoder::array`]'s frame,
+/// which every level of nesting repeats on the stack: inlined there, the walk grew that frame
+/// from 872 to 1,176 bytes and the no-alloc example (`no_alloc_stack`) needed a 60 KiB stack
+/// instead of 56.
+#[inline(never)]
+fn buffers<'a>(
+    node: &mut Node<'a>,
+    layout: Layout,
+    cursor: &mut Cursor<'a>,
+    body: &'a [u8],
+    null_count: usize,
+) -> FormatResult<()> {
+    let buffer = |range: Range<u64>, _| {
+        Ok(body
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or_default())
+    };
+    let mut slots = node.buffers.iter_mut().take(layout.buffers().len());
+    let keep = |bytes| {
+        if let Some(slot) = slots.next() {
+            *slot = bytes;
+        }
+    };
+    let walked = layout.walk(cursor, body.len() as u64, null_count, buffer, keep)?;
+    node.validity = walked.validity;
+    if layout.variadic {
+        let count = walked.variadic.len();
+        let too_many = || invalid("variadicBufferCounts", count as i64);
+        node.variadic = Variadic::Message {
+            specs: cursor.buffers,
+            body,
+            first: u32::try_from(walked.variadic.start).map_err(|_| too_many())?,
+            count: u32::try_from(count).map_err(|_| too_many())?,
+        };
+    }
+    Ok(())
+}
+
 impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
     /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
     /// encoding) and its children; returns its node index.
     ///
-    /// It reads the buffers itself, not through [`Layout::walk`]: through it, this recursive
-    /// frame grew from 872 to 1,176 bytes and the no-alloc example (`no_alloc_stack`) needed a
-    /// 60 KiB stack instead of 56.
+    /// Its buffers are read by [`buffers`], outside this recursive frame.
     fn array(
         &mut self,
         field: format::Field<'a>,
@@ -411,35 +450,10 @@ impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
         let encoding = if values { None } else { field.dictionary()? };
         let child_fields = field.children()?;
         let kind = Kind::of(field.type_()?, child_fields.len())?;
-        let buffer = |cursor: &mut Cursor<'a>| -> FormatResult<&'a [u8]> {
-            let range = cursor.buffer(body.len() as u64)?;
-            Ok(body
-                .get(range.start as usize..range.end as usize)
-                .unwrap_or_default())
-        };
         let mut node = Node::new(name, kind, len);
         node.extension = extension(field, kind, encoding.is_some())?;
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
-        if layout.validity {
-            let keep = layout.keep_validity && null_count > 0;
-            node.validity = Some(buffer(cursor)?).filter(|_| keep);
-        }
-        for slot in node.buffers.iter_mut().take(layout.buffers().len()) {
-            *slot = buffer(cursor)?;
-        }
-        if layout.variadic {
-            let count = cursor.variadic_count()?;
-            let too_many = || invalid("variadicBufferCounts", count as i64);
-            node.variadic = Variadic::Message {
-                specs: cursor.buffers,
-                body,
-                first: u32::try_from(cursor.next_buffer).map_err(|_| too_many())?,
-                count: u32::try_from(count).map_err(|_| too_many())?,
-            };
-            for _ in 0..count {
-                buffer(cursor)?;
-            }
-        }
+        buffers(&mut node, layout, cursor, body, null_count)?;
         let at = self.nodes.len();
         self.push(node)?;
         if let Some(encoding) = encoding {
@@ -873,8 +887,14 @@ mod tests {
     }
 
     /// What `Layout::walk` made of the next array of `kind` with `null_count` nulls: the buffers
-    /// it read (range and swap), the validity it kept and the buffers it kept.
-    type Walked = (Vec<(Range<u64>, Swap)>, Option<Range<u64>>, Vec<Range<u64>>);
+    /// it read (range and swap), the validity it kept, the buffers it kept and the indices of
+    /// the variadic ones.
+    type Walked = (
+        Vec<(Range<u64>, Swap)>,
+        Option<Range<u64>>,
+        Vec<Range<u64>>,
+        Range<usize>,
+    );
 
     fn walk(cursor: &mut Cursor<'_>, kind: Kind<'_>, null_count: usize) -> Walked {
         let (mut read, mut kept) = (Vec::new(), Vec::new());
@@ -883,8 +903,9 @@ mod tests {
             Ok(range)
         };
         let layout = kind.layout(None, cursor.version);
-        let validity = layout.walk(cursor, 80, null_count, buffer, |r| kept.push(r));
-        (read, validity.unwrap(), kept)
+        let walked = layout.walk(cursor, 80, null_count, buffer, |r| kept.push(r));
+        let walked = walked.unwrap();
+        (read, walked.validity, kept, walked.variadic)
     }
 
     #[test]
@@ -927,7 +948,8 @@ mod tests {
             bit_width: 32,
             signed: true,
         });
-        let (read, validity, kept) = walk(&mut cursor, int, 1);
+        let (read, validity, kept, variadic) = walk(&mut cursor, int, 1);
+        assert!(variadic.is_empty());
         assert_eq!(read, [(0..8, Swap::None), (8..24, Swap::Each(4))]);
         assert_eq!(
             (validity, kept.len(), kept.first()),
@@ -938,13 +960,14 @@ mod tests {
             dense: true,
             type_ids: TypeIds::Positions,
         };
-        let (read, validity, kept) = walk(&mut cursor, dense, 2);
+        let (read, validity, kept, _) = walk(&mut cursor, dense, 2);
         assert_eq!(
             (read.len(), validity, kept),
             (3, None, vec![32..36, 40..56])
         );
         // Utf8View without nulls: an empty bitmap dropped, the views, then its data buffer.
-        let (read, validity, kept) = walk(&mut cursor, Kind::Utf8View, 0);
+        let (read, validity, kept, variadic) = walk(&mut cursor, Kind::Utf8View, 0);
+        assert_eq!(variadic, 7..8);
         assert_eq!(
             read.get(1..),
             Some(&[(56..72, Swap::Views), (0..8, Swap::None)][..])
@@ -953,7 +976,8 @@ mod tests {
         cursor.finish().unwrap();
         // V5: the same buffers as one view array (bitmap, views, data), then none for a second.
         let mut cursor = Cursor::new(batch, MetadataVersion::V5).unwrap();
-        assert_eq!(walk(&mut cursor, Kind::Utf8View, 0).2, vec![8..24, 24..32]);
+        let (_, _, kept, variadic) = walk(&mut cursor, Kind::Utf8View, 0);
+        assert_eq!((kept, variadic), (vec![8..24, 24..32], 2..3));
         let layout = Kind::Utf8View.layout(None, MetadataVersion::V5);
         let e = layout
             .walk(&mut cursor, 80, 0, |_, _| Ok(()), drop)

@@ -6,13 +6,11 @@
 //! here), or from an owned [`DataType`](crate::datatype::DataType). It uses the flatbuffer views
 //! of this module and the errors; nothing above the format.
 
-#[cfg(feature = "alloc")]
 use super::cursor::Cursor;
 use super::{
     DateUnit, Int32s, IntType, IntervalUnit, MetadataVersion, Precision, TimeUnit, Type, UnionMode,
 };
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
-#[cfg(feature = "alloc")]
 use core::ops::Range;
 
 /// An array's type, checked from the flatbuffer `Type` (the value type for a dictionary-encoded
@@ -88,11 +86,11 @@ impl Layout {
         self.swaps.get(..self.count).unwrap_or_default()
     }
 
-    /// Steps `cursor` over an array's buffers in the message's order, for the alloc path's
-    /// decoder and the read planner: `buffer` makes each from its body range and swap, the fixed
-    /// then variadic ones go to `keep`. Returns the validity bitmap if it counts (in the nulls,
-    /// `null_count` > 0).
-    #[cfg(feature = "alloc")]
+    /// Steps `cursor` over an array's buffers in the message's order: the one reading of them,
+    /// for both decoders (`view`'s into nodes, with `alloc` `ipc::columns`'s into arrays) and the
+    /// read planner. `buffer` makes each from its body range and swap; the fixed then variadic
+    /// ones go to `keep`. Returns the validity bitmap if it counts (in the nulls, `null_count` >
+    /// 0) and where the variadic buffers are among the message's.
     pub(crate) fn walk<B>(
         &self,
         cursor: &mut Cursor<'_>,
@@ -100,7 +98,7 @@ impl Layout {
         null_count: usize,
         mut buffer: impl FnMut(Range<u64>, Swap) -> FormatResult<B>,
         mut keep: impl FnMut(B),
-    ) -> FormatResult<Option<B>> {
+    ) -> FormatResult<Walked<B>> {
         let mut validity = None;
         if self.validity {
             let bitmap = buffer(cursor.buffer(body_len)?, Swap::None)?;
@@ -109,13 +107,27 @@ impl Layout {
         for swap in self.buffers() {
             keep(buffer(cursor.buffer(body_len)?, *swap)?);
         }
+        let first = cursor.next_buffer;
         if self.variadic {
             for _ in 0..cursor.variadic_count()? {
                 keep(buffer(cursor.buffer(body_len)?, Swap::None)?);
             }
         }
-        Ok(validity)
+        Ok(Walked {
+            validity,
+            variadic: first..cursor.next_buffer,
+        })
     }
+}
+
+/// What [`Layout::walk`] found besides the buffers it handed to `keep`.
+#[derive(Debug)]
+pub(crate) struct Walked<B> {
+    /// The validity bitmap, if it counts.
+    pub(crate) validity: Option<B>,
+    /// The variadic data buffers' indices among the message's buffer specs (empty for an array
+    /// without them).
+    pub(crate) variadic: Range<usize>,
 }
 
 /// The type ids of a union's children, in child order.

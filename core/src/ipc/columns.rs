@@ -258,7 +258,9 @@ impl<'a> ArrayDecoder<'_, 'a> {
         let body_len = self.body.len();
         let bytes = |range, swap| self.buffer(range, swap);
         let keep = |bytes| parts.buffers.push(bytes);
-        parts.validity = layout.walk(cursor, body_len, null_count, bytes, keep)?;
+        parts.validity = layout
+            .walk(cursor, body_len, null_count, bytes, keep)?
+            .validity;
         if let Some(encoding) = field.dictionary() {
             let values = self
                 .dictionaries
