@@ -5,11 +5,12 @@
 //! children end; a dictionary-encoded array's values are the node after it. Walks read nodes by
 //! index through a `Table`.
 //!
-//! Nodes enter in two ways. `View::decode` walks a `RecordBatch` message (its flatbuffer
-//! header and body, borrowed) depth-first through the schema's fields, as the message lays them
-//! out, checks every node against the columnar format's rules (the crate's `columnar` module)
-//! and keeps them in a `heapless::Vec` of `N` (the [`no_alloc`](crate::no_alloc) readers'
-//! `Batch`). With `alloc`, a [`RecordBatch`](crate::array::RecordBatch) carries the links of the
+//! Nodes enter in two ways. `View::decode` reads a `RecordBatch` message (its flatbuffer
+//! header and body, borrowed) through the format's one walk of a message body
+//! (`format::body`, depth-first through the schema's fields, as the message lays them out),
+//! borrowing each buffer, checks every node against the columnar format's rules (the crate's
+//! `columnar` module) and keeps them in a `heapless::Vec` of `N` (the
+//! [`no_alloc`](crate::no_alloc) readers' `Batch`). With `alloc`, a [`RecordBatch`](crate::array::RecordBatch) carries the links of the
 //! same layout (made once, when the batch is), and its `Arrays` table makes each node from its
 //! validated [`ArrayView`](crate::array::ArrayView) when read, borrowing the buffers: an encoder
 //! of a batch allocates nothing, has no limit on arrays, and a dictionary shared by many batches
@@ -17,14 +18,15 @@
 //! module). The JSON encoder reads values from either without further checks.
 //!
 //! It uses the flatbuffer views and checked types of [`format`] (an array's
-//! `Kind` and buffer `Layout`), the columnar rules of `columnar`, the data types and the errors;
-//! nothing of the owned arrays, the decoders or the encoders.
+//! `Kind` and buffer `Layout`, the walk of a message body), the columnar rules of `columnar`, the
+//! data types and the errors; nothing of the owned arrays, the decoders or the encoders.
 
 use crate::columnar::{self, Native, bad, bit, index_at, need, read};
 use crate::datatype::IntType;
-use crate::error::{Capacity, Feature, FormatErrorKind, FormatResult};
+use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
+use crate::format::body::{self, ArraySink};
 use crate::format::cursor::Cursor;
-use crate::format::layout::{Layout, invalid};
+use crate::format::layout::{Layout, Swap, Walked, invalid};
 use crate::format::{self, DictionaryEncoding, Kind, MetadataVersion};
 use core::ops::Range;
 
@@ -312,9 +314,12 @@ fn uncompressed(batch: format::RecordBatch<'_>) -> FormatResult<()> {
     }
 }
 
-/// The walk of one message and its dictionaries into a view's nodes.
+/// The walk of one message and its dictionaries into a view's nodes (a sink of the format's one
+/// walk of a message body, [`body::array`]).
 struct NodeDecoder<'a, 'd, D, const N: usize> {
     nodes: heapless::Vec<Node<'a>, N>,
+    /// The body of the message being read (a dictionary batch's while its values are).
+    body: &'a [u8],
     dictionaries: &'d D,
     version: MetadataVersion,
     /// Field nodes the message declares, for the capacity error.
@@ -333,15 +338,20 @@ impl<'a, const N: usize> View<'a, N> {
         uncompressed(batch)?;
         let rows = usize::try_from(batch.length())
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
-        let mut cursor = Cursor::new(batch, version)?;
+        let mut cursor = Cursor::new(batch)?;
         let mut decoder = NodeDecoder {
             nodes: heapless::Vec::new(),
+            body,
             dictionaries,
             version,
             declared: cursor.nodes.len(),
         };
         for (i, field) in fields.iter().enumerate() {
-            let at = decoder.array(field?, &mut cursor, body, false);
+            let field = field.map(|field| MessageField {
+                field,
+                values: false,
+            });
+            let at = field.and_then(|field| body::array(&mut cursor, &mut decoder, field));
             let len = at.map(|at| decoder.nodes.get(at).map_or(0, |n| n.len));
             len.and_then(|len| need(len == rows, "column length differs from the batch", i))
                 .map_err(|e| e.in_field(i))?;
@@ -375,8 +385,8 @@ impl<'a, const N: usize> View<'a, N> {
     }
 }
 
-/// The canonical extension of `field`'s array of `kind` (kept out of [`NodeDecoder::array`]'s
-/// frame, which every level of nesting repeats on the stack).
+/// The canonical extension of `field`'s array of `kind` (kept out of the frames of the walk of
+/// a message body, which every level of nesting repeats on the stack).
 #[inline(never)]
 fn extension(
     field: format::Field<'_>,
@@ -392,101 +402,168 @@ fn extension(
     Ok(Extension::None)
 }
 
-/// Reads `node`'s buffers (of `layout`, `null_count` nulls declared) through the one walk of an
-/// array's buffers, [`Layout::walk`], borrowing them from `body`.
-///
-/// It is a function of its own so that the walk stays out of [`NodeDecoder::array`]'s frame,
-/// which every level of nesting repeats on the stack: inlined there, the walk grew that frame
-/// from 872 to 1,176 bytes and the no-alloc example (`no_alloc_stack`) needed a 60 KiB stack
-/// instead of 56.
-#[inline(never)]
-fn buffers<'a>(
-    node: &mut Node<'a>,
-    layout: Layout,
-    cursor: &mut Cursor<'a>,
-    body: &'a [u8],
-    null_count: usize,
-) -> FormatResult<()> {
-    let buffer = |range: Range<u64>, _| {
-        Ok(body
-            .get(range.start as usize..range.end as usize)
-            .unwrap_or_default())
-    };
-    let mut slots = node.buffers.iter_mut().take(layout.buffers().len());
-    let keep = |bytes| {
-        if let Some(slot) = slots.next() {
-            *slot = bytes;
-        }
-    };
-    let walked = layout.walk(cursor, body.len() as u64, null_count, buffer, keep)?;
-    node.validity = walked.validity;
-    if layout.variadic {
-        let count = walked.variadic.len();
-        let too_many = || invalid("variadicBufferCounts", count as i64);
-        node.variadic = Variadic::Message {
-            specs: cursor.buffers,
-            body,
-            first: u32::try_from(walked.variadic.start).map_err(|_| too_many())?,
-            count: u32::try_from(count).map_err(|_| too_many())?,
-        };
-    }
-    Ok(())
+/// A field as the no-alloc decoder reads it: for its array, or (in a dictionary batch) for its
+/// dictionary's values.
+#[derive(Clone, Copy)]
+struct MessageField<'a> {
+    field: format::Field<'a>,
+    /// The values of the field's dictionary: its dictionary encoding is ignored.
+    values: bool,
 }
 
-impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
-    /// Decodes `field`'s array (its values, when `values` is set, ignoring its dictionary
-    /// encoding) and its children; returns its node index.
-    ///
-    /// Its buffers are read by [`buffers`], outside this recursive frame.
-    fn array(
+/// The buffers of a node being read (it is in the nodes already, unless they are full).
+struct Unread<'a> {
+    /// The fixed buffers after the validity bitmap, `fixed` of them.
+    buffers: [&'a [u8]; 2],
+    fixed: usize,
+    /// The nodes were full: the node is not in them (an error once its buffers are read, as
+    /// they are checked first).
+    full: bool,
+}
+
+/// A node being decoded (in the nodes once its buffers are read): what the walk of its children
+/// and dictionary needs. It is kept small, as every level of nesting repeats it on the stack.
+struct Decoding<'a> {
+    field: format::Field<'a>,
+    /// Its index in the nodes.
+    at: usize,
+    null_count: usize,
+    /// Its dictionary encoding (its values come from the dictionary batch, as the next node).
+    encoding: Option<DictionaryEncoding>,
+    /// Child arrays decoded so far.
+    children: u32,
+}
+
+impl<'a, D: DictionaryBatches<'a>, const N: usize> ArraySink<'a> for NodeDecoder<'a, '_, D, N> {
+    type Field = MessageField<'a>;
+    type Buffer = &'a [u8];
+    type Buffers = Unread<'a>;
+    type Parts = Decoding<'a>;
+    type Array = usize;
+
+    fn body_len(&self) -> u64 {
+        self.body.len() as u64
+    }
+
+    #[inline(always)]
+    fn start(
         &mut self,
-        field: format::Field<'a>,
-        cursor: &mut Cursor<'a>,
-        body: &'a [u8],
-        values: bool,
-    ) -> FormatResult<usize> {
+        MessageField { field, values }: MessageField<'a>,
+        len: usize,
+        null_count: usize,
+    ) -> FormatResult<(Decoding<'a>, Unread<'a>, Layout)> {
         let name = field.name()?.unwrap_or_default();
-        let (len, null_count) = cursor.node()?;
         let encoding = if values { None } else { field.dictionary()? };
-        let child_fields = field.children()?;
-        let kind = Kind::of(field.type_()?, child_fields.len())?;
+        let kind = Kind::of(field.type_()?, field.children()?.len())?;
         let mut node = Node::new(name, kind, len);
         node.extension = extension(field, kind, encoding.is_some())?;
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
-        buffers(&mut node, layout, cursor, body, null_count)?;
-        let at = self.nodes.len();
-        self.push(node)?;
-        if let Some(encoding) = encoding {
-            self.dictionary(field, encoding)?;
-            node.dictionary = Some(encoding.index_type);
-        } else {
-            for (i, child) in child_fields.iter().enumerate() {
-                self.array(child?, cursor, body, false)
-                    .map_err(|e| e.in_field(i))?;
-                node.children += 1;
-            }
-        }
-        node.end = self.nodes.len();
-        self.check(&node, at, null_count)?;
-        if let Some(slot) = self.nodes.get_mut(at) {
-            *slot = node;
-        }
-        Ok(at)
+        let decoding = Decoding {
+            field,
+            at: self.nodes.len(),
+            null_count,
+            encoding,
+            children: 0,
+        };
+        let unread = Unread {
+            buffers: [&[]; 2],
+            fixed: layout.buffers().len(),
+            full: self.nodes.push(node).is_err(),
+        };
+        Ok((decoding, unread, layout))
     }
 
-    fn push(&mut self, node: Node<'a>) -> FormatResult<()> {
-        if self.nodes.push(node).is_ok() {
-            return Ok(());
+    fn buffer(&mut self, range: Range<u64>, _: Swap) -> FormatResult<&'a [u8]> {
+        Ok(self
+            .body
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or_default())
+    }
+
+    fn keep(unread: &mut Unread<'a>, k: usize, bytes: &'a [u8]) {
+        if k < unread.fixed
+            && let Some(slot) = unread.buffers.get_mut(k)
+        {
+            *slot = bytes;
         }
-        Err(FormatErrorKind::CapacityExceeded {
+    }
+
+    /// Gives the node its buffers (its children and dictionary values follow it).
+    #[inline(always)]
+    fn walked(
+        &mut self,
+        decoding: &mut Decoding<'a>,
+        unread: Unread<'a>,
+        walked: Walked<&'a [u8]>,
+        cursor: &Cursor<'a>,
+    ) -> FormatResult<()> {
+        let body = self.body;
+        let node = self.nodes.get_mut(decoding.at).filter(|_| !unread.full);
+        let Some(node) = node else {
+            return Err(self.full());
+        };
+        node.validity = walked.validity;
+        node.buffers = unread.buffers;
+        if let Some(variadic) = walked.variadic {
+            let count = variadic.len();
+            let too_many = || invalid("variadicBufferCounts", count as i64);
+            node.variadic = Variadic::Message {
+                specs: cursor.buffers,
+                body,
+                first: u32::try_from(variadic.start).map_err(|_| too_many())?,
+                count: u32::try_from(count).map_err(|_| too_many())?,
+            };
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn child(&self, decoding: &Decoding<'a>, i: usize) -> FormatResult<Option<MessageField<'a>>> {
+        let children = decoding.field.children()?;
+        if decoding.encoding.is_some() || i >= children.len() {
+            return Ok(None);
+        }
+        Ok(Some(MessageField {
+            field: children.get(i)?,
+            values: false,
+        }))
+    }
+
+    fn add_child(decoding: &mut Decoding<'a>, _: usize) {
+        decoding.children += 1;
+    }
+
+    /// Decodes the dictionary's values, completes the node and checks it.
+    #[inline(always)]
+    fn finish(&mut self, decoding: Decoding<'a>) -> FormatResult<usize> {
+        let at = decoding.at;
+        if let Some(encoding) = decoding.encoding {
+            self.dictionary(decoding.field, encoding)?;
+        }
+        let end = self.nodes.len();
+        if let Some(node) = self.nodes.get_mut(at) {
+            node.dictionary = decoding.encoding.map(|e| e.index_type);
+            node.children = decoding.children;
+            node.end = end;
+        }
+        self.check(at, decoding.null_count)?;
+        Ok(at)
+    }
+}
+
+impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
+    /// The error of a batch with more arrays than the view holds.
+    fn full(&self) -> FormatError {
+        FormatErrorKind::CapacityExceeded {
             what: Capacity::Arrays,
             needed: self.declared.max(N + 1) as u64,
             capacity: N as u64,
         }
-        .into())
+        .into()
     }
 
     /// Decodes the values of `field`'s dictionary from its dictionary batch (the next node).
+    #[inline(never)]
     fn dictionary(
         &mut self,
         field: format::Field<'a>,
@@ -494,15 +571,26 @@ impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
     ) -> FormatResult<()> {
         let (batch, body) = self.dictionaries.dictionary(encoding.id)?;
         uncompressed(batch)?;
-        let mut cursor = Cursor::new(batch, self.version)?;
-        self.array(field, &mut cursor, body, true)?;
+        let mut cursor = Cursor::new(batch)?;
+        let outer = core::mem::replace(&mut self.body, body);
+        let values = MessageField {
+            field,
+            values: true,
+        };
+        body::array(&mut cursor, self, values)?;
+        self.body = outer;
         cursor.finish()
     }
 
-    /// Checks `node` (at index `at`, with `null_count` nulls declared, its children and
-    /// dictionary decoded) against the columnar format.
-    fn check(&self, node: &Node<'a>, at: usize, null_count: usize) -> FormatResult<()> {
+    /// Checks node `at` (with `null_count` nulls declared, its children and dictionary decoded)
+    /// against the columnar format.
+    #[inline(never)]
+    fn check(&self, at: usize, null_count: usize) -> FormatResult<()> {
         let nodes: &[Node<'a>] = &self.nodes;
+        let Some(node) = nodes.get(at) else {
+            debug_assert!(false, "a node is checked once it is added");
+            return Ok(());
+        };
         let values = node
             .dictionary
             .and_then(|_| nodes.get(at + 1))
@@ -893,16 +981,21 @@ mod tests {
         Vec<(Range<u64>, Swap)>,
         Option<Range<u64>>,
         Vec<Range<u64>>,
-        Range<usize>,
+        Option<Range<usize>>,
     );
 
-    fn walk(cursor: &mut Cursor<'_>, kind: Kind<'_>, null_count: usize) -> Walked {
+    fn walk(
+        cursor: &mut Cursor<'_>,
+        version: MetadataVersion,
+        kind: Kind<'_>,
+        null_count: usize,
+    ) -> Walked {
         let (mut read, mut kept) = (Vec::new(), Vec::new());
         let buffer = |range: Range<u64>, swap| {
             read.push((range.clone(), swap));
             Ok(range)
         };
-        let layout = kind.layout(None, cursor.version);
+        let layout = kind.layout(None, version);
         let walked = layout.walk(cursor, 80, null_count, buffer, |r| kept.push(r));
         let walked = walked.unwrap();
         (read, walked.validity, kept, walked.variadic)
@@ -942,14 +1035,14 @@ mod tests {
         let format::MessageHeader::RecordBatch(batch) = header else {
             panic!("not a record batch");
         };
-        let mut cursor = Cursor::new(batch, MetadataVersion::V4).unwrap();
+        let mut cursor = Cursor::new(batch).unwrap();
         // Int32 with a null: its bitmap kept, its values swapped as 4-byte words.
         let int = Kind::Int(IntType {
             bit_width: 32,
             signed: true,
         });
-        let (read, validity, kept, variadic) = walk(&mut cursor, int, 1);
-        assert!(variadic.is_empty());
+        let (read, validity, kept, variadic) = walk(&mut cursor, MetadataVersion::V4, int, 1);
+        assert_eq!(variadic, None);
         assert_eq!(read, [(0..8, Swap::None), (8..24, Swap::Each(4))]);
         assert_eq!(
             (validity, kept.len(), kept.first()),
@@ -960,14 +1053,15 @@ mod tests {
             dense: true,
             type_ids: TypeIds::Positions,
         };
-        let (read, validity, kept, _) = walk(&mut cursor, dense, 2);
+        let (read, validity, kept, _) = walk(&mut cursor, MetadataVersion::V4, dense, 2);
         assert_eq!(
             (read.len(), validity, kept),
             (3, None, vec![32..36, 40..56])
         );
         // Utf8View without nulls: an empty bitmap dropped, the views, then its data buffer.
-        let (read, validity, kept, variadic) = walk(&mut cursor, Kind::Utf8View, 0);
-        assert_eq!(variadic, 7..8);
+        let (read, validity, kept, variadic) =
+            walk(&mut cursor, MetadataVersion::V4, Kind::Utf8View, 0);
+        assert_eq!(variadic, Some(7..8));
         assert_eq!(
             read.get(1..),
             Some(&[(56..72, Swap::Views), (0..8, Swap::None)][..])
@@ -975,9 +1069,9 @@ mod tests {
         assert_eq!((validity, kept), (None, vec![56..72, 0..8]));
         cursor.finish().unwrap();
         // V5: the same buffers as one view array (bitmap, views, data), then none for a second.
-        let mut cursor = Cursor::new(batch, MetadataVersion::V5).unwrap();
-        let (_, _, kept, variadic) = walk(&mut cursor, Kind::Utf8View, 0);
-        assert_eq!((kept, variadic), (vec![8..24, 24..32], 2..3));
+        let mut cursor = Cursor::new(batch).unwrap();
+        let (_, _, kept, variadic) = walk(&mut cursor, MetadataVersion::V5, Kind::Utf8View, 0);
+        assert_eq!((kept, variadic), (vec![8..24, 24..32], Some(2..3)));
         let layout = Kind::Utf8View.layout(None, MetadataVersion::V5);
         let e = layout
             .walk(&mut cursor, 80, 0, |_, _| Ok(()), drop)

@@ -1,10 +1,10 @@
 //! [`Cursor`]: the walk through a `RecordBatch` message's field nodes and buffer specs, in step
-//! with a depth-first walk of the schema's fields. Every length and range it hands out is
+//! with a depth-first walk of the schema's fields (`format::body`'s). Every length and range it hands out is
 //! checked (non-negative, inside the body); running out or having some left over is an error.
 //!
 //! It uses the `Message.fbs` views of `message` and the errors.
 
-use super::{Buffers, FieldNodes, Int64s, MetadataVersion, RecordBatch};
+use super::{Buffers, FieldNodes, Int64s, RecordBatch};
 use crate::error::{FormatErrorKind, FormatResult};
 use core::ops::Range;
 
@@ -16,12 +16,10 @@ pub(crate) struct Cursor<'m> {
     pub(crate) next_buffer: usize,
     variadic: Option<Int64s<'m>>,
     next_variadic: usize,
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) version: MetadataVersion,
 }
 
 impl<'m> Cursor<'m> {
-    pub(crate) fn new(batch: RecordBatch<'m>, version: MetadataVersion) -> FormatResult<Self> {
+    pub(crate) fn new(batch: RecordBatch<'m>) -> FormatResult<Self> {
         Ok(Cursor {
             nodes: batch.nodes()?,
             next_node: 0,
@@ -29,7 +27,6 @@ impl<'m> Cursor<'m> {
             next_buffer: 0,
             variadic: batch.variadic_buffer_counts()?,
             next_variadic: 0,
-            version,
         })
     }
 

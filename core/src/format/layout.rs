@@ -3,8 +3,10 @@
 //!
 //! A [`Kind`] enters as a flatbuffer [`Type`](super::Type) with its child count, checked by
 //! [`Kind::of`] (the owned schema, the no-alloc view and the read planner all check types
-//! here), or from an owned [`DataType`](crate::datatype::DataType). It uses the flatbuffer views
-//! of this module and the errors; nothing above the format.
+//! here), or from an owned [`DataType`](crate::datatype::DataType). [`Layout::walk`] steps a
+//! message's [`Cursor`] over an array's buffers in that order, the one
+//! reading of them (for `format::body`'s walk of a message body). It uses the flatbuffer views
+//! and the cursor of this module and the errors; nothing above the format.
 
 use super::cursor::Cursor;
 use super::{
@@ -87,8 +89,8 @@ impl Layout {
     }
 
     /// Steps `cursor` over an array's buffers in the message's order: the one reading of them,
-    /// for both decoders (`view`'s into nodes, with `alloc` `ipc::columns`'s into arrays) and the
-    /// read planner. `buffer` makes each from its body range and swap; the fixed then variadic
+    /// for the one walk of a message body (`format::body`, under both decoders and the read
+    /// planner). `buffer` makes each from its body range and swap; the fixed then variadic
     /// ones go to `keep`. Returns the validity bitmap if it counts (in the nulls, `null_count` >
     /// 0) and where the variadic buffers are among the message's.
     pub(crate) fn walk<B>(
@@ -107,16 +109,15 @@ impl Layout {
         for swap in self.buffers() {
             keep(buffer(cursor.buffer(body_len)?, *swap)?);
         }
-        let first = cursor.next_buffer;
+        let mut variadic = None;
         if self.variadic {
+            let first = cursor.next_buffer;
             for _ in 0..cursor.variadic_count()? {
                 keep(buffer(cursor.buffer(body_len)?, Swap::None)?);
             }
+            variadic = Some(first..cursor.next_buffer);
         }
-        Ok(Walked {
-            validity,
-            variadic: first..cursor.next_buffer,
-        })
+        Ok(Walked { validity, variadic })
     }
 }
 
@@ -125,9 +126,9 @@ impl Layout {
 pub(crate) struct Walked<B> {
     /// The validity bitmap, if it counts.
     pub(crate) validity: Option<B>,
-    /// The variadic data buffers' indices among the message's buffer specs (empty for an array
-    /// without them).
-    pub(crate) variadic: Range<usize>,
+    /// The variadic data buffers' indices among the message's buffer specs (`None`: the array
+    /// has none in its layout).
+    pub(crate) variadic: Option<Range<usize>>,
 }
 
 /// The type ids of a union's children, in child order.

@@ -23,6 +23,7 @@
 //! It uses the [`flatbuffer`](crate::flatbuffer) reader and builder and the errors: nothing
 //! above them.
 
+pub(crate) mod body;
 pub(crate) mod cursor;
 mod file;
 mod foreign;

@@ -1,15 +1,16 @@
 //! Decoding a `RecordBatch` message body into validated arrays.
 //!
-//! It uses `dictionary` and `projection` beside it and, of the crate, the format's cursor and
-//! layouts, `compression`, the arrays and their bytes, the columnar rules, the data types, the
-//! schema and the errors.
+//! It uses `dictionary` and `projection` beside it and, of the crate, the format's cursor,
+//! layouts and body walk, `compression`, the arrays and their bytes, the columnar rules, the
+//! data types, the schema and the errors.
 //!
 //! The message header lists one `FieldNode` per array and the body's buffers in depth-first field
-//! order. [`Layout`] says which buffers each type has; a [`Cursor`] walks nodes and buffers in
-//! step with the schema. Decoding cuts selected fields' buffers from the [`FetchedBody`]
-//! (decompressing and byte-swapping into owned memory when needed, borrowing otherwise) and
-//! hands each array's parts to [`ArrayView::try_new`]; unselected fields are stepped over. The
-//! same walk, without a body, lists the byte ranges a projection needs ([`buffer_ranges`]).
+//! order; the format's one walk of them ([`body::array`]) goes in step with the schema's owned
+//! fields, and this module plugs into it. Decoding ([`ArrayDecoder`]) cuts selected fields'
+//! buffers from the [`FetchedBody`] (decompressing and byte-swapping into owned memory when
+//! needed, borrowing otherwise) and hands each array's parts to [`ArrayView::try_new`];
+//! unselected fields are stepped over. The same walk, without a body, lists the byte ranges a
+//! projection needs ([`buffer_ranges`]).
 
 use super::dictionary::Dictionaries;
 use super::projection::Projection;
@@ -18,7 +19,9 @@ use crate::bytes::Bytes;
 use crate::compression::{Decompressed, Decompressor};
 use crate::datatype::CompressionCodec;
 use crate::error::{FormatError, FormatErrorKind, FormatResult};
+use crate::format::body::{self, ArraySink};
 use crate::format::cursor::Cursor;
+use crate::format::layout::Walked;
 use crate::format::{self, MetadataVersion};
 use crate::format::{Kind, Layout, Swap};
 use crate::schema::Field;
@@ -42,37 +45,76 @@ fn layout(field: &Field, version: MetadataVersion) -> Layout {
     Kind::of_data_type(field.data_type()).layout(index, version)
 }
 
-/// The child fields whose arrays follow `field`'s in the message (none for dictionary indices).
-fn child_fields(field: &Field) -> &[Field] {
-    if field.dictionary().is_some() {
+/// A field and what of it a projection selects (`None`: the field is stepped over).
+type Selected<'f> = (&'f Field, Option<&'f Projection>);
+
+/// Child `i` of `field` in a message (dictionary indices have none), and what of it is selected.
+fn child<'f>((field, selection): Selected<'f>, i: usize) -> Option<Selected<'f>> {
+    let children = if field.dictionary().is_some() {
         &[]
     } else {
         field.data_type().children()
-    }
+    };
+    let child = children.get(i)?;
+    Some((child, selection.and_then(|s| s.child(i))))
 }
 
-impl Cursor<'_> {
-    /// Steps over `field`'s arrays, adding the body ranges of its buffers to `out` when given.
-    fn visit(
+/// The walk that lists the body ranges of the selected fields' buffers.
+struct Ranges {
+    body_len: u64,
+    version: MetadataVersion,
+    /// The array whose buffers come next is selected.
+    selected: bool,
+    out: Vec<Range<u64>>,
+}
+
+impl<'m> ArraySink<'m> for Ranges {
+    type Field = Selected<'m>;
+    type Buffer = ();
+    type Buffers = ();
+    type Parts = Selected<'m>;
+    type Array = ();
+
+    fn body_len(&self) -> u64 {
+        self.body_len
+    }
+
+    fn start(
         &mut self,
-        field: &Field,
-        selection: Option<&Projection>,
-        body_len: u64,
-        out: &mut Vec<Range<u64>>,
-    ) -> FormatResult<()> {
-        self.node()?;
-        let buffer = |range, _| {
-            if selection.is_some() {
-                out.push(range);
-            }
-            Ok(())
-        };
-        layout(field, self.version).walk(self, body_len, 0, buffer, drop)?;
-        for (i, child) in child_fields(field).iter().enumerate() {
-            let child_selection = selection.and_then(|s| s.child(i));
-            self.visit(child, child_selection, body_len, out)
-                .map_err(|e| e.in_field(i))?;
+        field: Selected<'m>,
+        _: usize,
+        _: usize,
+    ) -> FormatResult<(Selected<'m>, (), Layout)> {
+        self.selected = field.1.is_some();
+        Ok((field, (), layout(field.0, self.version)))
+    }
+
+    fn buffer(&mut self, range: Range<u64>, _: Swap) -> FormatResult<()> {
+        if self.selected {
+            self.out.push(range);
         }
+        Ok(())
+    }
+
+    fn keep((): &mut (), _: usize, (): ()) {}
+
+    fn walked(
+        &mut self,
+        _: &mut Selected<'m>,
+        (): (),
+        _: Walked<()>,
+        _: &Cursor<'m>,
+    ) -> FormatResult<()> {
+        Ok(())
+    }
+
+    fn child(&self, parts: &Selected<'m>, i: usize) -> FormatResult<Option<Selected<'m>>> {
+        Ok(child(*parts, i))
+    }
+
+    fn add_child(_: &mut Selected<'m>, (): ()) {}
+
+    fn finish(&mut self, _: Selected<'m>) -> FormatResult<()> {
         Ok(())
     }
 }
@@ -126,15 +168,19 @@ pub(crate) fn buffer_ranges(
     body_len: u64,
     version: MetadataVersion,
 ) -> FormatResult<Vec<Range<u64>>> {
-    let mut cursor = Cursor::new(batch, version)?;
-    let mut out = Vec::new();
+    let mut cursor = Cursor::new(batch)?;
+    let mut ranges = Ranges {
+        body_len,
+        version,
+        selected: false,
+        out: Vec::new(),
+    };
     for (i, field) in fields.iter().enumerate() {
-        cursor
-            .visit(field, projection.child(i), body_len, &mut out)
+        body::array(&mut cursor, &mut ranges, (field, projection.child(i)))
             .map_err(|e| e.in_field(i))?;
     }
     cursor.finish()?;
-    Ok(out)
+    Ok(ranges.out)
 }
 
 /// The walk of one record batch message into validated [`ArrayView`]s: its buffers cut from the
@@ -150,6 +196,8 @@ struct ArrayDecoder<'b, 'a> {
     /// compressed bytes are decoded twice (buffers pointing at the same bytes would make the work
     /// and the codec's short-lived allocations grow with the number of buffers times the body).
     compressed: u64,
+    /// The array whose buffers come next is selected (else they are stepped over, not cut).
+    selected: bool,
 }
 
 /// Decodes the arrays of the fields `projection` selects from a record batch header and body.
@@ -169,7 +217,7 @@ pub(crate) fn decode_columns<'a>(
         what: "RecordBatch.length",
         value: batch.length(),
     })?;
-    let mut cursor = Cursor::new(batch, context.version)?;
+    let mut cursor = Cursor::new(batch)?;
     let mut decoder = ArrayDecoder {
         body,
         compression: batch.compression()?.map(|c| c.codec),
@@ -177,17 +225,15 @@ pub(crate) fn decode_columns<'a>(
         dictionaries,
         decompressor,
         compressed: 0,
+        selected: false,
     };
     let mut columns = Vec::with_capacity(fields.len().min(cursor.nodes.len()));
     for (i, field) in fields.iter().enumerate() {
         let in_field = |e: FormatError| e.in_field(i);
-        let Some(selection) = projection.child(i) else {
-            decoder.skip(&mut cursor, field).map_err(in_field)?;
+        let column = body::array(&mut cursor, &mut decoder, (field, projection.child(i)));
+        let Some(column) = column.map_err(in_field)? else {
             continue;
         };
-        let column = decoder
-            .array(&mut cursor, field, selection)
-            .map_err(in_field)?;
         if column.len() != length {
             let what = "column length differs from RecordBatch.length";
             return Err(in_field(crate::columnar::bad(what, column.len())));
@@ -199,12 +245,8 @@ pub(crate) fn decode_columns<'a>(
 }
 
 impl<'a> ArrayDecoder<'_, 'a> {
-    fn skip(&mut self, cursor: &mut Cursor<'_>, field: &Field) -> FormatResult<()> {
-        cursor.visit(field, None, self.body.len(), &mut Vec::new())
-    }
-
     /// The buffer at `range`, cut from the body, decompressed and put in native byte order.
-    fn buffer(&mut self, range: Range<u64>, swap: Swap) -> FormatResult<Bytes<'a>> {
+    fn cut(&mut self, range: Range<u64>, swap: Swap) -> FormatResult<Bytes<'a>> {
         let raw = self.body.get(range.clone()).ok_or_else(|| {
             FormatError::from(FormatErrorKind::LayoutMismatch {
                 what: "buffer outside the fetched byte ranges",
@@ -239,29 +281,85 @@ impl<'a> ArrayDecoder<'_, 'a> {
             bytes
         })
     }
+}
 
-    fn array(
+/// An array being decoded: its field, what of it is selected and, if it is, its parts.
+struct Decoding<'f, 'a> {
+    field: Selected<'f>,
+    parts: Option<ArrayParts<'a>>,
+}
+
+impl<'m, 'a> ArraySink<'m> for ArrayDecoder<'_, 'a> {
+    type Field = Selected<'m>;
+    type Buffer = Bytes<'a>;
+    type Buffers = Option<ArrayParts<'a>>;
+    type Parts = Decoding<'m, 'a>;
+    type Array = Option<ArrayView<'a>>;
+
+    fn body_len(&self) -> u64 {
+        self.body.len()
+    }
+
+    fn start(
         &mut self,
-        cursor: &mut Cursor<'_>,
-        field: &Field,
-        selection: &Projection,
-    ) -> FormatResult<ArrayView<'a>> {
-        let (len, null_count) = cursor.node()?;
-        let layout = layout(field, cursor.version);
-        let projected = selection.project_field(field);
-        let mut parts = ArrayParts {
-            data_type: Some(projected.data_type().clone()),
+        field: Selected<'m>,
+        len: usize,
+        null_count: usize,
+    ) -> FormatResult<(Decoding<'m, 'a>, Option<ArrayParts<'a>>, Layout)> {
+        self.selected = field.1.is_some();
+        let parts = field.1.map(|selection| ArrayParts {
+            data_type: Some(selection.project_field(field.0).data_type().clone()),
             len,
             null_count,
             ..ArrayParts::default()
+        });
+        let layout = layout(field.0, self.context.version);
+        Ok((Decoding { field, parts: None }, parts, layout))
+    }
+
+    fn buffer(&mut self, range: Range<u64>, swap: Swap) -> FormatResult<Bytes<'a>> {
+        if self.selected {
+            self.cut(range, swap)
+        } else {
+            Ok(Bytes::default())
+        }
+    }
+
+    fn keep(parts: &mut Option<ArrayParts<'a>>, _: usize, bytes: Bytes<'a>) {
+        if let Some(parts) = parts {
+            parts.buffers.push(bytes);
+        }
+    }
+
+    fn walked(
+        &mut self,
+        decoding: &mut Decoding<'m, 'a>,
+        mut parts: Option<ArrayParts<'a>>,
+        walked: Walked<Bytes<'a>>,
+        _: &Cursor<'m>,
+    ) -> FormatResult<()> {
+        if let Some(parts) = &mut parts {
+            parts.validity = walked.validity;
+        }
+        decoding.parts = parts;
+        Ok(())
+    }
+
+    fn child(&self, decoding: &Decoding<'m, 'a>, i: usize) -> FormatResult<Option<Selected<'m>>> {
+        Ok(child(decoding.field, i))
+    }
+
+    fn add_child(decoding: &mut Decoding<'m, 'a>, array: Option<ArrayView<'a>>) {
+        if let (Some(parts), Some(array)) = (&mut decoding.parts, array) {
+            parts.children.push(array);
+        }
+    }
+
+    fn finish(&mut self, decoding: Decoding<'m, 'a>) -> FormatResult<Option<ArrayView<'a>>> {
+        let Some(mut parts) = decoding.parts else {
+            return Ok(None);
         };
-        let body_len = self.body.len();
-        let bytes = |range, swap| self.buffer(range, swap);
-        let keep = |bytes| parts.buffers.push(bytes);
-        parts.validity = layout
-            .walk(cursor, body_len, null_count, bytes, keep)?
-            .validity;
-        if let Some(encoding) = field.dictionary() {
+        if let Some(encoding) = decoding.field.0.dictionary() {
             let values = self
                 .dictionaries
                 .get(encoding.id)
@@ -271,17 +369,7 @@ impl<'a> ArrayDecoder<'_, 'a> {
                 values,
             });
         }
-        for (i, child) in child_fields(field).iter().enumerate() {
-            let in_child = |e: FormatError| e.in_field(i);
-            match selection.child(i) {
-                Some(child_selection) => {
-                    let array = self.array(cursor, child, child_selection);
-                    parts.children.push(array.map_err(in_child)?);
-                }
-                None => self.skip(cursor, child).map_err(in_child)?,
-            }
-        }
-        ArrayView::try_new(parts)
+        ArrayView::try_new(parts).map(Some)
     }
 }
 
