@@ -454,7 +454,8 @@ impl<'a, D: DictionaryBatches<'a>, const N: usize> ArraySink<'a> for NodeDecoder
     ) -> FormatResult<(Decoding<'a>, Unread<'a>, Layout)> {
         let name = field.name()?.unwrap_or_default();
         let encoding = if values { None } else { field.dictionary()? };
-        let kind = Kind::of(field.type_()?, field.children()?.len())?;
+        let children = field.children()?.len();
+        let kind = Kind::of(field.type_()?, children)?;
         let mut node = Node::new(name, kind, len);
         node.extension = extension(field, kind, encoding.is_some())?;
         let layout = kind.layout(encoding.map(|e| e.index_type), self.version);
