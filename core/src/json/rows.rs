@@ -249,7 +249,8 @@ fn elements<F: Syntax>(
         if let Some(head) = window.get_mut(..separator) {
             head.copy_from_slice(F::SEPARATOR);
         }
-        let value_at = separator * usize::from(e > range.start);
+        let skip = usize::from(e == range.start);
+        let value_at = separator - skip * separator;
         let Some(dst) = window
             .get_mut(value_at..value_at + VALUE_TEXT)
             .and_then(|w| <&mut [u8; VALUE_TEXT]>::try_from(w).ok())
