@@ -69,6 +69,18 @@ impl Syntax for Compact {}
 /// The most bytes of one [`Syntax`] token.
 pub const TOKEN: usize = 4;
 
+/// `token` padded with zeros to [`TOKEN`] bytes, for one fixed-size copy of which the token's
+/// length counts.
+pub(crate) const fn padded(token: &[u8]) -> [u8; TOKEN] {
+    match *token {
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => [0; TOKEN],
+    }
+}
+
 /// Opens a member's name (a JSON string's quote).
 pub(crate) const KEY_OPEN: u8 = b'"';
 

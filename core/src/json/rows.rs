@@ -21,7 +21,7 @@
 //! and it knows nothing of the walk.
 
 use super::escape;
-use super::framing::{Framing, NULL, PIECE, Piece, RowPieces, Syntax, TOKEN};
+use super::framing::{Framing, NULL, PIECE, Piece, RowPieces, Syntax, TOKEN, padded};
 use super::plan::{KEY, ListOffsets, Plan, PlanNode, Shape};
 use super::plan::{Leaf, LeafKind};
 use super::sink::{Body, SPILL, Sink, Spill};
@@ -471,12 +471,14 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         // A valid struct or list under a pre-built key: the key and the bracket as one copy,
         // then its members (flat ones written here rather than by a call per struct) or
         // elements.
-        let open = match member.shape {
-            Shape::Struct { .. } => F::OBJECT_OPEN,
-            Shape::List { .. } => F::LIST_OPEN,
-            _ => b"",
+        // The bracket padded to a fixed-size copy (a copy of a length chosen at run time would
+        // be a call to `memcpy`).
+        let (open, open_len) = match member.shape {
+            Shape::Struct { .. } => (const { padded(F::OBJECT_OPEN) }, F::OBJECT_OPEN.len()),
+            Shape::List { .. } => (const { padded(F::LIST_OPEN) }, F::LIST_OPEN.len()),
+            _ => ([0; TOKEN], 0),
         };
-        if !open.is_empty()
+        if open_len > 0
             && valid
             && let Some((key, key_len)) = member.key::<F>(*first)
         {
@@ -484,10 +486,13 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             if let Some(head) = window.first_chunk_mut::<{ KEY - 1 }>() {
                 *head = *key;
             }
-            if let Some(bracket) = window.get_mut(key_len..key_len + open.len()) {
-                bracket.copy_from_slice(open);
+            if let Some(bracket) = window
+                .get_mut(key_len..)
+                .and_then(|w| w.first_chunk_mut::<TOKEN>())
+            {
+                *bracket = open;
             }
-            sink.advance(key_len + open.len());
+            sink.advance(key_len + open_len);
             match member.shape {
                 Shape::Struct { first: child, len } => {
                     let (child, j) = (usize::from(child), member.leaf.offset() + i);
