@@ -14,8 +14,7 @@ use super::options::JsonFormat;
 /// separate members, elements, keys and values, each JSON's unless the format says otherwise
 /// ([`Compact`] is JSON's). Another format with JSON's shape (objects of named members, lists)
 /// implements it beside JSON and gets the whole engine, its fast path included, by naming it in
-/// the encoder's type
-/// (`Encoder<'_, DEPTH, PLAN, MyFormat>`, built by an
+/// the encoder's type (`Encoder<'_, DEPTH, PLAN, MyFormat>`, built by an
 /// [`EncoderBuilder`](super::EncoderBuilder)).
 ///
 /// Values are written as JSON writes them (numbers, `true`, `null`, quoted and escaped text,
@@ -143,6 +142,7 @@ pub(crate) struct Piece {
 
 impl Piece {
     /// The piece of `parts` one after another, if they fit.
+    #[inline(always)]
     fn new(parts: &[&[u8]]) -> Option<Self> {
         let (mut bytes, mut len) = ([0; PIECE], 0);
         for part in parts {
