@@ -22,7 +22,7 @@
 //! write the same things), writes leaves through `value`'s writers, which the fast path calls
 //! too, and takes its punctuation from `framing`. It uses every module of `json` below it.
 
-use super::framing::{Checked, Compact, Framing, NULL, Syntax};
+use super::framing::{Checked, Compact, Framing, LINE_END, NULL, Syntax};
 use super::options::{EncoderOptions, JsonFormat};
 use super::plan::{Form, NODES, Plan};
 use super::rows;
@@ -588,7 +588,9 @@ impl<const DEPTH: usize> Rows<DEPTH> {
         sink: &mut Sink<'_, '_, 'b>,
     ) {
         if self.in_row {
-            sink.put(self.framing.row_end());
+            if self.framing.lines {
+                sink.put(LINE_END);
+            }
             self.in_row = false;
             self.row += 1;
         }
@@ -624,8 +626,8 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             }
             // The row through the walk, which hands each member the plan holds to the fast
             // path (see `Walk::planned`).
-            if !self.framing.first_row {
-                sink.put(self.framing.separator::<F>());
+            if !self.framing.first_row && self.framing.separated {
+                sink.put(F::SEPARATOR);
             }
             self.framing.first_row = false;
             if walk.array {
@@ -656,7 +658,9 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     }
                 }
             }
-            sink.put(self.framing.row_end());
+            if self.framing.lines {
+                sink.put(LINE_END);
+            }
             self.row += 1;
         }
         self.phase = Phase::Close;

@@ -125,7 +125,7 @@ impl<F: Syntax> Checked<F> {
 }
 
 /// Ends each row of a line-delimited document.
-const LINE_END: &[u8] = b"\n";
+pub(crate) const LINE_END: &[u8] = b"\n";
 
 /// A null value (a value text, JSON's in every syntax).
 pub(crate) const NULL: &[u8; 4] = b"null";
@@ -214,18 +214,6 @@ impl Framing {
         }
     }
 
-    /// Written between rows.
-    #[inline(always)]
-    pub(crate) fn separator<F: Syntax>(&self) -> &'static [u8] {
-        if self.separated { F::SEPARATOR } else { b"" }
-    }
-
-    /// Written after each row.
-    #[inline(always)]
-    pub(crate) fn row_end(&self) -> &'static [u8] {
-        if self.lines { LINE_END } else { b"" }
-    }
-
     /// The pieces of rows that are objects (`object`), `key` the pre-built key of their one
     /// member (empty for several), or values; a null object row is `{}` when nulls are omitted.
     /// `None` if a piece is longer than [`PIECE`].
@@ -235,8 +223,8 @@ impl Framing {
         key: &[u8],
         omit_nulls: bool,
     ) -> Option<RowPieces> {
-        let separator = self.separator::<F>();
-        let row_end = self.row_end();
+        let separator: &[u8] = if self.separated { F::SEPARATOR } else { b"" };
+        let row_end: &[u8] = if self.lines { LINE_END } else { b"" };
         let (open, close): (&[u8], &[u8]) = match object {
             true => (F::OBJECT_OPEN, F::OBJECT_CLOSE),
             false => (b"", b""),
