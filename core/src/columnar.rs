@@ -462,7 +462,7 @@ fn largest<K: Native>(keys: &[u8], offset: usize, end: usize, wide: impl Fn(K) -
 mod tests {
     use super::*;
     use crate::error::FormatErrorKind;
-    use alloc::vec::Vec;
+    use std::vec::Vec;
 
     /// The rule and slot of a refusal, `None` for `Ok`.
     fn refusal(result: FormatResult<()>) -> Option<(&'static str, u64)> {

@@ -684,7 +684,7 @@ std::thread_local! {
 }
 
 /// Values the walk has written or opened on this thread so far.
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 pub(crate) fn walk_values() -> usize {
     WALK_VALUES.with(core::cell::Cell::get)
 }
@@ -1102,7 +1102,7 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     //! Which encoders get the fast path, and the general walk over a view on its own (the
     //! byte-for-byte checks of both paths are in `rows`).

@@ -1094,7 +1094,7 @@ impl<'b> Single<'b> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 pub(super) mod tests {
     //! The fast path hands over to the general walk wherever a buffer ends: these tests end the
     //! first buffer at every byte of the output, for every type, and compare with one call.
