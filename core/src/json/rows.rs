@@ -13,8 +13,9 @@
 //! A batch of one column (or one array) has its row's pieces pre-built (`,{"a":`, `}`, `,{}`).
 //! A flat column also has a loop of its own per type: each row is written into a fixed
 //! [`WINDOW`] of the buffer with no per-value dispatch, the validity read 64 rows at a time, and
-//! the loop ends where less than a window is left. Bytes of the buffer past the reported output
-//! may be overwritten.
+//! the loop ends where less than a window is left. The elements of a list of a flat type, and
+//! the entries of a text-keyed map of flat keys and values, have a loop per type as well. Bytes
+//! of the buffer past the reported output may be overwritten.
 //!
 //! Values are written by `value`'s writers (the walk's as well), punctuation comes from
 //! `framing`. It uses the plan, the sink, the escapes and `value`; the walk (`encoder`) calls it
@@ -270,6 +271,104 @@ fn elements<F: Syntax>(
     *pos = at;
     Ok(())
 }
+
+/// Writes entries `range` of a text-keyed map whose keys and values are both flat leaves (not
+/// dictionary-encoded, run-end encoded or a union), one loop per value type with no look-up by
+/// shape per entry.
+#[inline(never)]
+fn flat_entries<'b, F: Syntax>(
+    [entries, keys, values]: [&Leaf<'b>; 3],
+    range: core::ops::Range<usize>,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+) -> Fit {
+    let unread = |sink: &mut Sink<'_, '_, 'b>, _| put(sink, EMPTY_KEY);
+    let keys = Some(keys);
+    match values.kind {
+        LeafKind::Int32 => entry_members::<F>(entries, keys, range, sink, cx, unread, |sink, j| {
+            or_null(values, j, sink, |w| i32_text(w, values.value::<i32>(j)))
+        }),
+        LeafKind::Int64 => entry_members::<F>(entries, keys, range, sink, cx, unread, |sink, j| {
+            or_null(values, j, sink, |w| {
+                long_text(w, values.value::<i64>(j), false, cx)
+            })
+        }),
+        LeafKind::Float64 => {
+            entry_members::<F>(entries, keys, range, sink, cx, unread, |sink, j| {
+                or_null(values, j, sink, |w| f64_text(w, values.value::<f64>(j), cx))
+            })
+        }
+        _ => entry_members::<F>(entries, keys, range, sink, cx, unread, |sink, j| {
+            flat_or(values, j, sink, cx, NULL)
+        }),
+    }
+}
+
+/// Writes the value in slot `j` of a flat leaf, or `null` (`""` for a key) when it is null.
+#[inline(always)]
+fn flat_or<'b>(
+    leaf: &Leaf<'b>,
+    j: usize,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+    null: &[u8],
+) -> Fit {
+    match leaf.is_valid(j) {
+        true => flat(leaf, j, sink, cx),
+        false => put(sink, null),
+    }
+}
+
+/// Writes `null`, or the text `write` puts in a window of the buffer for valid slot `j`.
+#[inline(always)]
+fn or_null(
+    leaf: &Leaf<'_>,
+    j: usize,
+    sink: &mut Sink<'_, '_, '_>,
+    write: impl FnOnce(&mut [u8; VALUE_TEXT]) -> usize,
+) -> Fit {
+    match leaf.is_valid(j) {
+        true => windowed::<VALUE_TEXT>(sink, write),
+        false => put(sink, NULL),
+    }
+}
+
+/// Writes entries `range` of a text-keyed map as members `"key":value` (`entries` is the struct
+/// of its keys and values): a null entry is left out, a null value written (the keys are data).
+/// The keys are a flat leaf's text (`flat_keys`) or written by `key`.
+#[inline(always)]
+fn entry_members<'b, F: Syntax>(
+    entries: &Leaf<'b>,
+    flat_keys: Option<&Leaf<'b>>,
+    range: core::ops::Range<usize>,
+    sink: &mut Sink<'_, '_, 'b>,
+    cx: Context,
+    key: impl Fn(&mut Sink<'_, '_, 'b>, usize) -> Fit,
+    value: impl Fn(&mut Sink<'_, '_, 'b>, usize) -> Fit,
+) -> Fit {
+    let mut first = true;
+    for e in range {
+        if !entries.is_valid(e) {
+            continue;
+        }
+        if !first {
+            put(sink, F::SEPARATOR)?;
+        }
+        first = false;
+        let j = entries.offset().wrapping_add(e);
+        // Text keys are validated not null; were one null, it is written as `""`.
+        match flat_keys {
+            Some(keys) => flat_or(keys, j, sink, cx, EMPTY_KEY)?,
+            None => key(sink, j)?,
+        }
+        put(sink, F::KEY_VALUE)?;
+        value(sink, j)?;
+    }
+    Ok(())
+}
+
+/// A map key that is null (which validation rules out) or cannot be read.
+const EMPTY_KEY: &[u8] = b"\"\"";
 
 /// Bytes of the buffer one element of [`elements`] may touch: a separator and a value window.
 const ELEMENT_WINDOW: usize = TOKEN + VALUE_TEXT;
@@ -760,25 +859,30 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         };
         let (keys, values) = (usize::from(keys), usize::from(keys) + 1);
         let (start, end) = node.leaf.text_range::<i32>(i);
-        let mut first = true;
-        for e in start..end {
-            if !entries.leaf.is_valid(e) {
-                continue;
-            }
-            if !first {
-                put(sink, F::SEPARATOR)?;
-            }
-            first = false;
-            let j = entries.leaf.offset().wrapping_add(e);
-            // Text keys (validated not null) are written as text values are.
-            match self.resolve(keys, j) {
-                Some((key, k)) => self.value(key, k, sink)?,
-                None => put(sink, b"\"\"")?,
-            }
-            put(sink, F::KEY_VALUE)?;
-            self.slot(values, j, sink)?;
+        if let (Some(key_node), Some(value_node)) = (self.plan.node(keys), self.plan.node(values))
+            && key_node.shape == Shape::Flat
+            && value_node.shape == Shape::Flat
+        {
+            let leaves = [&entries.leaf, &key_node.leaf, &value_node.leaf];
+            return flat_entries::<F>(leaves, start..end, sink, self.cx);
         }
-        Ok(())
+        // Keys of another form (a dictionary's, say) through the resolver.
+        let flat_keys = self.plan.node(keys).filter(|k| k.shape == Shape::Flat);
+        let flat_keys = flat_keys.map(|k| &k.leaf);
+        let key = |sink: &mut Sink<'_, '_, 'b>, j| match self.resolve(keys, j) {
+            Some((key, k)) => self.value(key, k, sink),
+            None => put(sink, EMPTY_KEY),
+        };
+        let value = |sink: &mut Sink<'_, '_, 'b>, j| self.slot(values, j, sink);
+        entry_members::<F>(
+            &entries.leaf,
+            flat_keys,
+            start..end,
+            sink,
+            self.cx,
+            key,
+            value,
+        )
     }
 
     /// The run of run-end encoded slot `logical`, its run ends in node `ends` (`runs` of them).
@@ -1248,6 +1352,22 @@ pub(super) mod tests {
             Some(vec![("d", None)]),
             Some(vec![("e", Some(5))]),
         ]);
+        // Text-keyed maps of other flat values (each value type has a loop of its own), keys of
+        // both offset widths.
+        let mut float_maps = MapBuilder::new(StringBuilder::new_large(), F64::new());
+        float_maps.extend_options(floats.map(|f| Some(vec![("f", f), ("\\", Some(0.5))])));
+        let mut long_maps = MapBuilder::new(StringBuilder::new(), I64::new());
+        long_maps.extend_options(
+            ints.map(|v| v.map(|v| vec![("big", Some(i64::from(v) << 40)), ("none", None)])),
+        );
+        let mut text_maps = MapBuilder::new(StringBuilder::new(), StringBuilder::new());
+        text_maps.extend_options(TEXTS.map(|t| Some(vec![("t", t), ("\u{1}", Some("x"))])));
+        // Text keys with values that are not flat, and keys that are not flat.
+        let mut list_maps = MapBuilder::new(StringBuilder::new(), ListBuilder::new(I32::new()));
+        list_maps.extend_options(ints.map(|v| Some(vec![("l", vec![v, None]), ("e", vec![])])));
+        let mut dictionary_maps =
+            MapBuilder::new(DictionaryBuilder::new(StringBuilder::new()), I32::new());
+        dictionary_maps.extend_options(ints.map(|v| Some(vec![("k", v), ("k", Some(2))])));
         let mut union = UnionBuilder::new(UnionMode::Sparse)
             .with_child(0, "i", I32::new())
             .with_child(1, "s", StringBuilder::new());
@@ -1329,6 +1449,11 @@ pub(super) mod tests {
             ("struct", structs.finish().unwrap()),
             ("dict", dictionary.finish().unwrap()),
             ("map", maps.finish().unwrap()),
+            ("float_map", float_maps.finish().unwrap()),
+            ("long_map", long_maps.finish().unwrap()),
+            ("text_map", text_maps.finish().unwrap()),
+            ("list_map", list_maps.finish().unwrap()),
+            ("dictionary_map", dictionary_maps.finish().unwrap()),
             ("union", union.finish().unwrap()),
             ("runs", runs.finish().unwrap()),
             ("int_map", int_maps.finish().unwrap()),
