@@ -259,7 +259,10 @@ impl StreamDecoder {
     /// hold the stream's schema and list exactly the dictionary and record batches the file
     /// holds, in the order it holds them. Otherwise [`Self::try_decode`] returns an error
     /// after the batches ([`FormatErrorKind::FooterMismatch`]); a caller that must not act on
-    /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. A file whose
+    /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. Of the bytes after
+    /// the end-of-stream marker, only the last [`ReaderOptions::max_metadata_size`] and the
+    /// footer length and magic after them are held; a longer footer is refused
+    /// ([`Limit::FileFooter`](crate::error::Limit::FileFooter)) once the input has ended. A file whose
     /// stream has no end-of-stream marker before its footer is read as well when its messages
     /// carry the continuation marker (a word without it is then the footer's start); zeros
     /// between the magic and the schema message are padding.
@@ -407,21 +410,25 @@ impl StreamDecoder {
                     self.expecting = Expecting::Prefix;
                 }
                 &Expecting::Trailer { at } => {
+                    // Only the last bytes can be a footer the limit allows, its length and the
+                    // magic: those before them are let go as they come, so that what is held
+                    // stays within the limit however long the trailer (and what is found does
+                    // not depend on how the bytes came in).
+                    let keep = self
+                        .options
+                        .max_metadata_size
+                        .saturating_add(TRAILER_LEN as u64)
+                        .max(TRAILER_LEN as u64 + LEADING_LEN);
+                    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+                    if self.input.len > keep {
+                        self.input.skip(self.input.len - keep);
+                    }
                     if !self.input.ended {
-                        let limit = self.options.max_metadata_size;
-                        let len = self.input.len as u64;
-                        if len > limit.saturating_add(TRAILER_LEN as u64) {
-                            return Err(FormatError::from(FormatErrorKind::LimitExceeded {
-                                what: Limit::FileFooter,
-                                requested: len,
-                                limit,
-                            })
-                            .at(at));
-                        }
                         return Ok(Framed::NeedsData(CHUNK));
                     }
+                    let start = self.input.position;
                     let trailer = self.input.take(self.input.len).unwrap_or_default();
-                    self.check_trailer(&trailer, at)?;
+                    self.check_trailer(&trailer, at, start)?;
                     self.expecting = Expecting::End;
                 }
                 Expecting::Prefix => {
@@ -541,29 +548,41 @@ impl StreamDecoder {
         Ok(None)
     }
 
-    /// Checks a file's end read front to back: `trailer`, every byte after the end-of-stream
-    /// marker (at `at`), is the footer, its length and the magic, as a file reader reads them;
-    /// the footer holds the stream's schema and lists the blocks the file holds, in order.
-    fn check_trailer(&self, trailer: &[u8], at: u64) -> FormatResult<()> {
-        let file_len = at + trailer.len() as u64;
-        let footer = format::footer_range(trailer, at, file_len).map_err(|e| match e.kind {
+    /// Checks a file's end read front to back: the bytes after the end-of-stream marker (at
+    /// `at`) are the footer, its length and the magic, as a file reader reads them, and the
+    /// footer is within the metadata limit; it holds the stream's schema and lists the blocks the
+    /// file holds, in order. `trailer` is the last of those bytes, from `start` to the end.
+    fn check_trailer(&self, trailer: &[u8], at: u64, start: u64) -> FormatResult<()> {
+        let file_len = start + trailer.len() as u64;
+        let footer = format::footer_range(trailer, start, file_len).map_err(|e| match e.kind {
             // No footer length and magic after the stream: the file was cut.
             FormatErrorKind::BadMagic | FormatErrorKind::Truncated { .. } => {
                 FormatErrorKind::TruncatedFile { len: file_len }.into()
             }
             _ => e,
         })?;
-        let start = footer
-            .start
-            .checked_sub(at)
-            .and_then(|s| usize::try_from(s).ok());
-        let Some(bytes) = start.and_then(|s| trailer.get(s..trailer.len() - TRAILER_LEN)) else {
+        let len = footer.end - footer.start;
+        if footer.start < at {
             // The footer length reaches back into the stream.
             return Err(FormatError::from(FormatErrorKind::InvalidValue {
                 what: "footer length",
-                value: i64::try_from(footer.end - footer.start).unwrap_or(i64::MAX),
+                value: i64::try_from(len).unwrap_or(i64::MAX),
             })
             .at(footer.end));
+        }
+        let limit = self.options.max_metadata_size;
+        let within = footer
+            .start
+            .checked_sub(start)
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|_| len <= limit);
+        let Some(bytes) = within.and_then(|s| trailer.get(s..trailer.len() - TRAILER_LEN)) else {
+            return Err(FormatError::from(FormatErrorKind::LimitExceeded {
+                what: Limit::FileFooter,
+                requested: len,
+                limit,
+            })
+            .at(footer.start));
         };
         let index = read_footer(bytes, footer.start)?;
         let mismatch = |what| FormatError::from(FormatErrorKind::FooterMismatch { what });
