@@ -262,10 +262,10 @@ impl StreamDecoder {
     /// the batches of such a file waits for [`StreamDecodeResult::Finished`]. Of the bytes after
     /// the end-of-stream marker, only the last [`ReaderOptions::max_metadata_size`] and the
     /// footer length and magic after them are held; a longer footer is refused
-    /// ([`Limit::FileFooter`](crate::error::Limit::FileFooter)) once the input has ended. A file whose
-    /// stream has no end-of-stream marker before its footer is read as well when its messages
-    /// carry the continuation marker (a word without it is then the footer's start); zeros
-    /// between the magic and the schema message are padding.
+    /// ([`Limit::FileFooter`](crate::error::Limit::FileFooter)) once the input has ended. A
+    /// file whose stream has no end-of-stream marker before its footer is read as well when its
+    /// messages carry the continuation marker (a word without it is then the footer's start);
+    /// zeros between the magic and the schema message are padding.
     pub fn for_file(options: ReaderOptions) -> Self {
         StreamDecoder {
             expecting: Expecting::Magic,
