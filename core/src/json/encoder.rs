@@ -7,11 +7,10 @@
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer. A row that does not fit, the columns of a batch wider
-//! than the plan holds, and every row of an encoder without a plan (the no-alloc path's) go
-//! through the general walk here, which hands a row's members that the plan holds back to the
-//! fast path one at a time while each fits: it writes only the member that crosses the end of
-//! the buffer and the columns the plan does not hold.
+//! a `plan`) while they fit in the buffer. A row that does not fit, and every row of an encoder
+//! without a plan (the no-alloc path's), go through the general walk here, which hands a row's
+//! members back to the fast path one at a time while each fits: it writes only the member that
+//! crosses the end of the buffer.
 //! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
 //! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
 //! step writes one member or element, whole values straight into the buffer while it has room;
@@ -119,11 +118,11 @@ enum Phase {
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
 /// about 64 bytes a level. `PLAN` is how many arrays (columns, children, dictionary values) the
-/// fast path's compiled schema holds, 32 by default, about 184 bytes each: of a wider batch,
-/// the columns past those it holds are written by the general walk, value by value. A host
-/// that keeps its encoders on the heap can raise it (up to 255; `quiver-std`'s parallel writer
-/// uses 128); 0 leaves every row to the walk. `F` is the text format's structure, JSON's
-/// ([`Compact`]) unless another [`Syntax`] is named.
+/// fast path's compiled schema holds inline, 32 by default, about 184 bytes each. With `alloc`
+/// the plan of a wider batch is on the heap: building its encoder allocates once (splitting it,
+/// [`Encoder::split_rows`], once more), encoding never. Without `alloc` a wider batch has no
+/// plan and the general walk writes it value by value; 0 leaves every row to the walk. `F` is
+/// the text format's structure, JSON's ([`Compact`]) unless another [`Syntax`] is named.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -603,7 +602,7 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             // that a row of the walk ended in still has the fast path for the rows after it
             // (with 512-byte buffers, the row crossing each end is the walk's, not every row).
             let room = sink.room() >= self.row_bytes;
-            if let Some(plan) = walk.plan.filter(|plan| room && plan.rest().is_none()) {
+            if let Some(plan) = walk.plan.filter(|_| room) {
                 let compiled = rows::Compiled {
                     plan,
                     nodes: walk.nodes,
@@ -624,8 +623,8 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                     break;
                 }
             }
-            // The row through the walk, which hands each member the plan holds to the fast
-            // path (see `Walk::planned`).
+            // The row through the walk, which hands its members to the fast path while each
+            // fits (see `Walk::planned`).
             if !self.framing.first_row && self.framing.separated {
                 sink.put(F::SEPARATOR);
             }
@@ -707,8 +706,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
     }
 
     /// Writes the members of row `slot` from column `*next` (a view node) on through the fast
-    /// path, while the plan holds them and each fits whole, and moves `*next` past them (to `end`
-    /// past the last column).
+    /// path while each fits whole, and moves `*next` past them (to `end` past the last column).
     #[inline(always)]
     fn planned(
         &self,
@@ -863,8 +861,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                     }
                 }
                 while *next < *end {
-                    // A batch's row (its first member is column 0): the members the plan holds
-                    // through the fast path while they fit.
+                    // A batch's row (its first member is column 0): its members through the
+                    // fast path while they fit.
                     if *first_member == 0 && !*entry {
                         self.planned(next, *end, *slot, first, sink);
                         if sink.blocked() {
@@ -1123,23 +1121,30 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_is_planned_up_to_the_inline_limit_and_never_without_a_plan() {
+    fn a_batch_is_planned_whole_inline_or_on_the_heap_and_never_without_a_plan() {
         let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
         let narrow = wide(NODES);
         let planned = Encoder::batch(&narrow, lines, options).unwrap();
-        assert!(planned.plan.is_some(), "NODES arrays fit the inline plan");
-        assert!(planned.plan.as_ref().unwrap().rest().is_none());
+        let plan = planned.plan.as_ref().unwrap();
+        assert_eq!(
+            plan.columns(),
+            Some(0..NODES),
+            "NODES arrays fit the inline plan"
+        );
+        assert!(plan.is_inline());
+        // One more column: every column, on the heap.
         let batch = wide(NODES + 1);
-        let leading = Encoder::batch(&batch, lines, options).unwrap();
-        let plan = leading.plan.as_ref().unwrap();
-        // The leading columns the plan holds.
-        assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES), Some(NODES)));
-        // A larger plan holds them all.
+        let heap = Encoder::batch(&batch, lines, options).unwrap();
+        let plan = heap.plan.as_ref().unwrap();
+        assert_eq!(plan.columns(), Some(0..NODES + 1));
+        assert!(!plan.is_inline());
+        // A larger inline plan holds them all inline.
         let wide_plan: Result<Encoder<'_, DEFAULT_DEPTH, 128>, _> =
             EncoderBuilder::new(lines, options).batch(&batch);
         let wide_plan = wide_plan.unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
-        assert_eq!((plan.columns(), plan.rest()), (Some(0..NODES + 1), None));
+        assert_eq!(plan.columns(), Some(0..NODES + 1));
+        assert!(plan.is_inline());
         let small = walk(&narrow, lines, options);
         assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));

@@ -6,9 +6,9 @@
 //! into a [`Shape`], the general walk and the construction checks (`encoder`) follow it, and
 //! `value` writes each leaf form. [`Plan::new`] walks the view's nodes once when the encoder is
 //! built; the `rows` module then writes whole rows by following plan indices, with no look-up by
-//! type per value. Every type has a shape: a column falls to the general walk only when the plan
-//! cannot hold it (a batch of more than [`NODES`] arrays gets a plan of the leading columns that
-//! it holds: the fast path writes those members of each row and the general walk the rest).
+//! type per value. Every type has a shape, so every array has a node: the plan holds a view
+//! whole, inline when the encoder has room (`PLAN`, [`NODES`] by default), else on the heap
+//! (with `alloc`), else (without `alloc`) there is none and the general walk writes every row.
 //!
 //! It uses the view's nodes, the columnar reads, the options, the zones, the sink's [`Body`] and
 //! the framing's key bytes.
@@ -346,7 +346,7 @@ impl<'b> Leaf<'b> {
     }
 }
 
-/// Arrays the plan of an alloc path's encoder holds at most (it carries its plan inline).
+/// Arrays the plan of an alloc path's encoder holds inline (a wider schema's are on the heap).
 pub(crate) const NODES: usize = 32;
 
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
@@ -370,21 +370,21 @@ pub(crate) enum Shape {
     /// Every slot is null (the Null type).
     Null,
     /// An object of the nodes `first..first + len`, indexed by this node's offset plus the slot.
-    Struct { first: u8, len: u8 },
+    Struct { first: u32, len: u32 },
     /// A list of any kind, its elements in node `child`; `offsets` says how its leaf reads the
     /// element ranges.
-    List { child: u8, offsets: ListOffsets },
+    List { child: u32, offsets: ListOffsets },
     /// Dictionary-encoded: the leaf reads the indices, the values are node `values`.
-    Dictionary { values: u8 },
+    Dictionary { values: u32 },
     /// A union: the leaf reads the type ids (and a dense union's offsets), its children are the
     /// nodes `first..first + len`.
-    Union { first: u8, len: u8 },
+    Union { first: u32, len: u32 },
     /// Run-end encoded: node `ends` holds the `runs` run ends, node `ends + 1` the values.
-    RunEnd { ends: u8, runs: u32 },
+    RunEnd { ends: u32, runs: u32 },
     /// A map with text keys, written as an object; its entries (a struct of keys and values) are
     /// node `entries`, and the leaf reads their ranges as a list's. (A map with other keys is a
     /// [`Shape::List`] of entries named `key` and `value`.)
-    Map { entries: u8 },
+    Map { entries: u32 },
 }
 
 /// How a list node finds the range of elements of a slot.
@@ -465,9 +465,9 @@ impl<'b> PlanNode<'b> {
             leaf.values,
             dense.then_some(leaf.offsets),
             leaf.offset.wrapping_add(i),
-            |id| type_ids.child(id, usize::from(len)),
+            |id| type_ids.child(id, len as usize),
         );
-        Some((usize::from(first) + child, slot))
+        Some((first as usize + child, slot))
     }
 
     /// The view node of a short value, binary or list view (not of string or binary views,
@@ -493,23 +493,69 @@ impl<'b> PlanNode<'b> {
     }
 }
 
-/// The compiled schema, inline in the encoder: `N` nodes at most ([`NODES`] for the alloc
-/// path's encoders, none for the no-alloc path's, which stay small for a device's stack).
+/// The nodes of a plan: inline in the encoder, or, with `alloc`, on the heap for a schema of
+/// more arrays than the encoder holds inline: `len` of them filled, shared by the encoders split
+/// from it ([`Encoder::split_rows`](super::Encoder::split_rows) allocates nothing).
+#[derive(Debug, Clone)]
+enum Store<'b, const N: usize> {
+    Inline(heapless::Vec<PlanNode<'b>, N>),
+    #[cfg(feature = "alloc")]
+    Heap {
+        nodes: alloc::sync::Arc<[PlanNode<'b>]>,
+        len: usize,
+    },
+}
+
+impl<'b, const N: usize> Store<'b, N> {
+    /// Appends `node`; `None` when the store is full.
+    fn push(&mut self, node: PlanNode<'b>) -> Option<()> {
+        match self {
+            Store::Inline(nodes) => nodes.push(node).ok(),
+            #[cfg(feature = "alloc")]
+            Store::Heap { nodes, len } => {
+                *alloc::sync::Arc::get_mut(nodes)?.get_mut(*len)? = node;
+                *len += 1;
+                Some(())
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn as_slice(&self) -> &[PlanNode<'b>] {
+        match self {
+            Store::Inline(nodes) => nodes,
+            #[cfg(feature = "alloc")]
+            Store::Heap { nodes, len } => nodes.get(..*len).unwrap_or_default(),
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [PlanNode<'b>] {
+        match self {
+            Store::Inline(nodes) => nodes,
+            #[cfg(feature = "alloc")]
+            Store::Heap { nodes, len } => alloc::sync::Arc::get_mut(nodes)
+                .and_then(|nodes| nodes.get_mut(..*len))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The compiled schema of every array of a view: `N` nodes inline in the encoder ([`NODES`] for
+/// the alloc path's encoders, none for the no-alloc path's, which stay small for a device's
+/// stack), and with `alloc` the nodes of a wider schema on the heap, allocated once when the
+/// encoder is built.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
-    nodes: heapless::Vec<PlanNode<'b>, N>,
-    /// A batch: nodes `0..columns` are its leading columns. An array: node 0 is the array and
-    /// this is 0.
+    nodes: Store<'b, N>,
+    /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
     columns: u32,
-    /// The view node of the first column the plan does not hold (the general walk writes that
-    /// one and those after it), or 0 when it holds them all (column 0 is always held).
-    rest: u32,
     options: EncoderOptions,
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
-    /// The plan of a view's columns (or of its one array, when `array`): of all of them if `N`
-    /// nodes hold them, else of the most leading columns that they hold (at least one).
+    /// The plan of a view's columns (or of its one array, when `array`): inline when `N` nodes
+    /// hold it, else on the heap (with `alloc`), else none (the general walk writes every row).
+    /// An `N` of 0 asks for no plan.
     pub(crate) fn new<T: Table<'b> + ?Sized, F: Syntax>(
         nodes: &T,
         columns_end: usize,
@@ -520,48 +566,43 @@ impl<'b, const N: usize> Plan<'b, N> {
         if N == 0 {
             return None;
         }
-        if array {
-            return Self::leading::<T, F>(nodes, columns_end, 1, true, options, zones).ok();
-        }
-        let count = view::siblings(nodes, 0, columns_end).count();
-        // Fewer columns each time: those before the one that did not fit.
-        let mut columns = count.min(N);
-        while columns > 0 {
-            match Self::leading::<T, F>(nodes, columns_end, columns, false, options, zones) {
-                Ok(plan) => return Some(plan),
-                Err(fitted) => columns = fitted.min(columns - 1),
+        let columns = match array {
+            true => 1,
+            false => view::siblings(nodes, 0, columns_end).count(),
+        };
+        let compile = |store| {
+            let mut plan = Plan {
+                nodes: store,
+                columns: u32::try_from(if array { 0 } else { columns }).ok()?,
+                options,
+            };
+            let placeholder = nodes.node(0)?;
+            let first = plan.reserve::<F>(columns, &placeholder)?;
+            for (k, (at, node)) in view::siblings(nodes, 0, columns_end)
+                .enumerate()
+                .take(columns)
+            {
+                plan.fill::<T, F>(first + k, nodes, at, node.name, zones)?;
             }
-        }
-        None
+            Some(plan)
+        };
+        let plan = compile(Store::Inline(heapless::Vec::new()));
+        #[cfg(feature = "alloc")]
+        let plan = plan.or_else(|| {
+            // One node per array of the view, in one allocation.
+            let placeholder = nodes.node(0)?;
+            let leaf = Leaf::new(&placeholder, LeafKind::Other);
+            let node = PlanNode::new::<F>(0, &placeholder, leaf, "");
+            let nodes = core::iter::repeat_n(node, columns_end).collect();
+            compile(Store::Heap { nodes, len: 0 })
+        });
+        plan
     }
 
-    /// The plan of the first `columns` columns (`N` nodes hold their placeholders), or the
-    /// number of columns that fitted before one did not.
-    fn leading<T: Table<'b> + ?Sized, F: Syntax>(
-        nodes: &T,
-        columns_end: usize,
-        columns: usize,
-        array: bool,
-        options: EncoderOptions,
-        zones: &Zones<'_>,
-    ) -> Result<Self, usize> {
-        let mut plan = Plan {
-            nodes: heapless::Vec::new(),
-            columns: u32::try_from(if array { 0 } else { columns }).map_err(|_| 0usize)?,
-            rest: 0,
-            options,
-        };
-        let placeholder = nodes.node(0).ok_or(0usize)?;
-        let first = plan.reserve::<F>(columns, &placeholder).ok_or(0usize)?;
-        for (k, (at, node)) in view::siblings(nodes, 0, columns_end).enumerate() {
-            if k == columns {
-                plan.rest = u32::try_from(at).map_err(|_| k)?;
-                break;
-            }
-            plan.fill::<T, F>(first + k, nodes, at, node.name, zones)
-                .ok_or(k)?;
-        }
-        Ok(plan)
+    /// Whether the nodes are inline (not on the heap).
+    #[cfg(all(test, feature = "alloc"))]
+    pub(crate) fn is_inline(&self) -> bool {
+        matches!(self.nodes, Store::Inline(_))
     }
 
     /// The columns of a batch (node indices), or `None` for an array plan.
@@ -569,41 +610,34 @@ impl<'b, const N: usize> Plan<'b, N> {
         (self.columns > 0).then_some(0..self.columns as usize)
     }
 
-    /// The view node of the first column the plan does not hold, when it holds only the leading
-    /// columns of a batch.
-    pub(crate) fn rest(&self) -> Option<usize> {
-        (self.rest > 0).then_some(self.rest as usize)
-    }
-
-    /// The plan column of a batch that is view node `at`, if the plan holds it.
+    /// The plan column of a batch that is view node `at`.
     pub(crate) fn column(&self, at: usize) -> Option<usize> {
         let columns = self.columns()?;
-        if self.rest().is_some_and(|rest| at >= rest) {
-            return None;
-        }
         self.nodes(columns).binary_search_by_key(&at, |n| n.at).ok()
     }
 
-    /// The view node of plan column `k` of a batch, or past the plan's columns the first it does
-    /// not hold (`None` when it holds them all).
+    /// The view node of plan column `k` of a batch (`None` past the last).
     pub(crate) fn column_at(&self, k: usize) -> Option<usize> {
-        if k < self.columns as usize {
-            self.nodes.get(k).map(|n| n.at)
-        } else {
-            self.rest()
-        }
+        let columns = self.columns()?;
+        self.nodes(columns).get(k).map(|n| n.at)
+    }
+
+    /// Every node.
+    #[inline(always)]
+    pub(crate) fn all(&self) -> &[PlanNode<'b>] {
+        self.nodes.as_slice()
     }
 
     /// Plan node `n` (node 0 exists in every plan).
     #[inline(always)]
     pub(crate) fn node(&self, n: usize) -> Option<&PlanNode<'b>> {
-        self.nodes.get(n)
+        self.nodes.as_slice().get(n)
     }
 
     /// Nodes `range` (the members of an object).
     #[inline(always)]
     pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[PlanNode<'b>] {
-        self.nodes.get(range).unwrap_or_default()
+        self.nodes.as_slice().get(range).unwrap_or_default()
     }
 
     /// Appends the children of `array` (view node `at`), named as their fields; returns the
@@ -614,29 +648,28 @@ impl<'b, const N: usize> Plan<'b, N> {
         at: usize,
         array: &view::Node<'b>,
         zones: &Zones<'_>,
-    ) -> Option<u8> {
+    ) -> Option<u32> {
         let first = self.reserve::<F>(array.children as usize, array)?;
         for (k, (child, child_node)) in view::siblings(nodes, at + 1, array.end).enumerate() {
             self.fill::<T, F>(first + k, nodes, child, child_node.name, zones)?;
         }
-        u8::try_from(first).ok()
+        u32::try_from(first).ok()
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
     fn reserve<F: Syntax>(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
-        let first = self.nodes.len();
+        let first = self.nodes.as_slice().len();
         for _ in 0..count {
             let leaf = Leaf::new(placeholder, LeafKind::Other);
             self.nodes
-                .push(PlanNode::new::<F>(0, placeholder, leaf, ""))
-                .ok()?;
+                .push(PlanNode::new::<F>(0, placeholder, leaf, ""))?;
         }
         Some(first)
     }
 
     /// Sets plan node `to` to view node `at` (named `name` as a member) and appends its
-    /// descendants: every [`Form`] has its shape, so the only `None` is a plan that cannot hold
-    /// them (more than `N` nodes, or than 255), whose column the general walk writes.
+    /// descendants: every [`Form`] has its shape, so the only `None` is an inline store that
+    /// cannot hold them (more than `N` nodes).
     fn fill<T: Table<'b> + ?Sized, F: Syntax>(
         &mut self,
         to: usize,
@@ -663,16 +696,16 @@ impl<'b, const N: usize> Plan<'b, N> {
                 let to_values = self.reserve::<F>(1, array)?;
                 self.fill::<T, F>(to_values, nodes, at + 1, "", zones)?;
                 Shape::Dictionary {
-                    values: u8::try_from(to_values).ok()?,
+                    values: u32::try_from(to_values).ok()?,
                 }
             }
             Form::Struct => Shape::Struct {
                 first: self.children::<T, F>(nodes, at, array, zones)?,
-                len: u8::try_from(array.children).ok()?,
+                len: array.children,
             },
             Form::Union => Shape::Union {
                 first: self.children::<T, F>(nodes, at, array, zones)?,
-                len: u8::try_from(array.children).ok()?,
+                len: array.children,
             },
             Form::RunEnd => {
                 let ends = self.children::<T, F>(nodes, at, array, zones)?;
@@ -686,14 +719,17 @@ impl<'b, const N: usize> Plan<'b, N> {
                 node.leaf = Leaf::list(array);
                 let entries = self.reserve::<F>(1, array)?;
                 self.fill::<T, F>(entries, nodes, at + 1, "", zones)?;
-                let Shape::Struct { first, .. } = self.nodes.get(entries)?.shape else {
+                let Shape::Struct { first, .. } = self.nodes.as_slice().get(entries)?.shape else {
                     debug_assert!(false, "a map's entries are a struct");
                     return None;
                 };
                 for (k, name) in ["key", "value"].into_iter().enumerate() {
-                    self.nodes.get_mut(usize::from(first) + k)?.name::<F>(name);
+                    self.nodes
+                        .as_mut_slice()
+                        .get_mut(first as usize + k)?
+                        .name::<F>(name);
                 }
-                let entries = u8::try_from(entries).ok()?;
+                let entries = u32::try_from(entries).ok()?;
                 if nodes.node(at + 2)?.kind.is_text() {
                     Shape::Map { entries }
                 } else {
@@ -715,12 +751,12 @@ impl<'b, const N: usize> Plan<'b, N> {
                     node.leaf = Leaf::list(array);
                 }
                 Shape::List {
-                    child: u8::try_from(child).ok()?,
+                    child: u32::try_from(child).ok()?,
                     offsets,
                 }
             }
         };
-        *self.nodes.get_mut(to)? = node;
+        *self.nodes.as_mut_slice().get_mut(to)? = node;
         Some(())
     }
 }

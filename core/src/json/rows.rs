@@ -385,6 +385,8 @@ fn short_piece(sink: &mut Sink<'_, '_, '_>, bytes: &[u8; 8], len: usize) -> Fit 
 /// Writes rows by following the plan.
 struct Writer<'p, 'b, T: ?Sized, F, const N: usize> {
     plan: &'p Plan<'b, N>,
+    /// The plan's nodes, read once from where they are kept (inline or on the heap).
+    compiled: &'p [PlanNode<'b>],
     /// The view the plan was compiled from.
     nodes: &'p T,
     cx: Context,
@@ -422,6 +424,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
     fn bare(plan: &'p Plan<'b, N>, nodes: &'p T, cx: Context) -> Self {
         Writer {
             plan,
+            compiled: plan.all(),
             nodes,
             cx,
             open: [[0; 8]; 2],
@@ -431,6 +434,18 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             runs: core::array::from_fn(|_| Cell::new(0)),
             syntax: PhantomData,
         }
+    }
+
+    /// Plan node `n`.
+    #[inline(always)]
+    fn plan_node(&self, n: usize) -> Option<&'p PlanNode<'b>> {
+        self.compiled.get(n)
+    }
+
+    /// Plan nodes `range` (the members of an object).
+    #[inline(always)]
+    fn plan_nodes(&self, range: core::ops::Range<usize>) -> &'p [PlanNode<'b>] {
+        self.compiled.get(range).unwrap_or_default()
     }
 
     /// Writes rows `*row..rows` with their framing while they fit, advancing `*row` past each
@@ -488,7 +503,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
     /// holding the value; `None` when the value is null.
     #[inline(always)]
     fn resolve(&self, n: usize, i: usize) -> Option<(&'p PlanNode<'b>, usize)> {
-        self.resolve_from(self.plan.node(n)?, i)
+        self.resolve_from(self.plan_node(n)?, i)
     }
 
     /// [`Writer::resolve`] from a node.
@@ -505,17 +520,17 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                         return None;
                     }
                     i = node.leaf.index(i);
-                    node = self.plan.node(usize::from(values))?;
+                    node = self.plan_node(values as usize)?;
                 }
                 Shape::Union { .. } => {
                     let (child, slot) = node.union_value(i)?;
-                    node = self.plan.node(child)?;
+                    node = self.plan_node(child)?;
                     i = slot;
                 }
                 Shape::RunEnd { ends, runs } => {
-                    let ends = usize::from(ends);
+                    let ends = ends as usize;
                     i = self.run(ends, runs as usize, node.leaf.offset().wrapping_add(i))?;
-                    node = self.plan.node(ends + 1)?;
+                    node = self.plan_node(ends + 1)?;
                 }
                 Shape::Null => return None,
                 _ => return node.leaf.is_valid(i).then_some((node, i)),
@@ -543,7 +558,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
         let mut first = true;
-        for member in self.plan.nodes(nodes) {
+        for member in self.plan_nodes(nodes) {
             self.member(member, i, &mut first, sink)?;
         }
         Ok(())
@@ -594,9 +609,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             sink.advance(key_len + open_len);
             match member.shape {
                 Shape::Struct { first: child, len } => {
-                    let (child, j) = (usize::from(child), member.leaf.offset() + i);
+                    let (child, j) = (child as usize, member.leaf.offset() + i);
                     let mut inner_first = true;
-                    for inner in self.plan.nodes(child..child + usize::from(len)) {
+                    for inner in self.plan_nodes(child..child + len as usize) {
                         if !self.flat_member(inner, j, &mut inner_first, sink)? {
                             self.other_member(inner, j, &mut inner_first, sink)?;
                         }
@@ -630,7 +645,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         let (node, i) = match member.shape {
             Shape::Flat => (member, i),
             Shape::Dictionary { values } if member.leaf.is_valid(i) => {
-                match self.plan.node(usize::from(values)) {
+                match self.plan_node(values as usize) {
                     Some(node) if node.shape == Shape::Flat => (node, member.leaf.index(i)),
                     _ => return Ok(false),
                 }
@@ -720,7 +735,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
     fn elements(
         &self,
         node: &'p PlanNode<'b>,
-        child: u8,
+        child: u32,
         offsets: ListOffsets,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
@@ -733,8 +748,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                 (range.start, range.end)
             }
         };
-        let child = usize::from(child);
-        match self.plan.node(child) {
+        let child = child as usize;
+        match self.plan_node(child) {
             Some(element) if element.shape == Shape::Flat => {
                 flat_elements::<F>(&element.leaf, start..end, sink, self.cx)
             }
@@ -816,12 +831,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             }
             Shape::Struct { first, len } => {
                 put(sink, F::OBJECT_OPEN)?;
-                let first = usize::from(first);
-                self.members(
-                    first..first + usize::from(len),
-                    node.leaf.offset() + i,
-                    sink,
-                )?;
+                let first = first as usize;
+                self.members(first..first + len as usize, node.leaf.offset() + i, sink)?;
                 put(sink, F::OBJECT_CLOSE)
             }
             Shape::List { child, offsets } => {
@@ -846,20 +857,20 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
     fn entries(
         &self,
         node: &'p PlanNode<'b>,
-        entries: u8,
+        entries: u32,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        let Some(entries) = self.plan.node(usize::from(entries)) else {
+        let Some(entries) = self.plan_node(entries as usize) else {
             return Ok(());
         };
         let Shape::Struct { first: keys, .. } = entries.shape else {
             debug_assert!(false, "a map's entries are a struct");
             return Ok(());
         };
-        let (keys, values) = (usize::from(keys), usize::from(keys) + 1);
+        let (keys, values) = (keys as usize, keys as usize + 1);
         let (start, end) = node.leaf.text_range::<i32>(i);
-        if let (Some(key_node), Some(value_node)) = (self.plan.node(keys), self.plan.node(values))
+        if let (Some(key_node), Some(value_node)) = (self.plan_node(keys), self.plan_node(values))
             && key_node.shape == Shape::Flat
             && value_node.shape == Shape::Flat
         {
@@ -867,7 +878,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             return flat_entries::<F>(leaves, start..end, sink, self.cx);
         }
         // Keys of another form (a dictionary's, say) through the resolver.
-        let flat_keys = self.plan.node(keys).filter(|k| k.shape == Shape::Flat);
+        let flat_keys = self.plan_node(keys).filter(|k| k.shape == Shape::Flat);
         let flat_keys = flat_keys.map(|k| &k.leaf);
         let key = |sink: &mut Sink<'_, '_, 'b>, j| match self.resolve(keys, j) {
             Some((key, k)) => self.value(key, k, sink),
@@ -887,15 +898,17 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
 
     /// The run of run-end encoded slot `logical`, its run ends in node `ends` (`runs` of them).
     /// Rows are read in order, so the run of the last look-up at `ends`, or the next, is tried
-    /// before a binary search.
+    /// before a binary search (run ends past the `N` inline nodes of the plan keep no hint).
     #[inline(always)]
     fn run(&self, ends: usize, runs: usize, logical: usize) -> Option<usize> {
-        let run_ends = &self.plan.node(ends)?.leaf;
+        let run_ends = &self.plan_node(ends)?.leaf;
         let end = |k: usize| run_ends.integer(k);
+        let Some(hint) = self.runs.get(ends) else {
+            return Some(columnar::run_index(end, runs, logical));
+        };
         let logical_end = logical as i64;
         let holds =
             |k: usize| k < runs && logical_end < end(k) && (k == 0 || end(k - 1) <= logical_end);
-        let hint = self.runs.get(ends)?;
         let last = hint.get() as usize;
         let run = if holds(last) {
             last
@@ -1522,8 +1535,8 @@ pub(super) mod tests {
                 check_every_split(|| Encoder::array(column, format, options).unwrap(), &array);
             }
         }
-        // All columns in one row (more arrays than the plan holds: the general walk writes the
-        // columns past its leading ones), and as many as the plan holds.
+        // All columns in one row (more arrays than the plan holds inline: its nodes on the heap),
+        // and as many as the inline plan holds.
         let everything = RecordBatch::from_columns(columns).unwrap();
         let planned =
             columns_named("b i64 f64 ts dec s sv list dict map union runs int_map dense text_runs");
@@ -1539,8 +1552,8 @@ pub(super) mod tests {
 
     #[test]
     fn the_fast_path_writes_what_the_walk_writes() {
-        // Every column alone, unions, run ends and maps among them, the fast path writing all of
-        // it; and every column in one batch, the walk writing the columns past the plan's.
+        // Every column alone, unions, run ends and maps among them, and every column in one
+        // batch (its plan on the heap): the fast path writes all of it.
         use crate::json::encoder::walk_values;
         let columns = columns();
         let everything = RecordBatch::from_columns(columns.clone()).unwrap();
@@ -1563,7 +1576,10 @@ pub(super) mod tests {
                 assert_eq!(fast(&sliced), walk(&sliced), "sliced {name}");
             }
             for batch in [&everything, &everything.slice(3, 4).unwrap()] {
-                assert_eq!(fast(batch), walk(batch), "{format:?} {options:?}");
+                let before = walk_values();
+                let written = fast(batch);
+                assert_eq!(walk_values(), before, "every column: the walk wrote values");
+                assert_eq!(written, walk(batch), "{format:?} {options:?}");
             }
         }
     }

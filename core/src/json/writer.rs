@@ -3,10 +3,10 @@
 //!
 //! The drivers are loops around [`Encoder::encode`]: nothing here formats JSON.
 
+use super::JsonError;
 use super::encoder::{Encoder, EncoderBuilder};
 use super::framing::Syntax;
 use super::options::{EncoderOptions, JsonFormat};
-use super::{DEFAULT_DEPTH, JsonError};
 use crate::array::RecordBatch;
 use alloc::vec::Vec;
 
@@ -50,15 +50,6 @@ impl JsonWriter {
     /// The writer counts the rows as written when it hands out the encoder: run each encoder to
     /// `done`, in order, before asking for the next.
     pub fn batch<'b, 'a>(&mut self, batch: &'b RecordBatch<'a>) -> Result<Encoder<'b>, JsonError> {
-        self.batch_with_plan(batch)
-    }
-
-    /// [`JsonWriter::batch`], its encoder's plan holding `PLAN` arrays (see [`Encoder`]): a
-    /// host that keeps encoders on the heap can give the fast path every column of a wide batch.
-    pub fn batch_with_plan<'b, 'a, const PLAN: usize>(
-        &mut self,
-        batch: &'b RecordBatch<'a>,
-    ) -> Result<Encoder<'b, DEFAULT_DEPTH, PLAN>, JsonError> {
         let encoder = EncoderBuilder::new(self.format, self.options)
             .continuing(self.started)
             .batch(batch)?;

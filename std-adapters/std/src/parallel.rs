@@ -16,30 +16,19 @@
 //! so memory stays at a few chunk buffers whatever the batch size: the JSON of a whole batch is
 //! never held.
 //!
-//! The encoders' plans hold [`PLAN`] arrays, four times the core's default: they live on the heap
-//! here (a chunk each), so a batch of up to 128 columns, children and dictionaries has every
-//! column written by the fast path, where the default encoder leaves the columns past its
-//! 32nd array to the general walk.
-//!
 //! The workers are a pool of threads the writer starts at its first parallel batch and keeps
 //! until it is dropped, so no batch waits for a thread to start (0.2–0.7 ms a spawn on the
 //! 2-core benchmark machine, longer than decoding the batch took).
 
 use crate::json::{JsonWriteError, write_json_through};
 use quiver::array::RecordBatch;
-use quiver::json::{DEFAULT_DEPTH, Encoder, EncoderOptions, JsonFormat, JsonWriter};
+use quiver::json::{Encoder, EncoderOptions, JsonFormat, JsonWriter};
 use rayon_core::ThreadPool;
 use std::io;
 use std::sync::{Condvar, Mutex, OnceLock};
 
 /// Output bytes per chunk a [`ParallelWriter`] aims for by default.
 pub const DEFAULT_CHUNK_BYTES: usize = 256 * 1024;
-
-/// Arrays the plan of a [`ParallelWriter`]'s encoders holds (each about 184 bytes).
-pub const PLAN: usize = 128;
-
-/// An encoder with a plan of [`PLAN`] arrays.
-type Wide<'b> = Encoder<'b, DEFAULT_DEPTH, PLAN>;
 
 /// Rows written first, on the caller's thread, to estimate the bytes a row takes.
 const PROBE_ROWS: usize = 64;
@@ -110,7 +99,7 @@ impl<W: io::Write> ParallelWriter<W> {
         if rows == 0 {
             return Ok(());
         }
-        let mut rest = self.document.batch_with_plan(batch)?;
+        let mut rest = self.document.batch(batch)?;
         if self.rows == 0 && self.threads > 1 && rows > PROBE_ROWS {
             // No bytes-per-row estimate before the first output: the first rows, written on
             // this thread, give one, so that chunks and their buffers are the size asked for
@@ -131,7 +120,7 @@ impl<W: io::Write> ParallelWriter<W> {
     }
 
     /// Writes all of `encoder`'s output on the caller's thread; returns the bytes written.
-    fn write_alone(&mut self, encoder: &mut Wide<'_>) -> io::Result<u64> {
+    fn write_alone(&mut self, encoder: &mut Encoder<'_>) -> io::Result<u64> {
         let mut buffer = self.buffers.pop().unwrap_or_default();
         if buffer.len() < self.chunk_bytes {
             buffer.resize(self.chunk_bytes, 0);
@@ -152,7 +141,7 @@ impl<W: io::Write> ParallelWriter<W> {
 
     /// Encodes the `rows` rows of `rest` in chunks of rows split off it, on the caller's thread
     /// and `threads - 1` workers, written in order; returns the bytes written.
-    fn write_chunks(&mut self, rest: Wide<'_>, rows: usize) -> io::Result<u64> {
+    fn write_chunks(&mut self, rest: Encoder<'_>, rows: usize) -> io::Result<u64> {
         let chunk_rows = self.chunk_rows;
         let chunk_count = rows.div_ceil(chunk_rows);
         let threads = self.threads;
@@ -293,7 +282,7 @@ struct State<'b> {
     /// The rows not claimed yet. A chunk's encoder is split off it when the chunk is claimed,
     /// so that only the chunks in flight hold an encoder (each with its plan), whatever the
     /// batch's size.
-    rest: Option<Wide<'b>>,
+    rest: Option<Encoder<'b>>,
     chunk_rows: usize,
     done: Vec<Option<(Vec<u8>, usize)>>,
     buffers: Vec<Vec<u8>>,
@@ -301,7 +290,7 @@ struct State<'b> {
 
 impl<'b> State<'b> {
     /// Chunk `i`'s encoder: its rows split off the rest, or the rest for the last chunk.
-    fn split(&mut self, i: usize) -> Option<Wide<'b>> {
+    fn split(&mut self, i: usize) -> Option<Encoder<'b>> {
         if i + 1 < self.count {
             if let Some(front) = self.rest.as_mut()?.split_rows(self.chunk_rows) {
                 return Some(front);
@@ -325,7 +314,7 @@ impl<'b> Board<'b> {
 
     /// The next chunk to encode, its encoder and a buffer; `None` when there is none to claim
     /// now (`wait`: until there is, or every chunk is claimed or the work stopped).
-    fn claim(&self, wait: bool) -> Option<(usize, Wide<'b>, Vec<u8>)> {
+    fn claim(&self, wait: bool) -> Option<(usize, Encoder<'b>, Vec<u8>)> {
         let mut state = self.lock();
         loop {
             if state.stopped || state.next >= state.count {
@@ -399,7 +388,7 @@ impl Drop for StopOnDrop<'_, '_> {
 
 /// Encodes all of `encoder`'s output into `buffer`, straight into its initialised bytes (a
 /// recycled buffer is not cleared or copied), growing it when full; returns the bytes filled.
-fn encode_into(encoder: &mut Wide<'_>, buffer: &mut Vec<u8>, chunk_bytes: usize) -> usize {
+fn encode_into(encoder: &mut Encoder<'_>, buffer: &mut Vec<u8>, chunk_bytes: usize) -> usize {
     let mut filled = 0;
     loop {
         if buffer.len() - filled < MIN_ROOM {
