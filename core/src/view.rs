@@ -780,8 +780,31 @@ pub(crate) fn resolve<'n, 'a, T: Table<'a> + ?Sized>(
 
 /// [`resolve`] from `first`, node `at` read already: the node that holds the value is left in
 /// `moved` unless it is `first` (so that a node made when read is not copied).
-#[inline]
+///
+/// The common node, which holds its own values, is answered inline; dictionaries, run-end
+/// encodings, unions and the Null type take the loop out of line (the whole of it inline made
+/// the alloc path's code larger and slower).
+#[inline(always)]
 pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
+    nodes: &'n T,
+    first: &Node<'a>,
+    at: usize,
+    i: usize,
+    moved: &mut Option<T::Ref<'n>>,
+) -> Option<(usize, usize)> {
+    let indirect = matches!(
+        first.kind,
+        Kind::RunEndEncoded | Kind::Union { .. } | Kind::Null
+    );
+    if first.dictionary.is_none() && !indirect {
+        return first.is_valid(i).then_some((at, i));
+    }
+    follow(nodes, first, at, i, moved)
+}
+
+/// [`resolve_from`]'s loop through dictionaries, run ends and unions.
+#[inline(never)]
+fn follow<'n, 'a, T: Table<'a> + ?Sized>(
     nodes: &'n T,
     first: &Node<'a>,
     mut at: usize,

@@ -302,7 +302,7 @@ impl<'o, 's, 'b> Sink<'o, 's, 'b> {
             if let Some((open, rest)) = dst.split_first_mut() {
                 *open = KEY_OPEN;
                 if let Some((body, close)) = rest.split_at_mut_checked(name.len()) {
-                    body.copy_from_slice(name);
+                    copy_short(body, name);
                     close.copy_from_slice(F::KEY_CLOSE);
                 }
             }
@@ -393,4 +393,48 @@ fn fill(out: &mut [u8], pos: &mut usize, bytes: &[u8]) -> usize {
         *pos += n;
     }
     n
+}
+
+/// Copies `src` into `dst`, of the same length, without a call to `memcpy` when it is at most
+/// 16 bytes (a member name, as a rule): two fixed-size copies that overlap, as `memcpy` itself
+/// does for short lengths (the call was 1.5-2% of the walk's time).
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn halves<const W: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>(), src.first_chunk::<W>()) {
+            *d = *s;
+        }
+        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<W>(), src.last_chunk::<W>()) {
+            *d = *s;
+        }
+    }
+    debug_assert_eq!(dst.len(), src.len());
+    match src.len() {
+        0 => {}
+        n @ 1..4 => {
+            // The first, middle and last bytes: every byte of 1 to 3.
+            for k in [0, n / 2, n - 1] {
+                if let (Some(d), Some(s)) = (dst.get_mut(k), src.get(k)) {
+                    *d = *s;
+                }
+            }
+        }
+        4..8 => halves::<4>(dst, src),
+        8..=16 => halves::<8>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_copies_copy_every_length_and_nothing_more() {
+        let src: [u8; 20] = core::array::from_fn(|k| k as u8 + 1);
+        for n in 0..=20 {
+            let mut dst = [0u8; 21];
+            super::copy_short(&mut dst[..n], &src[..n]);
+            assert_eq!(dst[..n], src[..n], "{n} bytes");
+            assert!(dst[n..].iter().all(|&b| b == 0), "{n} bytes");
+        }
+    }
 }

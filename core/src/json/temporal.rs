@@ -439,6 +439,9 @@ pub(crate) const ZONES: usize = 8;
 #[derive(Clone)]
 pub(crate) struct Zones<'s> {
     named: heapless::Vec<(&'s str, &'static dyn ZoneRules), ZONES>,
+    /// The first timezone added and its zone: the walk finds a timestamp's zone for each value,
+    /// and a schema's timestamps mostly share one, found here by address without parsing it.
+    first: Option<(&'s str, Zone)>,
     /// The resolver of names, unless zones are not written in local time.
     resolver: Option<ZoneResolver>,
     /// Zoned timestamps are written in local time: not every one in UTC
@@ -453,6 +456,7 @@ impl<'s> Zones<'s> {
     pub(crate) fn new(resolver: Option<ZoneResolver>, local: bool) -> Self {
         Zones {
             named: heapless::Vec::new(),
+            first: None,
             resolver: resolver.filter(|_| local),
             local,
         }
@@ -465,16 +469,18 @@ impl<'s> Zones<'s> {
             return Ok(());
         }
         let parsed = timezone.map(parse).transpose()?;
-        let (Some(Parsed::Name(name)), Some(resolve)) = (parsed, self.resolver) else {
-            return Ok(());
-        };
-        if self.named.iter().any(|(n, _)| *n == name) {
-            return Ok(());
+        if let (Some(Parsed::Name(name)), Some(resolve)) = (parsed, self.resolver)
+            && !self.named.iter().any(|(n, _)| *n == name)
+        {
+            let rules = resolve.resolve(name).ok_or(ZoneError::Unknown)?;
+            self.named
+                .push((name, rules))
+                .map_err(|_| ZoneError::TooMany)?;
         }
-        let rules = resolve.resolve(name).ok_or(ZoneError::Unknown)?;
-        self.named
-            .push((name, rules))
-            .map_err(|_| ZoneError::TooMany)
+        if let (None, Some(tz)) = (self.first, timezone) {
+            self.first = Some((tz, self.zone(Some(tz))));
+        }
+        Ok(())
     }
 
     /// The zone of a timestamp type whose timezone was [added](Zones::add).
@@ -484,6 +490,11 @@ impl<'s> Zones<'s> {
         };
         if !self.local {
             return Zone::Offset(0);
+        }
+        if let Some((first, zone)) = self.first
+            && core::ptr::eq(first, tz)
+        {
+            return zone;
         }
         match parse(tz) {
             Ok(Parsed::Zone(zone)) => zone,
