@@ -1151,6 +1151,43 @@ mod tests {
     }
 
     #[test]
+    fn an_array_wider_than_the_inline_plan_is_planned_on_the_heap() {
+        use crate::builder::{AppendValue, ArrayBuilder, PrimitiveBuilder, StructBuilder};
+        // A struct of 40 children (41 arrays): its array encoder's plan on the heap.
+        let mut structs = StructBuilder::new();
+        for k in 0..40 {
+            structs = structs.with_child(&format!("f{k}"), PrimitiveBuilder::<i32>::new());
+        }
+        for row in 0..5i32 {
+            if row == 2 {
+                structs.append_null();
+                continue;
+            }
+            for k in 0..40 {
+                let value = ((row + k) % 3 != 0).then_some(row * 100 + k);
+                let child = structs.field_builder::<PrimitiveBuilder<i32>>(k as usize);
+                child.unwrap().append_value(value);
+            }
+            structs.append();
+        }
+        let array = structs.finish().unwrap();
+        let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
+        let builder = EncoderBuilder::new(lines, options);
+        let mut walked: Encoder<'_, DEFAULT_DEPTH, 0> = builder.array(&array).unwrap();
+        let whole = encode(&mut walked, 1 << 16, 1 << 16);
+        assert!(whole.starts_with(b"{\"f0\":null,\"f1\":1,"));
+        let planned = || Encoder::array(&array, lines, options).unwrap();
+        assert!(!planned().plan.as_ref().unwrap().is_inline());
+        for size in [1 << 16, 1, 7, 100, 600] {
+            assert_eq!(
+                encode(&mut planned(), size, size),
+                whole,
+                "{size}-byte buffers"
+            );
+        }
+    }
+
+    #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
         let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
         for columns in [NODES, NODES + 1, 40, 70] {
