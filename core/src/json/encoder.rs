@@ -119,10 +119,11 @@ enum Phase {
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
 /// about 64 bytes a level. `PLAN` is how many arrays (columns, children, dictionary values) the
 /// fast path's compiled schema holds inline, 32 by default, about 184 bytes each. With `alloc`
-/// the plan of a wider batch is on the heap: building its encoder allocates once (splitting it,
-/// [`Encoder::split_rows`], once more), encoding never. Without `alloc` a wider batch has no
-/// plan and the general walk writes it value by value; 0 leaves every row to the walk. `F` is
-/// the text format's structure, JSON's ([`Compact`]) unless another [`Syntax`] is named.
+/// the plan of a wider batch is on the heap: building its encoder allocates once; splitting it
+/// ([`Encoder::split_rows`], which shares the plan) and encoding never do. Without `alloc` a
+/// wider batch has no plan and the general walk writes it value by value; 0 leaves every row
+/// to the walk. `F` is the text format's structure, JSON's ([`Compact`]) unless another
+/// [`Syntax`] is named.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};

@@ -570,13 +570,13 @@ impl<'b, const N: usize> Plan<'b, N> {
             true => 1,
             false => view::siblings(nodes, 0, columns_end).count(),
         };
+        let placeholder = nodes.node(0)?;
         let compile = |store| {
             let mut plan = Plan {
                 nodes: store,
                 columns: u32::try_from(if array { 0 } else { columns }).ok()?,
                 options,
             };
-            let placeholder = nodes.node(0)?;
             let first = plan.reserve::<F>(columns, &placeholder)?;
             for (k, (at, node)) in view::siblings(nodes, 0, columns_end)
                 .enumerate()
@@ -590,7 +590,6 @@ impl<'b, const N: usize> Plan<'b, N> {
         #[cfg(feature = "alloc")]
         let plan = plan.or_else(|| {
             // One node per array of the view, in one allocation.
-            let placeholder = nodes.node(0)?;
             let leaf = Leaf::new(&placeholder, LeafKind::Other);
             let node = PlanNode::new::<F>(0, &placeholder, leaf, "");
             let nodes = core::iter::repeat_n(node, columns_end).collect();
