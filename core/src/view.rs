@@ -317,7 +317,8 @@ fn uncompressed(batch: format::RecordBatch<'_>) -> FormatResult<()> {
 /// The walk of one message and its dictionaries into a view's nodes (a sink of the format's one
 /// walk of a message body, [`body::array`]).
 struct NodeDecoder<'a, 'd, D, const N: usize> {
-    nodes: heapless::Vec<Node<'a>, N>,
+    /// The view's nodes, decoded in place.
+    nodes: &'d mut heapless::Vec<Node<'a>, N>,
     /// The body of the message being read (a dictionary batch's while its values are).
     body: &'a [u8],
     dictionaries: &'d D,
@@ -327,20 +328,33 @@ struct NodeDecoder<'a, 'd, D, const N: usize> {
 }
 
 impl<'a, const N: usize> View<'a, N> {
-    /// Decodes `batch` (with its `body`) against the schema's `fields`, checking every array.
+    /// A view of no rows and no arrays, for [`View::decode`] to fill.
+    pub(crate) const fn empty() -> Self {
+        View {
+            nodes: heapless::Vec::new(),
+            rows: 0,
+        }
+    }
+
+    /// Decodes `batch` (with its `body`) against the schema's `fields` into this view, checking
+    /// every array. It fills the view in place rather than returning one: a view is large
+    /// (about 176 bytes an array), and a device's stack small, so the no-alloc readers decode
+    /// into the one they return.
     pub(crate) fn decode(
+        &mut self,
         fields: format::Fields<'a>,
         batch: format::RecordBatch<'a>,
         body: &'a [u8],
         version: MetadataVersion,
         dictionaries: &impl DictionaryBatches<'a>,
-    ) -> FormatResult<Self> {
+    ) -> FormatResult<()> {
+        self.nodes.clear();
         uncompressed(batch)?;
-        let rows = usize::try_from(batch.length())
+        self.rows = usize::try_from(batch.length())
             .map_err(|_| invalid("RecordBatch.length", batch.length()))?;
         let mut cursor = Cursor::new(batch)?;
         let mut decoder = NodeDecoder {
-            nodes: heapless::Vec::new(),
+            nodes: &mut self.nodes,
             body,
             dictionaries,
             version,
@@ -353,14 +367,10 @@ impl<'a, const N: usize> View<'a, N> {
             });
             let at = field.and_then(|field| body::array(&mut cursor, &mut decoder, field));
             let len = at.map(|at| decoder.nodes.get(at).map_or(0, |n| n.len));
-            len.and_then(|len| need(len == rows, "column length differs from the batch", i))
+            len.and_then(|len| need(len == self.rows, "column length differs from the batch", i))
                 .map_err(|e| e.in_field(i))?;
         }
-        cursor.finish()?;
-        Ok(View {
-            nodes: decoder.nodes,
-            rows,
-        })
+        cursor.finish()
     }
 
     /// Number of rows.
@@ -587,7 +597,7 @@ impl<'a, D: DictionaryBatches<'a>, const N: usize> NodeDecoder<'a, '_, D, N> {
     /// against the columnar format.
     #[inline(never)]
     fn check(&self, at: usize, null_count: usize) -> FormatResult<()> {
-        let nodes: &[Node<'a>] = &self.nodes;
+        let nodes: &[Node<'a>] = self.nodes;
         let Some(node) = nodes.get(at) else {
             debug_assert!(false, "a node is checked once it is added");
             return Ok(());

@@ -148,13 +148,19 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
     /// Reads record batch `index` (one read of its block) and decodes it in place; it borrows
     /// the reader until dropped.
     pub fn batch<const N: usize>(&mut self, index: usize) -> Result<Batch<'_, N>, Error<S::Error>> {
-        self.read_batch(index).map_err(|e| e.in_batch(index as u64))
+        let mut batch = Batch::empty();
+        match self.read_batch(index, &mut batch) {
+            Ok(()) => Ok(batch),
+            Err(e) => Err(e.in_batch(index as u64)),
+        }
     }
 
-    fn read_batch<const N: usize>(
-        &mut self,
+    /// Decodes record batch `index` into `batch`.
+    fn read_batch<'r, const N: usize>(
+        &'r mut self,
         index: usize,
-    ) -> Result<Batch<'_, N>, Error<S::Error>> {
+        batch: &mut Batch<'r, N>,
+    ) -> Result<(), Error<S::Error>> {
         let block = self
             .footer()
             .and_then(|f| f.record_batches())
@@ -172,7 +178,7 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
         );
         let (message, _, body) = block_message(bytes, block)?;
         let header = message.header()?;
-        let format::MessageHeader::RecordBatch(batch) = header else {
+        let format::MessageHeader::RecordBatch(header) = header else {
             return Err(unexpected("RecordBatch", message)
                 .at(block.offset as u64)
                 .into());
@@ -182,10 +188,12 @@ impl<'s, S: RandomAccess, const D: usize> FileReader<'s, S, D> {
             stored: &self.dictionaries,
         };
         let fields = footer.schema()?.fields()?;
-        Batch::decode(fields, batch, body, message.version()?, &dictionaries).map_err(|e| {
-            e.rebase(block.offset as u64 + block.meta_data_length as u64)
-                .into()
-        })
+        batch
+            .decode(fields, header, body, message.version()?, &dictionaries)
+            .map_err(|e| {
+                e.rebase(block.offset as u64 + block.meta_data_length as u64)
+                    .into()
+            })
     }
 
     /// Reads the next dictionary block after the dictionaries before it, and keeps it.

@@ -76,13 +76,26 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
     /// Reads messages up to the next record batch (keeping dictionaries) and decodes it in
     /// place; `None` at the end of the stream. The batch borrows the reader until dropped.
     pub fn next_batch<const N: usize>(&mut self) -> Result<Option<Batch<'_, N>>, Error<R::Error>> {
+        let mut batch = Batch::empty();
+        match self.read_batch(&mut batch) {
+            Ok(true) => Ok(Some(batch)),
+            Ok(false) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Decodes the next record batch into `batch`; `false` at the end of the stream.
+    fn read_batch<'r, const N: usize>(
+        &'r mut self,
+        batch: &mut Batch<'r, N>,
+    ) -> Result<bool, Error<R::Error>> {
         let read = loop {
             if self.finished {
-                return Ok(None);
+                return Ok(false);
             }
             let Some(read) = self.read_message()? else {
                 self.finished = true;
-                return Ok(None);
+                return Ok(false);
             };
             let located = |e: FormatError| e.rebase(read.offset);
             let message =
@@ -108,10 +121,10 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
         };
         let scratch: &[u8] = self.scratch;
         let body_at = read.offset + (read.body.start - read.message.start) as u64;
-        let decode = || -> FormatResult<Batch<'_, N>> {
+        let mut decode = || -> FormatResult<()> {
             let message =
                 format::Message::parse(scratch.get(read.message.clone()).unwrap_or_default())?;
-            let format::MessageHeader::RecordBatch(batch) = message.header()? else {
+            let format::MessageHeader::RecordBatch(header) = message.header()? else {
                 return Err(FormatErrorKind::LayoutMismatch {
                     what: "record batch",
                 }
@@ -123,15 +136,17 @@ impl<'s, R: embedded_io::Read, const D: usize> StreamReader<'s, R, D> {
                 stored: &self.dictionaries,
             };
             let body = scratch.get(read.body.clone()).unwrap_or_default();
-            Batch::decode(
+            batch.decode(
                 schema.fields()?,
-                batch,
+                header,
                 body,
                 message.version()?,
                 &dictionaries,
             )
         };
-        decode().map(Some).map_err(|e| e.rebase(body_at).into())
+        decode()
+            .map(|()| true)
+            .map_err(|e| e.rebase(body_at).into())
     }
 
     /// Reads one message (prefix, flatbuffer, body) into the free scratch; `None` at the
