@@ -107,14 +107,38 @@ fn alloc_json_stream(bytes: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Encodes `batch` as NDJSON into `out` through a 256-byte buffer.
+/// Encodes `batch` as NDJSON into `out` through a 256-byte buffer, and checks the bytes against
+/// the general walk's alone (an encoder of no plan nodes, through a 7-byte buffer).
 fn encode(batch: &Batch<'_, ARRAYS>, out: &mut &mut [u8]) -> Result<(), Error<String>> {
-    let mut encoder: Encoder<'_> = Encoder::new(batch, JsonFormat::LineDelimited, options())
-        .map_err(|e| harness(format!("json: {e:?}")))?;
+    let json = |e| harness(format!("json: {e:?}"));
+    let mut encoder: Encoder<'_> =
+        Encoder::new(batch, JsonFormat::LineDelimited, options()).map_err(json)?;
+    let room = out.len();
+    let mut rest = &mut **out;
     encoder
-        .write_through(out, &mut [0u8; 256])
-        .map(drop)
-        .map_err(|_| harness("output full".into()))
+        .write_through(&mut rest, &mut [0u8; 256])
+        .map_err(|_| harness("output full".into()))?;
+    let written = room - rest.len();
+    let (planned, rest) = core::mem::take(out).split_at_mut(written);
+    *out = rest;
+    let mut walked: quiver::json::Encoder<'_, { quiver::json::DEFAULT_DEPTH }, 0> =
+        quiver::json::EncoderBuilder::new(JsonFormat::LineDelimited, options())
+            .view(batch)
+            .map_err(json)?;
+    let (mut at, mut chunk) = (0, [0u8; 7]);
+    loop {
+        let progress = walked.encode(&mut chunk);
+        let end = at + progress.written;
+        assert!(
+            planned.get(at..end) == Some(&chunk[..progress.written]),
+            "the walk alone writes other bytes from byte {at}"
+        );
+        at = end;
+        if progress.done {
+            assert_eq!(at, written, "the walk alone writes other bytes");
+            return Ok(());
+        }
+    }
 }
 
 /// A failure of the test's own (not a reader's), carried as a source error.

@@ -7,10 +7,12 @@
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
 //! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer. A row that does not fit, and every row of an encoder
-//! without a plan (the no-alloc path's), go through the general walk here, which hands a row's
-//! members back to the fast path one at a time while each fits: it writes only the member that
-//! crosses the end of the buffer.
+//! a `plan`) while they fit in the buffer. A row that does not fit goes through the general walk
+//! here, which hands a row's members back to the fast path one at a time while each fits: it
+//! writes only the member that crosses the end of the buffer. Every row of an encoder without a
+//! plan goes through the walk: a no-alloc batch of more arrays than the inline plan holds, or an
+//! encoder of `PLAN` 0.
+//!
 //! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
 //! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
 //! step writes one member or element, whole values straight into the buffer while it has room;
@@ -23,12 +25,12 @@
 
 use super::framing::{Checked, Compact, Framing, LINE_END, NULL, Syntax};
 use super::options::{EncoderOptions, JsonFormat};
-use super::plan::{Form, NODES, Plan};
+use super::plan::{Form, Plan};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::Zones;
 use super::value::{Context, key, leaf};
-use super::{DEFAULT_DEPTH, JsonError, Progress, escape};
+use super::{DEFAULT_DEPTH, DEFAULT_PLAN, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
 use crate::array::Arrays;
 use crate::format::Kind;
@@ -118,12 +120,12 @@ enum Phase {
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
 /// about 64 bytes a level. `PLAN` is how many arrays (columns, children, dictionary values) the
-/// fast path's compiled schema holds inline, 32 by default, about 184 bytes each. With `alloc`
-/// the plan of a wider batch is on the heap: building its encoder allocates once; splitting it
-/// ([`Encoder::split_rows`], which shares the plan) and encoding never do. Without `alloc` a
-/// wider batch has no plan and the general walk writes it value by value; 0 leaves every row
-/// to the walk. `F` is the text format's structure, JSON's ([`Compact`]) unless another
-/// [`Syntax`] is named.
+/// fast path's compiled schema holds inline ([`DEFAULT_PLAN`] by default, on both paths), about
+/// 184 bytes each. The plan of a wider `RecordBatch` or `ArrayView` is on the heap: building its
+/// encoder allocates once; splitting it ([`Encoder::split_rows`], which shares the plan) and
+/// encoding never do. A wider [`View`] (the no-alloc path's batch, which never allocates) has
+/// no plan, and the general walk writes it value by value; 0 leaves every row to the walk. `F`
+/// is the text format's structure, JSON's ([`Compact`]) unless another [`Syntax`] is named.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -154,7 +156,7 @@ enum Phase {
 pub struct Encoder<
     'b,
     const DEPTH: usize = DEFAULT_DEPTH,
-    const PLAN: usize = NODES,
+    const PLAN: usize = DEFAULT_PLAN,
     F: Syntax = Compact,
 > {
     nodes: Nodes<'b>,
@@ -212,7 +214,8 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
     }
 
     /// An encoder of `nodes` (the columns `0..columns_end`, or the `array` at node 0) and its
-    /// `rows`, after the construction-time checks (see [`Check`]) and with its plan.
+    /// `rows`, after the construction-time checks (see [`Check`]) and with its plan, compiled
+    /// in place (an inline plan is several KB, and a device's stack small).
     fn build(
         nodes: Nodes<'b>,
         (columns_end, array, rows): (usize, bool, usize),
@@ -220,12 +223,12 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
         options: EncoderOptions,
     ) -> Result<Self, JsonError> {
         let () = Checked::<F>::TOKENS;
-        let (zones, plain_names, plan) = match &nodes {
-            Nodes::View(table) => Self::compile(*table, columns_end, array, options)?,
+        let (zones, plain_names) = match &nodes {
+            Nodes::View(table) => Self::check(*table, columns_end, array, options)?,
             #[cfg(feature = "alloc")]
-            Nodes::Arrays(table) => Self::compile(table, columns_end, array, options)?,
+            Nodes::Arrays(table) => Self::check(table, columns_end, array, options)?,
         };
-        Ok(Encoder {
+        let mut encoder = Encoder {
             nodes,
             columns_end,
             array,
@@ -234,7 +237,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
                 plain_names,
             },
             zones,
-            plan,
+            plan: None,
             rows: Rows {
                 framing,
                 phase: Phase::Open,
@@ -248,17 +251,31 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
             spill: Spill::new(),
             stream: None,
             syntax: PhantomData,
-        })
+        };
+        let Encoder {
+            nodes, zones, plan, ..
+        } = &mut encoder;
+        // A view (the no-alloc path's) is never planned on the heap.
+        match nodes {
+            Nodes::View(table) => {
+                Plan::compile::<_, F>(plan, *table, (columns_end, array, false), options, zones);
+            }
+            #[cfg(feature = "alloc")]
+            Nodes::Arrays(table) => {
+                Plan::compile::<_, F>(plan, table, (columns_end, array, true), options, zones);
+            }
+        }
+        Ok(encoder)
     }
 
     /// The construction-time checks of `nodes` (see [`Check`]): the zones and whether every
-    /// name is plain; and the plan.
-    fn compile<T: Table<'b> + ?Sized>(
+    /// name is plain.
+    fn check<T: Table<'b> + ?Sized>(
         nodes: &T,
         columns_end: usize,
         array: bool,
         options: EncoderOptions,
-    ) -> Result<(Zones<'b>, bool, Option<Plan<'b, PLAN>>), JsonError> {
+    ) -> Result<(Zones<'b>, bool), JsonError> {
         let mut check = Check {
             nodes,
             options,
@@ -272,8 +289,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
             check.frames(at, usize::from(!array), 0)?;
             check.column += 1;
         }
-        let plan = Plan::new::<_, F>(nodes, columns_end, array, options, &check.zones);
-        Ok((check.zones, check.plain_names, plan))
+        Ok((check.zones, check.plain_names))
     }
 
     /// Writes the next bytes of JSON into `out`; see [`Progress`].
@@ -1107,12 +1123,13 @@ mod tests {
     //! byte-for-byte checks of both paths are in `rows`).
 
     use super::super::rows::tests::{encode, walk};
-    use super::{Encoder, EncoderBuilder, Frame, NODES};
+    use super::{DEFAULT_PLAN, Encoder, EncoderBuilder, Frame};
     use crate::array::{ArrayView, RecordBatch};
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
     use core::mem::size_of_val;
     use std::format;
     use std::string::String;
+    use std::vec;
     use std::vec::Vec;
 
     fn wide(columns: usize) -> RecordBatch<'static> {
@@ -1124,31 +1141,70 @@ mod tests {
     #[test]
     fn a_batch_is_planned_whole_inline_or_on_the_heap_and_never_without_a_plan() {
         let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
-        let narrow = wide(NODES);
+        let narrow = wide(DEFAULT_PLAN);
         let planned = Encoder::batch(&narrow, lines, options).unwrap();
         let plan = planned.plan.as_ref().unwrap();
         assert_eq!(
             plan.columns(),
-            Some(0..NODES),
-            "NODES arrays fit the inline plan"
+            Some(0..DEFAULT_PLAN),
+            "DEFAULT_PLAN arrays fit the inline plan"
         );
         assert!(plan.is_inline());
         // One more column: every column, on the heap.
-        let batch = wide(NODES + 1);
+        let batch = wide(DEFAULT_PLAN + 1);
         let heap = Encoder::batch(&batch, lines, options).unwrap();
         let plan = heap.plan.as_ref().unwrap();
-        assert_eq!(plan.columns(), Some(0..NODES + 1));
+        assert_eq!(plan.columns(), Some(0..DEFAULT_PLAN + 1));
         assert!(!plan.is_inline());
         // A larger inline plan holds them all inline.
         let wide_plan: Result<Encoder<'_, DEFAULT_DEPTH, 128>, _> =
             EncoderBuilder::new(lines, options).batch(&batch);
         let wide_plan = wide_plan.unwrap();
         let plan = wide_plan.plan.as_ref().unwrap();
-        assert_eq!(plan.columns(), Some(0..NODES + 1));
+        assert_eq!(plan.columns(), Some(0..DEFAULT_PLAN + 1));
         assert!(plan.is_inline());
         let small = walk(&narrow, lines, options);
-        assert!(small.plan.is_none(), "the no-alloc encoder carries no plan");
+        assert!(
+            small.plan.is_none(),
+            "an encoder of no plan nodes carries no plan"
+        );
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));
+    }
+
+    #[test]
+    fn a_view_is_planned_inline_or_walked_and_never_on_the_heap() {
+        // The no-alloc path's batch: planned inline when the plan holds it, else walked, as
+        // without `alloc`, even in a build with it (a `no_alloc::Encoder` never allocates).
+        let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
+        for (columns, planned) in [(DEFAULT_PLAN, true), (DEFAULT_PLAN + 1, false)] {
+            let batch = wide(columns);
+            let mut writer = crate::ipc::FileWriter::new(
+                Vec::new(),
+                batch.schema().clone(),
+                crate::ipc::WriterOptions::default(),
+            )
+            .unwrap();
+            writer.write(&batch).unwrap();
+            writer.finish().unwrap();
+            let file = writer.into_inner();
+            let mut scratch = vec![0u8; file.len()];
+            let mut reader: crate::no_alloc::FileReader<_> =
+                crate::no_alloc::FileReader::open(&file[..], &mut scratch).unwrap();
+            let view: crate::no_alloc::Batch = reader.batch(0).unwrap();
+            let expected = encode(&mut walk(&batch, lines, options), 64, 64);
+            for size in [1, 7, 64, 300, 4096] {
+                let mut encoder: crate::no_alloc::Encoder =
+                    Encoder::new(&view, lines, options).unwrap();
+                let plan = encoder.plan.as_ref();
+                assert_eq!(plan.is_some(), planned, "{columns} columns");
+                assert!(plan.is_none_or(|plan| plan.is_inline()));
+                assert_eq!(
+                    encode(&mut encoder, size, size),
+                    expected,
+                    "{columns} columns"
+                );
+            }
+        }
     }
 
     #[test]
@@ -1191,7 +1247,7 @@ mod tests {
     #[test]
     fn the_walk_alone_writes_what_the_fast_path_writes() {
         let formats = [JsonFormat::LineDelimited, JsonFormat::JsonArray];
-        for columns in [NODES, NODES + 1, 40, 70] {
+        for columns in [DEFAULT_PLAN, DEFAULT_PLAN + 1, 40, 70] {
             let batch = wide(columns);
             for (format, omit) in formats.into_iter().flat_map(|f| [(f, false), (f, true)]) {
                 let options = EncoderOptions::default().with_omit_nulls(omit);

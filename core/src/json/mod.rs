@@ -172,6 +172,11 @@ pub use writer::{JsonWriter, WRITE_BUFFER, to_vec};
 /// maps at once (a batch's row object counts as one; a map with non-string keys as two).
 pub const DEFAULT_DEPTH: usize = 32;
 
+/// The arrays (columns, children, dictionary values) an encoder's fast-path plan holds inline
+/// unless told otherwise, about 184 bytes each. A `RecordBatch`'s wider plan goes on the heap; a
+/// no-alloc batch's wider one is not made, and the general walk writes its rows.
+pub const DEFAULT_PLAN: usize = 32;
+
 /// What one `encode` call did (of an [`Encoder`] or a
 /// [`no_alloc`](crate::no_alloc) encoder).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

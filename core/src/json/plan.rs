@@ -4,11 +4,12 @@
 //!
 //! [`Form::of`] is the one reading of a type for JSON, with no catch-all: the plan compiles it
 //! into a [`Shape`], the general walk and the construction checks (`encoder`) follow it, and
-//! `value` writes each leaf form. [`Plan::new`] walks the view's nodes once when the encoder is
-//! built; the `rows` module then writes whole rows by following plan indices, with no look-up by
-//! type per value. Every type has a shape, so every array has a node: the plan holds a view
-//! whole, inline when the encoder has room (`PLAN`, [`NODES`] by default), else on the heap
-//! (with `alloc`), else (without `alloc`) there is none and the general walk writes every row.
+//! `value` writes each leaf form. [`Plan::compile`] walks the view's nodes once when the encoder
+//! is built; the `rows` module then writes whole rows by following plan indices, with no look-up
+//! by type per value. Every type has a shape, so every array has a node: the plan holds a view
+//! whole, inline when the encoder has room (`PLAN` nodes, [`DEFAULT_PLAN`](super::DEFAULT_PLAN)
+//! by default), else on the heap (a `RecordBatch`'s or an `ArrayView`'s, with `alloc`), else
+//! there is none and the general walk writes every row.
 //!
 //! It uses the view's nodes, the columnar reads, the options, the zones, the sink's [`Body`] and
 //! the framing's key bytes.
@@ -346,9 +347,6 @@ impl<'b> Leaf<'b> {
     }
 }
 
-/// Arrays the plan of an alloc path's encoder holds inline (a wider schema's are on the heap).
-pub(crate) const NODES: usize = 32;
-
 /// Bytes of a pre-built key, `,"name":`: names up to `KEY - 5` bytes are stored inline. A key is
 /// copied as `KEY - 1` bytes: 24, one 16-byte and one 8-byte store (23 took four stores; 1.5%
 /// of the ten-column file's time on one thread).
@@ -540,10 +538,9 @@ impl<'b, const N: usize> Store<'b, N> {
     }
 }
 
-/// The compiled schema of every array of a view: `N` nodes inline in the encoder ([`NODES`] for
-/// the alloc path's encoders, none for the no-alloc path's, which stay small for a device's
-/// stack), and with `alloc` the nodes of a wider schema on the heap, allocated once when the
-/// encoder is built.
+/// The compiled schema of every array of a view: `N` nodes inline in the encoder ([`super::DEFAULT_PLAN`] by
+/// default, on both paths), and with `alloc` the nodes of a wider schema on the heap, allocated
+/// once when the encoder is built.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
     nodes: Store<'b, N>,
@@ -553,49 +550,91 @@ pub(crate) struct Plan<'b, const N: usize> {
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
-    /// The plan of a view's columns (or of its one array, when `array`): inline when `N` nodes
-    /// hold it, else on the heap (with `alloc`), else none (the general walk writes every row).
-    /// An `N` of 0 asks for no plan.
-    pub(crate) fn new<T: Table<'b> + ?Sized, F: Syntax>(
+    /// Compiles into `slot` the plan of a view's columns (or of its one array, when `array`):
+    /// inline when `N` nodes hold it, else on the heap (with `alloc`, when `heap` allows it),
+    /// else none (the general walk writes every row). An `N` of 0 asks for no plan. It is built
+    /// where it stays: an inline plan is several KB, and a device's stack small.
+    pub(crate) fn compile<T: Table<'b> + ?Sized, F: Syntax>(
+        slot: &mut Option<Self>,
         nodes: &T,
-        columns_end: usize,
-        array: bool,
+        (columns_end, array, heap): (usize, bool, bool),
         options: EncoderOptions,
         zones: &Zones<'_>,
-    ) -> Option<Self> {
-        if N == 0 {
-            return None;
-        }
+    ) {
+        *slot = None;
         let columns = match array {
             true => 1,
             false => view::siblings(nodes, 0, columns_end).count(),
         };
-        let placeholder = nodes.node(0)?;
-        let compile = |store| {
-            let mut plan = Plan {
-                nodes: store,
-                columns: u32::try_from(if array { 0 } else { columns }).ok()?,
-                options,
-            };
-            let first = plan.reserve::<F>(columns, &placeholder)?;
-            for (k, (at, node)) in view::siblings(nodes, 0, columns_end)
-                .enumerate()
-                .take(columns)
-            {
-                plan.fill::<T, F>(first + k, nodes, at, node.name, zones)?;
-            }
-            Some(plan)
+        let (Some(placeholder), Ok(batch_columns)) = (
+            nodes.node(0).filter(|_| N > 0),
+            u32::try_from(if array { 0 } else { columns }),
+        ) else {
+            return;
         };
-        let plan = compile(Store::Inline(heapless::Vec::new()));
+        let plan = Self::start(slot, Store::Inline, batch_columns, options);
+        let filled = plan.fill_columns::<T, F>(nodes, columns, columns_end, &placeholder, zones);
+        if filled.is_some() {
+            return;
+        }
+        *slot = None;
+        // Without `alloc`, there is no heap to plan on.
+        #[cfg(not(feature = "alloc"))]
+        let _ = heap;
         #[cfg(feature = "alloc")]
-        let plan = plan.or_else(|| {
+        if heap {
             // One node per array of the view, in one allocation.
             let leaf = Leaf::new(&placeholder, LeafKind::Other);
             let node = PlanNode::new::<F>(0, &placeholder, leaf, "");
-            let nodes = core::iter::repeat_n(node, columns_end).collect();
-            compile(Store::Heap { nodes, len: 0 })
-        });
-        plan
+            let on_heap = core::iter::repeat_n(node, columns_end).collect();
+            let store = |_| Store::Heap {
+                nodes: on_heap,
+                len: 0,
+            };
+            let plan = Self::start(slot, store, batch_columns, options);
+            let filled =
+                plan.fill_columns::<T, F>(nodes, columns, columns_end, &placeholder, zones);
+            if filled.is_none() {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Puts an empty plan of the store `store` makes into `slot`. A function of its own, so
+    /// that the plan it moves (several KB) is on the stack only while it runs, not while the
+    /// plan is filled.
+    #[inline(never)]
+    fn start(
+        slot: &mut Option<Self>,
+        store: impl FnOnce(heapless::Vec<PlanNode<'b>, N>) -> Store<'b, N>,
+        columns: u32,
+        options: EncoderOptions,
+    ) -> &mut Self {
+        slot.insert(Plan {
+            nodes: store(heapless::Vec::new()),
+            columns,
+            options,
+        })
+    }
+
+    /// Appends the first `columns` of the view's columns (its nodes `0..columns_end`), each
+    /// with its descendants; `None` when the store cannot hold them.
+    fn fill_columns<T: Table<'b> + ?Sized, F: Syntax>(
+        &mut self,
+        nodes: &T,
+        columns: usize,
+        columns_end: usize,
+        placeholder: &view::Node<'b>,
+        zones: &Zones<'_>,
+    ) -> Option<()> {
+        let first = self.reserve::<F>(columns, placeholder)?;
+        for (k, (at, node)) in view::siblings(nodes, 0, columns_end)
+            .enumerate()
+            .take(columns)
+        {
+            self.fill::<T, F>(first + k, nodes, at, node.name, zones)?;
+        }
+        Some(())
     }
 
     /// Whether the nodes are inline (not on the heap).

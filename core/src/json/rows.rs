@@ -1216,7 +1216,7 @@ pub(super) mod tests {
     //! The fast path hands over to the general walk wherever a buffer ends: these tests end the
     //! first buffer at every byte of the output, for every type, and compare with one call.
 
-    use super::super::plan::NODES;
+    use super::super::DEFAULT_PLAN;
     use crate::array::{ArrayView, RecordBatch};
     use crate::builder::{
         AppendValue, ArrayBuilder, BinaryBuilder, DictionaryBuilder, FixedSizeListBuilder,
@@ -1540,7 +1540,7 @@ pub(super) mod tests {
         let everything = RecordBatch::from_columns(columns).unwrap();
         let planned =
             columns_named("b i64 f64 ts dec s sv list dict map union runs int_map dense text_runs");
-        assert!(count(&planned) <= NODES);
+        assert!(count(&planned) <= DEFAULT_PLAN);
         let sliced = planned.slice(2, 5).unwrap();
         for batch in [&everything, &planned, &sliced] {
             for (format, options) in settings() {
@@ -1557,7 +1557,7 @@ pub(super) mod tests {
         use crate::json::encoder::walk_values;
         let columns = columns();
         let everything = RecordBatch::from_columns(columns.clone()).unwrap();
-        assert!(count(&everything) > NODES);
+        assert!(count(&everything) > DEFAULT_PLAN);
         for (format, options) in settings() {
             let walk = |batch: &RecordBatch<'_>| {
                 encode(&mut walk(batch, format, options), 1 << 20, 1 << 20)
@@ -1707,7 +1707,7 @@ pub(super) mod tests {
                     1 << 20,
                     1 << 20,
                 );
-                let fast = || -> Encoder<'_, DEFAULT_DEPTH, NODES, Spaced> {
+                let fast = || -> Encoder<'_, DEFAULT_DEPTH, DEFAULT_PLAN, Spaced> {
                     builder.batch(batch).unwrap()
                 };
                 let walk =
@@ -1726,7 +1726,7 @@ pub(super) mod tests {
                 check_every_split(fast, &what);
                 if let [column] = batch.columns() {
                     let compact = Encoder::array(column, format, options).unwrap();
-                    let array = || -> Encoder<'_, DEFAULT_DEPTH, NODES, Spaced> {
+                    let array = || -> Encoder<'_, DEFAULT_DEPTH, DEFAULT_PLAN, Spaced> {
                         builder.array(column).unwrap()
                     };
                     let expected = text(spaced(&encode(&mut { compact }, 1 << 20, 1 << 20)));

@@ -58,10 +58,15 @@ pub const DEFAULT_ARRAYS: usize = 64;
 /// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
 /// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
 pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> = crate::view::View<'a, N>;
-/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder) without the fast
-/// path's inline plan, so that it stays small on a device's stack.
-pub type Encoder<'b, const DEPTH: usize = { crate::json::DEFAULT_DEPTH }> =
-    crate::json::Encoder<'b, DEPTH, 0>;
+/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder), with the fast path's
+/// plan of `PLAN` arrays inline (32 by default, about 184 bytes each). A batch of more arrays
+/// is written by the general walk, as there is no heap to plan it on; a `PLAN` of 0 makes the
+/// smallest encoder, which walks every batch.
+pub type Encoder<
+    'b,
+    const DEPTH: usize = { crate::json::DEFAULT_DEPTH },
+    const PLAN: usize = { crate::json::DEFAULT_PLAN },
+> = crate::json::Encoder<'b, DEPTH, PLAN>;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
 
