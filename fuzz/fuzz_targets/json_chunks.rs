@@ -10,12 +10,15 @@
 //! as their row counts); byte 1 is a count `n`, the next `n` bytes are buffer sizes used in turn
 //! (0 is an empty buffer); the rest is an IPC stream whose batches are encoded. Every zone name
 //! resolves to a made-up zone whose offset changes every few days (daylight saving time without
-//! a database).
+//! a database). Batch by batch, the stream is also read by the no-alloc reader and each batch
+//! it reads encoded by the no-alloc encoder through the same buffer sizes: the bytes must be
+//! the alloc path's (its view's plan and walk against a `RecordBatch`'s).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use quiver::json::{BinaryFormat, Encoder, EncoderOptions, JsonFormat, ZoneResolver, ZoneRules};
 use quiver::ipc::{ReaderOptions, StreamReader};
+use quiver::no_alloc;
 use serde::de::IgnoredAny;
 
 /// Output written in one shot at most; a longer document is compared up to this length only.
@@ -73,10 +76,25 @@ fuzz_target!(|data: &[u8]| {
     let Ok(reader) = StreamReader::new(stream, reader_options) else {
         return;
     };
+    // The no-alloc reader, until it refuses a message (compression, big-endian, a capacity).
+    let mut scratch = vec![0u8; stream.len().max(64)];
+    let mut small = no_alloc::StreamReader::<_>::new(stream, &mut scratch[..]).ok();
     for batch in reader.take(MAX_BATCHES) {
         let Ok(batch) = batch else {
             return;
         };
+        let read = small.as_mut().is_some_and(|reader| {
+            match reader.next_batch::<{ no_alloc::DEFAULT_ARRAYS }>() {
+                Ok(Some(view)) => {
+                    same_without_alloc(&view, &batch, format, options, sizes);
+                    true
+                }
+                _ => false,
+            }
+        });
+        if !read {
+            small = None;
+        }
         if bit(6) {
             for column in batch.columns() {
                 if let Ok(encoder) = Encoder::array(column, format, options) {
@@ -102,6 +120,39 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// Encodes the no-alloc reader's `view` through `sizes` and compares with the alloc path's
+/// encoding of the same `batch` (up to [`ONE_SHOT`] bytes).
+fn same_without_alloc(
+    view: &no_alloc::Batch<'_>,
+    batch: &quiver::array::RecordBatch<'_>,
+    format: JsonFormat,
+    options: EncoderOptions,
+    sizes: &[u8],
+) {
+    let small: Result<no_alloc::Encoder<'_>, _> = no_alloc::Encoder::new(view, format, options);
+    let (Ok(mut alloc), Ok(mut small)) = (Encoder::batch(batch, format, options), small) else {
+        return;
+    };
+    let mut expected = vec![0u8; ONE_SHOT];
+    let progress = alloc.encode(&mut expected);
+    expected.truncate(progress.written);
+    let (mut out, mut buffer, mut turn) = (Vec::new(), [0u8; 256], 0);
+    while out.len() < expected.len() || progress.done {
+        let size = sizes.get(turn % sizes.len().max(1)).map_or(97, |&s| usize::from(s));
+        turn += 1;
+        let step = small.encode(&mut buffer[..size.max(1)]);
+        out.extend_from_slice(&buffer[..step.written]);
+        if step.done {
+            break;
+        }
+    }
+    let end = out.len().min(expected.len());
+    assert_eq!(&out[..end], &expected[..end], "the no-alloc path writes other bytes");
+    if progress.done {
+        assert_eq!(out.len(), expected.len(), "the no-alloc path writes other bytes");
+    }
+}
 
 /// `encoder` alone, or (`split`) cut into encoders of `rows[0]`, `rows[1]`… rows and the rest.
 fn pieces<'b>(mut encoder: Encoder<'b>, split: bool, rows: &[u8]) -> Vec<Encoder<'b>> {

@@ -1,7 +1,8 @@
 //! The no-alloc path allocates nothing: with a counting global allocator armed, files and streams
 //! (the uncompressed, little-endian golden files, and quiver-written ones with every type,
-//! nested, dictionary and union columns) are opened, every batch read and encoded to NDJSON
-//! through a 256-byte buffer into an `embedded_io::Write`; the bytes equal the alloc build's.
+//! together and each alone, nested, dictionary and union columns) are opened, every batch read
+//! and encoded to NDJSON through a 256-byte buffer into an `embedded_io::Write`; the bytes equal
+//! the alloc build's, and the general walk's alone.
 #![allow(unsafe_code)]
 
 use quiver_tests::json::arrays;
@@ -290,10 +291,18 @@ fn written_by_quiver(batches: &[quiver::array::RecordBatch<'_>]) -> (Vec<u8>, Ve
 fn quiver_files_with_every_type_read_and_encode_without_allocating() {
     let every = arrays::batch(arrays::every_type());
     let ten = [ten_columns::batch(1000, 1), ten_columns::batch(500, 2)];
+    // The batch of every type (65 arrays) is wider than the encoder's plan and is walked; each
+    // type alone is planned.
+    let alone = arrays::every_type()
+        .into_iter()
+        .map(|column| (column.0, vec![arrays::batch(vec![column])]));
     for (name, batches) in [
         ("every type", vec![every.clone(), every]),
         ("ten columns", ten.to_vec()),
-    ] {
+    ]
+    .into_iter()
+    .chain(alone)
+    {
         let (file, stream) = written_by_quiver(&batches);
         assert!(check(
             &format!("{name} (file)"),
