@@ -538,9 +538,9 @@ impl<'b, const N: usize> Store<'b, N> {
     }
 }
 
-/// The compiled schema of every array of a view: `N` nodes inline in the encoder ([`super::DEFAULT_PLAN`] by
-/// default, on both paths), and with `alloc` the nodes of a wider schema on the heap, allocated
-/// once when the encoder is built.
+/// The compiled schema of every array of a view: `N` nodes inline in the encoder
+/// ([`DEFAULT_PLAN`](super::DEFAULT_PLAN) by default, on both paths), and with `alloc` the nodes
+/// of a wider schema on the heap, allocated once when the encoder is built.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
     nodes: Store<'b, N>,
@@ -562,12 +562,15 @@ impl<'b, const N: usize> Plan<'b, N> {
         zones: &Zones<'_>,
     ) {
         *slot = None;
+        if N == 0 {
+            return;
+        }
         let columns = match array {
             true => 1,
             false => view::siblings(nodes, 0, columns_end).count(),
         };
         let (Some(placeholder), Ok(batch_columns)) = (
-            nodes.node(0).filter(|_| N > 0),
+            nodes.node(0),
             u32::try_from(if array { 0 } else { columns }),
         ) else {
             return;
