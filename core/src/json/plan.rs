@@ -575,7 +575,8 @@ impl<'b, const N: usize> Plan<'b, N> {
         ) else {
             return;
         };
-        let plan = Self::start(slot, Store::Inline, batch_columns, options);
+        let inline = || Store::Inline(heapless::Vec::new());
+        let plan = Self::start(slot, inline, batch_columns, options);
         let filled = plan.fill_columns::<T, F>(nodes, columns, columns_end, &placeholder, zones);
         if filled.is_some() {
             return;
@@ -590,7 +591,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             let leaf = Leaf::new(&placeholder, LeafKind::Other);
             let node = PlanNode::new::<F>(0, &placeholder, leaf, "");
             let on_heap = core::iter::repeat_n(node, columns_end).collect();
-            let store = |_| Store::Heap {
+            let store = || Store::Heap {
                 nodes: on_heap,
                 len: 0,
             };
@@ -609,12 +610,12 @@ impl<'b, const N: usize> Plan<'b, N> {
     #[inline(never)]
     fn start(
         slot: &mut Option<Self>,
-        store: impl FnOnce(heapless::Vec<PlanNode<'b>, N>) -> Store<'b, N>,
+        store: impl FnOnce() -> Store<'b, N>,
         columns: u32,
         options: EncoderOptions,
     ) -> &mut Self {
         slot.insert(Plan {
-            nodes: store(heapless::Vec::new()),
+            nodes: store(),
             columns,
             options,
         })
