@@ -27,7 +27,8 @@ fn run(file: &[u8], scratch: &mut [u8], out: &mut Stdout) -> Result<(), Box<dyn 
     let mut reader: FileReader<_> = FileReader::open(file, scratch)?;
     eprintln!("scratch needed: {} bytes", reader.scratch_needed());
     for i in 0..reader.num_batches() {
-        let batch: Batch = reader.batch(i)?; // up to 64 arrays; `Batch<'_, N>` for more
+        // Up to 32 arrays; `Batch<'_, N>` and `Encoder<'_, DEPTH, N>` for more.
+        let batch: Batch = reader.batch(i)?;
         let options = EncoderOptions::default();
         let mut encoder: Encoder = Encoder::new(&batch, JsonFormat::LineDelimited, options)?;
         encoder

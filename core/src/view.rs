@@ -21,7 +21,7 @@
 //! `Kind` and buffer `Layout`, the walk of a message body), the columnar rules of `columnar`, the
 //! data types and the errors; nothing of the owned arrays, the decoders or the encoders.
 
-use crate::columnar::{self, Native, bad, bit, index_at, need, read};
+use crate::columnar::{self, Native, bad, need, read};
 use crate::datatype::IntType;
 use crate::error::{Capacity, Feature, FormatError, FormatErrorKind, FormatResult};
 use crate::format::body::{self, ArraySink};
@@ -165,13 +165,6 @@ impl<'a> Node<'a> {
             || (self.kind == Kind::Null && self.dictionary.is_none() && self.len > 0)
     }
 
-    /// Whether slot `i` holds a value.
-    #[inline(always)]
-    pub(crate) fn is_valid(&self, i: usize) -> bool {
-        self.validity
-            .is_none_or(|v| bit(v, self.offset.wrapping_add(i)))
-    }
-
     /// Fixed-width value of slot `i`.
     #[inline(always)]
     pub(crate) fn value<T: Native>(&self, i: usize) -> T {
@@ -200,11 +193,12 @@ impl<'a> Node<'a> {
         value.unwrap_or_default()
     }
 
-    /// The dictionary index in slot `i`.
+    /// The dictionary index in slot `i` (for `ArrayView`).
+    #[cfg(feature = "alloc")]
     #[inline(always)]
     pub(crate) fn key(&self, i: usize) -> usize {
         self.dictionary.map_or(usize::MAX, |index_type| {
-            index_at(
+            columnar::index_at(
                 self.buffers[0],
                 self.offset.wrapping_add(i),
                 Some(index_type),
@@ -264,6 +258,7 @@ impl<'a> Node<'a> {
 
     /// For union slot `i`: the index of the selected child and the slot in it (`(0, 0)` for
     /// another type).
+    #[cfg(feature = "alloc")]
     pub(crate) fn union_value(&self, i: usize) -> (usize, usize) {
         let Kind::Union { dense, type_ids } = self.kind else {
             return (0, 0);
@@ -774,82 +769,6 @@ impl<'a> Table<'a> for [Node<'a>] {
     }
 }
 
-/// Follows dictionaries, run-end encoding and unions from slot `i` of node `at` to the node and
-/// slot that hold the value (node index, node, slot); `None` when the value is null.
-#[inline]
-pub(crate) fn resolve<'n, 'a, T: Table<'a> + ?Sized>(
-    nodes: &'n T,
-    at: usize,
-    i: usize,
-) -> Option<(usize, T::Ref<'n>, usize)> {
-    let first = nodes.node(at)?;
-    let mut moved = None;
-    let (at, i) = resolve_from(nodes, &first, at, i, &mut moved)?;
-    Some((at, moved.unwrap_or(first), i))
-}
-
-/// [`resolve`] from `first`, node `at` read already: the node that holds the value is left in
-/// `moved` unless it is `first` (so that a node made when read is not copied).
-///
-/// The common node, which holds its own values, is answered inline; dictionaries, run-end
-/// encodings, unions and the Null type take the loop out of line (the whole of it inline made
-/// the alloc path's code larger and slower).
-#[inline(always)]
-pub(crate) fn resolve_from<'n, 'a, T: Table<'a> + ?Sized>(
-    nodes: &'n T,
-    first: &Node<'a>,
-    at: usize,
-    i: usize,
-    moved: &mut Option<T::Ref<'n>>,
-) -> Option<(usize, usize)> {
-    let indirect = matches!(
-        first.kind,
-        Kind::RunEndEncoded | Kind::Union { .. } | Kind::Null
-    );
-    if first.dictionary.is_none() && !indirect {
-        return first.is_valid(i).then_some((at, i));
-    }
-    follow(nodes, first, at, i, moved)
-}
-
-/// [`resolve_from`]'s loop through dictionaries, run ends and unions.
-#[inline(never)]
-fn follow<'n, 'a, T: Table<'a> + ?Sized>(
-    nodes: &'n T,
-    first: &Node<'a>,
-    mut at: usize,
-    mut i: usize,
-    moved: &mut Option<T::Ref<'n>>,
-) -> Option<(usize, usize)> {
-    loop {
-        let node: &Node<'a> = moved.as_deref().unwrap_or(first);
-        if node.dictionary.is_some() {
-            if !node.is_valid(i) {
-                return None;
-            }
-            i = node.key(i);
-            at += 1;
-        } else {
-            match node.kind {
-                Kind::RunEndEncoded => {
-                    let run_ends = nodes.node(at + 1)?;
-                    let logical = node.offset.wrapping_add(i);
-                    i = columnar::run_index(|k| run_ends.integer(k), run_ends.len, logical);
-                    at = run_ends.end;
-                }
-                Kind::Union { .. } => {
-                    let (child, slot) = node.union_value(i);
-                    at = child_at(nodes, at, child)?;
-                    i = slot;
-                }
-                Kind::Null => return None,
-                _ => return node.is_valid(i).then_some((at, i)),
-            }
-        }
-        *moved = Some(nodes.node(at)?);
-    }
-}
-
 /// The nodes from `at` on, each the next's predecessor by its `end`, until `end`: the columns of
 /// a view (from 0 to its columns' end) or the children of a node (from its index + 1 to its
 /// `end`, dictionary values excluded as they follow the children).
@@ -876,9 +795,8 @@ pub(crate) fn child_at<'a, T: Table<'a> + ?Sized>(nodes: &T, at: usize, k: usize
 }
 
 #[cfg(all(test, feature = "alloc"))]
-mod tests {
-    //! The table's shape (order, children, ends, dictionary values) and the resolution of a slot
-    //! through dictionaries, run ends, unions and slice offsets.
+pub(crate) mod tests {
+    //! The table's shape (order, children, ends, dictionary values) and the buffer walk.
 
     use super::{Kind, Table, child_at, siblings};
     use crate::array::Arrays;
@@ -895,7 +813,7 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    fn batch() -> RecordBatch<'static> {
+    pub(crate) fn batch() -> RecordBatch<'static> {
         let mut dictionary = DictionaryBuilder::new(StringBuilder::new());
         dictionary.extend_options([Some("x"), None, Some("y"), Some("x")]);
         let mut lists = ListBuilder::new(PrimitiveBuilder::<i32>::new());
@@ -972,40 +890,6 @@ mod tests {
         let array = ArrayView::from_values([Some(1i64), None]).unwrap();
         let nodes = Arrays::of_array(&array);
         assert_eq!((nodes.columns_end(), nodes.num_rows()), (1, 2));
-    }
-
-    /// The node that holds slot `i` of node `at` (through dictionaries, run ends and unions)
-    /// and its i32 value there.
-    fn int(nodes: &Arrays<'_>, at: usize, i: usize) -> Option<(usize, i32)> {
-        super::resolve(nodes, at, i).map(|(at, node, j)| (at, node.value::<i32>(j)))
-    }
-
-    #[test]
-    fn slots_resolve_through_dictionaries_run_ends_and_unions() {
-        let batch = batch();
-        let nodes = &Arrays::of_batch(&batch);
-        let text = |at, i| super::resolve(nodes, at, i).map(|(_, n, j)| n.bytes_value(j).to_vec());
-        assert_eq!((int(nodes, 0, 1), int(nodes, 0, 2)), (None, Some((0, 3))));
-        assert_eq!((text(1, 3), text(1, 1)), (Some(b"x".to_vec()), None));
-        let runs: Vec<_> = (0..4).map(|i| int(nodes, 8, i)).collect();
-        assert_eq!(runs, [Some((10, 7)), Some((10, 7)), None, Some((10, 9))]);
-        let union: Vec<_> = (0..3).map(|i| int(nodes, 11, i)).collect();
-        assert_eq!(union, [Some((12, 0)), None, Some((12, 2))]);
-        assert_eq!(nodes.node(3).unwrap().list_range(0), 0..2);
-    }
-
-    #[test]
-    fn sliced_batches_read_at_their_offset() {
-        let batch = batch();
-        let sliced = batch.slice(1, 3).unwrap();
-        let nodes = &Arrays::of_batch(&sliced);
-        assert_eq!(nodes.num_rows(), 3);
-        assert_eq!((int(nodes, 0, 0), int(nodes, 0, 1)), (None, Some((0, 3))));
-        let runs: Vec<_> = (0..3).map(|i| int(nodes, 8, i)).collect();
-        assert_eq!(runs, [Some((10, 7)), None, Some((10, 9))]);
-        assert_eq!(nodes.node(3).unwrap().list_range(2), 2..3);
-        let union: Vec<_> = (0..2).map(|i| int(nodes, 11, i)).collect();
-        assert_eq!(union, [None, Some((12, 2))]);
     }
 
     /// What `Layout::walk` made of the next array of `kind` with `null_count` nulls: the buffers

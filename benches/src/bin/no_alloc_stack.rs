@@ -104,8 +104,11 @@ fn main() {
         lo / 1024
     );
     println!(
-        "sizes: Batch (64 arrays) {} bytes, Encoder (depth 32) {} bytes, FileReader {} bytes, chunk 256 bytes",
+        "sizes: Batch ({} arrays) {} bytes, Encoder (depth {}, plan {}) {} bytes, FileReader {} bytes, chunk 256 bytes",
+        quiver::no_alloc::DEFAULT_ARRAYS,
         std::mem::size_of::<Batch<'static>>(),
+        quiver::json::DEFAULT_DEPTH,
+        quiver::json::DEFAULT_PLAN,
         std::mem::size_of::<Encoder<'static>>(),
         std::mem::size_of::<FileReader<'static, &[u8]>>(),
     );

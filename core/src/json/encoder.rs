@@ -6,26 +6,25 @@
 //! which read a `RecordBatch` or an `ArrayView` through the view's `Arrays` table (nodes made when read, nothing allocated for a
 //! batch); JSON leaves through [`Encoder::encode`], one caller buffer at a time.
 //!
-//! Rows are written whole by the fast path (the `rows` module, following the schema compiled into
-//! a `plan`) while they fit in the buffer. A row that does not fit goes through the general walk
-//! here, which hands a row's members back to the fast path one at a time while each fits: it
-//! writes only the member that crosses the end of the buffer. Every row of an encoder without a
-//! plan goes through the walk: a no-alloc batch of more arrays than the inline plan holds, or an
-//! encoder of `PLAN` 0.
+//! Every encoder compiles the schema into a `plan` when it is built (one node per array, each
+//! with its shape, buffers and key), and both of its loops follow that plan: rows are written
+//! whole by the fast path (the `rows` module, a loop of its own per flat type) while they fit in
+//! the buffer; a row that does not fit goes through the general walk here, which hands a row's
+//! members back to the fast path one at a time while each fits: it writes only the member that
+//! crosses the end of the buffer.
 //!
-//! The walk walks the view's nodes by index, keeping open objects, lists and maps in a fixed stack
-//! of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is built). Each
-//! step writes one member or element, whole values straight into the buffer while it has room;
-//! near its end a short value is split through the spill and a long one becomes a stream (see the
-//! `sink` module), and the step returns.
+//! The walk walks the plan's nodes by index, keeping open objects, lists and maps in a fixed
+//! stack of `DEPTH` frames (so the encoder never allocates; its depth is checked when it is
+//! built). Each step writes one member or element, whole values straight into the buffer while
+//! it has room; near its end a short value is split through the spill and a long one becomes a
+//! stream (see the `sink` module), and the step returns.
 //!
-//! The walk reads each node's [`Form`] (the plan's reading of its type, so both paths open and
-//! write the same things), writes leaves through `value`'s writers, which the fast path calls
-//! too, and takes its punctuation from `framing`. It uses every module of `json` below it.
+//! Both loops resolve slots with the plan's one resolver and write leaves through `value`'s
+//! writers, and take their punctuation from `framing`. It uses every module of `json` below it.
 
 use super::framing::{Checked, Compact, Framing, LINE_END, NULL, Syntax};
 use super::options::{EncoderOptions, JsonFormat};
-use super::plan::{Form, Plan};
+use super::plan::{self, Form, Plan, PlanNode, Shape};
 use super::rows;
 use super::sink::{Body, Sink, Spill, Stream};
 use super::temporal::Zones;
@@ -34,7 +33,7 @@ use super::{DEFAULT_DEPTH, DEFAULT_PLAN, JsonError, Progress, escape};
 #[cfg(feature = "alloc")]
 use crate::array::Arrays;
 use crate::format::Kind;
-use crate::view::{Node, Table, View, child_at, resolve, resolve_from, siblings};
+use crate::view::{Node, Table, View, child_at, siblings};
 use core::marker::PhantomData;
 
 /// The nodes an encoder reads: a view's, borrowed, or (with `alloc`) a `RecordBatch`'s or an
@@ -46,33 +45,32 @@ enum Nodes<'b> {
     Arrays(Arrays<'b>),
 }
 
-/// One open value of the walk; arrays are node indices of the batch.
+/// One open value of the walk; arrays are nodes of the plan.
 #[derive(Debug, Clone, Copy)]
 enum Frame {
-    /// An object: a struct slot, a batch row, or a map entry (`entry`: keys `key` and `value`).
+    /// An object of the members `next..end` at `slot`: a struct's, a map entry's (`key` and
+    /// `value`), or a batch's `row` (its columns).
     Object {
         next: usize,
         end: usize,
-        first_member: usize,
         slot: usize,
         first: bool,
         value_due: bool,
-        entry: bool,
+        row: bool,
     },
-    /// A list of any kind, or a map's entries written as `[{"key":…,"value":…}]`.
+    /// A list of any kind, its elements `next..end` in node `child` (a map's entries, of other
+    /// keys than text, written as `[{"key":…,"value":…}]`).
     List {
         child: usize,
         next: usize,
         end: usize,
         first: bool,
-        entries: bool,
     },
-    /// A map with text keys, written as an object.
+    /// A map with text keys, written as an object: its entries `next..end` in node `entries`,
+    /// whose keys are node `keys` and values the next.
     Map {
-        /// The entries' node (its keys are the next; its values follow them).
         entries: usize,
-        /// The entries' slot offset (keys and values are read at `base + e`).
-        base: usize,
+        keys: usize,
         next: usize,
         end: usize,
         first: bool,
@@ -81,17 +79,16 @@ enum Frame {
 }
 
 impl Frame {
-    /// An object of the member nodes `members` (siblings linked by their ends) at `slot`, opened
-    /// (its `{` written).
-    fn object(members: core::ops::Range<usize>, slot: usize, entry: bool) -> Self {
+    /// An object of the member nodes `members` at `slot` (a batch's `row` when so), opened (its
+    /// `{` written).
+    fn object(members: core::ops::Range<usize>, slot: usize, row: bool) -> Self {
         Frame::Object {
             next: members.start,
             end: members.end,
-            first_member: members.start,
             slot,
             first: true,
             value_due: false,
-            entry,
+            row,
         }
     }
 }
@@ -120,12 +117,12 @@ enum Phase {
 ///
 /// `DEPTH` bounds the nesting (see [`DEFAULT_DEPTH`]); the encoder's size grows with it, by
 /// about 64 bytes a level. `PLAN` is how many arrays (columns, children, dictionary values) the
-/// fast path's compiled schema holds inline ([`DEFAULT_PLAN`] by default, on both paths), about
-/// 184 bytes each. The plan of a wider `RecordBatch` or `ArrayView` is on the heap: building its
-/// encoder allocates once; splitting it ([`Encoder::split_rows`], which shares the plan) and
-/// encoding never do. A wider [`View`] (the no-alloc path's batch, which never allocates) has
-/// no plan, and the general walk writes it value by value; 0 leaves every row to the walk. `F`
-/// is the text format's structure, JSON's ([`Compact`]) unless another [`Syntax`] is named.
+/// compiled schema holds inline ([`DEFAULT_PLAN`] by default, on both paths), about 184 bytes
+/// each. The plan of a wider `RecordBatch` or `ArrayView` is on the heap: building its encoder
+/// allocates once; splitting it ([`Encoder::split_rows`], which shares the plan) and encoding
+/// never do. A wider [`View`] (the no-alloc path's batch, which never allocates) is refused
+/// ([`JsonError::TooManyArrays`]). `F` is the text format's structure, JSON's ([`Compact`])
+/// unless another [`Syntax`] is named.
 ///
 /// ```
 /// use quiver::array::{ArrayParts, ArrayView};
@@ -159,16 +156,14 @@ pub struct Encoder<
     const PLAN: usize = DEFAULT_PLAN,
     F: Syntax = Compact,
 > {
+    /// The view the plan was compiled from, for the values it holds no buffers for.
     nodes: Nodes<'b>,
-    /// Nodes `0..columns_end` are the columns' subtrees.
-    columns_end: usize,
-    /// The rows are the values of node 0 (not objects of columns).
-    array: bool,
     cx: Context,
-    /// The named zones of the view's timestamps, resolved when the encoder is built.
-    zones: Zones<'b>,
-    /// The compiled schema for the fast path, when `PLAN` nodes hold the schema.
+    /// The compiled schema, which every encoder has (an `Option` only to be compiled in place).
     plan: Option<Plan<'b, PLAN>>,
+    /// The fast path writes what it can (always, but in the tests of the walk alone).
+    #[cfg(test)]
+    pub(super) fast: bool,
     rows: Rows<DEPTH>,
     spill: Spill,
     stream: Option<Stream<'b>>,
@@ -230,14 +225,13 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
         };
         let mut encoder = Encoder {
             nodes,
-            columns_end,
-            array,
             cx: Context {
                 options,
                 plain_names,
             },
-            zones,
             plan: None,
+            #[cfg(test)]
+            fast: true,
             rows: Rows {
                 framing,
                 phase: Phase::Open,
@@ -252,18 +246,23 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
             stream: None,
             syntax: PhantomData,
         };
-        let Encoder {
-            nodes, zones, plan, ..
-        } = &mut encoder;
+        let Encoder { nodes, plan, .. } = &mut encoder;
         // A view (the no-alloc path's) is never planned on the heap.
+        let shape = (columns_end, array);
         match nodes {
             Nodes::View(table) => {
-                Plan::compile::<_, F>(plan, *table, (columns_end, array, false), options, zones);
+                Plan::compile::<_, F>(plan, *table, (shape, false), options, &zones);
             }
             #[cfg(feature = "alloc")]
             Nodes::Arrays(table) => {
-                Plan::compile::<_, F>(plan, table, (columns_end, array, true), options, zones);
+                Plan::compile::<_, F>(plan, table, (shape, true), options, &zones)
             }
+        }
+        if encoder.plan.is_none() {
+            return Err(JsonError::TooManyArrays {
+                arrays: columns_end,
+                limit: PLAN,
+            });
         }
         Ok(encoder)
     }
@@ -298,29 +297,35 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
     /// buffer sizes. An empty buffer makes no progress (except to report `done`). Bytes of `out`
     /// past `written` may have been overwritten (the fast path writes in fixed-size blocks).
     pub fn encode(&mut self, out: &mut [u8]) -> Progress {
+        #[cfg(test)]
+        let fast = self.fast;
+        #[cfg(not(test))]
+        let fast = true;
         let Encoder {
             nodes,
-            columns_end,
-            array,
             cx,
-            zones,
             plan,
             rows,
             spill,
             stream,
-            syntax: _,
+            ..
         } = self;
         let mut sink = Sink::new(out, spill, stream);
-        let (cx, columns_end, array, plan) = (*cx, *columns_end, *array, plan.as_ref());
+        let Some(plan) = plan.as_ref() else {
+            debug_assert!(false, "every encoder is built with its plan");
+            return Progress {
+                written: 0,
+                done: true,
+            };
+        };
         let done = match nodes {
             Nodes::View(nodes) => rows.run(
                 &Walk {
-                    nodes: *nodes,
-                    cx,
-                    zones,
-                    columns_end,
-                    array,
                     plan,
+                    compiled: plan.all(),
+                    nodes: *nodes,
+                    cx: *cx,
+                    fast,
                     syntax: PhantomData::<F>,
                 },
                 &mut sink,
@@ -328,12 +333,11 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
             #[cfg(feature = "alloc")]
             Nodes::Arrays(nodes) => rows.run(
                 &Walk {
-                    nodes,
-                    cx,
-                    zones,
-                    columns_end,
-                    array,
                     plan,
+                    compiled: plan.all(),
+                    nodes,
+                    cx: *cx,
+                    fast,
                     syntax: PhantomData::<F>,
                 },
                 &mut sink,
@@ -391,11 +395,10 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
         state.row = end;
         Some(Encoder {
             nodes: self.nodes.clone(),
-            columns_end: self.columns_end,
-            array: self.array,
             cx: self.cx,
-            zones: self.zones.clone(),
             plan: self.plan.clone(),
+            #[cfg(test)]
+            fast: self.fast,
             rows: front,
             spill: Spill::new(),
             stream: None,
@@ -471,7 +474,7 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
 ///
 /// let batch = RecordBatch::from_columns([("id", ArrayView::from_values([1i32, 2])?)])?;
 /// let builder = EncoderBuilder::new(JsonFormat::JsonArray, EncoderOptions::default());
-/// // One JSON array of two batches, each with 64 levels of nesting and no plan.
+/// // One JSON array of two batches, each with 64 levels of nesting and its plan on the heap.
 /// let mut out = Vec::new();
 /// for started in [false, true] {
 ///     let mut encoder: Encoder<'_, 64, 0> = builder.continuing(started).batch(&batch)?;
@@ -618,10 +621,9 @@ impl<const DEPTH: usize> Rows<DEPTH> {
             // would write part of it, take it back and leave it to the walk anyway. A buffer
             // that a row of the walk ended in still has the fast path for the rows after it
             // (with 512-byte buffers, the row crossing each end is the walk's, not every row).
-            let room = sink.room() >= self.row_bytes;
-            if let Some(plan) = walk.plan.filter(|_| room) {
+            if walk.fast && sink.room() >= self.row_bytes {
                 let compiled = rows::Compiled {
-                    plan,
+                    plan: walk.plan,
                     nodes: walk.nodes,
                 };
                 let (mark, from) = (sink.written(), self.row);
@@ -646,19 +648,9 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                 sink.put(F::SEPARATOR);
             }
             self.framing.first_row = false;
-            if walk.array {
-                if let Some(frame) = walk.slot(resolve(walk.nodes, 0, self.row), sink) {
-                    self.in_row = true;
-                    self.push(frame);
-                    return;
-                }
-                if sink.blocked() {
-                    self.in_row = true;
-                    return;
-                }
-            } else {
+            if let Some(columns) = walk.plan.columns() {
                 sink.put(F::OBJECT_OPEN);
-                let mut row = Frame::object(0..walk.columns_end, self.row, false);
+                let mut row = Frame::object(columns, self.row, true);
                 match walk.step(&mut row, sink) {
                     Step::Pop => {}
                     Step::Stay => {
@@ -672,6 +664,18 @@ impl<const DEPTH: usize> Rows<DEPTH> {
                         self.push(frame);
                         return;
                     }
+                }
+            } else {
+                // An array's value.
+                let value = walk.node(0).and_then(|array| walk.resolve(array, self.row));
+                if let Some(frame) = walk.slot(value, sink) {
+                    self.in_row = true;
+                    self.push(frame);
+                    return;
+                }
+                if sink.blocked() {
+                    self.in_row = true;
+                    return;
                 }
             }
             if self.framing.lines {
@@ -705,147 +709,113 @@ pub(crate) fn walk_values() -> usize {
     WALK_VALUES.with(core::cell::Cell::get)
 }
 
-/// The view and settings a step reads.
+/// The plan, the view it was compiled from and the settings a step reads.
 struct Walk<'n, 'b, T: ?Sized, F, const PLAN: usize> {
+    plan: &'n Plan<'b, PLAN>,
+    /// The plan's nodes, read once from where they are kept (inline or on the heap).
+    compiled: &'n [PlanNode<'b>],
     nodes: &'n T,
     cx: Context,
-    zones: &'n Zones<'b>,
-    columns_end: usize,
-    array: bool,
-    plan: Option<&'n Plan<'b, PLAN>>,
+    /// The fast path writes what it can (always, but in the tests of the walk alone).
+    fast: bool,
     syntax: PhantomData<F>,
 }
 
 impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T, F, PLAN> {
+    /// Plan node `n`.
     #[inline(always)]
-    fn node(&self, at: usize) -> Option<T::Ref<'n>> {
-        self.nodes.node(at)
+    fn node(&self, n: usize) -> Option<&'n PlanNode<'b>> {
+        self.compiled.get(n)
     }
 
-    /// Writes the members of row `slot` from column `*next` (a view node) on through the fast
-    /// path while each fits whole, and moves `*next` past them (to `end` past the last column).
+    /// The node and slot holding the value of slot `i` of `node`; `None` when it is null.
+    #[inline(always)]
+    fn resolve(&self, node: &'n PlanNode<'b>, i: usize) -> Option<(&'n PlanNode<'b>, usize)> {
+        plan::resolve(self.compiled, node, i, &[])
+    }
+
+    /// Writes the members of row `slot` from plan column `*next` on through the fast path while
+    /// each fits whole, and moves `*next` past them.
     #[inline(always)]
     fn planned(
         &self,
         next: &mut usize,
-        end: usize,
         slot: usize,
         first: &mut bool,
         sink: &mut Sink<'_, '_, 'b>,
     ) {
-        let Some(plan) = self.plan else { return };
-        let Some(from) = plan.column(*next) else {
+        if !self.fast {
             return;
-        };
+        }
         let compiled = rows::Compiled {
-            plan,
+            plan: self.plan,
             nodes: self.nodes,
         };
-        let to = rows::members::<_, F, PLAN>(&compiled, from, slot, first, sink, self.cx);
-        if to > from {
-            *next = plan.column_at(to).unwrap_or(end);
-        }
+        *next = rows::members::<_, F, PLAN>(&compiled, *next, slot, first, sink, self.cx);
     }
 
-    /// Writes the (valid, resolved) value in slot `i` of `node` (node `at`), or opens it.
-    fn value(
+    /// Writes `null`, or the (resolved) `value`, or opens it.
+    fn slot(
         &self,
-        at: usize,
-        node: &Node<'b>,
-        i: usize,
+        value: Option<(&'n PlanNode<'b>, usize)>,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Option<Frame> {
+        let Some((node, i)) = value else {
+            sink.put(NULL);
+            return None;
+        };
         #[cfg(test)]
         WALK_VALUES.with(|n| n.set(n.get() + 1));
-        match Form::of(node, self.cx.options, self.zones) {
-            Form::Struct => {
+        match node.shape {
+            Shape::Struct { first, len } => {
+                let first = first as usize;
                 sink.put(F::OBJECT_OPEN);
-                Some(Frame::object(at + 1..node.end, node.offset + i, false))
+                let members = first..first + len as usize;
+                Some(Frame::object(members, node.leaf.offset() + i, false))
             }
-            Form::List => {
+            Shape::List { child, .. } => {
                 let range = node.list_range(i);
                 sink.put(F::LIST_OPEN);
                 Some(Frame::List {
-                    child: at + 1,
+                    child: child as usize,
                     next: range.start,
                     end: range.end,
                     first: true,
-                    entries: false,
                 })
             }
-            Form::Map => {
-                let entries = at + 1;
-                let keys = entries + 1;
+            Shape::Map { entries } => {
+                let Some(Shape::Struct { first: keys, .. }) =
+                    self.node(entries as usize).map(|e| e.shape)
+                else {
+                    debug_assert!(false, "a map's entries are a struct");
+                    sink.put(NULL);
+                    return None;
+                };
                 let range = node.list_range(i);
-                if self.node(keys).is_some_and(|k| k.kind.is_text()) {
-                    sink.put(F::OBJECT_OPEN);
-                    Some(Frame::Map {
-                        entries,
-                        base: self.node(entries).map_or(0, |n| n.offset),
-                        next: range.start,
-                        end: range.end,
-                        first: true,
-                        value_due: false,
-                    })
-                } else {
-                    sink.put(F::LIST_OPEN);
-                    Some(Frame::List {
-                        child: entries,
-                        next: range.start,
-                        end: range.end,
-                        first: true,
-                        entries: true,
-                    })
-                }
+                sink.put(F::OBJECT_OPEN);
+                Some(Frame::Map {
+                    entries: entries as usize,
+                    keys: keys as usize,
+                    next: range.start,
+                    end: range.end,
+                    first: true,
+                    value_due: false,
+                })
             }
-            form => {
-                leaf(form, node, i, sink, self.cx);
+            _ => {
+                leaf(node, self.nodes, i, sink, self.cx);
                 None
             }
         }
     }
 
-    /// Writes `null` or the value of slot `i` of node `at` (or opens it).
-    fn slot(
-        &self,
-        slot: Option<(usize, T::Ref<'n>, usize)>,
-        sink: &mut Sink<'_, '_, 'b>,
-    ) -> Option<Frame> {
-        match slot {
-            None => {
-                sink.put(NULL);
-                None
-            }
-            Some((at, node, i)) => self.value(at, &node, i, sink),
-        }
-    }
-
-    /// [`Walk::slot`] of slot `i` of `member` (node `at`), resolved.
-    fn slot_from(
-        &self,
-        member: &Node<'b>,
-        at: usize,
-        i: usize,
-        sink: &mut Sink<'_, '_, 'b>,
-    ) -> Option<Frame> {
-        let mut moved = None;
-        let value = resolve_from(self.nodes, member, at, i, &mut moved);
-        self.resolved(value, moved.as_deref().unwrap_or(member), sink)
-    }
-
-    /// Writes `null` or the `value` (node index, slot) in `node`, or opens it.
-    fn resolved(
-        &self,
-        value: Option<(usize, usize)>,
-        node: &Node<'b>,
-        sink: &mut Sink<'_, '_, 'b>,
-    ) -> Option<Frame> {
-        match value {
-            None => {
-                sink.put(NULL);
-                None
-            }
-            Some((at, i)) => self.value(at, node, i, sink),
+    /// The text of a map key in slot `i` of `node` (resolved: a Utf8, LargeUtf8 or Utf8View's).
+    fn text(&self, node: &PlanNode<'b>, i: usize) -> &'b [u8] {
+        match node.shape {
+            Shape::Flat => node.leaf.text(i),
+            _ => node
+                .view(self.nodes)
+                .map_or(&[][..], |view| view.bytes_value(i)),
         }
     }
 
@@ -855,22 +825,18 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
             Frame::Object {
                 next,
                 end,
-                first_member,
                 slot,
                 first,
                 value_due,
-                entry,
+                row,
             } => {
                 if *value_due {
                     *value_due = false;
-                    // Borrowed where it lies: a node made when read is not copied.
-                    let found = self.node(*next);
-                    let Some(member) = found.as_deref() else {
+                    let Some(member) = self.node(*next) else {
                         return Step::Pop;
                     };
-                    let at = *next;
-                    *next = member.end;
-                    if let Some(frame) = self.slot_from(member, at, *slot, sink) {
+                    *next += 1;
+                    if let Some(frame) = self.slot(self.resolve(member, *slot), sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -878,10 +844,9 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                     }
                 }
                 while *next < *end {
-                    // A batch's row (its first member is column 0): its members through the
-                    // fast path while they fit.
-                    if *first_member == 0 && !*entry {
-                        self.planned(next, *end, *slot, first, sink);
+                    // A batch's row: its members through the fast path while they fit.
+                    if *row {
+                        self.planned(next, *slot, first, sink);
                         if sink.blocked() {
                             return Step::Stay;
                         }
@@ -889,34 +854,25 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                             break;
                         }
                     }
-                    let at = *next;
-                    let found = self.node(at);
-                    let Some(member) = found.as_deref() else {
+                    let Some(member) = self.node(*next) else {
                         break;
                     };
-                    let mut moved = None;
-                    let value = resolve_from(self.nodes, member, at, *slot, &mut moved);
+                    let value = self.resolve(member, *slot);
                     if value.is_none() && cx.options.omit_nulls {
-                        *next = member.end;
+                        *next += 1;
                         continue;
                     }
                     if !*first {
                         sink.put(F::SEPARATOR);
                     }
                     *first = false;
-                    let name = match (*entry, at == *first_member) {
-                        (false, _) => member.name,
-                        (true, true) => "key",
-                        (true, false) => "value",
-                    };
-                    key::<F>(sink, name, cx);
+                    key::<F>(sink, member.name, cx);
                     if sink.blocked() {
                         *value_due = true;
                         return Step::Stay;
                     }
-                    *next = member.end;
-                    let node = moved.as_deref().unwrap_or(member);
-                    if let Some(frame) = self.resolved(value, node, sink) {
+                    *next += 1;
+                    if let Some(frame) = self.slot(value, sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -931,10 +887,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                 next,
                 end,
                 first,
-                entries,
             } => {
-                let found = self.node(*child);
-                let Some(element) = found.as_deref() else {
+                let Some(element) = self.node(*child) else {
                     return Step::Pop;
                 };
                 while *next < *end {
@@ -944,20 +898,8 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                         sink.put(F::SEPARATOR);
                     }
                     *first = false;
-                    let mut moved = None;
-                    let value = resolve_from(self.nodes, element, *child, e, &mut moved);
-                    let node = moved.as_deref().unwrap_or(element);
-                    match value {
-                        Some((at, i)) if *entries => {
-                            sink.put(F::OBJECT_OPEN);
-                            let entry = Frame::object(at + 1..node.end, node.offset + i, true);
-                            return Step::Push(entry);
-                        }
-                        value => {
-                            if let Some(frame) = self.resolved(value, node, sink) {
-                                return Step::Push(frame);
-                            }
-                        }
+                    if let Some(frame) = self.slot(self.resolve(element, e), sink) {
+                        return Step::Push(frame);
                     }
                     if sink.blocked() {
                         return Step::Stay;
@@ -968,30 +910,24 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
             }
             Frame::Map {
                 entries,
-                base,
+                keys,
                 next,
                 end,
                 first,
                 value_due,
             } => {
-                // The entries, keys and values nodes, read once a step and borrowed where they lie.
-                let keys = *entries + 1;
-                let (found_entries, found_keys) = (self.node(*entries), self.node(keys));
-                let (Some(entries_node), Some(key_node)) =
-                    (found_entries.as_deref(), found_keys.as_deref())
+                let (Some(entries), Some(key_node), Some(value_node)) =
+                    (self.node(*entries), self.node(*keys), self.node(*keys + 1))
                 else {
                     return Step::Pop;
                 };
-                let values = key_node.end;
-                let found_values = self.node(values);
-                let Some(value_node) = found_values.as_deref() else {
-                    return Step::Pop;
-                };
+                // The keys and values are read at the entries' slot.
+                let base = entries.leaf.offset();
                 if *value_due {
                     *value_due = false;
                     let e = *next;
                     *next += 1;
-                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
+                    if let Some(frame) = self.slot(self.resolve(value_node, base + e), sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -1001,7 +937,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                 while *next < *end {
                     let e = *next;
                     // A map's keys are data: `"key":null` whatever `omit_nulls` says.
-                    if !entries_node.is_valid(e) {
+                    if !entries.leaf.is_valid(e) {
                         *next += 1;
                         continue;
                     }
@@ -1009,9 +945,9 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                         sink.put(F::SEPARATOR);
                     }
                     *first = false;
-                    let mut moved = None;
-                    let name = resolve_from(self.nodes, key_node, keys, *base + e, &mut moved)
-                        .map(|(_, i)| moved.as_deref().unwrap_or(key_node).bytes_value(i))
+                    let name = self
+                        .resolve(key_node, base + e)
+                        .map(|(key, k)| self.text(key, k))
                         .unwrap_or_default();
                     sink.quoted(name, Body::Text, F::KEY_CLOSE);
                     if sink.blocked() {
@@ -1019,7 +955,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                         return Step::Stay;
                     }
                     *next += 1;
-                    if let Some(frame) = self.slot_from(value_node, values, *base + e, sink) {
+                    if let Some(frame) = self.slot(self.resolve(value_node, base + e), sink) {
                         return Step::Push(frame);
                     }
                     if sink.blocked() {
@@ -1119,13 +1055,13 @@ impl<'b, T: Table<'b> + ?Sized> Check<'_, 'b, T> {
 
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
-    //! Which encoders get the fast path, and the general walk over a view on its own (the
+    //! Where each encoder's plan is, and the general walk on its own (the
     //! byte-for-byte checks of both paths are in `rows`).
 
-    use super::super::rows::tests::{encode, walk};
+    use super::super::rows::tests::{encode, walk, walk_only};
     use super::{DEFAULT_PLAN, Encoder, EncoderBuilder, Frame};
     use crate::array::{ArrayView, RecordBatch};
-    use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonFormat};
+    use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonError, JsonFormat};
     use core::mem::size_of_val;
     use std::format;
     use std::string::String;
@@ -1163,20 +1099,21 @@ mod tests {
         let plan = wide_plan.plan.as_ref().unwrap();
         assert_eq!(plan.columns(), Some(0..DEFAULT_PLAN + 1));
         assert!(plan.is_inline());
-        let small = walk(&narrow, lines, options);
-        assert!(
-            small.plan.is_none(),
-            "an encoder of no plan nodes carries no plan"
-        );
+        // No inline plan at all: the same, on the heap, and a smaller encoder.
+        let small: Encoder<'_, DEFAULT_DEPTH, 0> =
+            EncoderBuilder::new(lines, options).batch(&narrow).unwrap();
+        let plan = small.plan.as_ref().unwrap();
+        assert_eq!(plan.columns(), Some(0..DEFAULT_PLAN));
+        assert!(!plan.is_inline());
         assert!(size_of_val(&small) * 2 < size_of_val(&planned));
     }
 
     #[test]
-    fn a_view_is_planned_inline_or_walked_and_never_on_the_heap() {
-        // The no-alloc path's batch: planned inline when the plan holds it, else walked, as
+    fn a_view_is_planned_inline_or_refused_and_never_on_the_heap() {
+        // The no-alloc path's batch: planned inline when the plan holds it, else refused, as
         // without `alloc`, even in a build with it (a `no_alloc::Encoder` never allocates).
         let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
-        for (columns, planned) in [(DEFAULT_PLAN, true), (DEFAULT_PLAN + 1, false)] {
+        for columns in [DEFAULT_PLAN, DEFAULT_PLAN + 1] {
             let batch = wide(columns);
             let mut writer = crate::ipc::FileWriter::new(
                 Vec::new(),
@@ -1190,14 +1127,21 @@ mod tests {
             let mut scratch = vec![0u8; file.len()];
             let mut reader: crate::no_alloc::FileReader<_> =
                 crate::no_alloc::FileReader::open(&file[..], &mut scratch).unwrap();
-            let view: crate::no_alloc::Batch = reader.batch(0).unwrap();
+            let view: crate::no_alloc::Batch<'_, 64> = reader.batch(0).unwrap();
             let expected = encode(&mut walk(&batch, lines, options), 64, 64);
+            let refused: Result<crate::no_alloc::Encoder, _> = Encoder::new(&view, lines, options);
+            if columns > DEFAULT_PLAN {
+                let error = refused.unwrap_err();
+                let arrays = JsonError::TooManyArrays {
+                    arrays: columns,
+                    limit: DEFAULT_PLAN,
+                };
+                assert_eq!(error, arrays);
+            }
             for size in [1, 7, 64, 300, 4096] {
-                let mut encoder: crate::no_alloc::Encoder =
+                let mut encoder: crate::no_alloc::Encoder<'_, DEFAULT_DEPTH, 64> =
                     Encoder::new(&view, lines, options).unwrap();
-                let plan = encoder.plan.as_ref();
-                assert_eq!(plan.is_some(), planned, "{columns} columns");
-                assert!(plan.is_none_or(|plan| plan.is_inline()));
+                assert!(encoder.plan.as_ref().unwrap().is_inline());
                 assert_eq!(
                     encode(&mut encoder, size, size),
                     expected,
@@ -1230,7 +1174,7 @@ mod tests {
         let array = structs.finish().unwrap();
         let (options, lines) = (EncoderOptions::default(), JsonFormat::LineDelimited);
         let builder = EncoderBuilder::new(lines, options);
-        let mut walked: Encoder<'_, DEFAULT_DEPTH, 0> = builder.array(&array).unwrap();
+        let mut walked: Encoder<'_> = walk_only(builder.array(&array).unwrap());
         let whole = encode(&mut walked, 1 << 16, 1 << 16);
         assert!(whole.starts_with(b"{\"f0\":null,\"f1\":1,"));
         let planned = || Encoder::array(&array, lines, options).unwrap();

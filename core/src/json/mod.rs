@@ -172,9 +172,10 @@ pub use writer::{JsonWriter, WRITE_BUFFER, to_vec};
 /// maps at once (a batch's row object counts as one; a map with non-string keys as two).
 pub const DEFAULT_DEPTH: usize = 32;
 
-/// The arrays (columns, children, dictionary values) an encoder's fast-path plan holds inline
-/// unless told otherwise, about 184 bytes each. A `RecordBatch`'s wider plan goes on the heap; a
-/// no-alloc batch's wider one is not made, and the general walk writes its rows.
+/// The arrays (columns, children, dictionary values) an encoder's plan holds inline unless told
+/// otherwise, about 184 bytes each. A `RecordBatch`'s wider plan goes on the heap; a no-alloc
+/// batch of more arrays is refused ([`JsonError::TooManyArrays`]): its encoder names a larger
+/// `PLAN`, as its `Batch` a larger `N`.
 pub const DEFAULT_PLAN: usize = 32;
 
 /// What one `encode` call did (of an [`Encoder`] or a
@@ -224,6 +225,15 @@ pub enum JsonError {
         /// The most named zones an encoder holds.
         limit: usize,
     },
+    /// The schema has more arrays (columns, their children and dictionaries' values) than the
+    /// encoder's plan holds inline, and there is no heap to plan them on (a no-alloc batch):
+    /// name a larger `PLAN` in the encoder's type.
+    TooManyArrays {
+        /// The arrays of the schema.
+        arrays: usize,
+        /// The encoder's `PLAN`.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -262,6 +272,11 @@ impl core::fmt::Display for JsonError {
             JsonError::TooManyTimeZones { column, limit } => write!(
                 f,
                 "column {column}: timestamps use more than {limit} named timezones"
+            ),
+            JsonError::TooManyArrays { arrays, limit } => write!(
+                f,
+                "the schema has {arrays} arrays (columns, children, dictionary values), more \
+                 than the JSON encoder's plan holds ({limit}, its PLAN)"
             ),
         }
     }

@@ -6,10 +6,12 @@
 //! into a [`Shape`], the general walk and the construction checks (`encoder`) follow it, and
 //! `value` writes each leaf form. [`Plan::compile`] walks the view's nodes once when the encoder
 //! is built; the `rows` module then writes whole rows by following plan indices, with no look-up
-//! by type per value. Every type has a shape, so every array has a node: the plan holds a view
-//! whole, inline when the encoder has room (`PLAN` nodes, [`DEFAULT_PLAN`](super::DEFAULT_PLAN)
-//! by default), else on the heap (a `RecordBatch`'s or an `ArrayView`'s, with `alloc`), else
-//! there is none and the general walk writes every row.
+//! by type per value, and the general walk (`encoder`) follows the same nodes where a row does
+//! not fit; [`resolve`] is their one way through dictionaries, unions and run ends. Every type
+//! has a shape, so every array has a node: the plan holds a view whole, inline when the encoder
+//! has room (`PLAN` nodes, [`DEFAULT_PLAN`](super::DEFAULT_PLAN) by default), else on the heap
+//! (a `RecordBatch`'s or an `ArrayView`'s, with `alloc`); an encoder whose plan cannot hold its
+//! view (a no-alloc batch of more arrays than `PLAN`) is refused when it is built.
 //!
 //! It uses the view's nodes, the columnar reads, the options, the zones, the sink's [`Body`] and
 //! the framing's key bytes.
@@ -23,6 +25,7 @@ use crate::columnar::{self, Native, bit};
 use crate::datatype::{IntType, IntervalUnit, TimeUnit};
 use crate::format;
 use crate::view::{self, Offset, Table};
+use core::cell::Cell;
 
 /// The kinds of flat arrays the fast path writes itself; [`LeafKind::Other`] is a leaf that holds
 /// no flat value (the keys of a dictionary, a list's offsets, or the buffers of another form).
@@ -331,6 +334,16 @@ impl<'b> Leaf<'b> {
         self.values
     }
 
+    /// The text of slot `i` of a Utf8 or LargeUtf8 leaf.
+    #[inline(always)]
+    pub(crate) fn text(&self, i: usize) -> &'b [u8] {
+        let (start, end) = match self.kind {
+            LeafKind::LargeUtf8 => self.text_range::<i64>(i),
+            _ => self.text_range::<i32>(i),
+        };
+        self.values.get(start..end).unwrap_or_default()
+    }
+
     /// Where the text of slot `i` lies in [`Leaf::values`] (or the child slots of a list slot),
     /// for offsets of width `O` (the caller picks by [`Leaf::kind`]).
     #[inline(always)]
@@ -425,6 +438,12 @@ impl<'b> PlanNode<'b> {
         plan
     }
 
+    /// A node that a later step fills.
+    fn placeholder<F: Syntax>() -> Self {
+        let null = view::Node::of_buffers(format::Kind::Null, 0, [&[], &[]]);
+        PlanNode::new::<F>(0, &null, Leaf::new(&null, LeafKind::Other), "")
+    }
+
     /// Names the node as a member, pre-building its key when the name is short and plain.
     fn name<F: Syntax>(&mut self, name: &'b str) {
         let (separator, close) = (F::SEPARATOR, F::KEY_CLOSE);
@@ -476,6 +495,37 @@ impl<'b> PlanNode<'b> {
         let buffers = [leaf.values, leaf.offsets];
         (!matches!(self.kind, format::Kind::BinaryView | format::Kind::Utf8View))
             .then(|| view::Node::of_buffers(self.kind, leaf.offset, buffers))
+    }
+
+    /// The view node of a value the plan holds no buffers for as the view does (a short value,
+    /// binary, a string or binary view, an extension, a list view): made from the plan's copy of
+    /// its buffers where it can be, else read from `nodes`, the view the plan was compiled from.
+    #[inline(always)]
+    pub(crate) fn view<T: Table<'b> + ?Sized>(&self, nodes: &T) -> Option<view::Node<'b>> {
+        let made = match self.shape {
+            Shape::Extension => None,
+            _ => self.array(),
+        };
+        let found = made.or_else(|| nodes.node(self.at).map(|n| *n));
+        debug_assert!(found.is_some(), "plan nodes are nodes of the view");
+        found
+    }
+
+    /// The element slots of list slot `i` (a list of any kind, or a map's entries).
+    #[inline(always)]
+    pub(crate) fn list_range(&self, i: usize) -> core::ops::Range<usize> {
+        let (start, end) = match self.shape {
+            Shape::List {
+                offsets: ListOffsets::Array,
+                ..
+            } => return self.array().map_or(0..0, |n| n.list_range(i)),
+            Shape::List {
+                offsets: ListOffsets::Prepared(8),
+                ..
+            } => self.leaf.text_range::<i64>(i),
+            _ => self.leaf.text_range::<i32>(i),
+        };
+        start..end
     }
 
     /// The pre-built key (`,"name":`, or `"name":` for the `first` member) and its length, when
@@ -544,41 +594,39 @@ impl<'b, const N: usize> Store<'b, N> {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan<'b, const N: usize> {
     nodes: Store<'b, N>,
-    /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is 0.
-    columns: u32,
+    /// A batch: nodes `0..columns` are its columns. An array: node 0 is the array and this is
+    /// `None`.
+    columns: Option<u32>,
     options: EncoderOptions,
 }
 
 impl<'b, const N: usize> Plan<'b, N> {
-    /// Compiles into `slot` the plan of a view's columns (or of its one array, when `array`):
-    /// inline when `N` nodes hold it, else on the heap (with `alloc`, when `heap` allows it),
-    /// else none (the general walk writes every row). An `N` of 0 asks for no plan. It is built
-    /// where it stays: an inline plan is several KB, and a device's stack small.
+    /// Compiles into `slot` the plan of a view's columns (its nodes `0..columns_end`, or its one
+    /// array, when `array`): inline when `N` nodes hold it, else on the heap (with `alloc`, when
+    /// `heap` allows it), else none (the encoder is refused). It is built where it stays: an
+    /// inline plan is several KB, and a device's stack small.
     pub(crate) fn compile<T: Table<'b> + ?Sized, F: Syntax>(
         slot: &mut Option<Self>,
         nodes: &T,
-        (columns_end, array, heap): (usize, bool, bool),
+        ((columns_end, array), heap): ((usize, bool), bool),
         options: EncoderOptions,
         zones: &Zones<'_>,
     ) {
         *slot = None;
-        if N == 0 {
-            return;
-        }
         let columns = match array {
             true => 1,
             false => view::siblings(nodes, 0, columns_end).count(),
         };
-        let (Some(placeholder), Ok(batch_columns)) = (
-            nodes.node(0),
-            u32::try_from(if array { 0 } else { columns }),
-        ) else {
+        let Ok(batch_columns) = u32::try_from(columns) else {
             return;
         };
+        let batch_columns = (!array).then_some(batch_columns);
         let inline = || Store::Inline(heapless::Vec::new());
         let plan = Self::start(slot, inline, batch_columns, options);
-        let filled = plan.fill_columns::<T, F>(nodes, columns, columns_end, &placeholder, zones);
-        if filled.is_some() {
+        if plan
+            .fill_columns::<T, F>(nodes, columns, columns_end, zones)
+            .is_some()
+        {
             return;
         }
         *slot = None;
@@ -588,17 +636,16 @@ impl<'b, const N: usize> Plan<'b, N> {
         #[cfg(feature = "alloc")]
         if heap {
             // One node per array of the view, in one allocation.
-            let leaf = Leaf::new(&placeholder, LeafKind::Other);
-            let node = PlanNode::new::<F>(0, &placeholder, leaf, "");
-            let on_heap = core::iter::repeat_n(node, columns_end).collect();
+            let on_heap = core::iter::repeat_n(PlanNode::placeholder::<F>(), columns_end);
             let store = || Store::Heap {
-                nodes: on_heap,
+                nodes: on_heap.collect(),
                 len: 0,
             };
             let plan = Self::start(slot, store, batch_columns, options);
-            let filled =
-                plan.fill_columns::<T, F>(nodes, columns, columns_end, &placeholder, zones);
-            if filled.is_none() {
+            if plan
+                .fill_columns::<T, F>(nodes, columns, columns_end, zones)
+                .is_none()
+            {
                 *slot = None;
             }
         }
@@ -611,7 +658,7 @@ impl<'b, const N: usize> Plan<'b, N> {
     fn start(
         slot: &mut Option<Self>,
         store: impl FnOnce() -> Store<'b, N>,
-        columns: u32,
+        columns: Option<u32>,
         options: EncoderOptions,
     ) -> &mut Self {
         slot.insert(Plan {
@@ -628,10 +675,9 @@ impl<'b, const N: usize> Plan<'b, N> {
         nodes: &T,
         columns: usize,
         columns_end: usize,
-        placeholder: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<()> {
-        let first = self.reserve::<F>(columns, placeholder)?;
+        let first = self.reserve::<F>(columns)?;
         for (k, (at, node)) in view::siblings(nodes, 0, columns_end)
             .enumerate()
             .take(columns)
@@ -649,19 +695,7 @@ impl<'b, const N: usize> Plan<'b, N> {
 
     /// The columns of a batch (node indices), or `None` for an array plan.
     pub(crate) fn columns(&self) -> Option<core::ops::Range<usize>> {
-        (self.columns > 0).then_some(0..self.columns as usize)
-    }
-
-    /// The plan column of a batch that is view node `at`.
-    pub(crate) fn column(&self, at: usize) -> Option<usize> {
-        let columns = self.columns()?;
-        self.nodes(columns).binary_search_by_key(&at, |n| n.at).ok()
-    }
-
-    /// The view node of plan column `k` of a batch (`None` past the last).
-    pub(crate) fn column_at(&self, k: usize) -> Option<usize> {
-        let columns = self.columns()?;
-        self.nodes(columns).get(k).map(|n| n.at)
+        self.columns.map(|columns| 0..columns as usize)
     }
 
     /// Every node.
@@ -676,12 +710,6 @@ impl<'b, const N: usize> Plan<'b, N> {
         self.nodes.as_slice().get(n)
     }
 
-    /// Nodes `range` (the members of an object).
-    #[inline(always)]
-    pub(crate) fn nodes(&self, range: core::ops::Range<usize>) -> &[PlanNode<'b>] {
-        self.nodes.as_slice().get(range).unwrap_or_default()
-    }
-
     /// Appends the children of `array` (view node `at`), named as their fields; returns the
     /// index of the first.
     fn children<T: Table<'b> + ?Sized, F: Syntax>(
@@ -691,7 +719,7 @@ impl<'b, const N: usize> Plan<'b, N> {
         array: &view::Node<'b>,
         zones: &Zones<'_>,
     ) -> Option<u32> {
-        let first = self.reserve::<F>(array.children as usize, array)?;
+        let first = self.reserve::<F>(array.children as usize)?;
         for (k, (child, child_node)) in view::siblings(nodes, at + 1, array.end).enumerate() {
             self.fill::<T, F>(first + k, nodes, child, child_node.name, zones)?;
         }
@@ -699,12 +727,10 @@ impl<'b, const N: usize> Plan<'b, N> {
     }
 
     /// Appends `count` placeholder nodes; returns the index of the first.
-    fn reserve<F: Syntax>(&mut self, count: usize, placeholder: &view::Node<'b>) -> Option<usize> {
+    fn reserve<F: Syntax>(&mut self, count: usize) -> Option<usize> {
         let first = self.nodes.as_slice().len();
         for _ in 0..count {
-            let leaf = Leaf::new(placeholder, LeafKind::Other);
-            self.nodes
-                .push(PlanNode::new::<F>(0, placeholder, leaf, ""))?;
+            self.nodes.push(PlanNode::placeholder::<F>())?;
         }
         Some(first)
     }
@@ -735,7 +761,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             Form::Null => Shape::Null,
             Form::Dictionary => {
                 node.leaf = Leaf::keys(array)?;
-                let to_values = self.reserve::<F>(1, array)?;
+                let to_values = self.reserve::<F>(1)?;
                 self.fill::<T, F>(to_values, nodes, at + 1, "", zones)?;
                 Shape::Dictionary {
                     values: u32::try_from(to_values).ok()?,
@@ -759,7 +785,7 @@ impl<'b, const N: usize> Plan<'b, N> {
             }
             Form::Map => {
                 node.leaf = Leaf::list(array);
-                let entries = self.reserve::<F>(1, array)?;
+                let entries = self.reserve::<F>(1)?;
                 self.fill::<T, F>(entries, nodes, at + 1, "", zones)?;
                 let Shape::Struct { first, .. } = self.nodes.as_slice().get(entries)?.shape else {
                     debug_assert!(false, "a map's entries are a struct");
@@ -782,7 +808,7 @@ impl<'b, const N: usize> Plan<'b, N> {
                 }
             }
             Form::List => {
-                let child = self.reserve::<F>(1, array)?;
+                let child = self.reserve::<F>(1)?;
                 self.fill::<T, F>(child, nodes, at + 1, "", zones)?;
                 let offsets = match array.kind {
                     format::Kind::List => ListOffsets::Prepared(4),
@@ -803,17 +829,90 @@ impl<'b, const N: usize> Plan<'b, N> {
     }
 }
 
+/// Follows dictionaries, unions and run ends from slot `i` of `node`, one of a plan's `nodes`,
+/// to the node and slot that hold the value; `None` when the value is null. The one resolver of
+/// both of the encoder's loops.
+///
+/// `hints` holds, for each run-end encoded node (by the index of its run ends), the run it read
+/// last: rows are read in order, so that run, or the next, is tried before a binary search (a
+/// node past the hints, or with none, searches).
+#[inline(always)]
+pub(crate) fn resolve<'p, 'b>(
+    nodes: &'p [PlanNode<'b>],
+    mut node: &'p PlanNode<'b>,
+    mut i: usize,
+    hints: &[Cell<u32>],
+) -> Option<(&'p PlanNode<'b>, usize)> {
+    loop {
+        match node.shape {
+            Shape::Dictionary { values } => {
+                if !node.leaf.is_valid(i) {
+                    return None;
+                }
+                i = node.leaf.index(i);
+                node = nodes.get(values as usize)?;
+            }
+            Shape::Union { .. } => {
+                let (child, slot) = node.union_value(i)?;
+                node = nodes.get(child)?;
+                i = slot;
+            }
+            Shape::RunEnd { ends, runs } => {
+                let ends = ends as usize;
+                let logical = node.leaf.offset().wrapping_add(i);
+                i = run(nodes, hints, ends, runs as usize, logical)?;
+                node = nodes.get(ends + 1)?;
+            }
+            Shape::Null => return None,
+            _ => return node.leaf.is_valid(i).then_some((node, i)),
+        }
+    }
+}
+
+/// The run of run-end encoded slot `logical`, its run ends in node `ends` (`runs` of them), by
+/// the hint [`resolve`] describes.
+#[inline(always)]
+fn run(
+    nodes: &[PlanNode<'_>],
+    hints: &[Cell<u32>],
+    ends: usize,
+    runs: usize,
+    logical: usize,
+) -> Option<usize> {
+    let run_ends = &nodes.get(ends)?.leaf;
+    let end = |k: usize| run_ends.integer(k);
+    let Some(hint) = hints.get(ends) else {
+        return Some(columnar::run_index(end, runs, logical));
+    };
+    let logical_end = logical as i64;
+    let holds =
+        |k: usize| k < runs && logical_end < end(k) && (k == 0 || end(k - 1) <= logical_end);
+    let last = hint.get() as usize;
+    let run = if holds(last) {
+        last
+    } else if holds(last + 1) {
+        last + 1
+    } else {
+        columnar::run_index(end, runs, logical)
+    };
+    hint.set(u32::try_from(run).unwrap_or(0));
+    Some(run)
+}
+
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
     //! The one reading of "slot `i` of an integer array", pinned for every integer type
-    //! across the accessors that share it.
+    //! across the accessors that share it, and the resolution of a slot through dictionaries,
+    //! run ends, unions and slice offsets.
 
-    use super::{Leaf, LeafKind};
+    use super::{Leaf, LeafKind, Plan, PlanNode, resolve};
     use crate::array::{ArrayParts, ArrayView, Dictionary};
+    use crate::array::{Arrays, RecordBatch};
     use crate::bytes::Bytes;
     use crate::columnar::{index_at, integer_at};
     use crate::datatype::{DataType, IntType};
     use crate::format;
+    use crate::json::{Compact, EncoderOptions};
     use crate::view::Node;
     use alloc::sync::Arc;
     use alloc::vec;
@@ -924,5 +1023,59 @@ mod tests {
         assert_eq!(floats.integer(0), 0);
         let text = ArrayView::from_values(["7"]).unwrap();
         assert_eq!(text.integer(0), 0);
+    }
+
+    /// The plan of `batch`, and what slot `i` of its node for view node `at` resolves to: the
+    /// view node that holds the value, and the plan node and slot.
+    fn planned<'b>(batch: &'b RecordBatch<'_>) -> Plan<'b, 64> {
+        let nodes = Arrays::of_batch(batch);
+        let options = EncoderOptions::default();
+        let mut plan = None;
+        let shape = ((nodes.columns_end(), false), false);
+        Plan::compile::<_, Compact>(&mut plan, &nodes, shape, options, &options.zones());
+        plan.unwrap()
+    }
+
+    fn resolved<'p, 'b>(
+        plan: &'p Plan<'b, 64>,
+        at: usize,
+        i: usize,
+    ) -> Option<(&'p PlanNode<'b>, usize)> {
+        let node = plan.all().iter().find(|n| n.at == at).unwrap();
+        resolve(plan.all(), node, i, &[])
+    }
+
+    /// The view node that holds slot `i` of view node `at` and its i32 value there.
+    fn int(plan: &Plan<'_, 64>, at: usize, i: usize) -> Option<(usize, i32)> {
+        resolved(plan, at, i).map(|(node, j)| (node.at, node.leaf.value::<i32>(j)))
+    }
+
+    #[test]
+    fn slots_resolve_through_dictionaries_run_ends_and_unions() {
+        let batch = crate::view::tests::batch();
+        let plan = &planned(&batch);
+        let text = |at, i| resolved(plan, at, i).map(|(n, j)| n.leaf.text(j).to_vec());
+        assert_eq!((int(plan, 0, 1), int(plan, 0, 2)), (None, Some((0, 3))));
+        assert_eq!((text(1, 3), text(1, 1)), (Some(b"x".to_vec()), None));
+        let runs: Vec<_> = (0..4).map(|i| int(plan, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), Some((10, 7)), None, Some((10, 9))]);
+        let union: Vec<_> = (0..3).map(|i| int(plan, 11, i)).collect();
+        assert_eq!(union, [Some((12, 0)), None, Some((12, 2))]);
+        let list = plan.all().iter().find(|n| n.at == 3).unwrap();
+        assert_eq!(list.list_range(0), 0..2);
+    }
+
+    #[test]
+    fn sliced_batches_resolve_at_their_offset() {
+        let batch = crate::view::tests::batch();
+        let sliced = batch.slice(1, 3).unwrap();
+        let plan = &planned(&sliced);
+        assert_eq!((int(plan, 0, 0), int(plan, 0, 1)), (None, Some((0, 3))));
+        let runs: Vec<_> = (0..3).map(|i| int(plan, 8, i)).collect();
+        assert_eq!(runs, [Some((10, 7)), None, Some((10, 9))]);
+        let list = plan.all().iter().find(|n| n.at == 3).unwrap();
+        assert_eq!(list.list_range(2), 2..3);
+        let union: Vec<_> = (0..2).map(|i| int(plan, 11, i)).collect();
+        assert_eq!(union, [None, Some((12, 2))]);
     }
 }

@@ -23,11 +23,10 @@
 
 use super::escape;
 use super::framing::{Framing, NULL, PIECE, Piece, RowPieces, Syntax, TOKEN, padded};
-use super::plan::{KEY, ListOffsets, Plan, PlanNode, Shape};
+use super::plan::{self, KEY, Plan, PlanNode, Shape};
 use super::plan::{Leaf, LeafKind};
 use super::sink::{Body, SPILL, Sink, Spill};
 use super::value::{self, Context, VALUE_TEXT, f64_text, fixed_text, i32_text, long_text};
-use crate::columnar;
 use crate::view::{self, Offset, Table};
 use core::cell::Cell;
 use core::marker::PhantomData;
@@ -488,15 +487,10 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         short_piece(sink, &self.close, self.close_len)
     }
 
-    /// The view node of plan node `node`: made from the plan, or read from the view for string
-    /// and binary views.
+    /// The view node of plan node `node` (see [`PlanNode::view`]).
     #[inline(always)]
     fn view(&self, node: &PlanNode<'b>) -> Option<view::Node<'b>> {
-        let found = node
-            .array()
-            .or_else(|| self.nodes.node(node.at).map(|n| *n));
-        debug_assert!(found.is_some(), "plan nodes are nodes of the view");
-        found
+        node.view(self.nodes)
     }
 
     /// Follows dictionaries, unions and run ends from slot `i` of node `n` to the node and slot
@@ -508,34 +502,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
 
     /// [`Writer::resolve`] from a node.
     #[inline(always)]
-    fn resolve_from(
-        &self,
-        mut node: &'p PlanNode<'b>,
-        mut i: usize,
-    ) -> Option<(&'p PlanNode<'b>, usize)> {
-        loop {
-            match node.shape {
-                Shape::Dictionary { values } => {
-                    if !node.leaf.is_valid(i) {
-                        return None;
-                    }
-                    i = node.leaf.index(i);
-                    node = self.plan_node(values as usize)?;
-                }
-                Shape::Union { .. } => {
-                    let (child, slot) = node.union_value(i)?;
-                    node = self.plan_node(child)?;
-                    i = slot;
-                }
-                Shape::RunEnd { ends, runs } => {
-                    let ends = ends as usize;
-                    i = self.run(ends, runs as usize, node.leaf.offset().wrapping_add(i))?;
-                    node = self.plan_node(ends + 1)?;
-                }
-                Shape::Null => return None,
-                _ => return node.leaf.is_valid(i).then_some((node, i)),
-            }
-        }
+    fn resolve_from(&self, node: &'p PlanNode<'b>, i: usize) -> Option<(&'p PlanNode<'b>, usize)> {
+        plan::resolve(self.compiled, node, i, &self.runs)
     }
 
     /// Writes the members `nodes` of an object at slot `i` (a struct value's; a row's are
@@ -618,8 +586,8 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                     }
                     put(sink, F::OBJECT_CLOSE)?;
                 }
-                Shape::List { child, offsets } => {
-                    self.elements(member, child, offsets, i, sink)?;
+                Shape::List { child, .. } => {
+                    self.elements(member, child, i, sink)?;
                     put(sink, F::LIST_CLOSE)?;
                 }
                 _ => {}
@@ -736,18 +704,10 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
         &self,
         node: &'p PlanNode<'b>,
         child: u32,
-        offsets: ListOffsets,
         i: usize,
         sink: &mut Sink<'_, '_, 'b>,
     ) -> Fit {
-        let (start, end) = match offsets {
-            ListOffsets::Prepared(4) => node.leaf.text_range::<i32>(i),
-            ListOffsets::Prepared(_) => node.leaf.text_range::<i64>(i),
-            ListOffsets::Array => {
-                let range = self.view(node).map_or(0..0, |n| n.list_range(i));
-                (range.start, range.end)
-            }
-        };
+        let core::ops::Range { start, end } = node.list_range(i);
         let child = child as usize;
         match self.plan_node(child) {
             Some(element) if element.shape == Shape::Flat => {
@@ -814,7 +774,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                 quoted(sink, bytes, body)
             }
             Shape::Extension => {
-                let Some(view) = self.nodes.node(node.at).map(|n| *n) else {
+                let Some(view) = self.view(node) else {
                     return Ok(());
                 };
                 // Room for the value whole (JSON text as it is or escaped as a string), so that
@@ -835,9 +795,9 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                 self.members(first..first + len as usize, node.leaf.offset() + i, sink)?;
                 put(sink, F::OBJECT_CLOSE)
             }
-            Shape::List { child, offsets } => {
+            Shape::List { child, .. } => {
                 put(sink, F::LIST_OPEN)?;
-                self.elements(node, child, offsets, i, sink)?;
+                self.elements(node, child, i, sink)?;
                 put(sink, F::LIST_CLOSE)
             }
             Shape::Map { entries } => {
@@ -894,31 +854,6 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
             key,
             value,
         )
-    }
-
-    /// The run of run-end encoded slot `logical`, its run ends in node `ends` (`runs` of them).
-    /// Rows are read in order, so the run of the last look-up at `ends`, or the next, is tried
-    /// before a binary search (run ends past the `N` inline nodes of the plan keep no hint).
-    #[inline(always)]
-    fn run(&self, ends: usize, runs: usize, logical: usize) -> Option<usize> {
-        let run_ends = &self.plan_node(ends)?.leaf;
-        let end = |k: usize| run_ends.integer(k);
-        let Some(hint) = self.runs.get(ends) else {
-            return Some(columnar::run_index(end, runs, logical));
-        };
-        let logical_end = logical as i64;
-        let holds =
-            |k: usize| k < runs && logical_end < end(k) && (k == 0 || end(k - 1) <= logical_end);
-        let last = hint.get() as usize;
-        let run = if holds(last) {
-            last
-        } else if holds(last + 1) {
-            last + 1
-        } else {
-            columnar::run_index(end, runs, logical)
-        };
-        hint.set(u32::try_from(run).unwrap_or(0));
-        Some(run)
     }
 }
 
@@ -1250,13 +1185,21 @@ pub(super) mod tests {
         }
     }
 
-    /// An encoder of `batch` without a plan: the general walk writes every row.
+    /// An encoder of `batch` whose fast path is off: the general walk writes every row.
     pub(crate) fn walk<'b>(
         batch: &'b RecordBatch<'_>,
         format: JsonFormat,
         options: EncoderOptions,
-    ) -> Encoder<'b, DEFAULT_DEPTH, 0> {
-        EncoderBuilder::new(format, options).batch(batch).unwrap()
+    ) -> Encoder<'b> {
+        walk_only(EncoderBuilder::new(format, options).batch(batch).unwrap())
+    }
+
+    /// `encoder` with its fast path off.
+    pub(crate) fn walk_only<const D: usize, const P: usize, F: Syntax>(
+        mut encoder: Encoder<'_, D, P, F>,
+    ) -> Encoder<'_, D, P, F> {
+        encoder.fast = false;
+        encoder
     }
 
     /// `values`, the rows `nulls` null.
@@ -1611,7 +1554,7 @@ pub(super) mod tests {
                 assert_eq!(out, whole, "{size}-byte buffers");
                 assert_eq!(walk_values(), before, "{size}");
             }
-            // The count is of the walk's values: an encoder without a plan walks them all.
+            // The count is of the walk's values: an encoder without its fast path walks them all.
             let before = walk_values();
             let mut out = vec![0; 512];
             let mut walk = walk(&batch, format, options);
@@ -1710,8 +1653,9 @@ pub(super) mod tests {
                 let fast = || -> Encoder<'_, DEFAULT_DEPTH, DEFAULT_PLAN, Spaced> {
                     builder.batch(batch).unwrap()
                 };
-                let walk =
-                    || -> Encoder<'_, DEFAULT_DEPTH, 0, Spaced> { builder.batch(batch).unwrap() };
+                let walk = || -> Encoder<'_, DEFAULT_DEPTH, DEFAULT_PLAN, Spaced> {
+                    walk_only(builder.batch(batch).unwrap())
+                };
                 let expected = text(spaced(&compact));
                 assert_eq!(
                     text(encode(&mut fast(), 1 << 20, 1 << 20)),

@@ -1,10 +1,10 @@
 //! The one writer of each kind of value, which the general walk (`encoder`) and the fast path
-//! (`rows`) both call: [`leaf`] by the value's [`Form`], [`fixed_text`] for numbers, booleans,
+//! (`rows`) both call: [`leaf`] by the plan node's [`Shape`], [`fixed_text`] for numbers, booleans,
 //! dates and timestamps (into a window; the fast path's row loops call it inlined), [`short`]
 //! for decimals, times, durations and intervals, [`extension`] for canonical extension types;
 //! also member keys and the options every step reads ([`Context`]), written into a [`Sink`].
 //!
-//! It uses the plan's [`Form`] and flat [`Leaf`], the sink, the number and temporal text and the
+//! It uses the plan's nodes and flat [`Leaf`]s, the sink, the number and temporal text and the
 //! view's nodes; the walk (`encoder`) and the fast path (`rows`) use it, and it uses neither.
 
 use super::embedded;
@@ -12,12 +12,12 @@ use super::escape;
 use super::framing::{NULL, Syntax};
 use super::number::{self, DECIMAL_TEXT, FLOAT_TEXT, INT_BUFFER, SAFE_INTEGER, SHORT_INT, Scratch};
 use super::options::EncoderOptions;
-use super::plan::{Form, Leaf, LeafKind, Short};
+use super::plan::{Leaf, LeafKind, PlanNode, Shape, Short};
 use super::sink::{Body, Sink};
 use super::temporal::{self, Text};
 use crate::columnar::Native;
 use crate::datatype::IntervalUnit;
-use crate::view::{Extension, Node};
+use crate::view::{Extension, Node, Table};
 
 /// Settings every step reads.
 #[derive(Debug, Clone, Copy)]
@@ -229,44 +229,56 @@ pub(crate) fn fixed_text(
     }
 }
 
-/// Writes the (valid, resolved) value in slot `i` of `node`, of a leaf `form` (not nested):
-/// the one writer of each form's values, which the fast path (`rows`) calls as well (the numbers,
-/// booleans, dates and timestamps through [`fixed_text`], short values through [`short`],
-/// extensions through [`extension`]). At most [`SPILL`](super::sink::SPILL) bytes, or a quoted
-/// stream.
-pub(crate) fn leaf<'b>(
-    form: Form,
-    node: &Node<'b>,
+/// Writes the (valid, resolved) value in slot `i` of plan node `node`, of a leaf shape (not
+/// nested); the values the plan holds no buffers for are read from `nodes`, the view it was
+/// compiled from. The general walk's writer of every leaf, through the same writers as the fast
+/// path (`rows`): numbers, booleans, dates and timestamps through [`fixed_text`], short values
+/// through [`short`], extensions through [`extension`]. At most
+/// [`SPILL`](super::sink::SPILL) bytes, or a quoted stream.
+pub(crate) fn leaf<'b, T: Table<'b> + ?Sized>(
+    node: &PlanNode<'b>,
+    nodes: &T,
     i: usize,
     sink: &mut Sink<'_, '_, 'b>,
     cx: Context,
 ) {
-    match form {
-        Form::Flat(LeafKind::Utf8 | LeafKind::LargeUtf8) => {
-            sink.quoted(node.bytes_value(i), Body::Text, b"\"");
+    let flat = &node.leaf;
+    match node.shape {
+        Shape::Flat if matches!(flat.kind, LeafKind::Utf8 | LeafKind::LargeUtf8) => {
+            sink.quoted(flat.text(i), Body::Text, b"\"");
         }
-        Form::Flat(kind) => {
-            let flat = Leaf::new(node, kind);
+        Shape::Flat => {
             if let Some(window) = sink.tail() {
-                let n = fixed_text(&flat, i, window, cx);
+                let n = fixed_text(flat, i, window, cx);
                 sink.advance(n);
             } else {
                 // Near the end of the buffer: through a window on the stack and the spill.
                 let mut window = [0; VALUE_TEXT];
-                let n = fixed_text(&flat, i, &mut window, cx);
+                let n = fixed_text(flat, i, &mut window, cx);
                 sink.put(window.get(..n).unwrap_or_default());
             }
         }
-        Form::Short(kind) => short(sink, kind, node, i, cx),
-        Form::Bytes(body) => sink.quoted(node.bytes_value(i), body, b"\""),
-        Form::Extension => extension(node, i, sink),
-        Form::Null
-        | Form::Struct
-        | Form::List
-        | Form::Map
-        | Form::Dictionary
-        | Form::Union
-        | Form::RunEnd => {
+        Shape::Short(kind) => {
+            if let Some(view) = node.view(nodes) {
+                short(sink, kind, &view, i, cx);
+            }
+        }
+        Shape::Bytes(body) => {
+            let bytes = node.view(nodes).map_or(&[][..], |view| view.bytes_value(i));
+            sink.quoted(bytes, body, b"\"");
+        }
+        Shape::Extension => {
+            if let Some(view) = node.view(nodes) {
+                extension(&view, i, sink);
+            }
+        }
+        Shape::Null
+        | Shape::Struct { .. }
+        | Shape::List { .. }
+        | Shape::Map { .. }
+        | Shape::Dictionary { .. }
+        | Shape::Union { .. }
+        | Shape::RunEnd { .. } => {
             debug_assert!(
                 false,
                 "nested values are opened, and slots resolved, before"

@@ -15,10 +15,12 @@
 //!
 //! Every capacity is a const generic with a documented default: `N` arrays per batch
 //! ([`DEFAULT_ARRAYS`]), `D` dictionaries ([`DEFAULT_DICTIONARIES`]), `DEPTH` open JSON values
-//! ([`DEFAULT_DEPTH`](crate::json::DEFAULT_DEPTH)). A scratch too small for the footer, a
+//! ([`DEFAULT_DEPTH`](crate::json::DEFAULT_DEPTH)) and `PLAN` arrays in the encoder's plan
+//! ([`DEFAULT_PLAN`](crate::json::DEFAULT_PLAN), as many as a default batch holds). A scratch too small for the footer, a
 //! dictionary or a block is a [`BufferTooSmall`](crate::error::FormatErrorKind::BufferTooSmall)
 //! error saying how many bytes are needed; a capacity too small is a
-//! [`CapacityExceeded`](crate::error::FormatErrorKind::CapacityExceeded) error.
+//! [`CapacityExceeded`](crate::error::FormatErrorKind::CapacityExceeded) error (an encoder's
+//! plan too small, [`TooManyArrays`](crate::json::JsonError::TooManyArrays)).
 //!
 //! What needs the `alloc` feature instead: compressed bodies, big-endian files, and delta
 //! dictionaries (each an `Unsupported` error here). Dictionary replacement in a stream is
@@ -52,20 +54,21 @@ mod file;
 mod stream;
 
 /// Arrays a [`Batch`] holds unless told otherwise: every column, every child and every
-/// dictionary's values count one.
-pub const DEFAULT_ARRAYS: usize = 64;
+/// dictionary's values count one. As many as a default [`Encoder`]'s plan holds: a wider
+/// schema names both, `Batch<'_, N>` and `Encoder<'_, DEPTH, N>`.
+pub const DEFAULT_ARRAYS: usize = crate::json::DEFAULT_PLAN;
 
 /// A record batch read in place: a [`View`](crate::view::View) of `N` arrays at most (see
 /// [`DEFAULT_ARRAYS`]), its buffers slices of the scratch.
 pub type Batch<'a, const N: usize = DEFAULT_ARRAYS> = crate::view::View<'a, N>;
-/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder), with the fast path's
-/// plan of `PLAN` arrays inline (32 by default, about 184 bytes each). A batch of more arrays
-/// is written by the general walk, as there is no heap to plan it on; a `PLAN` of 0 makes the
-/// smallest encoder, which walks every batch.
+/// The JSON encoder of a [`Batch`]: [`json::Encoder`](crate::json::Encoder), with its plan of
+/// `PLAN` arrays inline ([`DEFAULT_ARRAYS`] by default, about 184 bytes each). A batch of more
+/// arrays is refused ([`TooManyArrays`](crate::json::JsonError::TooManyArrays)), as there is no
+/// heap to plan it on.
 pub type Encoder<
     'b,
     const DEPTH: usize = { crate::json::DEFAULT_DEPTH },
-    const PLAN: usize = { crate::json::DEFAULT_PLAN },
+    const PLAN: usize = DEFAULT_ARRAYS,
 > = crate::json::Encoder<'b, DEPTH, PLAN>;
 pub use file::{DEFAULT_DICTIONARIES, FOOTER_READ, FileReader};
 pub use stream::StreamReader;
