@@ -502,11 +502,13 @@ impl<'b> PlanNode<'b> {
     /// its buffers where it can be, else read from `nodes`, the view the plan was compiled from.
     #[inline(always)]
     pub(crate) fn view<T: Table<'b> + ?Sized>(&self, nodes: &T) -> Option<view::Node<'b>> {
-        let made = match self.shape {
-            Shape::Extension => None,
-            _ => self.array(),
-        };
-        let found = made.or_else(|| nodes.node(self.at).map(|n| *n));
+        // Made in place (an `Option` of a node passed through a combinator is copied).
+        if self.shape != Shape::Extension
+            && let Some(made) = self.array()
+        {
+            return Some(made);
+        }
+        let found = nodes.node(self.at).map(|n| *n);
         debug_assert!(found.is_some(), "plan nodes are nodes of the view");
         found
     }
