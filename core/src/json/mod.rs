@@ -18,12 +18,13 @@
 //! - `sink`: the output cursor over the caller's buffer (its spill and the long value in
 //!   progress).
 //! - `plan`: how each Arrow type is written, `Form` (one exhaustive match, which a
-//!   new type fails to compile without), and the schema compiled once per encoder from it.
-//! - `value`: the one writer of each kind of value, which both engines call.
+//!   new type fails to compile without), the schema compiled from it once per encoder (every
+//!   encoder has one), and the one resolver of a slot through dictionaries, unions and run ends.
+//! - `value`: the one writer of each kind of value, which both loops over the plan call.
 //! - `rows`: the fast path, whole rows written straight into the buffer while they fit,
 //!   following the plan, with a loop of its own per flat type.
-//! - `encoder`: the state machine, [`Encoder`] and [`Progress`]: the general walk, resumable at
-//!   any byte, which hands rows and members to `rows` while they fit.
+//! - `encoder`: the state machine, [`Encoder`] and [`Progress`]: the general walk over the same
+//!   plan, resumable at any byte, which hands rows and members to `rows` while they fit.
 //! - `writer`: [`JsonWriter`], a document across batches, and the drivers
 //!   ([`Encoder::write_to`] for `embedded_io`, `write_to_async` with the `async` feature,
 //!   [`Encoder::append_to`] for a `Vec`).
@@ -31,7 +32,7 @@
 //! An Arrow type gets its JSON in `plan::Form::of` (and, for a new kind of leaf value, a writer
 //! in `value`); the compiler then points at every match that must handle it. Another text
 //! format with JSON's shape implements [`Syntax`] and names it in the encoder's type; both
-//! engines, fast path included, write it (a format whose values differ from JSON's adds their
+//! loops, fast path included, write it (a format whose values differ from JSON's adds their
 //! writers in `value`).
 //!
 //! # Conventions

@@ -6,7 +6,7 @@
 //! general walk, which can stop at any byte; the walk in turn hands the row's members back to
 //! [`members`], which writes them while they fit and one more, crossing the end of the buffer,
 //! through a window on the stack and the sink's spill. So the walk writes only members longer
-//! than the spill and the columns the plan does not hold; nothing else here leaves output
+//! than the spill (over the same plan nodes); nothing else here leaves output
 //! waiting in the spill or a stream, and since both paths write the same bytes for a member,
 //! where one hands over to the other never shows in the output.
 //!
@@ -80,8 +80,8 @@ pub(crate) fn write<'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize>(
 /// the first not written. Near the end of the buffer, where the fast path's windows want more
 /// room than is left, a member goes through a window on the stack and may cross the end (the
 /// sink's spill holds the rest, and the row goes on in the next buffer). The general walk
-/// writes the first member not written (one longer than the spill, or past the plan's columns
-/// the rest of the row) and hands back here after it.
+/// writes the first member not written (one longer than the spill) and hands back here after
+/// it.
 #[inline(never)]
 pub(crate) fn members<'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize>(
     compiled: &Compiled<'_, 'b, T, N>,
