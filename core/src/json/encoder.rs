@@ -319,29 +319,13 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
             };
         };
         let done = match nodes {
-            Nodes::View(nodes) => rows.run(
-                &Walk {
-                    plan,
-                    compiled: plan.all(),
-                    nodes: *nodes,
-                    cx: *cx,
-                    fast,
-                    syntax: PhantomData::<F>,
-                },
-                &mut sink,
-            ),
+            Nodes::View(nodes) => {
+                rows.run(&Walk::<_, F, PLAN>::new(plan, *nodes, *cx, fast), &mut sink)
+            }
             #[cfg(feature = "alloc")]
-            Nodes::Arrays(nodes) => rows.run(
-                &Walk {
-                    plan,
-                    compiled: plan.all(),
-                    nodes,
-                    cx: *cx,
-                    fast,
-                    syntax: PhantomData::<F>,
-                },
-                &mut sink,
-            ),
+            Nodes::Arrays(nodes) => {
+                rows.run(&Walk::<_, F, PLAN>::new(plan, nodes, *cx, fast), &mut sink)
+            }
         };
         Progress {
             written: sink.written(),
@@ -474,10 +458,10 @@ impl<'b, const DEPTH: usize, const PLAN: usize, F: Syntax> Encoder<'b, DEPTH, PL
 ///
 /// let batch = RecordBatch::from_columns([("id", ArrayView::from_values([1i32, 2])?)])?;
 /// let builder = EncoderBuilder::new(JsonFormat::JsonArray, EncoderOptions::default());
-/// // One JSON array of two batches, each with 64 levels of nesting and its plan on the heap.
+/// // One JSON array of two batches, each with 64 levels of nesting.
 /// let mut out = Vec::new();
 /// for started in [false, true] {
-///     let mut encoder: Encoder<'_, 64, 0> = builder.continuing(started).batch(&batch)?;
+///     let mut encoder: Encoder<'_, 64> = builder.continuing(started).batch(&batch)?;
 ///     encoder.append_to(&mut out);
 /// }
 /// out.push(b']'); // the caller ends a document of continuing rows
@@ -722,6 +706,17 @@ struct Walk<'n, 'b, T: ?Sized, F, const PLAN: usize> {
 }
 
 impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T, F, PLAN> {
+    fn new(plan: &'n Plan<'b, PLAN>, nodes: &'n T, cx: Context, fast: bool) -> Self {
+        Walk {
+            plan,
+            compiled: plan.all(),
+            nodes,
+            cx,
+            fast,
+            syntax: PhantomData,
+        }
+    }
+
     /// Plan node `n`.
     #[inline(always)]
     fn node(&self, n: usize) -> Option<&'n PlanNode<'b>> {
