@@ -1059,7 +1059,7 @@ mod tests {
     use crate::json::{DEFAULT_DEPTH, EncoderOptions, JsonError, JsonFormat};
     use core::mem::size_of_val;
     use std::format;
-    use std::string::String;
+    use std::string::{String, ToString};
     use std::vec;
     use std::vec::Vec;
 
@@ -1132,6 +1132,11 @@ mod tests {
                     limit: DEFAULT_PLAN,
                 };
                 assert_eq!(error, arrays);
+                assert_eq!(
+                    error.to_string(),
+                    "the schema has 33 arrays (columns, children, dictionary values), more than \
+                     the JSON encoder's plan holds (32, its PLAN)"
+                );
             }
             for size in [1, 7, 64, 300, 4096] {
                 let mut encoder: crate::no_alloc::Encoder<'_, DEFAULT_DEPTH, 64> =
