@@ -804,16 +804,6 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
         }
     }
 
-    /// The text of a map key in slot `i` of `node` (resolved: a Utf8, LargeUtf8 or Utf8View's).
-    fn text(&self, node: &PlanNode<'b>, i: usize) -> &'b [u8] {
-        match node.shape {
-            Shape::Flat => node.leaf.text(i),
-            _ => node
-                .view(self.nodes)
-                .map_or(&[][..], |view| view.bytes_value(i)),
-        }
-    }
-
     fn step(&self, frame: &mut Frame, sink: &mut Sink<'_, '_, 'b>) -> Step {
         let cx = self.cx;
         match frame {
@@ -942,7 +932,7 @@ impl<'n, 'b, T: Table<'b> + ?Sized, F: Syntax, const PLAN: usize> Walk<'n, 'b, T
                     *first = false;
                     let name = self
                         .resolve(key_node, base + e)
-                        .map(|(key, k)| self.text(key, k))
+                        .map(|(key, k)| key.bytes_value(self.nodes, k))
                         .unwrap_or_default();
                     sink.quoted(name, Body::Text, F::KEY_CLOSE);
                     if sink.blocked() {

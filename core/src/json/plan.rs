@@ -513,6 +513,16 @@ impl<'b> PlanNode<'b> {
         found
     }
 
+    /// The bytes of slot `i` of a text or binary node (a flat Utf8 or LargeUtf8 leaf's text, or
+    /// the view's bytes of binary values and string or binary views).
+    #[inline(always)]
+    pub(crate) fn bytes_value<T: Table<'b> + ?Sized>(&self, nodes: &T, i: usize) -> &'b [u8] {
+        match self.shape {
+            Shape::Flat => self.leaf.text(i),
+            _ => self.view(nodes).map_or(&[][..], |view| view.bytes_value(i)),
+        }
+    }
+
     /// The element slots of list slot `i` (a list of any kind, or a map's entries).
     #[inline(always)]
     pub(crate) fn list_range(&self, i: usize) -> core::ops::Range<usize> {

@@ -770,7 +770,7 @@ impl<'p, 'b, T: Table<'b> + ?Sized, F: Syntax, const N: usize> Writer<'p, 'b, T,
                 Ok(())
             }
             Shape::Bytes(body) => {
-                let bytes = self.view(node).map_or(&[][..], |n| n.bytes_value(i));
+                let bytes = node.bytes_value(self.nodes, i);
                 quoted(sink, bytes, body)
             }
             Shape::Extension => {

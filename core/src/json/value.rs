@@ -264,8 +264,7 @@ pub(crate) fn leaf<'b, T: Table<'b> + ?Sized>(
             }
         }
         Shape::Bytes(body) => {
-            let bytes = node.view(nodes).map_or(&[][..], |view| view.bytes_value(i));
-            sink.quoted(bytes, body, b"\"");
+            sink.quoted(node.bytes_value(nodes, i), body, b"\"");
         }
         Shape::Extension => {
             if let Some(view) = node.view(nodes) {
