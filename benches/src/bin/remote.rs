@@ -55,7 +55,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use quiver::ipc::{AsyncFileReader, Projection};
-use quiver_object_store::{ObjectBatches, ObjectSource, RequestLog, SourceOptions};
+use quiver_object_store::{ObjectBatches, ObjectSource, Reading, RequestLog, SourceOptions};
 use quiver_tests::moto::{BUCKET, Moto};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -271,62 +271,79 @@ async fn forward(
             if slow { " SLOW" } else { "" }
         );
     }
-    tokio::time::sleep(if slow { delay + shape.slow } else { delay }).await;
-    let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
-    let (from_server, mut to_server) = server.into_split();
-    to_server.write_all(head.as_bytes()).await?;
-    to_server.write_all(&body).await?;
-    // The answer streams through as it arrives: its head line by line, then its body. The
-    // request is logged as ended just before its last byte is passed on, so that a request the
-    // client sends on receiving it never seems to overlap it.
-    let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
-    let mut length = None;
-    loop {
-        let mut line = Vec::new();
-        if from_server.read_until(b'\n', &mut line).await? == 0 {
-            break;
-        }
-        write.write_all(&line).await?;
-        let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
-        if let Some(n) = lower.strip_prefix("content-length:") {
-            length = n.trim().parse::<u64>().ok();
-        }
-        if line == b"\r\n" {
-            break;
+    // A client that closes the connection while the request is held (a hedge's loser whose
+    // copy answered first) ended it then: logged with no bytes.
+    let held = tokio::time::sleep(if slow { delay + shape.slow } else { delay });
+    let mut byte = [0u8; 1];
+    tokio::select! {
+        () = held => {}
+        _ = read.read(&mut byte) => {
+            recorder.record(start, 0);
+            return Ok(());
         }
     }
+    // What the client was sent, logged however the answer ends: a request the client cut
+    // (a hedge's loser, a head no longer needed) is a request all the same.
     let mut bytes = 0u64;
     let mut logged = false;
-    let body_start = tokio::time::Instant::now();
-    loop {
-        // The body at the per-request bandwidth: each piece leaves when the bytes before it
-        // would have at that rate.
-        if shape.bytes_per_second > 0 {
-            let due = Duration::from_secs_f64(bytes as f64 / shape.bytes_per_second as f64);
-            tokio::time::sleep_until(body_start + due).await;
+    let passed: std::io::Result<()> = async {
+        let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
+        let (from_server, mut to_server) = server.into_split();
+        to_server.write_all(head.as_bytes()).await?;
+        to_server.write_all(&body).await?;
+        // The answer streams through as it arrives: its head line by line, then its body. The
+        // request is logged as ended just before its last byte is passed on, so that a request the
+        // client sends on receiving it never seems to overlap it.
+        let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
+        let mut length = None;
+        loop {
+            let mut line = Vec::new();
+            if from_server.read_until(b'\n', &mut line).await? == 0 {
+                break;
+            }
+            write.write_all(&line).await?;
+            let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
+            if let Some(n) = lower.strip_prefix("content-length:") {
+                length = n.trim().parse::<u64>().ok();
+            }
+            if line == b"\r\n" {
+                break;
+            }
         }
-        let chunk = from_server.fill_buf().await?;
-        if chunk.is_empty() {
-            break;
+        let body_start = tokio::time::Instant::now();
+        loop {
+            // The body at the per-request bandwidth: each piece leaves when the bytes before it
+            // would have at that rate.
+            if shape.bytes_per_second > 0 {
+                let due = Duration::from_secs_f64(bytes as f64 / shape.bytes_per_second as f64);
+                tokio::time::sleep_until(body_start + due).await;
+            }
+            let chunk = from_server.fill_buf().await?;
+            if chunk.is_empty() {
+                break;
+            }
+            let chunk = &chunk[..chunk.len().min(64 * 1024)];
+            let n = chunk.len();
+            let sent = bytes + n as u64;
+            if length.is_some_and(|l| sent >= l) && !logged {
+                recorder.record(start, sent);
+                logged = true;
+            }
+            write.write_all(chunk).await?;
+            bytes = sent;
+            from_server.consume(n);
         }
-        let chunk = &chunk[..chunk.len().min(64 * 1024)];
-        let n = chunk.len();
-        bytes += n as u64;
-        if length.is_some_and(|l| bytes >= l) && !logged {
-            recorder.record(start, bytes);
-            logged = true;
+        if trace {
+            eprintln!("{:?} #{n} done, {bytes} bytes", recorder.since_reset());
         }
-        write.write_all(chunk).await?;
-        from_server.consume(n);
+        write.shutdown().await?;
+        Ok(())
     }
+    .await;
     if !logged {
         recorder.record(start, bytes);
     }
-    if trace {
-        eprintln!("{:?} #{n} done, {bytes} bytes", recorder.since_reset());
-    }
-    write.shutdown().await?;
-    Ok(())
+    passed
 }
 
 fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
@@ -1175,7 +1192,13 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
         if mode == "whole" {
             return whole_read(store, key, options).await.0;
         }
-        let source = ObjectSource::open(store, Path::from(key), options)
+        // As `quiver json --columns` opens an object for a scan of every batch (its start read
+        // with its end), and `--limit` for a peek.
+        let reading = match mode {
+            "column" => Reading::Scan,
+            _ => Reading::Peek,
+        };
+        let (source, _) = ObjectSource::open_for(store, Path::from(key), options, reading)
             .await
             .unwrap();
         let mut reader = AsyncFileReader::open(&source, Default::default())

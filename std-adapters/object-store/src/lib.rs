@@ -5,8 +5,10 @@
 //!
 //! - [`ObjectSource`] (`source.rs`): one object as a [`quiver::source::AsyncRandomAccess`]
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
-//!   size at once); every range the reader plans is one ranged GET, many in flight at once, on
-//!   the runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's cost
+//!   size at once), with a GET of the object's start beside it for a scan of a file
+//!   ([`ObjectSource::open_for`] by the caller's [`Reading`]; `head.rs`); every range the
+//!   reader plans is one ranged GET, many in flight at once, each a task of its own on the
+//!   runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's cost
 //!   model ([`quiver::cost`]).
 //! - [`ObjectBatches`] (`file.rs`): every batch of an object, file or stream, read front to
 //!   back in parallel parts handed over in order ([`ObjectSource::open_whole`]), decoded as
@@ -17,6 +19,8 @@
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
 //!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
 //!   IPC stream format); also a [`std::io::Read`].
+//! - `head.rs`: the object's first bytes, read beside the opening request for a scan and cut
+//!   once the scan has moved past them.
 //! - `request.rs`: one ranged GET, hedged when its answer is late ([`Hedge`]) and resumed from
 //!   its first missing byte when it stalls ([`SourceOptions::with_stall_timeout`]).
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`
@@ -47,6 +51,7 @@
 mod blocking;
 mod error;
 mod file;
+mod head;
 mod log;
 mod read;
 mod request;
@@ -64,7 +69,7 @@ pub use read::{FIRST_READ_AHEAD, ObjectReader, READ_AHEAD};
 pub use request::{DEFAULT_STALL_TIMEOUT, Hedge, STALL_RETRIES};
 pub use settings::{BadSetting, STALL_TIMEOUT_VARIABLE};
 pub use source::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_TAIL, DEFAULT_WINDOW, NetworkMetrics, ObjectSource, Reading,
     SourceOptions,
 };
 pub use url::{MAX_RETRIES, RETRY_TIMEOUT, SCHEMES, StoreUrl, UrlError, from_url, is_url};

@@ -11,7 +11,7 @@ use object_store::{GetRange, ObjectStore};
 use quiver::ipc::{AsyncFileReader, FileReader, Projection, ReaderOptions};
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::{
-    NetworkMetrics, ObjectBatches, ObjectSource, RequestStats, SourceOptions,
+    NetworkMetrics, ObjectBatches, ObjectSource, Reading, RequestStats, SourceOptions,
 };
 use quiver_tests::equal::assert_batches_equal;
 use std::sync::Arc;
@@ -38,15 +38,16 @@ fn column_bytes(file: &[u8], column: usize) -> u64 {
 }
 
 /// Reads `paths` (every column when `None`) of the object `path` through `store` with
-/// `options`, checks the batches against a local read, and returns the requests.
+/// `options`, opened for `reading`, checks the batches against a local read, and returns the
+/// requests.
 async fn read(
     store: Arc<dyn ObjectStore>,
     path: &Path,
     file: &[u8],
     paths: Option<&[&str]>,
-    options: SourceOptions,
+    (options, reading): (SourceOptions, Reading),
 ) -> RequestStats {
-    let source = ObjectSource::open(store, path.clone(), options)
+    let (source, _) = ObjectSource::open_for(store, path.clone(), options, reading)
         .await
         .unwrap();
     let mut reader = AsyncFileReader::open(&source, ReaderOptions::default())
@@ -101,7 +102,14 @@ async fn one_column_of_a_small_file_is_read_whole_in_a_few_parts() {
     // side, than block metadata and then buffers (201 requests before the model).
     for column in ["f64", "bool"] {
         let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-        let stats = read(counted.clone(), &path, &file, Some(&[column]), s3()).await;
+        let stats = read(
+            counted.clone(),
+            &path,
+            &file,
+            Some(&[column]),
+            (s3(), Reading::Peek),
+        )
+        .await;
         let parts = ranged(&counted);
         println!("{column}: {stats:?}, parts {parts:?}");
         assert!(stats.requests <= 16, "{stats:?}");
@@ -117,7 +125,7 @@ async fn one_column_of_a_small_file_is_read_whole_in_a_few_parts() {
     }
     // Every column: the same parts.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let stats = read(counted.clone(), &path, &file, None, s3()).await;
+    let stats = read(counted.clone(), &path, &file, None, (s3(), Reading::Peek)).await;
     assert!(stats.requests <= 16, "{stats:?}");
     assert_eq!(stats.bytes, file.len() as u64);
 }
@@ -141,7 +149,14 @@ async fn on_a_thin_network_metadata_and_predicted_buffers_are_read_together() {
     // none, one that ends before another of its wave starts counts as a round trip more (a
     // busy machine once saw 5).
     let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(10));
-    let stats = read(counted.clone(), &path, &file, Some(&["i32"]), thin()).await;
+    let stats = read(
+        counted.clone(),
+        &path,
+        &file,
+        Some(&["i32"]),
+        (thin(), Reading::Peek),
+    )
+    .await;
     let needed = column_bytes(&file, 0) + metadata;
     println!("i32: {stats:?}, needed {needed}");
     assert_eq!(stats.requests, 1 + 2 + 99, "{stats:?}");
@@ -156,7 +171,14 @@ async fn on_a_thin_network_metadata_and_predicted_buffers_are_read_together() {
     // 198 in all, more than the 128 requests a wave may send. The model reads the gap
     // between them through where it costs least, just enough to stay within the cap.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let stats = read(counted.clone(), &path, &file, Some(&["f64"]), thin()).await;
+    let stats = read(
+        counted.clone(),
+        &path,
+        &file,
+        Some(&["f64"]),
+        (thin(), Reading::Peek),
+    )
+    .await;
     let needed = column_bytes(&file, 2) + metadata;
     println!("f64: {stats:?}, needed {needed}");
     let waves = ranged(&counted);
@@ -167,10 +189,54 @@ async fn on_a_thin_network_metadata_and_predicted_buffers_are_read_together() {
     // difference of the bodies' lengths and may still miss; what it missed is read once the
     // metadata says where it is. Within the cap again, and a fraction of the file.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);
-    let stats = read(counted.clone(), &path, &file, Some(&["bool"]), thin()).await;
+    let stats = read(
+        counted.clone(),
+        &path,
+        &file,
+        Some(&["bool"]),
+        (thin(), Reading::Peek),
+    )
+    .await;
     println!("bool: {stats:?}");
     assert!(stats.requests <= 1 + 2 + 2 * 128, "{stats:?}");
     assert!(stats.bytes < file.len() as u64 / 2, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reads_the_file_start_with_its_end() {
+    let file = hundred_batches();
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "100.arrow", &file).await;
+    // Each request waits 10 ms, so that the round trips are counted as they are sent.
+    let delay = Duration::from_millis(10);
+
+    // S3's figures: the 7.8 MB file is read whole in parts. Its first 3.2 MiB (a whole read's
+    // first part) come with the suffix GET; the rest is 9 parts of 512 KiB, 11 requests in
+    // all (16 when opened for a peek, above), every byte read once.
+    let counted = Counted::new(Arc::clone(&memory), delay);
+    let scan = (s3(), Reading::Scan);
+    let stats = read(counted.clone(), &path, &file, Some(&["f64"]), scan).await;
+    let head = NetworkMetrics::default().first_part();
+    let parts = ranged(&counted);
+    println!("f64, scan: {stats:?}, parts {parts:?}");
+    assert_eq!((stats.requests, stats.bytes), (11, file.len() as u64));
+    assert!(stats.round_trips <= 3, "{stats:?}");
+    assert!(parts.contains(&(0..head)), "{parts:?}");
+    assert!(
+        parts.iter().all(|p| *p == (0..head) || p.start >= head),
+        "{parts:?}"
+    );
+
+    // A thin network, one column: the first block's metadata and buffers come with the
+    // opening (the head given: 64 KiB), so the waves that learn where the buffers lie go,
+    // and every other block is one request of its metadata and predicted buffers:
+    // 1 + 1 + 99 requests in 2 round trips (1 + 2 + 99 in 3 when opened for a peek).
+    let counted = Counted::new(Arc::clone(&memory), delay);
+    let scan = (thin().with_head(64 * 1024), Reading::Scan);
+    let stats = read(counted.clone(), &path, &file, Some(&["i32"]), scan).await;
+    println!("i32, scan: {stats:?}");
+    assert_eq!(stats.requests, 1 + 1 + 99, "{stats:?}");
+    assert!(stats.round_trips <= 3, "{stats:?}");
 }
 
 /// Every batch of `path` read front to back through `open_whole` with `options`, the

@@ -11,9 +11,10 @@ use common::trips;
 use object_store::ObjectStore;
 use object_store::path::Path;
 use quiver::array::RecordBatch;
-use quiver::ipc::{AsyncFileReader, FileReader, ReaderOptions};
+use quiver::ipc::{AsyncFileReader, FileReader, Projection, ReaderOptions};
 use quiver_object_store::{
-    Hedge, NetworkMetrics, ObjectBatches, ObjectError, ObjectSource, RequestStats, SourceOptions,
+    Hedge, NetworkMetrics, ObjectBatches, ObjectError, ObjectSource, Reading, RequestStats,
+    SourceOptions,
 };
 use quiver_tests::equal::assert_batches_equal;
 use std::collections::HashSet;
@@ -31,6 +32,8 @@ const STALL: Duration = Duration::from_millis(300);
 enum Mode {
     /// The body in `pieces` parts, `gap` apart (each gap under the stall timeout).
     Trickle { pieces: usize, gap: Duration },
+    /// The body in parts of `piece` bytes, `gap` apart: a bandwidth.
+    Paced { piece: usize, gap: Duration },
     /// The first `n` ranged GETs send half their body, then nothing.
     StallFirst(usize),
     /// Every ranged GET sends half its body, then nothing.
@@ -130,8 +133,13 @@ async fn serve(object: Arc<Vec<u8>>, mode: Mode) -> (String, Arc<Seen>) {
                         tokio::time::sleep(Duration::from_secs(20)).await;
                         return;
                     }
-                    if let Mode::Trickle { pieces, gap } = mode {
-                        for piece in body.chunks(body.len().div_ceil(pieces).max(1)) {
+                    let paced = match mode {
+                        Mode::Trickle { pieces, gap } => Some((body.len().div_ceil(pieces), gap)),
+                        Mode::Paced { piece, gap } => Some((piece, gap)),
+                        _ => None,
+                    };
+                    if let Some((piece, gap)) = paced {
+                        for piece in body.chunks(piece.max(1)) {
                             if write.write_all(piece).await.is_err() {
                                 return;
                             }
@@ -422,4 +430,60 @@ async fn a_whole_read_sends_each_parts_successor_before_it_ends() {
         most <= 1 + 3 * in_flight,
         "{most} answered at once, {in_flight} in flight"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scans_head_is_cut_once_the_scan_moves_past_it() {
+    // One column of a file of 4 blocks of about 1.5 MB, every body in pieces of 16 KiB 5 ms
+    // apart (the head of 1 MiB would take 320 ms). The scan reads the first block's metadata
+    // from the head, then asks for the other blocks' metadata, past it: the head is cut once
+    // it has brought what was asked of it, not read to its end.
+    let object = Arc::new(quiver_tests::ten_columns::file(
+        4,
+        20_000,
+        Default::default(),
+    ));
+    let mode = Mode::Paced {
+        piece: 16 * 1024,
+        gap: Duration::from_millis(5),
+    };
+    let (endpoint, seen) = serve(Arc::clone(&object), mode).await;
+    let head = 1 << 20;
+    // A network where bytes cost more than requests, so that the blocks are read as metadata
+    // and buffers; the size given (this server has no suffix ranges): the footer is a ranged
+    // GET.
+    let network = NetworkMetrics::default()
+        .with_time_to_first_byte(Duration::from_millis(50))
+        .with_bandwidth(4 << 20)
+        .with_total_bandwidth(4 << 20);
+    let options = SourceOptions::default()
+        .with_network(network)
+        .with_size(object.len() as u64)
+        .with_head(head)
+        .with_hedge(None);
+    let path = Path::from("4.arrow");
+    let (source, _) = ObjectSource::open_for(store(&endpoint), path, options, Reading::Scan)
+        .await
+        .unwrap();
+    let mut reader = AsyncFileReader::open(&source, ReaderOptions::default())
+        .await
+        .unwrap();
+    let column = Projection::from_paths(reader.schema(), &["i32"]).unwrap();
+    reader.set_projection(column);
+    reader.select(0..usize::MAX, source.scan_options());
+    let mut batches = Vec::new();
+    while let Some(batch) = reader.next_batch().await {
+        batches.push(batch.unwrap());
+    }
+    assert_batches_equal(&common::local(&object, Some(&["i32"])), &batches);
+    let stats = source.requests();
+    let ranges = seen.starts.lock().unwrap().clone();
+    println!("progress: a scan's head cut: {stats:?}, ranges {ranges:?}");
+    // The footer, the head, the other blocks' metadata, then every block's buffers (the
+    // first block's too: the head was cut before them).
+    assert_eq!(stats.requests, 1 + 1 + 3 + 4, "{stats:?}");
+    assert_eq!(stats.requests, seen.requests.load(Ordering::SeqCst) as u64);
+    // The footer, the blocks' metadata and `i32` buffers, and a piece or two of the head:
+    // less than half the head alone would have been.
+    assert!(stats.bytes < head / 2, "{stats:?}");
 }

@@ -519,8 +519,10 @@ fn on_moto_the_server_sees_what_the_source_counts() {
         .unwrap();
         let batches = stream_batches(&source).await;
         assert_eq!(batches.len(), 100);
-        assert_eq!(source.requests().requests, 2);
-        assert_eq!(source.requests().bytes, stream.len() as u64);
+        // A loaded machine can make moto late enough for a copy of a request to be sent.
+        let read = source.requests();
+        assert_eq!(read.requests - read.hedges, 2, "{read:?}");
+        assert_eq!(read.bytes, stream.len() as u64);
 
         println!(
             "moto: schema 1 request; whole file {whole:?}, said to be whole {one:?}; one column \
