@@ -26,7 +26,7 @@ use quiver::ipc::{ProjectionError, ProjectionErrorKind};
 use quiver::json::{BinaryFormat, EncoderOptions, JsonError, JsonFormat};
 use quiver::schema::Schema;
 use quiver::source::{Counting, RandomAccess};
-use quiver_object_store::BlockingBatches;
+use quiver_object_store::{BlockingBatches, Reading};
 use quiver_std::{Batches, Concurrent, JsonWriteError, ParallelWriter, Recycling, Selected};
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
@@ -46,7 +46,8 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
             output::refuse_input(path, name)?;
         }
     }
-    let whole = args.columns.is_none() && args.batches.is_none() && args.limit.is_none();
+    let every_batch = args.batches.is_none() && args.limit.is_none();
+    let reading = Reading::of(args.columns.is_none(), every_batch);
     let output = match &args.output {
         Some(path) => Output::file(path)?,
         None => Output::stdout()?,
@@ -72,7 +73,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
     }
     let batches = args.batches.clone().unwrap_or(0..usize::MAX);
     let mut stats = ReadStats::default();
-    let mut ahead = inputs::Ahead::new(names, args.mmap, whole);
+    let mut ahead = inputs::Ahead::new(names, args.mmap, reading);
     let mut kind = "file";
     let mut opened = 0usize;
     let exhausted = loop {

@@ -14,6 +14,7 @@ use crate::remote::{self, Remote};
 use crate::stats::CountingRead;
 use quiver::format::MAGIC;
 use quiver_mmap::MmapSource;
+use quiver_object_store::Reading;
 use quiver_std::FileSource;
 use std::fs::File;
 use std::io::{self, Read};
@@ -33,9 +34,9 @@ pub enum Input {
     Remote(Box<Remote>),
 }
 
-/// Opens `path` (`-` is stdin) and tells the file format from the stream format. `whole`: the
-/// caller reads every column of every batch (an object is then one GET, [`remote::open`]).
-pub fn open(path: &Path, mmap: bool, whole: bool) -> Result<Input, Failure> {
+/// Opens `path` (`-` is stdin) and tells the file format from the stream format. `reading`:
+/// how the caller reads an object, which decides how it is opened ([`remote::open`]).
+pub fn open(path: &Path, mmap: bool, reading: Reading) -> Result<Input, Failure> {
     let failed = |e: io::Error| Failure::about(path, e);
     if let Some(url) = path.to_str().filter(|_| remote::is_url(path)) {
         if mmap {
@@ -43,7 +44,7 @@ pub fn open(path: &Path, mmap: bool, whole: bool) -> Result<Input, Failure> {
                 "{url}: --mmap needs a local file (an object is read with ranged requests)"
             )));
         }
-        return remote::open(url, whole).map(|r| Input::Remote(Box::new(r)));
+        return remote::open(url, reading).map(|r| Input::Remote(Box::new(r)));
     }
     let mut magic = [0u8; MAGIC.len()];
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {

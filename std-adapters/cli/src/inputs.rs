@@ -30,6 +30,7 @@ use crate::Failure;
 use crate::input::{self, Input};
 use crate::remote;
 use futures::StreamExt;
+use quiver_object_store::Reading;
 use std::collections::VecDeque;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -345,19 +346,19 @@ pub struct Ahead {
     /// The bytes of the objects pending.
     pending_bytes: u64,
     mmap: bool,
-    whole: bool,
+    reading: Reading,
 }
 
 impl Ahead {
-    /// Opens `names` in order (`--mmap` and `whole` as [`input::open`] takes them).
-    pub fn new(names: Vec<Found>, mmap: bool, whole: bool) -> Self {
+    /// Opens `names` in order (`--mmap` and `reading` as [`input::open`] takes them).
+    pub fn new(names: Vec<Found>, mmap: bool, reading: Reading) -> Self {
         Ahead {
             names,
             started: 0,
             pending: VecDeque::new(),
             pending_bytes: 0,
             mmap,
-            whole,
+            reading,
         }
     }
 
@@ -378,10 +379,10 @@ impl Ahead {
             self.started += 1;
             let url = name.to_str().filter(|_| object && !self.mmap);
             let pending = if let Some(url) = url {
-                let (url, whole) = (url.to_owned(), self.whole);
+                let (url, reading) = (url.to_owned(), self.reading);
                 let thread = std::thread::Builder::new()
                     .name("quiver-open".into())
-                    .spawn(move || remote::open(&url, whole));
+                    .spawn(move || remote::open(&url, reading));
                 match thread {
                     Ok(handle) => Pending::Object(handle),
                     // No thread: opened when its turn comes.
@@ -396,7 +397,7 @@ impl Ahead {
         let (name, pending, bytes) = self.pending.pop_front()?;
         self.pending_bytes -= bytes;
         let opened = match pending {
-            Pending::Local => input::open(&name, self.mmap, self.whole),
+            Pending::Local => input::open(&name, self.mmap, self.reading),
             Pending::Object(handle) => match handle.join() {
                 Ok(opened) => opened.map(|r| Input::Remote(Box::new(r))),
                 Err(_) => Err(Failure::about(&name, "the thread opening it panicked")),

@@ -10,7 +10,8 @@
 //! ([`ObjectBatches`]): a file as the stream it holds,
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
-//! `ARROW1`). A selection of a file is read by [`AsyncFileReader`] with the planner's cost
+//! `ARROW1`); a scan of every batch (`--columns` alone) also reads the object's start beside it
+//! ([`Reading::Scan`]), cut once the scan has moved past it. A selection of a file is read by [`AsyncFileReader`] with the planner's cost
 //! model of the network ([`ObjectSource::scan_options`]; the environment may set it,
 //! [`SourceOptions::with_environment`]): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
@@ -29,7 +30,7 @@ use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
 use quiver_object_store::Refusal;
 use quiver_object_store::{
-    ObjectBatches, ObjectError, ObjectReader, ObjectSource, SourceOptions, UrlError,
+    ObjectBatches, ObjectError, ObjectReader, ObjectSource, Reading, SourceOptions, UrlError,
 };
 use std::path::Path;
 use std::sync::Mutex;
@@ -110,9 +111,10 @@ pub fn is_url(input: &Path) -> bool {
     input.to_str().is_some_and(quiver_object_store::is_url)
 }
 
-/// Opens the object `url` names: for a read of all of it when the caller reads the `whole`
-/// object, else one suffix GET of its end. A URL of no known scheme is a usage error.
-pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
+/// Opens the object `url` names for the caller's `reading` ([`ObjectSource::open_for`]): a read
+/// of all of it, or one suffix GET of its end (with, for a scan, a GET of its start). A URL of
+/// no known scheme is a usage error.
+pub fn open(url: &str, reading: Reading) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
         UrlError::Unsupported { .. } => Failure::Usage(e.to_string()),
         other => Failure::Error(format!("{url}: {other}")),
@@ -135,17 +137,13 @@ pub fn open(url: &str, whole: bool) -> Result<Remote, Failure> {
         .with_environment(|name| std::env::var(name).ok())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let (source, reader) = runtime
-        .block_on(async {
-            if whole {
-                let (source, reader) =
-                    ObjectSource::open_whole(store.store, store.path, options).await?;
-                Ok((source, Some(reader)))
-            } else {
-                let source = ObjectSource::open(store.store, store.path, options).await?;
-                Ok((source, None))
-            }
-        })
-        .map_err(|e: ObjectError| place.failure(&e))?;
+        .block_on(ObjectSource::open_for(
+            store.store,
+            store.path,
+            options,
+            reading,
+        ))
+        .map_err(|e| place.failure(&e))?;
     Ok(Remote {
         runtime,
         source,

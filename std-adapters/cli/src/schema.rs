@@ -21,6 +21,7 @@ use crate::{Failure, SchemaArgs, SchemaFormat, inputs, many};
 use quiver::ipc::{FileReader, Projection, ReaderOptions, ScanOptions};
 use quiver::schema::{DisplayName, Field, Metadata, Schema};
 use quiver::source::RandomAccess;
+use quiver_object_store::Reading;
 use serde_json::{Map, Value, json};
 use std::fmt::{Display, Write as _};
 use std::io::{self, Write};
@@ -46,7 +47,7 @@ struct Description {
 pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
     let names = inputs::expand(&args.inputs, args.skip_empty)?;
     let mut described = Vec::with_capacity(names.len());
-    let mut ahead = inputs::Ahead::new(names, false, false);
+    let mut ahead = inputs::Ahead::new(names, false, Reading::Peek);
     while let Some((name, input)) = ahead.next_input() {
         let description = describe(&name, input?)?;
         let first = described.first();

@@ -5,8 +5,9 @@
 //!
 //! Reading every column of every batch is ONE GET of the whole object, decoded as it arrives
 //! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
-//! instead. Under a selection, opening is one suffix GET (the footer and the size), and a file
-//! is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
+//! instead. Under a selection, opening is one suffix GET (the footer and the size; for some
+//! columns of every batch, with a GET of the file's start beside it: `Reading::Scan`), and a
+//! file is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
 //! ranges are concurrent ranged GETs, the next window in flight while the current one is
 //! converted. A stream is read front to back.
 //!
@@ -160,10 +161,14 @@ impl Reading {
         }
     }
 
-    /// Whether the caller reads every column of every batch (ONE GET of the object).
-    fn whole(&self) -> bool {
+    /// How the caller reads the object: every column of every batch is ONE GET of it (or its
+    /// parts), some columns of every batch a scan that reads the file's start with its end.
+    fn reading(&self) -> quiver_object_store::Reading {
         let s = &self.selection;
-        s.columns.is_none() && s.batches.is_none() && s.limit.is_none()
+        quiver_object_store::Reading::of(
+            s.columns.is_none(),
+            s.batches.is_none() && s.limit.is_none(),
+        )
     }
 
     /// The failure of a store request, naming the endpoint (as the CLI's one line does).
@@ -242,17 +247,10 @@ impl Reading {
         let options = SourceOptions::default()
             .with_environment(|name| std::env::var(name).ok())
             .map_err(|e| Failure::Value(e.to_string()))?;
-        let (source, whole) = if self.whole() {
-            let (source, reader) = ObjectSource::open_whole(store.store, store.path, options)
+        let (source, whole) =
+            ObjectSource::open_for(store.store, store.path, options, self.reading())
                 .await
                 .map_err(|e| self.store_failure(e))?;
-            (source, Some(reader))
-        } else {
-            let source = ObjectSource::open(store.store, store.path, options)
-                .await
-                .map_err(|e| self.store_failure(e))?;
-            (source, None)
-        };
         let is_file = source.tail().ends_with(quiver::format::MAGIC);
         let front_to_back = match whole {
             Some(reader) => match ObjectBatches::new(reader, ReaderOptions::default()).await {
