@@ -6,8 +6,8 @@
 //!
 //! Readers, each on the whole file and on one column:
 //! - quiver as `quiver json` reads: the whole file front to back through one GET
-//!   (`ObjectSource::open_whole`, `ObjectBatches`), one column by ranges (`ObjectSource` under
-//!   `AsyncFileReader`);
+//!   (`ObjectSource::open_whole`, `ObjectBatches`), one column by ranges (`ObjectSource` opened
+//!   for a scan, `Reading::Scan`: its start read with its end, under `AsyncFileReader`);
 //! - one GET per block with arrow-rs (DataFusion's approach): the footer, then each record
 //!   batch block in turn, decoded with `arrow_ipc::reader::FileDecoder`;
 //! - polars `scan_ipc(...).collect()` and pyarrow's `S3FileSystem` + `ipc.open_file`, when

@@ -11,7 +11,8 @@
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
 //! `ARROW1`); a scan of every batch (`--columns` alone) also reads the object's start beside it
-//! ([`Reading::Scan`]), cut once the scan has moved past it. A selection of a file is read by [`AsyncFileReader`] with the planner's cost
+//! ([`Reading::Scan`]; not from a plain `http(s)://` server, [`Reading::on`]), cut once the
+//! scan has moved past it. A selection of a file is read by [`AsyncFileReader`] with the planner's cost
 //! model of the network ([`ObjectSource::scan_options`]; the environment may set it,
 //! [`SourceOptions::with_environment`]): every window's ranges go out as
 //! concurrent ranged GETs on the runtime's threads, and the next window is in flight while
@@ -136,6 +137,7 @@ pub fn open(url: &str, reading: Reading) -> Result<Remote, Failure> {
     let options = SourceOptions::default()
         .with_environment(|name| std::env::var(name).ok())
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    let reading = reading.on(&store);
     let (source, reader) = runtime
         .block_on(ObjectSource::open_for(
             store.store,

@@ -3,7 +3,7 @@
 //! own: the leading magic and schema, the first block's metadata (where a projection's buffers
 //! lie), and the first parts of a file read whole.
 //!
-//! It uses `request`, `log` and `error`.
+//! It uses `request` and `log`.
 //!
 //! The bytes are kept as they arrive, and a read waits for the ones it needs. A scan reads a
 //! file front to back: once it has read from the head and then asks for bytes past it, the

@@ -326,6 +326,17 @@ impl Reading {
             (_, false) => Reading::Peek,
         }
     }
+
+    /// This reading of an object of `url`: a scan of an `http(s)://` object opens as a peek.
+    /// Such a server may not serve ranges, and one request finds out; a scan's two opening
+    /// GETs, sent before that is known, would both bring the whole object. (Every other
+    /// store's API serves ranges.)
+    pub fn on(self, url: &crate::StoreUrl) -> Self {
+        match (self, url.kind) {
+            (Reading::Scan, "HTTP") => Reading::Peek,
+            _ => self,
+        }
+    }
 }
 
 /// One object of an [`ObjectStore`], read with ranged GETs; see the module docs.

@@ -247,10 +247,10 @@ impl Reading {
         let options = SourceOptions::default()
             .with_environment(|name| std::env::var(name).ok())
             .map_err(|e| Failure::Value(e.to_string()))?;
-        let (source, whole) =
-            ObjectSource::open_for(store.store, store.path, options, self.reading())
-                .await
-                .map_err(|e| self.store_failure(e))?;
+        let reading = self.reading().on(&store);
+        let (source, whole) = ObjectSource::open_for(store.store, store.path, options, reading)
+            .await
+            .map_err(|e| self.store_failure(e))?;
         let is_file = source.tail().ends_with(quiver::format::MAGIC);
         let front_to_back = match whole {
             Some(reader) => match ObjectBatches::new(reader, ReaderOptions::default()).await {
