@@ -28,8 +28,12 @@ def write_file(path):
 
 def same_requests(ours, cli):
     """The same requests and bytes as the CLI. Round trips (requests sent one after another)
-    depend on when each answer arrives, on loopback within a few either way: not compared."""
-    assert (ours["requests"], ours["bytes"]) == (cli["requests"], cli["bytes"])
+    depend on when each answer arrives, on loopback within a few either way: not compared.
+    Nor, to the byte, are the bytes of a scan: the GET of the file's start sent beside the
+    opening one is cut where the opening's 64 KiB tail starts, once the tail has come, and on
+    loopback it may have brought some of those bytes by then."""
+    assert ours["requests"] == cli["requests"]
+    assert abs(ours["bytes"] - cli["bytes"]) <= 64 * 1024, (ours, cli)
     assert 1 <= ours["round_trips"] <= ours["requests"]
 
 
