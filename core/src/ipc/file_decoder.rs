@@ -68,6 +68,10 @@ pub struct ScanOptions {
     pub readahead: u64,
     /// The network the planner decides by, if any.
     pub network: Option<Network>,
+    /// Bytes the source holds or is already bringing (an object store's first bytes, read
+    /// with its footer): the model counts no request for them, so a plan that reads them
+    /// (the first block's metadata, say) costs less. They are still asked for.
+    pub held: Range<u64>,
 }
 
 impl Default for ScanOptions {
@@ -77,6 +81,7 @@ impl Default for ScanOptions {
             range_size_limit: DEFAULT_RANGE_SIZE_LIMIT,
             readahead: 64 * 1024 * 1024,
             network: None,
+            held: 0..0,
         }
     }
 }
@@ -109,6 +114,32 @@ impl ScanOptions {
     pub fn with_network(mut self, network: Option<Network>) -> Self {
         self.network = network;
         self
+    }
+
+    /// Sets [`ScanOptions::held`]: bytes the source holds or is already bringing.
+    #[must_use]
+    pub fn with_held(mut self, held: Range<u64>) -> Self {
+        self.held = held;
+        self
+    }
+
+    /// What of `ranges` the source does not hold: each range less [`Self::held`].
+    fn unheld(&self, ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+        let held = &self.held;
+        if held.is_empty() {
+            return ranges.to_vec();
+        }
+        let pieces = ranges.iter().flat_map(|range| {
+            let before = range.start..range.end.min(held.start);
+            let after = range.start.max(held.end)..range.end;
+            [before, after].into_iter().filter(|r| !r.is_empty())
+        });
+        pieces.collect()
+    }
+
+    /// Whether the source holds every byte of `range`.
+    fn holds(&self, range: &Range<u64>) -> bool {
+        self.unheld(core::slice::from_ref(range)).is_empty()
     }
 }
 
@@ -661,10 +692,18 @@ impl FileDecoder {
     ) -> (WindowPlan, Vec<Range<u64>>) {
         let dictionaries = || dictionaries.iter().map(extent);
         let window = self.scan.readahead;
+        // Reads of `wanted`, priced without the bytes the source holds.
         let parts = |wanted: &[Range<u64>]| -> (Vec<Range<u64>>, Cost) {
-            let bytes = wanted.iter().map(|r| r.end - r.start).sum::<u64>();
-            let part = network.part_size(bytes, window.max(bytes));
-            coalesce_for(network, wanted, part)
+            let merged = |wanted: &[Range<u64>]| {
+                let bytes = wanted.iter().map(|r| r.end - r.start).sum::<u64>();
+                let part = network.part_size(bytes, window.max(bytes));
+                coalesce_for(network, wanted, part)
+            };
+            let (reads, cost) = merged(wanted);
+            match self.scan.held.is_empty() {
+                true => (reads, cost),
+                false => (reads, merged(&self.scan.unheld(wanted)).1),
+            }
         };
         let whole_plan = |blocks: &[(usize, Block)]| -> (Vec<Range<u64>>, Cost) {
             let wanted: Vec<Range<u64>> = dictionaries()
@@ -673,7 +712,8 @@ impl FileDecoder {
             let runs = coalesce(&wanted, network.bandwidth_delay(), u64::MAX);
             let bytes = runs.iter().map(|r| r.end - r.start).sum::<u64>();
             let reads = split(&runs, network.part_size(bytes, window.max(bytes)));
-            let cost = network.wave(reads.iter().map(|r| r.end - r.start));
+            let unheld = self.scan.unheld(&reads);
+            let cost = network.wave(unheld.iter().map(|r| r.end - r.start));
             (reads, cost)
         };
         if self.state.projection.is_all() {
@@ -710,16 +750,20 @@ impl FileDecoder {
         // the window, or for its first block only (after which the others are read with their
         // buffers predicted, one request each).
         let share = |(_, b): &(usize, Block)| self.body_share(b.body_length as u64);
+        // Blocks whose bodies (or whole extents) the source does not hold cost requests.
+        let body_unheld = |(_, b): &&(usize, Block)| !self.scan.holds(&body_extent(b));
+        let unheld = |(_, b): &&(usize, Block)| !self.scan.holds(&extent(b));
         let (meta_reads, meta_cost) = parts(&metadata(blocks));
-        let phases = meta_cost.then(network.wave(blocks.iter().map(share)));
+        let phases = meta_cost.then(network.wave(blocks.iter().filter(body_unheld).map(share)));
         let first = blocks.get(..1).unwrap_or_default();
         let (learn_reads, learn_cost) = parts(&metadata(first));
-        let rest = blocks.get(1..).unwrap_or_default().iter().map(|block| {
+        let rest = blocks.get(1..).unwrap_or_default().iter().filter(unheld);
+        let rest = rest.map(|block| {
             let (_, b) = block;
             (b.meta_data_length as u64).saturating_add(share(block))
         });
         let learn = learn_cost
-            .then(network.wave(first.iter().map(share)))
+            .then(network.wave(first.iter().filter(body_unheld).map(share)))
             .then(network.wave(rest));
         let mut best = (WindowPlan::Whole, whole);
         for (plan, cost) in [(WindowPlan::Phases, phases), (WindowPlan::Learn, learn)] {
@@ -1036,5 +1080,22 @@ impl MessageBytes {
     /// The message view, checked to declare the body length its block does.
     fn parse(&self, block: Block) -> FormatResult<format::Message<'_>> {
         block.message(&self.bytes, self.offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_bytes_are_left_out_of_what_is_priced() {
+        let options = ScanOptions::default().with_held(100..200);
+        let ranges = [0..50, 50..150, 150..180, 180..300, 250..260];
+        let unheld = options.unheld(&ranges);
+        assert_eq!(unheld, [0..50, 50..100, 200..300, 250..260]);
+        assert!(options.holds(&(120..200)));
+        assert!(!options.holds(&(90..110)));
+        let nothing_held = ScanOptions::default();
+        assert_eq!(nothing_held.unheld(&ranges), ranges);
     }
 }

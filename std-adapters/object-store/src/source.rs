@@ -618,12 +618,18 @@ impl ObjectSource {
 
     /// How the planner reads from this source: by the cost model of its network
     /// ([`NetworkMetrics::model`], with this source's requests in flight), in windows of
-    /// [`SourceOptions::window`] bytes.
+    /// [`SourceOptions::window`] bytes, the head's bytes held ([`ScanOptions::held`]: the
+    /// first block's metadata read from it costs no wave).
     pub fn scan_options(&self) -> ScanOptions {
+        let held = self
+            .head
+            .as_ref()
+            .map_or(0, |h| h.will_bring(self.head_end));
         self.network()
             .scan_options()
             .with_network(Some(self.model()))
             .with_readahead(self.window)
+            .with_held(0..held)
     }
 
     /// The cost model the planner decides by ([`Self::network`]).
