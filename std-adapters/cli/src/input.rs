@@ -44,7 +44,7 @@ pub fn open(path: &Path, mmap: bool, reading: Reading) -> Result<Input, Failure>
                 "{url}: --mmap needs a local file (an object is read with ranged requests)"
             )));
         }
-        return remote::open(url, reading).map(|r| Input::Remote(Box::new(r)));
+        return remote::open(url, reading, None).map(|r| Input::Remote(Box::new(r)));
     }
     let mut magic = [0u8; MAGIC.len()];
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {

@@ -379,10 +379,11 @@ impl Ahead {
             self.started += 1;
             let url = name.to_str().filter(|_| object && !self.mmap);
             let pending = if let Some(url) = url {
+                // With its size, if a listing gave it.
                 let (url, reading) = (url.to_owned(), self.reading);
                 let thread = std::thread::Builder::new()
                     .name("quiver-open".into())
-                    .spawn(move || remote::open(&url, reading));
+                    .spawn(move || remote::open(&url, reading, size));
                 match thread {
                     Ok(handle) => Pending::Object(handle),
                     // No thread: opened when its turn comes.

@@ -113,9 +113,11 @@ pub fn is_url(input: &Path) -> bool {
 }
 
 /// Opens the object `url` names for the caller's `reading` ([`ObjectSource::open_for`]): a read
-/// of all of it, or one suffix GET of its end (with, for a scan, a GET of its start). A URL of
-/// no known scheme is a usage error.
-pub fn open(url: &str, reading: Reading) -> Result<Remote, Failure> {
+/// of all of it, or one suffix GET of its end (with, for a scan, a GET of its start). A `size`
+/// known from a listing saves a scan of an object within the GET of its start the suffix GET:
+/// that GET brings it whole, footer and all, in ONE request. A URL of no known scheme is a
+/// usage error.
+pub fn open(url: &str, reading: Reading, size: Option<u64>) -> Result<Remote, Failure> {
     let store = quiver_object_store::from_url(url).map_err(|e| match e {
         UrlError::Unsupported { .. } => Failure::Usage(e.to_string()),
         other => Failure::Error(format!("{url}: {other}")),
@@ -134,10 +136,15 @@ pub fn open(url: &str, reading: Reading) -> Result<Remote, Failure> {
         endpoint: store.endpoint.clone(),
     };
     // The network figures and limits the environment sets (`QUIVER_FIRST_BYTE_MS`, …).
-    let options = SourceOptions::default()
+    let mut options = SourceOptions::default()
         .with_environment(|name| std::env::var(name).ok())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let reading = reading.on(&store);
+    let within_head =
+        |&size: &u64| reading == Reading::Scan && size <= options.network.first_part();
+    if let Some(size) = size.filter(within_head) {
+        options = options.with_size(size);
+    }
     let (source, reader) = runtime
         .block_on(ObjectSource::open_for(
             store.store,

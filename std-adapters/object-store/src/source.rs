@@ -363,7 +363,9 @@ pub struct ObjectSource {
 
 impl ObjectSource {
     /// Opens `path` in `store` on the current tokio runtime: one suffix GET (see the module
-    /// docs), none when `options` gives the size.
+    /// docs), with the head's GET beside it when `options` ask for one. When `options` give
+    /// the size: none, or, for an object within the head, the head's GET of all of it, which
+    /// is then the tail.
     ///
     /// # Errors
     ///
@@ -382,9 +384,18 @@ impl ObjectSource {
             let patience = (policy(&options, network), Arc::clone(&log));
             Head::start(&runtime, object, options.head, patience)
         });
-        let (size, tail) = match options.size {
-            Some(size) => (size, bytes::Bytes::new()),
-            None => {
+        let (size, tail) = match (options.size, &head) {
+            // A known size within the head: the head brings the whole object, which is then
+            // the tail (ONE request, footer and all).
+            (Some(size), Some(head)) if size > 0 && size <= options.head => {
+                let whole = match head.bytes(0..size).await {
+                    Some(whole) => whole,
+                    None => get_range(&store, &path, 0..size, &log).await?,
+                };
+                (size, whole)
+            }
+            (Some(size), _) => (size, bytes::Bytes::new()),
+            (None, _) => {
                 let started = Instant::now();
                 let patience = policy(&options, network);
                 let opened = open_tail((&store, &path), options.tail, &log, patience).await?;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Counted, hundred_batches, local, put};
+use common::{Counted, hundred_batches, local, put, trips};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{GetRange, ObjectStore};
@@ -237,6 +237,23 @@ async fn a_scan_reads_the_file_start_with_its_end() {
     println!("i32, scan: {stats:?}");
     assert_eq!(stats.requests, 1 + 1 + 99, "{stats:?}");
     assert!(stats.round_trips <= 3, "{stats:?}");
+
+    // The size given (as a listing gives it) and the object within the head: ONE GET of all
+    // of it, footer and all, no suffix GET.
+    let trips = trips();
+    let path = put(&*memory, "trips.arrow", &trips).await;
+    let counted = Counted::new(Arc::clone(&memory), delay);
+    let sized = (s3().with_size(trips.len() as u64), Reading::Scan);
+    let stats = read(counted.clone(), &path, &trips, Some(&["city"]), sized).await;
+    assert_eq!(
+        (stats.requests, stats.bytes),
+        (1, trips.len() as u64),
+        "{stats:?}"
+    );
+    assert_eq!(
+        ranged(&counted),
+        [0..NetworkMetrics::default().first_part()]
+    );
 }
 
 /// Every batch of `path` read front to back through `open_whole` with `options`, the
