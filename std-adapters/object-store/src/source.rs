@@ -7,7 +7,8 @@
 //!   (the footer, at most [`quiver::ipc::ReaderOptions::footer_read_size`] bytes from the end, which
 //!   is the same 64 KiB by default) is then served from those bytes. A store that refuses suffix
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
-//!   already knows (from a listing) costs nothing.
+//!   already knows (from a listing) costs nothing, and a scan's object within its head is then
+//!   that one GET, footer and all.
 //! - **A scan reads the file's start with its end** ([`Reading::Scan`],
 //!   [`SourceOptions::head`]): a GET of its first bytes goes out beside the opening one, so
 //!   the scan's first reads (the schema, the first block's metadata that says where a
