@@ -110,7 +110,9 @@ async fn one_column_of_a_small_file_is_read_whole_in_a_few_parts() {
             (s3(), Reading::Peek),
         )
         .await;
-        let parts = ranged(&counted);
+        // In file order (each GET is a task of its own: they reach the store in any order).
+        let mut parts = ranged(&counted);
+        parts.sort_by_key(|p| p.start);
         println!("{column}: {stats:?}, parts {parts:?}");
         assert!(stats.requests <= 16, "{stats:?}");
         assert_eq!(stats.requests, counted.gets());
@@ -250,10 +252,9 @@ async fn a_scan_reads_the_file_start_with_its_end() {
         (1, trips.len() as u64),
         "{stats:?}"
     );
-    assert_eq!(
-        ranged(&counted),
-        [0..NetworkMetrics::default().first_part()]
-    );
+    let ranges = ranged(&counted);
+    assert_eq!(ranges.len(), 1, "{ranges:?}");
+    assert_eq!(ranges[0], 0..NetworkMetrics::default().first_part());
 }
 
 /// Every batch of `path` read front to back through `open_whole` with `options`, the
