@@ -700,9 +700,10 @@ impl FileDecoder {
                 coalesce_for(network, wanted, part)
             };
             let (reads, cost) = merged(wanted);
-            match self.scan.held.is_empty() {
-                true => (reads, cost),
-                false => (reads, merged(&self.scan.unheld(wanted)).1),
+            if self.scan.held.is_empty() {
+                (reads, cost)
+            } else {
+                (reads, merged(&self.scan.unheld(wanted)).1)
             }
         };
         let whole_plan = |blocks: &[(usize, Block)]| -> (Vec<Range<u64>>, Cost) {

@@ -25,6 +25,8 @@ use tokio::task::AbortHandle;
 /// The first bytes of an object, arriving; see the module docs. Dropping it cuts the GET.
 #[derive(Debug)]
 pub(crate) struct Head {
+    /// The bytes its GET asks for: the object's first `requested`.
+    requested: u64,
     state: Arc<Mutex<State>>,
     log: Arc<RequestLog>,
     /// Bytes received so far, for readers waiting for theirs.
@@ -80,6 +82,7 @@ impl Head {
             (Arc::clone(&state), tell),
         ));
         Head {
+            requested: bytes,
             state,
             log,
             received,
@@ -109,14 +112,22 @@ impl Head {
         }
     }
 
-    /// The end of the bytes the head brings of its first `end`: all of them, or up to where
-    /// it is cut, or, once it has ended (cut or failed), the bytes it brought.
-    pub(crate) fn will_bring(&self, end: u64) -> u64 {
+    /// The bytes its GET asks for.
+    pub(crate) fn requested(&self) -> u64 {
+        self.requested
+    }
+
+    /// The end of the bytes the head brings: all it asks for, or up to where it is cut, or,
+    /// once it has ended (cut or failed), the bytes it brought.
+    pub(crate) fn will_bring(&self) -> u64 {
         let state = self.lock();
-        let end = state.until.map_or(end, |until| until.min(end));
-        match state.ended {
-            true => end.min(state.received),
-            false => end,
+        let end = state
+            .until
+            .map_or(self.requested, |until| until.min(self.requested));
+        if state.ended {
+            end.min(state.received)
+        } else {
+            end
         }
     }
 

@@ -350,8 +350,6 @@ pub struct ObjectSource {
     tail: bytes::Bytes,
     /// The object's first bytes, arriving, when the options asked for them.
     head: Option<Arc<Head>>,
-    /// Where the head ends (0 without one).
-    head_end: u64,
     max_in_flight: usize,
     read_ahead: usize,
     network: NetworkMetrics,
@@ -418,7 +416,6 @@ impl ObjectSource {
             path,
             size,
             tail,
-            head_end: head.as_ref().map_or(0, |_| options.head.min(size)),
             head,
             max_in_flight: options.max_in_flight.max(1),
             read_ahead: options.read_ahead.max(1),
@@ -573,7 +570,6 @@ impl ObjectSource {
             size: 0,
             tail: bytes::Bytes::new(),
             head: None,
-            head_end: 0,
             max_in_flight: options.max_in_flight.max(1),
             read_ahead: options.read_ahead.max(1),
             network,
@@ -633,10 +629,7 @@ impl ObjectSource {
     /// [`SourceOptions::window`] bytes, the head's bytes held ([`ScanOptions::held`]: the
     /// first block's metadata read from it costs no wave).
     pub fn scan_options(&self) -> ScanOptions {
-        let held = self
-            .head
-            .as_ref()
-            .map_or(0, |h| h.will_bring(self.head_end));
+        let held = self.head.as_ref().map_or(0, |h| h.will_bring());
         self.network()
             .scan_options()
             .with_network(Some(self.model()))
@@ -687,7 +680,7 @@ impl ObjectSource {
         let head_end = self
             .head
             .as_ref()
-            .map_or(0, |head| head.will_bring(self.head_end))
+            .map_or(0, |head| head.will_bring())
             .min(tail_start);
         let piece = |from: u64, to: u64| (from < to).then_some(from..to);
         Pieces {
@@ -845,7 +838,7 @@ impl AsyncRandomAccess for ObjectSource {
             for piece in pieces.iter().filter_map(|p| p.head.as_ref()) {
                 head.asked(piece.end);
             }
-            let past = |p: &Pieces| p.middle.as_ref().is_some_and(|m| m.end > self.head_end);
+            let past = |p: &Pieces| p.middle.as_ref().is_some_and(|m| m.end > head.requested());
             if pieces.iter().any(past) {
                 head.passed();
             }
