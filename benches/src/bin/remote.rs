@@ -256,7 +256,7 @@ async fn forward(
         + 1;
     let slow = shape.is_slow(n);
     // QUIVER_BENCH_TRACE=1: each request on stderr as it comes (its number, whether it is in
-    // the slow tail, its range) and as its body ends.
+    // the slow tail, its range), as the upstream server's answer comes, and as its body ends.
     let trace = std::env::var_os("QUIVER_BENCH_TRACE").is_some();
     let range = head
         .lines()
@@ -311,6 +311,9 @@ async fn forward(
             }
         }
         let body_start = tokio::time::Instant::now();
+        if trace {
+            eprintln!("{:?} #{n} upstream head", recorder.since_reset());
+        }
         loop {
             // The body at the per-request bandwidth: each piece leaves when the bytes before it
             // would have at that rate.
@@ -1192,10 +1195,10 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
         if mode == "whole" {
             return whole_read(store, key, options).await.0;
         }
-        // As `quiver json --columns` opens an object for a scan of every batch (its start read
-        // with its end), and `--limit` for a peek.
+        // As `quiver json --columns` and `--limit` open an object: for a scan, its start read
+        // with its end (before: a peek, its end, then what the reader asks for).
         let reading = match mode {
-            "column" => Reading::Scan,
+            "column" | "limit" => Reading::Scan,
             _ => Reading::Peek,
         };
         let (source, _) = ObjectSource::open_for(store, Path::from(key), options, reading)

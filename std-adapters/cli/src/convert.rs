@@ -46,8 +46,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
             output::refuse_input(path, name)?;
         }
     }
-    let every_batch = args.batches.is_none() && args.limit.is_none();
-    let reading = Reading::of(args.columns.is_none(), every_batch);
+    let reading = Reading::of(args.columns.is_none(), args.batches.as_ref(), args.limit);
     let output = match &args.output {
         Some(path) => Output::file(path)?,
         None => Output::stdout()?,

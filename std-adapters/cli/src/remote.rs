@@ -10,16 +10,18 @@
 //! ([`ObjectBatches`]): a file as the stream it holds,
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
-//! `ARROW1`); a scan of every batch (`--columns` alone) also reads the object's start beside it
-//! ([`Reading::Scan`]; not from a plain `http(s)://` server, [`Reading::on`]), cut once the
-//! scan has moved past it. A selection of a file is read by [`AsyncFileReader`] with the
+//! `ARROW1`); a scan of every batch (`--columns` alone), and a selection from the first batch
+//! (`--limit`, `--batches 0..n`), also read the object's start beside it ([`Reading::Scan`];
+//! not from a plain `http(s)://` server, [`Reading::on`]), cut once the scan has moved past
+//! it: the first batches of a file, or a stream's first messages, cost no round trip of their
+//! own. A selection of a file is read by [`AsyncFileReader`] with the
 //! planner's cost model of the network ([`ObjectSource::scan_options`]; the environment may
 //! set it, [`SourceOptions::with_environment`]): every window's ranges go out as concurrent
 //! ranged GETs on the runtime's threads, and the next window is in flight while this thread
 //! encodes the current one. A stream is read front to back by
 //! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
-//! buffer ([`ObjectReader`]); the bytes the opening request brought are not asked for again,
-//! so a stream it brought whole costs no more request.
+//! buffer ([`ObjectReader`]); the bytes the opening requests brought (its end, and its start
+//! for a scan) are not asked for again, so a stream they brought whole costs no more request.
 //!
 //! A failure is one `error: URL: …` line that says what went wrong in words and names the
 //! store, bucket, key and endpoint (`no such bucket `b` (S3 endpoint https://…)`); the store's

@@ -41,6 +41,9 @@ struct State {
     received: u64,
     /// When the GET was sent, until it is logged.
     sent: Option<Instant>,
+    /// Its answer came: it is counted as a streaming GET until it is logged
+    /// ([`RequestLog::stream_started`]), so that `--stats` taken while it arrives count it.
+    answered: bool,
     /// The GET is over: every byte came, or it was cut, or it failed.
     ended: bool,
     /// The GET is cut once this many bytes have come (`None`: it runs to its end).
@@ -59,8 +62,10 @@ impl State {
     /// so that a reader that has its bytes finds the request counted.
     fn end(&mut self, log: &RequestLog) {
         self.ended = true;
-        if let Some(sent) = self.sent.take() {
-            log.record(sent, self.received);
+        match self.sent.take() {
+            Some(sent) if self.answered => log.record_streamed(sent, self.received),
+            Some(sent) => log.record(sent, self.received),
+            None => {}
         }
     }
 }
@@ -108,6 +113,27 @@ impl Head {
             if received.changed().await.is_err() {
                 let state = self.lock();
                 return (state.received >= range.end).then(|| slice(&state.chunks, range));
+            }
+        }
+    }
+
+    /// The bytes from `at` (before `end`) of the chunk they came in, once it has come (no
+    /// copy); `None` if the GET ended without the byte at `at`.
+    pub(crate) async fn chunk_at(&self, at: u64, end: u64) -> Option<bytes::Bytes> {
+        let mut received = self.received.clone();
+        loop {
+            {
+                let state = self.lock();
+                if state.received > at {
+                    return Some(chunk_at(&state.chunks, at, end));
+                }
+                if state.ended {
+                    return None;
+                }
+            }
+            if received.changed().await.is_err() {
+                let state = self.lock();
+                return (state.received > at).then(|| chunk_at(&state.chunks, at, end));
             }
         }
     }
@@ -175,6 +201,14 @@ impl Drop for Head {
     }
 }
 
+/// The bytes from `at` (before `end`) of the chunk of `chunks` that holds the byte at `at`.
+fn chunk_at(chunks: &[(u64, bytes::Bytes)], at: u64, end: u64) -> bytes::Bytes {
+    let i = chunks.partition_point(|(offset, _)| *offset <= at) - 1;
+    let (offset, chunk) = &chunks[i];
+    let to = (end - offset).min(chunk.len() as u64);
+    chunk.slice((at - offset) as usize..to as usize)
+}
+
 /// The bytes of `range` from `chunks`: a slice of one chunk, or a copy of the pieces of several.
 fn slice(chunks: &[(u64, bytes::Bytes)], range: Range<u64>) -> bytes::Bytes {
     let pieces = chunks.iter().filter_map(|(offset, chunk)| {
@@ -207,7 +241,12 @@ async fn receive(
         tell.send_modify(|_| {});
         return;
     };
-    lock().sent = Some(sent);
+    {
+        let mut state = lock();
+        state.sent = Some(sent);
+        state.answered = true;
+        log.stream_started();
+    }
     // An object shorter than the head answers with all of it.
     let range = answer.range.clone();
     let mut body = Resuming::new(
@@ -224,6 +263,7 @@ async fn receive(
             Some(Ok(chunk)) => {
                 let offset = range.start + state.received;
                 state.received += chunk.len() as u64;
+                log.arrived(chunk.len() as u64);
                 state.chunks.push((offset, chunk));
                 state.done() || state.received >= range.end
             }

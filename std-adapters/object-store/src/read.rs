@@ -1,7 +1,7 @@
 //! [`ObjectReader`]: an object read front to back through one streaming GET with a bounded
 //! buffer, for the IPC stream format (which is read in order, not by ranges).
 //!
-//! It uses `request`, `log` and `error`.
+//! It uses `head`, `request`, `log` and `error`.
 //!
 //! It is an [`embedded_io_async::Read`], for [`quiver::ipc::AsyncStreamReader`], and a
 //! [`std::io::Read`] for a thread outside the runtime. The GET's body arrives on the runtime,
@@ -15,12 +15,15 @@
 //! that stops early (a schema, `--limit`) leaves little unread behind it, however large the
 //! read-ahead allowed.
 //!
-//! Bytes the source's opening request already brought (its tail) are not asked for again: the
-//! GET stops where they start, and they follow its body. An object the opening brought whole
-//! is read with no request at all. The body must hold exactly the bytes asked for; one that
+//! Bytes the source's opening requests already brought are not asked for again: its tail (the
+//! GET stops where it starts, and it follows the body), and, for a scan, its head (handed over
+//! as it arrives, while the GET of what lies between head and tail is answered; bytes a failed
+//! head did not bring are asked for by a GET of their own). An object the opening brought
+//! whole is read with no request at all. The body must hold exactly the bytes asked for; one that
 //! ends early is an [`ObjectError::Length`], never a shorter stream.
 
 use crate::ObjectError;
+use crate::head::Head;
 use crate::log::RequestLog;
 use crate::request::{Policy, Resuming};
 use futures::future::{self, Either};
@@ -162,7 +165,42 @@ impl Feed {
         }
         (true, received)
     }
+
+    /// Hands the reader `range` of the object from `head`, each chunk as it came; bytes the
+    /// head ends without (it failed) come from a GET of their own. Whether the reader still
+    /// reads.
+    async fn pour_head(
+        &self,
+        head: &Head,
+        range: Range<u64>,
+        (store, path): &(Arc<dyn ObjectStore>, Path),
+        (policy, log): (Policy, &Arc<RequestLog>),
+    ) -> bool {
+        let mut at = range.start;
+        while at < range.end {
+            let chunk = match head.chunk_at(at, range.end).await {
+                Some(chunk) => chunk,
+                None => {
+                    match crate::request::get_range(store, path, at..range.end, log, policy).await {
+                        Ok(bytes) => bytes,
+                        Err(e) => {
+                            self.fail(e);
+                            return false;
+                        }
+                    }
+                }
+            };
+            at += chunk.len() as u64;
+            if !self.send(chunk).await {
+                return false;
+            }
+        }
+        true
+    }
 }
+
+/// Bytes of an object to hand over from its head ([`Head`]): the head and their range.
+pub(crate) type FromHead = Option<(Arc<Head>, Range<u64>)>;
 
 /// A spawned task, aborted when dropped.
 struct Aborting<T>(tokio::task::JoinHandle<T>);
@@ -203,16 +241,17 @@ pub struct ObjectReader {
 
 impl ObjectReader {
     /// Starts one GET of `range` of the object `path` (of `size` bytes) on `runtime`, logged in
-    /// `log`, to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the reader,
-    /// resumed after stalls as `policy` says; no request when `range` is empty.
+    /// `log`, its body to follow `from_head` (bytes of the object from its head, as they
+    /// arrive) and to be followed by `rest`, receiving up to `read_ahead` bytes ahead of the
+    /// reader, resumed after stalls as `policy` says; no request when `range` is empty.
     pub(crate) fn new(
         runtime: &Handle,
         (store, path): (Arc<dyn ObjectStore>, Path),
-        (range, size): (Range<u64>, u64),
+        (from_head, range, size): (FromHead, Range<u64>, u64),
         (rest, read_ahead): (bytes::Bytes, usize),
         (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
-        if range.is_empty() {
+        if from_head.is_none() && range.is_empty() {
             return ObjectReader {
                 chunks: None,
                 current: bytes::Bytes::new(),
@@ -220,15 +259,17 @@ impl ObjectReader {
                 log,
             };
         }
-        let bounded = (range != (0..size)).then(|| range.clone());
-        let (object, request_log) = ((Arc::clone(&store), path.clone()), Arc::clone(&log));
-        let request = async move {
-            let (store, path) = object;
-            crate::request::answered(&store, &path, bounded, &request_log, policy).await
-        };
+        let request = (!range.is_empty()).then(|| {
+            let bounded = (range != (0..size)).then(|| range.clone());
+            let (object, request_log) = ((Arc::clone(&store), path.clone()), Arc::clone(&log));
+            async move {
+                let (store, path) = object;
+                crate::request::answered(&store, &path, bounded, &request_log, policy).await
+            }
+        });
         Self::streaming(
             runtime,
-            ((store, path), request),
+            ((store, path), from_head, request),
             range,
             (rest, read_ahead),
             (policy, log),
@@ -247,21 +288,25 @@ impl ObjectReader {
         let request = std::future::ready(Ok((answered, start)));
         Self::streaming(
             runtime,
-            (object, request),
+            (object, None, Some(request)),
             range,
             (bytes::Bytes::new(), read_ahead),
             (policy, log),
         )
     }
 
-    /// Spawns `request` (its answer and when it was sent) on `runtime` and hands its body,
-    /// which must hold `range` of the object, to the reader as it arrives, resuming it after
-    /// stalls ([`crate::request::Resuming`]).
+    /// Hands the reader `from_head`'s bytes as they arrive, then the body of `request` (its
+    /// answer and when it was sent), which must hold `range` of the object, resuming it
+    /// after stalls ([`crate::request::Resuming`]). The request is spawned on `runtime` at
+    /// once, so that it is answered while the head's bytes are handed over.
     fn streaming(
         runtime: &Handle,
-        (object, request): (
+        (object, from_head, request): (
             (Arc<dyn ObjectStore>, Path),
-            impl Future<Output = Result<(GetResult, Instant), ObjectError>> + Send + 'static,
+            FromHead,
+            Option<
+                impl Future<Output = Result<(GetResult, Instant), ObjectError>> + Send + 'static,
+            >,
         ),
         range: Range<u64>,
         (rest, read_ahead): (bytes::Bytes, usize),
@@ -269,10 +314,28 @@ impl ObjectReader {
     ) -> Self {
         let (feed, body) = channel(read_ahead);
         let task_log = Arc::clone(&log);
-        log.stream_started();
+        let request = request.map(|request| {
+            log.stream_started();
+            (Aborting(runtime.spawn(request)), Instant::now())
+        });
         runtime.spawn(async move {
+            if let Some((head, bytes)) = from_head
+                && !feed
+                    .pour_head(&head, bytes, &object, (policy, &task_log))
+                    .await
+            {
+                // The reader is gone, or the head's bytes failed: the GET is dropped.
+                if let Some((_, sent)) = request {
+                    task_log.record_streamed(sent, 0);
+                }
+                return;
+            }
+            let Some((mut request, _)) = request else {
+                return;
+            };
             // A request that failed was logged where it failed.
-            let (result, start) = match request.await {
+            let answer = (&mut request.0).await;
+            let (result, start) = match answer.map_err(ObjectError::Task).and_then(|a| a) {
                 Ok(answer) => answer,
                 Err(e) => return feed.fail(e),
             };

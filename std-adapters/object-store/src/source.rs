@@ -9,13 +9,14 @@
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing, and a scan's object within its head is then
 //!   that one GET, footer and all.
-//! - **A scan reads the file's start with its end** ([`Reading::Scan`],
-//!   [`SourceOptions::head`]): a GET of its first bytes goes out beside the opening one, so
-//!   the scan's first reads (the schema, the first block's metadata that says where a
-//!   projection's buffers lie, the first parts of a file read whole) wait for no round trip
-//!   of their own. Ranges are served from it as it arrives, and it is cut once the scan has
-//!   read from it and moves past it (`head.rs`). One column of a 300 MB file: two round trips,
-//!   not three.
+//! - **A scan reads the file's start with its end** ([`Reading::Scan`]: some columns of every
+//!   batch, or the first batches or rows; [`SourceOptions::head`]): a GET of its first bytes
+//!   goes out beside the opening one, so the scan's first reads (the schema, the first
+//!   block's metadata that says where a projection's buffers lie, the first blocks, a
+//!   stream's first messages) wait for no round trip of their own. Ranges are served from it
+//!   as it arrives, and it is cut once the scan has read from it and moves past it
+//!   (`head.rs`). One column of a 300 MB file: two round trips, not three; `--limit 10` of a
+//!   7.8 MB one: one, not two.
 //! - **A whole read is parallel parts, in order.** A caller that reads every byte of the
 //!   object front to back opens it with [`ObjectSource::open_whole`]: a ranged GET of its
 //!   first part gives the size; the rest follows in parts of the cost model's size, as many
@@ -311,20 +312,25 @@ impl NetworkMetrics {
 pub enum Reading {
     /// Every column of every batch: the object front to back, in parallel parts.
     Whole,
-    /// Some columns of every batch: a file's planned ranges, its start read with its end.
+    /// Some columns of every batch, or the first batches or rows: a file's planned ranges, or
+    /// a stream's start, its start read with its end.
     Scan,
-    /// Some batches or rows, or only the schema: the end, then what the reader asks for.
+    /// Batches after the first, or only the schema: the end, then what the reader asks for.
     Peek,
 }
 
 impl Reading {
-    /// The reading of a selection of `all_columns` or not, of `every_batch` (no batch range,
-    /// no row limit) or not.
-    pub fn of(all_columns: bool, every_batch: bool) -> Self {
+    /// The reading of a selection of `all_columns` or not, of the `batches` in a range (all
+    /// without one) and at most `limit` rows (all without one). A selection that starts at the
+    /// first batch reads the object's start, so it is read with its end (a scan): the first
+    /// block, or a stream's first messages, then cost no round trip of their own.
+    pub fn of(all_columns: bool, batches: Option<&Range<usize>>, limit: Option<u64>) -> Self {
+        let every_batch = batches.is_none() && limit.is_none();
+        let from_first = batches.is_none_or(|b| b.start == 0 && !b.is_empty());
         match (all_columns, every_batch) {
             (true, true) => Reading::Whole,
-            (false, true) => Reading::Scan,
-            (_, false) => Reading::Peek,
+            _ if from_first && limit != Some(0) => Reading::Scan,
+            _ => Reading::Peek,
         }
     }
 
@@ -643,26 +649,37 @@ impl ObjectSource {
     }
 
     /// The object from byte `offset` to its end, read in order through one streaming GET (for
-    /// the IPC stream format; see [`crate::ObjectReader`]): the bytes the opening request
-    /// brought are not asked for again, so an object it brought whole costs no request. The
-    /// GET is logged with this source's requests.
+    /// the IPC stream format; see [`crate::ObjectReader`]): the bytes the opening requests
+    /// brought are not asked for again (its end, and its start from the head as it arrives,
+    /// the GET of what lies between them sent at once), so an object they brought whole
+    /// costs no request. The GET is logged with this source's requests.
     pub fn reader(&self, offset: u64) -> crate::ObjectReader {
-        // The streaming GET brings the object's start again: the head is not needed.
-        if let Some(head) = &self.head {
-            head.cut();
-        }
         let offset = offset.min(self.size);
-        let tail_start = self.tail_start();
-        let (fetch, rest) = if offset >= tail_start {
-            let skip = (offset - tail_start) as usize;
-            (offset..offset, self.tail.slice(skip..))
+        let (tail_start, head_end) = (self.tail_start(), self.head_end());
+        let from_head = match &self.head {
+            Some(head) if offset < head_end => Some((Arc::clone(head), offset..head_end)),
+            // The GET brings the stream's bytes: the head's are not needed.
+            Some(head) => {
+                head.cut();
+                None
+            }
+            None => None,
+        };
+        let start = if from_head.is_some() {
+            head_end
         } else {
-            (offset..tail_start, self.tail.clone())
+            offset
+        };
+        let (fetch, rest) = if start >= tail_start {
+            let skip = offset.saturating_sub(tail_start) as usize;
+            (tail_start..tail_start, self.tail.slice(skip..))
+        } else {
+            (start..tail_start, self.tail.clone())
         };
         crate::ObjectReader::new(
             &self.runtime,
             (Arc::clone(&self.store), self.path.clone()),
-            (fetch, self.size),
+            (from_head, fetch, self.size),
             (rest, self.read_ahead),
             (self.policy, Arc::clone(&self.log)),
         )
@@ -673,15 +690,16 @@ impl ObjectSource {
         self.size - self.tail.len() as u64
     }
 
+    /// Where the bytes the head brings end, short of the tail (0 without a head).
+    fn head_end(&self) -> u64 {
+        let brought = self.head.as_ref().map_or(0, |head| head.will_bring());
+        brought.min(self.tail_start())
+    }
+
     /// Where the bytes of `range` come from: the head for its first bytes, the tail for its
     /// last, requests for the rest.
     fn pieces(&self, range: &Range<u64>) -> Pieces {
-        let tail_start = self.tail_start();
-        let head_end = self
-            .head
-            .as_ref()
-            .map_or(0, |head| head.will_bring())
-            .min(tail_start);
+        let (tail_start, head_end) = (self.tail_start(), self.head_end());
         let piece = |from: u64, to: u64| (from < to).then_some(from..to);
         Pieces {
             head: piece(range.start, range.end.min(head_end)),

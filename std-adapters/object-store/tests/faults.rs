@@ -29,6 +29,8 @@ enum Fault {
     Truncate,
     /// Bodies longer than this many bytes stop halfway.
     TruncateOver(usize),
+    /// Bodies longer than this many bytes stop halfway, their connections closed 300 ms later.
+    TruncateLateOver(usize),
     /// Ranged GETs are answered 200 with the whole object.
     IgnoreRange,
     /// Requests after the first are never answered.
@@ -69,6 +71,9 @@ async fn serve(object: Arc<Vec<u8>>, fault: Fault) -> (String, Arc<AtomicUsize>)
                                 return;
                             }
                             if cut {
+                                if let Fault::TruncateLateOver(_) = fault {
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                }
                                 return; // the body was cut: close
                             }
                         }
@@ -126,7 +131,7 @@ fn respond(
 fn cut(fault: Fault, header: String, mut body: Vec<u8>) -> (String, Vec<u8>, bool) {
     let cut = match fault {
         Fault::Truncate => !body.is_empty(),
-        Fault::TruncateOver(limit) => body.len() > limit,
+        Fault::TruncateOver(limit) | Fault::TruncateLateOver(limit) => body.len() > limit,
         _ => false,
     };
     if cut {
@@ -282,4 +287,51 @@ async fn a_streaming_get_is_retried_or_fails_never_shorter() {
     };
     assert!(error.contains("body"), "{error}");
     println!("faults: stream, Truncate after {requests} requests: {error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_head_fails_asks_for_its_bytes_again() {
+    let file = trips();
+    let expected: Vec<_> = FileReader::open(file.as_slice(), ReaderOptions::default())
+        .unwrap()
+        .batches()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut writer = quiver::ipc::StreamWriter::new(
+        Vec::new(),
+        expected[0].schema().clone(),
+        Default::default(),
+    )
+    .unwrap();
+    for batch in &expected {
+        writer.write(batch).unwrap();
+    }
+    writer.finish().unwrap();
+    let object = Arc::new(writer.into_inner());
+    // The head's body (128 KiB) stops halfway, after the stream's reader started on it, and
+    // the client does not retry it; every other answer is within the limit.
+    let (head, tail) = (128 * 1024, 16 * 1024);
+    assert!(object.len() > head + tail && object.len() - head - tail < 100_000);
+    let (endpoint, requests) = serve(Arc::clone(&object), Fault::TruncateLateOver(100_000)).await;
+    let options = SourceOptions::default()
+        .with_head(head as u64)
+        .with_tail(tail as u64)
+        .with_hedge(None);
+    let store = common::loopback_s3(&endpoint, 0, Some(Duration::from_secs(1)));
+    let source = ObjectSource::open(store, Path::from("trips.stream"), options)
+        .await
+        .unwrap();
+    let mut reader = AsyncStreamReader::new(source.reader(0), ReaderOptions::default())
+        .await
+        .unwrap();
+    let mut batches = Vec::new();
+    while let Some(batch) = reader.next_batch().await.unwrap() {
+        batches.push(batch);
+    }
+    assert_batches_equal(&expected, &batches);
+    // The suffix, the head (cut), the head's missing half, and the rest.
+    assert_eq!(requests.load(Ordering::SeqCst), 4);
+    let read = source.requests();
+    assert_eq!(read.requests, 4, "{read:?}");
+    assert_eq!(read.bytes, object.len() as u64, "{read:?}");
 }

@@ -346,3 +346,46 @@ async fn a_whole_read_is_parallel_parts_in_order_within_its_window() {
     let stats = whole(counted.clone(), &path, &trips, s3(), u64::MAX).await;
     assert_eq!((stats.requests, stats.bytes), (1, trips.len() as u64));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_batches_come_with_the_footer() {
+    let file = hundred_batches();
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "100.arrow", &file).await;
+    let all = local(&file, None);
+    // Each request waits 10 ms, so that the round trips are counted as they are sent.
+    let delay = Duration::from_millis(10);
+    // `--batches 0..2` or `--limit`: a scan (the object's start read with its end); batches
+    // after the first, or no rows, a peek (the end, then what the reader asks for).
+    assert_eq!(Reading::of(true, Some(&(0..2)), None), Reading::Scan);
+    assert_eq!(Reading::of(false, None, Some(10)), Reading::Scan);
+    assert_eq!(Reading::of(true, None, Some(0)), Reading::Peek);
+    assert_eq!(Reading::of(true, Some(&(50..52)), None), Reading::Peek);
+    assert_eq!(Reading::of(true, Some(&(0..0)), None), Reading::Peek);
+    for (batches, requests, round_trips) in [(0..2, 2, 1), (50..52, 3, 2)] {
+        let counted = Counted::new(Arc::clone(&memory), delay);
+        let reading = Reading::of(true, Some(&batches), None);
+        let (source, _) = ObjectSource::open_for(counted.clone(), path.clone(), s3(), reading)
+            .await
+            .unwrap();
+        let mut reader = AsyncFileReader::open(&source, ReaderOptions::default())
+            .await
+            .unwrap();
+        reader.select(batches.clone(), source.scan_options());
+        let mut read = Vec::new();
+        while let Some(batch) = reader.next_batch().await {
+            read.push(batch.unwrap());
+        }
+        assert_batches_equal(&all[batches.clone()], &read);
+        let stats = source.requests();
+        println!("batches {batches:?}: {stats:?}");
+        // The first two blocks (156 KB) lie within the head's 3.2 MiB (all of it here, come
+        // before the scan is done with it; a far store's is cut once the scan moves on).
+        assert_eq!(
+            (stats.requests, stats.round_trips),
+            (requests, round_trips),
+            "{batches:?}: {stats:?}"
+        );
+        assert!(stats.bytes <= NetworkMetrics::default().first_part() + 64 * 1024);
+    }
+}

@@ -89,6 +89,19 @@ async fn stream_batches(source: &ObjectSource) -> Vec<RecordBatch<'static>> {
     batches
 }
 
+/// Every byte `reader` reads, to its end.
+async fn read_all(mut reader: quiver_object_store::ObjectReader) -> Vec<u8> {
+    use embedded_io_async::Read;
+    let mut bytes = Vec::new();
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        match reader.read(&mut buffer).await.unwrap() {
+            0 => return bytes,
+            n => bytes.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
 /// A stream of the hundred batches of [`hundred_batches`].
 fn hundred_batch_stream() -> Vec<u8> {
     let file = hundred_batches();
@@ -148,6 +161,40 @@ async fn a_stream_is_one_streaming_get_with_a_bounded_buffer() {
     let ranges = counted.ranges.lock().unwrap().clone();
     assert!(tiles(&ranges, stream.len() as u64), "{ranges:?}");
     assert_eq!(source.requests().bytes, stream.len() as u64);
+
+    // Opened for a scan (its start read with its end): the stream's first bytes come from the
+    // head as it arrives, and the GET of what lies between head and tail goes out at once:
+    // three requests, every byte once, two round trips.
+    let head = 1024 * 1024;
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let options = SourceOptions::default().with_head(head);
+    let source = ObjectSource::open(counted.clone(), path.clone(), options.clone())
+        .await
+        .unwrap();
+    assert_batches_equal(&expected, &stream_batches(&source).await);
+    let mut ranges = counted.ranges.lock().unwrap().clone();
+    ranges.sort_by_key(|r| format!("{r:?}"));
+    assert_eq!(
+        ranges,
+        [
+            Some(GetRange::Bounded(0..head)),
+            Some(GetRange::Bounded(head..tail_start)),
+            Some(GetRange::Suffix(DEFAULT_TAIL)),
+        ]
+    );
+    let read = source.requests();
+    assert_eq!((read.requests, read.round_trips), (3, 2), "{read:?}");
+    assert_eq!(read.bytes, stream.len() as u64);
+    // From an offset within the head, and past it (the head then cut, brought for nothing).
+    for offset in [100, head + 100] {
+        let source = ObjectSource::open(Arc::clone(&memory), path.clone(), options.clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            read_all(source.reader(offset)).await,
+            stream[offset as usize..]
+        );
+    }
 
     // The same through `std::io::Read` on a thread outside the runtime.
     let counted = Counted::new(Arc::clone(&memory), Duration::ZERO);

@@ -6,7 +6,8 @@
 //! Reading every column of every batch is ONE GET of the whole object, decoded as it arrives
 //! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
 //! instead. Under a selection, opening is one suffix GET (the footer and the size; for some
-//! columns of every batch, with a GET of the file's start beside it: `Reading::Scan`), and a
+//! columns of every batch, or the first batches or rows, with a GET of the object's start
+//! beside it: `Reading::Scan`), and a
 //! file is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
 //! ranges are concurrent ranged GETs, the next window in flight while the current one is
 //! converted. A stream is read front to back.
@@ -162,13 +163,11 @@ impl Reading {
     }
 
     /// How the caller reads the object: every column of every batch is ONE GET of it (or its
-    /// parts), some columns of every batch a scan that reads the file's start with its end.
+    /// parts), some columns of every batch or its first batches or rows a scan that reads the
+    /// object's start with its end.
     fn reading(&self) -> quiver_object_store::Reading {
         let s = &self.selection;
-        quiver_object_store::Reading::of(
-            s.columns.is_none(),
-            s.batches.is_none() && s.limit.is_none(),
-        )
+        quiver_object_store::Reading::of(s.columns.is_none(), s.batches.as_ref(), s.limit)
     }
 
     /// The failure of a store request, naming the endpoint (as the CLI's one line does).
