@@ -138,3 +138,17 @@ pub fn file(batches: usize, rows: usize, options: quiver::ipc::WriterOptions) ->
     writer.finish().expect("finish file");
     writer.into_inner()
 }
+
+/// An IPC stream of `batches` batches of `rows` rows each (the batches of [`file`]), written
+/// by quiver.
+pub fn stream(batches: usize, rows: usize, options: quiver::ipc::WriterOptions) -> Vec<u8> {
+    let first = batch(rows, 0);
+    let mut writer = quiver::ipc::StreamWriter::new(Vec::new(), first.schema().clone(), options)
+        .expect("stream writer");
+    writer.write(&first).expect("write batch");
+    for i in 1..batches {
+        writer.write(&batch(rows, i as u64)).expect("write batch");
+    }
+    writer.finish().expect("finish stream");
+    writer.into_inner()
+}

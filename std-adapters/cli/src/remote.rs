@@ -11,17 +11,19 @@
 //! its footer checked at the end, or a stream. Otherwise opening is one suffix GET of the
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
 //! `ARROW1`); a scan of every batch (`--columns` alone), and a selection from the first batch
-//! (`--limit`, `--batches 0..n`), also read the object's start beside it ([`Reading::Scan`];
-//! not from a plain `http(s)://` server, [`Reading::on`]), cut once the scan has moved past
+//! (`--limit`, `--batches 0..n`), also read the object's start beside it ([`Reading::Scan`],
+//! [`Reading::First`]; not from a plain `http(s)://` server, [`Reading::on`]), cut once the scan has moved past
 //! it: the first batches of a file, or a stream's first messages, cost no round trip of their
 //! own. A selection of a file is read by [`AsyncFileReader`] with the
 //! planner's cost model of the network ([`ObjectSource::scan_options`]; the environment may
 //! set it, [`SourceOptions::with_environment`]): every window's ranges go out as concurrent
 //! ranged GETs on the runtime's threads, and the next window is in flight while this thread
 //! encodes the current one. A stream is read front to back by
-//! [`ObjectBatches`] over one more GET whose body is read as it arrives, into a bounded
-//! buffer ([`ObjectReader`]); the bytes the opening requests brought (its end, and its start
-//! for a scan) are not asked for again, so a stream they brought whole costs no more request.
+//! [`ObjectBatches`]: what the opening requests did not bring (its end, and its start for a
+//! scan are not asked for again) in parallel parts handed over in order when every batch is
+//! read (`--columns` alone), else through one more GET whose body is read as it arrives, into
+//! a bounded buffer that grows as it is read ([`ObjectReader`]); a stream the opening
+//! requests brought whole costs no more request.
 //!
 //! A failure is one `error: URL: …` line that says what went wrong in words and names the
 //! store, bucket, key and endpoint (`no such bucket `b` (S3 endpoint https://…)`); the store's
@@ -107,6 +109,8 @@ pub struct Remote {
     whole: Mutex<Option<ObjectReader>>,
     /// The object was opened for a read of all of it ([`ObjectSource::open_whole`]).
     opened_whole: bool,
+    /// How the caller reads it.
+    reading: Reading,
 }
 
 /// Whether the input names a URL rather than a local path.
@@ -142,8 +146,7 @@ pub fn open(url: &str, reading: Reading, size: Option<u64>) -> Result<Remote, Fa
         .with_environment(|name| std::env::var(name).ok())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let reading = reading.on(&store);
-    let within_head =
-        |&size: &u64| reading == Reading::Scan && size <= options.network.first_part();
+    let within_head = |&size: &u64| reading.reads_start() && size <= options.network.first_part();
     if let Some(size) = size.filter(within_head) {
         options = options.with_size(size);
     }
@@ -161,6 +164,7 @@ pub fn open(url: &str, reading: Reading, size: Option<u64>) -> Result<Remote, Fa
         url: url.to_owned(),
         place,
         opened_whole: reader.is_some(),
+        reading,
         whole: Mutex::new(reader),
     })
 }
@@ -199,7 +203,8 @@ impl Remote {
     /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
     /// writes its schema message without the length prefix; file readers never read it) is
     /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.
-    /// Otherwise, a file is read by ranges, and a stream through one streaming GET (none when
+    /// Otherwise, a file is read by ranges, and a stream in parallel parts when every batch is
+    /// read ([`ObjectSource::parts_reader`]), else through one streaming GET (no request when
     /// the opening brought it whole); an object that starts with `ARROW1` and does not end
     /// with it is a file without its end, an error saying it was cut short.
     pub fn front_to_back(&self) -> Result<Option<ObjectBatches>, Failure> {
@@ -208,6 +213,8 @@ impl Remote {
             Ok(Some(reader)) => reader,
             // Opened by its end: a file ends with the magic.
             _ if self.source.tail().ends_with(quiver::format::MAGIC) => return Ok(None),
+            // A stream: in parallel parts when every batch is read, else as it is read.
+            _ if self.reading == Reading::Scan => self.source.parts_reader(0),
             _ => self.source.reader(0),
         };
         self.runtime.block_on(async {

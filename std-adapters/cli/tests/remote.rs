@@ -186,6 +186,28 @@ fn a_whole_file_is_read_in_parallel_parts() {
     let logged = moto.logged("GET", "large.arrow");
     assert!(logged <= reads && logged + hedges >= reads, "{stats}");
     assert!(reads - hedges <= 16, "{stats}");
+    // A stream's every batch, some columns: its start with its end, then what lies between
+    // in parallel parts (not one GET at one request's bandwidth), every byte once but what
+    // the start brought of the end.
+    let stream = quiver_tests::ten_columns::stream(100, 2000, Default::default());
+    let local_stream = folder.path().join("large.stream");
+    std::fs::write(&local_stream, &stream).unwrap();
+    let url = moto.put("large.stream", &stream);
+    let output = quiver(&moto, &["json", "--stats", "--columns", "f64,utf8", &url]);
+    let streamed = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(ok(output) == local(&["json", "--columns", "f64,utf8"], &local_stream));
+    let (reads, hedges) = (reads_of(&streamed), count_of(&streamed, "hedges="));
+    assert!(reads - hedges >= 4 && reads - hedges <= 16, "{streamed}");
+    assert!(
+        count_of(&streamed, "round_trips=") <= 2 + hedges,
+        "{streamed}"
+    );
+    let read = count_of(&streamed, "bytes_read=");
+    assert!(
+        read >= stream.len() && read <= stream.len() + 65536,
+        "{streamed}"
+    );
+    std::fs::remove_file(&local_stream).unwrap();
     // Cut short, it is the local file's error, after the batches.
     let cut = &bytes[..bytes.len() - 100];
     std::fs::write(&file, cut).unwrap();
@@ -210,7 +232,11 @@ fn a_whole_file_is_read_in_parallel_parts() {
     assert!(!out.exists());
     let leftovers = std::fs::read_dir(folder.path()).unwrap().count();
     assert_eq!(leftovers, 1, "only the local copy: no temporary file left");
-    println!("remote: {} bytes in {stats}", bytes.len());
+    println!(
+        "remote: {} bytes in {}; a stream's columns: {streamed}",
+        bytes.len(),
+        stats.trim()
+    );
 }
 
 #[test]

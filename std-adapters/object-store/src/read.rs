@@ -202,6 +202,14 @@ impl Feed {
 /// Bytes of an object to hand over from its head ([`Head`]): the head and their range.
 pub(crate) type FromHead = Option<(Arc<Head>, Range<u64>)>;
 
+/// What a read in parts hands over before its parts ([`ObjectReader::in_parts`]).
+pub(crate) enum First {
+    /// The answer to a GET of the object's first part, sent at the instant.
+    Answered(GetResult, Instant),
+    /// Bytes of the object from its head: the head and their range.
+    Head(Arc<Head>, Range<u64>),
+}
+
 /// A spawned task, aborted when dropped.
 struct Aborting<T>(tokio::task::JoinHandle<T>);
 
@@ -352,10 +360,11 @@ impl ObjectReader {
         }
     }
 
-    /// Reads a whole object in parts on `runtime`: `first`, the answer to a GET of its first
-    /// part sent at `start`, streamed as it arrives, then `parts` (the ranges of the rest, in
-    /// order) as ranged GETs of `store`, `in_flight` at once, handed to the reader in order
-    /// (each as the chunks it arrived in) once the ones before it have been.
+    /// Reads an object in parts on `runtime`: `first` (the answer to a GET of its first part,
+    /// sent at the instant it gives, or bytes from its head), streamed as it arrives, then
+    /// `parts` (the ranges of the rest, in order) as ranged GETs of `store`, `in_flight` at
+    /// once, handed to the reader in order (each as the chunks it arrived in) once the ones
+    /// before it have been, and then `rest`.
     ///
     /// The request that takes a part's place is sent when that part has at most `lead` bytes
     /// still to come (the bandwidth-delay product): its first byte then comes about as the
@@ -367,16 +376,18 @@ impl ObjectReader {
     /// falls behind or a part is late), whatever the object's size.
     pub(crate) fn in_parts(
         runtime: &Handle,
-        (first, start): (GetResult, Instant),
+        first: Option<First>,
         (store, path): (Arc<dyn ObjectStore>, Path),
         (parts, in_flight, lead): (Vec<Range<u64>>, usize, u64),
-        read_ahead: usize,
+        (rest, read_ahead): (bytes::Bytes, usize),
         (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let (feed, body) = channel(read_ahead);
         let task_log = Arc::clone(&log);
         let task_runtime = runtime.clone();
-        log.stream_started();
+        if let Some(First::Answered(..)) = first {
+            log.stream_started();
+        }
         runtime.spawn(async move {
             let log = task_log;
             // Word from each part's GET that at most `lead` of its bytes are still to come.
@@ -413,18 +424,29 @@ impl ObjectReader {
                     *owed = owed.saturating_sub(1);
                 }
             };
-            // The first part, handed over as it arrives, while the parts behind it near their
-            // ends.
-            let range = first.range.clone();
-            let object = (Arc::clone(&store), path.clone());
-            let body = Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
-            let pour = feed.pour(body, range, &log);
-            let (going, received) = until(pour, &mut nearing, || {
+            // The first bytes, handed over as they arrive, while the parts behind them near
+            // their ends.
+            let mut near_end = || {
                 owed += 1;
                 take_places(&mut fetching, &mut owed, 0);
-            })
-            .await;
-            log.record_streamed(start, received);
+            };
+            let object = (Arc::clone(&store), path.clone());
+            let going = match first {
+                Some(First::Answered(first, start)) => {
+                    let range = first.range.clone();
+                    let body =
+                        Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
+                    let pour = feed.pour(body, range, &log);
+                    let (going, received) = until(pour, &mut nearing, &mut near_end).await;
+                    log.record_streamed(start, received);
+                    going
+                }
+                Some(First::Head(head, range)) => {
+                    let pour = feed.pour_head(&head, range, &object, (policy, &log));
+                    until(pour, &mut nearing, &mut near_end).await
+                }
+                None => true,
+            };
             if !going {
                 return;
             }
@@ -456,7 +478,7 @@ impl ObjectReader {
         ObjectReader {
             chunks: Some(body),
             current: bytes::Bytes::new(),
-            rest: bytes::Bytes::new(),
+            rest,
             log,
         }
     }

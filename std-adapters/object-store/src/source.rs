@@ -312,9 +312,12 @@ impl NetworkMetrics {
 pub enum Reading {
     /// Every column of every batch: the object front to back, in parallel parts.
     Whole,
-    /// Some columns of every batch, or the first batches or rows: a file's planned ranges, or
-    /// a stream's start, its start read with its end.
+    /// Some columns of every batch: a file's planned ranges, its start read with its end; a
+    /// stream front to back in parallel parts ([`ObjectSource::parts_reader`]).
     Scan,
+    /// The first batches or rows: the object's start read with its end, then what the
+    /// reader asks for (a stream's next bytes as it reads them, [`ObjectSource::reader`]).
+    First,
     /// Batches after the first, or only the schema: the end, then what the reader asks for.
     Peek,
 }
@@ -322,16 +325,22 @@ pub enum Reading {
 impl Reading {
     /// The reading of a selection of `all_columns` or not, of the `batches` in a range (all
     /// without one) and at most `limit` rows (all without one). A selection that starts at the
-    /// first batch reads the object's start, so it is read with its end (a scan): the first
-    /// block, or a stream's first messages, then cost no round trip of their own.
+    /// first batch reads the object's start, so it is read with its end: the first block, or
+    /// a stream's first messages, then cost no round trip of their own.
     pub fn of(all_columns: bool, batches: Option<&Range<usize>>, limit: Option<u64>) -> Self {
         let every_batch = batches.is_none() && limit.is_none();
         let from_first = batches.is_none_or(|b| b.start == 0 && !b.is_empty());
         match (all_columns, every_batch) {
             (true, true) => Reading::Whole,
-            _ if from_first && limit != Some(0) => Reading::Scan,
+            (false, true) => Reading::Scan,
+            _ if from_first && limit != Some(0) => Reading::First,
             _ => Reading::Peek,
         }
+    }
+
+    /// Whether the object's start is read with its end.
+    pub fn reads_start(self) -> bool {
+        matches!(self, Reading::Scan | Reading::First)
     }
 
     /// This reading of an object of `url`: a scan of an `http(s)://` object opens as a peek.
@@ -340,7 +349,7 @@ impl Reading {
     /// store's API serves ranges.)
     pub fn on(self, url: &crate::StoreUrl) -> Self {
         match (self, url.kind) {
-            (Reading::Scan, "HTTP") => Reading::Peek,
+            (Reading::Scan | Reading::First, "HTTP") => Reading::Peek,
             _ => self,
         }
     }
@@ -435,7 +444,8 @@ impl ObjectSource {
 
     /// Opens `path` in `store` as a caller who will read it as `reading` says: for a
     /// [`Reading::Whole`] read, as [`Self::open_whole`] does (the reader it returns is the
-    /// object front to back); for a [`Reading::Scan`], as [`Self::open`] does with a head
+    /// object front to back); for a [`Reading::Scan`] or [`Reading::First`], as
+    /// [`Self::open`] does with a head
     /// ([`SourceOptions::head`], a whole read's [`NetworkMetrics::first_part`] unless the
     /// options give one); for a [`Reading::Peek`], as [`Self::open`] does.
     ///
@@ -453,7 +463,7 @@ impl ObjectSource {
                 let (source, reader) = Self::open_whole(store, path, options).await?;
                 Ok((source, Some(reader)))
             }
-            Reading::Scan => {
+            Reading::Scan | Reading::First => {
                 let head = match options.head {
                     0 => options.network.first_part(),
                     given => given,
@@ -547,14 +557,14 @@ impl ObjectSource {
             let parts = quiver::read_plan::split(std::slice::from_ref(&(first_end..size)), part);
             crate::ObjectReader::in_parts(
                 &runtime,
-                (answered, start),
+                Some(crate::read::First::Answered(answered, start)),
                 object,
                 (
                     parts,
                     usize::try_from(in_flight).unwrap_or(1),
                     model.bandwidth_delay(),
                 ),
-                read_ahead,
+                (bytes::Bytes::new(), read_ahead),
                 (policy, Arc::clone(&log)),
             )
         };
@@ -649,11 +659,53 @@ impl ObjectSource {
     }
 
     /// The object from byte `offset` to its end, read in order through one streaming GET (for
-    /// the IPC stream format; see [`crate::ObjectReader`]): the bytes the opening requests
-    /// brought are not asked for again (its end, and its start from the head as it arrives,
-    /// the GET of what lies between them sent at once), so an object they brought whole
-    /// costs no request. The GET is logged with this source's requests.
+    /// the IPC stream format; see [`crate::ObjectReader`]), for a reader that may stop early:
+    /// the GET receives little ahead of what is read. The bytes the opening requests brought
+    /// are not asked for again (its end, and its start from the head as it arrives, the GET
+    /// of what lies between them sent at once), so an object they brought whole costs no
+    /// request. The GET is logged with this source's requests.
     pub fn reader(&self, offset: u64) -> crate::ObjectReader {
+        let (from_head, fetch, rest) = self.unread(offset);
+        crate::ObjectReader::new(
+            &self.runtime,
+            (Arc::clone(&self.store), self.path.clone()),
+            (from_head, fetch, self.size),
+            (rest, self.read_ahead),
+            (self.policy, Arc::clone(&self.log)),
+        )
+    }
+
+    /// The object from byte `offset` to its end, for a reader that reads all of it (every
+    /// batch of a stream): as [`Self::reader`], but what the opening requests did not bring
+    /// is read as a whole read's rest is ([`Self::open_whole`]): in parts of the cost model's
+    /// size, as many in flight as [`SourceOptions::window`] holds, handed over in order.
+    pub fn parts_reader(&self, offset: u64) -> crate::ObjectReader {
+        let (from_head, fetch, rest) = self.unread(offset);
+        if fetch.is_empty() {
+            return self.reader(offset);
+        }
+        let model = self.model();
+        let part = model.part_size(fetch.end - fetch.start, self.window);
+        let in_flight = model.in_flight_for(part, self.window);
+        let parts = quiver::read_plan::split(std::slice::from_ref(&fetch), part);
+        crate::ObjectReader::in_parts(
+            &self.runtime,
+            from_head.map(|(head, range)| crate::read::First::Head(head, range)),
+            (Arc::clone(&self.store), self.path.clone()),
+            (
+                parts,
+                usize::try_from(in_flight).unwrap_or(1),
+                model.bandwidth_delay(),
+            ),
+            (rest, self.read_ahead),
+            (self.policy, Arc::clone(&self.log)),
+        )
+    }
+
+    /// Where the object's bytes from `offset` come from, in order: the head's (as they
+    /// arrive), a range to ask for, then the tail's. The head is cut if none of its bytes are
+    /// needed.
+    fn unread(&self, offset: u64) -> (crate::read::FromHead, Range<u64>, bytes::Bytes) {
         let offset = offset.min(self.size);
         let (tail_start, head_end) = (self.tail_start(), self.head_end());
         let from_head = match &self.head {
@@ -670,19 +722,12 @@ impl ObjectSource {
         } else {
             offset
         };
-        let (fetch, rest) = if start >= tail_start {
+        if start >= tail_start {
             let skip = offset.saturating_sub(tail_start) as usize;
-            (tail_start..tail_start, self.tail.slice(skip..))
+            (from_head, tail_start..tail_start, self.tail.slice(skip..))
         } else {
-            (start..tail_start, self.tail.clone())
-        };
-        crate::ObjectReader::new(
-            &self.runtime,
-            (Arc::clone(&self.store), self.path.clone()),
-            (from_head, fetch, self.size),
-            (rest, self.read_ahead),
-            (self.policy, Arc::clone(&self.log)),
-        )
+            (from_head, start..tail_start, self.tail.clone())
+        }
     }
 
     /// Where the bytes the opening request brought start in the object.

@@ -355,10 +355,12 @@ async fn the_first_batches_come_with_the_footer() {
     let all = local(&file, None);
     // Each request waits 10 ms, so that the round trips are counted as they are sent.
     let delay = Duration::from_millis(10);
-    // `--batches 0..2` or `--limit`: a scan (the object's start read with its end); batches
-    // after the first, or no rows, a peek (the end, then what the reader asks for).
-    assert_eq!(Reading::of(true, Some(&(0..2)), None), Reading::Scan);
-    assert_eq!(Reading::of(false, None, Some(10)), Reading::Scan);
+    // `--batches 0..2` or `--limit`: the object's start read with its end; batches after the
+    // first, or no rows, a peek (the end, then what the reader asks for).
+    assert_eq!(Reading::of(true, Some(&(0..2)), None), Reading::First);
+    assert_eq!(Reading::of(false, None, Some(10)), Reading::First);
+    assert_eq!(Reading::of(false, None, None), Reading::Scan);
+    assert_eq!(Reading::of(true, None, None), Reading::Whole);
     assert_eq!(Reading::of(true, None, Some(0)), Reading::Peek);
     assert_eq!(Reading::of(true, Some(&(50..52)), None), Reading::Peek);
     assert_eq!(Reading::of(true, Some(&(0..0)), None), Reading::Peek);

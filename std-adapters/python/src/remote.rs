@@ -7,10 +7,11 @@
 //! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
 //! instead. Under a selection, opening is one suffix GET (the footer and the size; for some
 //! columns of every batch, or the first batches or rows, with a GET of the object's start
-//! beside it: `Reading::Scan`), and a
+//! beside it: `Reading::Scan` and `Reading::First`), and a
 //! file is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
 //! ranges are concurrent ranged GETs, the next window in flight while the current one is
-//! converted. A stream is read front to back.
+//! converted. A stream is read front to back: in parallel parts when every batch is read,
+//! else through one GET that receives little ahead of what is read.
 //!
 //! The reading runs on a thread of its own with a small tokio runtime, which owns the source
 //! and its reader and hands each batch over a channel of one: a batch is read ahead while the
@@ -260,11 +261,15 @@ impl Reading {
                 Err(e) => return Err(self.failed(e, None)),
             },
             None if is_file => None,
-            None => Some(
-                ObjectBatches::new(source.reader(0), ReaderOptions::default())
-                    .await
-                    .map_err(|e| self.failed(e, None))?,
-            ),
+            // A stream: in parallel parts when every batch is read, else as it is read.
+            None => {
+                let reader = match reading {
+                    quiver_object_store::Reading::Scan => source.parts_reader(0),
+                    _ => source.reader(0),
+                };
+                let batches = ObjectBatches::new(reader, ReaderOptions::default()).await;
+                Some(batches.map_err(|e| self.failed(e, None))?)
+            }
         };
         Ok((source, front_to_back))
     }
