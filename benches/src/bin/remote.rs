@@ -44,7 +44,9 @@
 //! package's `quiver.read` (`QUIVER_PYTHON`, with the package installed) read each in the same
 //! run; requests, round trips, bytes, time and peak resident set.
 //! `python3 benches/remote.py write PATH` writes the 1,000,000-row pyarrow file; the FILE
-//! `hundred` is the 100-batch file of the small run.
+//! `hundred` is the 100-batch file of the small run. A FILE that holds an IPC stream is read
+//! as `quiver json` reads one (polars and pyarrow do not read streams from a store: leave
+//! them out with `QUIVER_BENCH_READS`).
 //!
 //! `... --bin remote -- --connections [N] [DELAY_MS]` (defaults 32 and 50): N concurrent 64 KiB
 //! ranged GETs from one `object_store` S3 client through the proxy, to `moto_server` and to the
@@ -1195,15 +1197,19 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
         if mode == "whole" {
             return whole_read(store, key, options).await.0;
         }
-        // As `quiver json --columns` and `--limit` open an object: for a scan, its start read
-        // with its end (before: a peek, its end, then what the reader asks for).
+        // As `quiver json --columns` and `--limit` open an object: its start read with its
+        // end (before: a peek, its end, then what the reader asks for).
         let reading = match mode {
-            "column" | "limit" => Reading::Scan,
+            "column" => Reading::Scan,
+            "limit" => Reading::First,
             _ => Reading::Peek,
         };
         let (source, _) = ObjectSource::open_for(store, Path::from(key), options, reading)
             .await
             .unwrap();
+        if !source.tail().ends_with(quiver::format::MAGIC) {
+            return stream_rows(&source, mode, arg).await;
+        }
         let mut reader = AsyncFileReader::open(&source, Default::default())
             .await
             .unwrap();
@@ -1249,6 +1255,32 @@ fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
         rows
     });
     println!("{rows} {}", status_kib("VmHWM"));
+}
+
+/// The rows of the stream `source` holds, read as `quiver json` reads a stream: every batch
+/// (`column`: the stream's columns are all decoded, a stream having no index to skip by) in
+/// parallel parts, or (`limit N`) as it is read until N rows have come; `-old`: before, one
+/// streaming GET of all but the opening's bytes.
+async fn stream_rows(source: &ObjectSource, mode: &str, arg: Option<&str>) -> usize {
+    let reader = match mode {
+        "column" => source.parts_reader(0),
+        _ => source.reader(0),
+    };
+    let limit = if mode.starts_with("limit") {
+        arg.and_then(|a| a.parse().ok()).expect("a row limit")
+    } else {
+        usize::MAX
+    };
+    let mut batches = ObjectBatches::new(reader, Default::default())
+        .await
+        .unwrap();
+    let mut rows = 0;
+    while rows < limit
+        && let Some(batch) = batches.next_batch().await.unwrap()
+    {
+        rows += batch.num_rows();
+    }
+    rows
 }
 
 /// The model run: each `FILE:COLUMN` served by the Rust range server behind the proxy (the

@@ -5,8 +5,8 @@
 //!
 //! - [`ObjectSource`] (`source.rs`): one object as a [`quiver::source::AsyncRandomAccess`]
 //!   source for [`quiver::ipc::AsyncFileReader`]. Opening is one suffix GET (the tail and the
-//!   size at once), with a GET of the object's start beside it for a scan of a file
-//!   ([`ObjectSource::open_for`] by the caller's [`Reading`]; `head.rs`); every range the
+//!   size at once), with a GET of the object's start beside it for a scan or the first
+//!   batches ([`ObjectSource::open_for`] by the caller's [`Reading`]; `head.rs`); every range the
 //!   reader plans is one ranged GET, many in flight at once, each a task of its own on the
 //!   runtime, while the caller decodes. Its [`NetworkMetrics`] give the planner's cost
 //!   model ([`quiver::cost`]).
@@ -17,10 +17,11 @@
 //!   file's by ranges) as a [`quiver_std::Batches`], each awaited on a runtime, for a caller
 //!   that is not async (`quiver json`, the Python adapter).
 //! - [`ObjectReader`] (`read.rs`): an object read in order through one streaming GET with a
-//!   bounded buffer, an [`embedded_io_async::Read`] for [`quiver::ipc::AsyncStreamReader`] (the
-//!   IPC stream format); also a [`std::io::Read`].
+//!   bounded buffer ([`ObjectSource::reader`]), or in parallel parts handed over in order
+//!   ([`ObjectSource::parts_reader`], a whole read's), an [`embedded_io_async::Read`] for
+//!   [`quiver::ipc::AsyncStreamReader`] (the IPC stream format); also a [`std::io::Read`].
 //! - `head.rs`: the object's first bytes, read beside the opening request for a scan and cut
-//!   once the scan has moved past them.
+//!   once the scan has moved past them; a stream's reader takes them as they arrive.
 //! - `request.rs`: one ranged GET, hedged when its answer is late ([`Hedge`]) and resumed from
 //!   its first missing byte when it stalls ([`SourceOptions::with_stall_timeout`]).
 //! - [`from_url`] (`url.rs`): `s3://`, `gs://`, `az://`, `http(s)://`, `file://`, `memory://`

@@ -203,7 +203,7 @@ impl Feed {
 pub(crate) type FromHead = Option<(Arc<Head>, Range<u64>)>;
 
 /// What a read in parts hands over before its parts ([`ObjectReader::in_parts`]).
-pub(crate) enum First {
+pub(crate) enum Leading {
     /// The answer to a GET of the object's first part, sent at the instant.
     Answered(GetResult, Instant),
     /// Bytes of the object from its head: the head and their range.
@@ -376,7 +376,7 @@ impl ObjectReader {
     /// falls behind or a part is late), whatever the object's size.
     pub(crate) fn in_parts(
         runtime: &Handle,
-        first: Option<First>,
+        first: Option<Leading>,
         (store, path): (Arc<dyn ObjectStore>, Path),
         (parts, in_flight, lead): (Vec<Range<u64>>, usize, u64),
         (rest, read_ahead): (bytes::Bytes, usize),
@@ -385,7 +385,7 @@ impl ObjectReader {
         let (feed, body) = channel(read_ahead);
         let task_log = Arc::clone(&log);
         let task_runtime = runtime.clone();
-        if let Some(First::Answered(..)) = first {
+        if let Some(Leading::Answered(..)) = first {
             log.stream_started();
         }
         runtime.spawn(async move {
@@ -432,7 +432,7 @@ impl ObjectReader {
             };
             let object = (Arc::clone(&store), path.clone());
             let going = match first {
-                Some(First::Answered(first, start)) => {
+                Some(Leading::Answered(first, start)) => {
                     let range = first.range.clone();
                     let body =
                         Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
@@ -441,7 +441,7 @@ impl ObjectReader {
                     log.record_streamed(start, received);
                     going
                 }
-                Some(First::Head(head, range)) => {
+                Some(Leading::Head(head, range)) => {
                     let pour = feed.pour_head(&head, range, &object, (policy, &log));
                     until(pour, &mut nearing, &mut near_end).await
                 }

@@ -557,7 +557,7 @@ impl ObjectSource {
             let parts = quiver::read_plan::split(std::slice::from_ref(&(first_end..size)), part);
             crate::ObjectReader::in_parts(
                 &runtime,
-                Some(crate::read::First::Answered(answered, start)),
+                Some(crate::read::Leading::Answered(answered, start)),
                 object,
                 (
                     parts,
@@ -690,7 +690,7 @@ impl ObjectSource {
         let parts = quiver::read_plan::split(std::slice::from_ref(&fetch), part);
         crate::ObjectReader::in_parts(
             &self.runtime,
-            from_head.map(|(head, range)| crate::read::First::Head(head, range)),
+            from_head.map(|(head, range)| crate::read::Leading::Head(head, range)),
             (Arc::clone(&self.store), self.path.clone()),
             (
                 parts,

@@ -194,10 +194,11 @@ impl Reading {
         }
     }
 
-    /// Sends `message`; false once the receiver is gone.
+    /// Sends `message`, the requests so far noted (a streaming GET still arriving counted,
+    /// as `quiver json --stats` counts it); false once the receiver is gone.
     fn send(&self, message: Message, source: &ObjectSource) -> bool {
         if let Ok(mut requests) = self.requests.lock() {
-            *requests = source.requests();
+            *requests = source.requests_so_far();
         }
         self.send.send(message).is_ok()
     }

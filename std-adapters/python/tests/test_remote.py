@@ -71,6 +71,33 @@ def test_file_url_selection(tmp_path):
         quiver.to_json("file://" + str(stream), batches=(12, None))
 
 
+def test_stream_url_costs_what_the_cli_does(tmp_path, monkeypatch, quiver_cli):
+    """A stream's every batch (some columns) is read in parallel parts after its start, its
+    first rows as they are read: the same requests as `quiver json`, whichever the reading."""
+    big = pa.table({"x": pa.array(range(300_000), pa.int64()), "s": [f"v{i}" for i in range(300_000)]})
+    stream = tmp_path / "big.stream"
+    with pa.ipc.new_stream(stream, big.schema) as writer:
+        for batch in big.to_batches(max_chunksize=10_000):
+            writer.write_batch(batch)
+    url = "file://" + str(stream)
+    # A 1 ms first byte: the start read at opening is 1 MiB, the stream's 5 MB are more.
+    monkeypatch.setenv("QUIVER_FIRST_BYTE_MS", "1")
+    for selection, args in [({"columns": ["s"]}, ["--columns", "s"]), ({"limit": 5}, ["--limit", "5"])]:
+        reader = quiver.read(url, **selection)
+        table = pa.table(reader)
+        expected = big.select(["s"]) if "columns" in selection else big.slice(0, 5)
+        assert table.equals(expected.combine_chunks())
+        cli, _ = cli_stats(quiver_cli, url, *args, env=dict(os.environ))
+        if "columns" in selection:
+            same_requests(reader.requests, cli)
+            assert cli["requests"] > 3 and cli["bytes"] >= stream.stat().st_size, cli
+        else:
+            # The start, the end and the GET of what lies between, stopped early (the reading
+            # thread may have read a batch more than the CLI by then: bytes not compared).
+            assert reader.requests["requests"] == cli["requests"] == 3, (reader.requests, cli)
+            assert cli["bytes"] < 2 * 1024 * 1024, cli
+
+
 def test_url_reads_the_network_settings_of_the_cli(tmp_path, monkeypatch):
     url = "file://" + str(write_file(tmp_path / "t.arrow"))
     monkeypatch.setenv("QUIVER_WINDOW_MIB", "fast")
