@@ -12,9 +12,9 @@
 //! object's last 64 KiB: its size and, in those bytes, the footer of a file (which ends with
 //! `ARROW1`); a scan of every batch (`--columns` alone), and a selection from the first batch
 //! (`--limit`, `--batches 0..n`), also read the object's start beside it ([`Reading::Scan`],
-//! [`Reading::First`]; not from a plain `http(s)://` server, [`Reading::on`]), cut once the scan has moved past
-//! it: the first batches of a file, or a stream's first messages, cost no round trip of their
-//! own. A selection of a file is read by [`AsyncFileReader`] with the
+//! [`Reading::First`]; not from a plain `http(s)://` server, [`Reading::on`]), cut once the
+//! scan has moved past it: the first batches of a file, or a stream's first messages, cost no
+//! round trip of their own. A selection of a file is read by [`AsyncFileReader`] with the
 //! planner's cost model of the network ([`ObjectSource::scan_options`]; the environment may
 //! set it, [`SourceOptions::with_environment`]): every window's ranges go out as concurrent
 //! ranged GETs on the runtime's threads, and the next window is in flight while this thread

@@ -9,14 +9,14 @@
 //!   ranges (Azure), or an empty object, costs a HEAD and a bounded GET instead; a size the caller
 //!   already knows (from a listing) costs nothing, and a scan's object within its head is then
 //!   that one GET, footer and all.
-//! - **A scan reads the file's start with its end** ([`Reading::Scan`]: some columns of every
-//!   batch, or the first batches or rows; [`SourceOptions::head`]): a GET of its first bytes
-//!   goes out beside the opening one, so the scan's first reads (the schema, the first
-//!   block's metadata that says where a projection's buffers lie, the first blocks, a
-//!   stream's first messages) wait for no round trip of their own. Ranges are served from it
-//!   as it arrives, and it is cut once the scan has read from it and moves past it
-//!   (`head.rs`). One column of a 300 MB file: two round trips, not three; `--limit 10` of a
-//!   7.8 MB one: one, not two.
+//! - **A scan reads the file's start with its end** ([`Reading::Scan`], some columns of every
+//!   batch; [`Reading::First`], the first batches or rows; [`SourceOptions::head`]): a GET of
+//!   its first bytes goes out beside the opening one, so the scan's first reads (the schema,
+//!   the first block's metadata that says where a projection's buffers lie, the first
+//!   blocks, a stream's first messages) wait for no round trip of their own. Ranges are
+//!   served from it as it arrives, and it is cut once the scan has read from it and moves
+//!   past it (`head.rs`). One column of a 300 MB file: two round trips, not three;
+//!   `--limit 10` of a 7.8 MB one: one, not two.
 //! - **A whole read is parallel parts, in order.** A caller that reads every byte of the
 //!   object front to back opens it with [`ObjectSource::open_whole`]: a ranged GET of its
 //!   first part gives the size; the rest follows in parts of the cost model's size, as many
@@ -343,9 +343,10 @@ impl Reading {
         matches!(self, Reading::Scan | Reading::First)
     }
 
-    /// This reading of an object of `url`: a scan of an `http(s)://` object opens as a peek.
-    /// Such a server may not serve ranges, and one request finds out; a scan's two opening
-    /// GETs, sent before that is known, would both bring the whole object. (Every other
+    /// This reading of an object of `url`: a scan or the first batches of an `http(s)://`
+    /// object open as a peek. Such a server may not serve ranges, and one request finds out;
+    /// the two opening GETs of a scan, sent before that is known, would both bring the whole
+    /// object. (Every other
     /// store's API serves ranges.)
     pub fn on(self, url: &crate::StoreUrl) -> Self {
         match (self, url.kind) {
