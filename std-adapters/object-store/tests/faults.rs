@@ -254,25 +254,27 @@ async fn read_stream(
     (result, requests.load(Ordering::SeqCst))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_streaming_get_is_retried_or_fails_never_shorter() {
+/// The batches of `trips.arrow`, and a stream of them.
+fn trips_stream() -> (Vec<RecordBatch<'static>>, Arc<Vec<u8>>) {
     let file = trips();
-    let expected: Vec<_> = FileReader::open(file.as_slice(), ReaderOptions::default())
+    let batches: Vec<_> = FileReader::open(file.as_slice(), ReaderOptions::default())
         .unwrap()
         .batches()
         .collect::<Result<_, _>>()
         .unwrap();
-    let mut writer = quiver::ipc::StreamWriter::new(
-        Vec::new(),
-        expected[0].schema().clone(),
-        Default::default(),
-    )
-    .unwrap();
-    for batch in &expected {
+    let schema = batches[0].schema().clone();
+    let mut writer =
+        quiver::ipc::StreamWriter::new(Vec::new(), schema, Default::default()).unwrap();
+    for batch in &batches {
         writer.write(batch).unwrap();
     }
     writer.finish().unwrap();
-    let object = Arc::new(writer.into_inner());
+    (batches, Arc::new(writer.into_inner()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_get_is_retried_or_fails_never_shorter() {
+    let (expected, object) = trips_stream();
     for fault in [Fault::Unavailable(2), Fault::Reset(2)] {
         let (batches, requests) = read_stream(&object, fault).await;
         let batches = batches.unwrap_or_else(|e| panic!("{fault:?}: {e}"));
@@ -291,23 +293,7 @@ async fn a_streaming_get_is_retried_or_fails_never_shorter() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_whose_head_fails_asks_for_its_bytes_again() {
-    let file = trips();
-    let expected: Vec<_> = FileReader::open(file.as_slice(), ReaderOptions::default())
-        .unwrap()
-        .batches()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let mut writer = quiver::ipc::StreamWriter::new(
-        Vec::new(),
-        expected[0].schema().clone(),
-        Default::default(),
-    )
-    .unwrap();
-    for batch in &expected {
-        writer.write(batch).unwrap();
-    }
-    writer.finish().unwrap();
-    let object = Arc::new(writer.into_inner());
+    let (expected, object) = trips_stream();
     // The head's body (128 KiB) stops halfway, after the stream's reader started on it, and
     // the client does not retry it; every other answer is within the limit.
     let (head, tail) = (128 * 1024, 16 * 1024);
