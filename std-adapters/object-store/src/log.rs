@@ -164,6 +164,12 @@ impl RequestLog {
         self.streaming.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Stops counting a streaming GET whose request failed ([`Self::stream_started`]): it
+    /// was logged where it failed.
+    pub(crate) fn stream_failed(&self) {
+        self.streaming.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// Logs a streaming GET whose `bytes` were counted by [`Self::arrived`] as they came.
     pub fn record_streamed(&self, start: Instant, bytes: u64) {
         self.arriving.fetch_sub(bytes, Ordering::Relaxed);

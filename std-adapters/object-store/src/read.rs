@@ -345,7 +345,10 @@ impl ObjectReader {
             let answer = (&mut request.0).await;
             let (result, start) = match answer.map_err(ObjectError::Task).and_then(|a| a) {
                 Ok(answer) => answer,
-                Err(e) => return feed.fail(e),
+                Err(e) => {
+                    task_log.stream_failed();
+                    return feed.fail(e);
+                }
             };
             let resuming = Arc::clone(&task_log);
             let body = Resuming::new(object, range.clone(), result, policy, resuming);
