@@ -666,14 +666,7 @@ impl ObjectSource {
     /// of what lies between them sent at once), so an object they brought whole costs no
     /// request. The GET is logged with this source's requests.
     pub fn reader(&self, offset: u64) -> crate::ObjectReader {
-        let (from_head, fetch, rest) = self.unread(offset);
-        crate::ObjectReader::new(
-            &self.runtime,
-            (Arc::clone(&self.store), self.path.clone()),
-            (from_head, fetch, self.size),
-            (rest, self.read_ahead),
-            (self.policy, Arc::clone(&self.log)),
-        )
+        self.streaming(self.unread(offset))
     }
 
     /// The object from byte `offset` to its end, for a reader that reads all of it (every
@@ -683,7 +676,7 @@ impl ObjectSource {
     pub fn parts_reader(&self, offset: u64) -> crate::ObjectReader {
         let (from_head, fetch, rest) = self.unread(offset);
         if fetch.is_empty() {
-            return self.reader(offset);
+            return self.streaming((from_head, fetch, rest));
         }
         let model = self.model();
         let part = model.part_size(fetch.end - fetch.start, self.window);
@@ -698,6 +691,20 @@ impl ObjectSource {
                 usize::try_from(in_flight).unwrap_or(1),
                 model.bandwidth_delay(),
             ),
+            (rest, self.read_ahead),
+            (self.policy, Arc::clone(&self.log)),
+        )
+    }
+
+    /// The reader of `unread` ([`Self::unread`]) through one streaming GET.
+    fn streaming(
+        &self,
+        (from_head, fetch, rest): (crate::read::FromHead, Range<u64>, bytes::Bytes),
+    ) -> crate::ObjectReader {
+        crate::ObjectReader::new(
+            &self.runtime,
+            (Arc::clone(&self.store), self.path.clone()),
+            (from_head, fetch, self.size),
             (rest, self.read_ahead),
             (self.policy, Arc::clone(&self.log)),
         )
