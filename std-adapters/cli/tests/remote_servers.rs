@@ -260,7 +260,7 @@ fn a_server_without_range_support_is_read_from_one_get_for_every_option() {
         for args in OPTIONS {
             let object = std::fs::read(&file).unwrap();
             let server = Server::start(
-                object,
+                object.clone(),
                 Behaviour {
                     ignore_range: true,
                     ..Behaviour::default()
@@ -276,6 +276,21 @@ fn a_server_without_range_support_is_read_from_one_get_for_every_option() {
             // read by ranges cut from that same answer).
             assert_eq!(server.count("GET"), 1, "{args:?}: {:?}", server.log());
             assert_eq!(server.count("HEAD"), 0, "{args:?}: {:?}", server.log());
+            // `--stats` says what the server saw: one request, and the object's bytes (the
+            // ranges cut from it are no requests).
+            if args[0] == "json" {
+                let output = quiver(&[&["json", "--stats"], &with_url[1..]].concat(), &[]);
+                let (requests, round_trips, bytes) = stats_of(&output.stderr);
+                assert!(ok(output) == remote, "{args:?}");
+                assert_eq!((requests, round_trips), (1, 1), "{args:?}");
+                // All of it, but for a read that ends before the object has all come.
+                let size = object.len() as u64;
+                assert!(
+                    bytes <= size && (bytes == size || args.len() > 1),
+                    "{args:?}"
+                );
+                assert_eq!(server.count("GET"), 2, "{args:?}: {:?}", server.log());
+            }
         }
     }
     println!(
@@ -283,6 +298,56 @@ fn a_server_without_range_support_is_read_from_one_get_for_every_option() {
          files included",
         OPTIONS.len()
     );
+}
+
+/// The request, round trip and bytes `--stats` printed (its first three figures).
+fn stats_of(stderr: &[u8]) -> (u64, u64, u64) {
+    let stats = String::from_utf8_lossy(stderr);
+    let figure = |name: &str| {
+        stats
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(name)?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {stats}"))
+    };
+    (
+        figure("reads="),
+        figure("round_trips="),
+        figure("bytes_read="),
+    )
+}
+
+#[test]
+fn a_range_less_stream_costs_one_request_in_stats_too() {
+    // A stream's reader streams what the opening did not bring: from a Range-less server,
+    // cut from the object the opening's GET brought whole, which is no request.
+    let folder = tempfile::tempdir().unwrap();
+    let object = quiver_tests::ten_columns::stream(20, 1000, Default::default());
+    let file = folder.path().join("ten.arrows");
+    std::fs::write(&file, &object).unwrap();
+    let size = object.len() as u64;
+    for args in [
+        &["json"][..],
+        &["json", "--limit", "3"],
+        &["json", "--batches", "2..3"],
+        &["json", "--columns", "i32"],
+    ] {
+        let behaviour = Behaviour {
+            ignore_range: true,
+            ..Behaviour::default()
+        };
+        let server = Server::start(object.clone(), behaviour);
+        let url = format!("{}/data/ten.arrows", server.endpoint);
+        let output = quiver(&[&["json", "--stats"], &args[1..], &[&url]].concat(), &[]);
+        let (requests, round_trips, bytes) = stats_of(&output.stderr);
+        assert!(ok(output) == local(args, &file), "{args:?}");
+        assert_eq!(server.count("GET"), 1, "{args:?}: {:?}", server.log());
+        assert_eq!((requests, round_trips), (1, 1), "{args:?}");
+        // All of it, but for a read that ends before the object has all come.
+        assert!(
+            bytes <= size && (bytes == size || args.len() > 1),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
@@ -543,6 +608,7 @@ fn a_range_less_body_that_keeps_arriving_is_read_as_it_arrives() {
     let output = quiver(&["json", "--stats", "--columns", "city", &url], &env);
     let stats = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(ok(output) == local(&["json", "--columns", "city"], &trips()));
+    assert!(stats.starts_with("reads=1 round_trips=1 "), "{stats}");
     assert!(stats.contains(" hedges=0 retries=0"), "{stats}");
     assert_eq!(server.count("GET"), 1, "{:?}", server.log());
     println!("servers: a trickling Range-less server, one GET: {stats}");

@@ -11,13 +11,12 @@
 //! connection closed) as soon as it has brought them ([`Head::passed`]). A head that fails is
 //! not an error: its bytes are asked for again by ordinary ranged GETs.
 
-use crate::log::RequestLog;
+use crate::log::{RequestLog, Sent};
 use crate::request::{Policy, Resuming};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
@@ -39,8 +38,8 @@ struct State {
     /// The bytes received, in the chunks they came in, each with its offset.
     chunks: Vec<(u64, bytes::Bytes)>,
     received: u64,
-    /// When the GET was sent, until it is logged.
-    sent: Option<Instant>,
+    /// The GET as sent, until it is logged.
+    sent: Option<Sent>,
     /// Its answer came: it is counted as a streaming GET until it is logged
     /// ([`RequestLog::stream_started`]), so that `--stats` taken while it arrives count it.
     answered: bool,
@@ -63,8 +62,8 @@ impl State {
     fn end(&mut self, log: &RequestLog) {
         self.ended = true;
         match self.sent.take() {
-            Some(sent) if self.answered => log.record_streamed(sent, self.received),
-            Some(sent) => log.record(sent, self.received),
+            Some(sent) if self.answered => log.record_streamed(&sent, self.received),
+            Some(sent) => log.record_sent(&sent, self.received),
             None => {}
         }
     }
@@ -231,7 +230,7 @@ async fn receive(
 ) {
     let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
     // Counted from now, in case the head is cut before its answer.
-    lock().sent = Some(Instant::now());
+    lock().sent = Some(Sent::now());
     let answered = crate::request::answered(&store, &path, Some(range.clone()), &log, policy);
     let Ok((answer, sent)) = answered.await else {
         let mut state = lock();

@@ -2,12 +2,70 @@
 //! bytes they brought, the round trips they took one after another, the usual time to first
 //! byte (for hedging) and the bandwidth large requests measured (for the cost model).
 //!
-//! The bottom of the crate: it uses nothing else here.
+//! The bottom of the crate: it uses nothing else here. It also says where an answer came from
+//! ([`Origin`], [`ORIGIN`]): the server, or an object the server sent whole before.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+/// Where the answer to a GET came from (the transport finds out, `transport.rs`; without a
+/// cloud store's feature there is no transport, and every answer is the server's).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(
+    not(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http")),
+    allow(dead_code)
+)]
+pub(crate) enum Origin {
+    /// The server, as asked.
+    #[default]
+    Server,
+    /// The server, with the whole object for a ranged GET (it does not serve ranges): the
+    /// answer was cut from it, and the object's bytes are counted here as they arrive.
+    Whole(Arc<AtomicU64>),
+    /// An object the server had sent whole before: no request reached it.
+    Kept,
+}
+
+tokio::task_local! {
+    /// Where the answer to the GET sent in this scope came from: set by the transport that
+    /// finds out (`transport.rs`), read by the caller that logs the request (`request.rs`).
+    pub(crate) static ORIGIN: RefCell<Origin>;
+}
+
+/// Tells the GET being sent where its answer comes from (outside an [`ORIGIN`] scope, no one
+/// asks).
+#[cfg_attr(
+    not(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http")),
+    allow(dead_code)
+)]
+pub(crate) fn answered_from(origin: Origin) {
+    let _ = ORIGIN.try_with(|o| *o.borrow_mut() = origin);
+}
+
+/// A GET as sent: when, and where its answer came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    pub(crate) at: Instant,
+    pub(crate) origin: Origin,
+}
+
+impl Sent {
+    /// A GET sent now, to the server.
+    pub(crate) fn now() -> Self {
+        Sent {
+            at: Instant::now(),
+            origin: Origin::Server,
+        }
+    }
+
+    /// Whether the GET reached the server.
+    pub(crate) fn reached_server(&self) -> bool {
+        !matches!(self.origin, Origin::Kept)
+    }
+}
 
 /// One request sent: when it started and ended, and the bytes its body held.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +93,8 @@ pub struct RequestLog {
     latest_answered: Mutex<Option<(Instant, Instant)>>,
     /// GETs waiting for their answers (each with its copies counting once).
     awaiting: AtomicU64,
+    /// The bytes of objects a server sent whole for a ranged GET, as they arrive.
+    whole: Mutex<Vec<Arc<AtomicU64>>>,
 }
 
 /// A GET waiting for its answer, counted in its [`RequestLog`] until dropped.
@@ -78,6 +138,24 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
+    }
+
+    /// Logs the GET `sent` as its answer's origin says, its body having brought `bytes`: a
+    /// request to the server with them; one whose server sent the whole object with that
+    /// object's bytes instead, as they arrive; an answer cut from such an object as nothing
+    /// (no request reached the server).
+    pub(crate) fn record_sent(&self, sent: &Sent, bytes: u64) {
+        match &sent.origin {
+            Origin::Server => self.record(sent.at, bytes),
+            Origin::Whole(arrived) => {
+                self.record(sent.at, 0);
+                self.whole
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(Arc::clone(arrived));
+            }
+            Origin::Kept => {}
+        }
     }
 
     /// Counts a request sent again because its answer was late.
@@ -155,26 +233,26 @@ impl RequestLog {
     }
 
     /// Counts `bytes` of a streaming GET's body as they arrive, before the GET is logged.
-    pub fn arrived(&self, bytes: u64) {
+    pub(crate) fn arrived(&self, bytes: u64) {
         self.arriving.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Counts a streaming GET sent, until [`Self::record_streamed`] logs it.
-    pub fn stream_started(&self) {
+    pub(crate) fn stream_started(&self) {
         self.streaming.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Stops counting a streaming GET whose request failed ([`Self::stream_started`]): it
-    /// was logged where it failed.
+    /// Stops counting a streaming GET ([`Self::stream_started`]) whose request failed (it was
+    /// logged where it failed), or whose answer no request carried ([`Origin::Kept`]).
     pub(crate) fn stream_failed(&self) {
         self.streaming.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Logs a streaming GET whose `bytes` were counted by [`Self::arrived`] as they came.
-    pub fn record_streamed(&self, start: Instant, bytes: u64) {
+    pub(crate) fn record_streamed(&self, sent: &Sent, bytes: u64) {
         self.arriving.fetch_sub(bytes, Ordering::Relaxed);
         self.streaming.fetch_sub(1, Ordering::Relaxed);
-        self.record(start, bytes);
+        self.record_sent(sent, bytes);
     }
 
     /// The requests so far with the streaming GETs still arriving counted as sent, with the
@@ -217,10 +295,17 @@ impl RequestLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        let whole: u64 = self
+            .whole
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|arrived| arrived.load(Ordering::Relaxed))
+            .sum();
         RequestStats {
             requests: requests.len() as u64,
             round_trips: longest_chain(&requests),
-            bytes: requests.iter().map(|r| r.bytes).sum(),
+            bytes: requests.iter().map(|r| r.bytes).sum::<u64>() + whole,
             hedges: self.hedges.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
         }

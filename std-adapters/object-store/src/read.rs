@@ -24,7 +24,7 @@
 
 use crate::ObjectError;
 use crate::head::Head;
-use crate::log::RequestLog;
+use crate::log::{RequestLog, Sent};
 use crate::request::{Policy, Resuming};
 use futures::future::{self, Either};
 use object_store::path::Path;
@@ -34,7 +34,6 @@ use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, mpsc};
 
@@ -140,9 +139,36 @@ impl Feed {
         let _ = self.send.send(Err(error));
     }
 
+    /// Hands the reader `body`, the answer to `sent`, a streaming GET counted in `log`
+    /// ([`RequestLog::stream_started`]), as [`Self::pour`] does; logs the GET when the body
+    /// ends. An answer no request carried (cut from an object the server sent whole before)
+    /// is no streaming GET: neither counted nor logged.
+    async fn pour_answer(
+        &self,
+        body: Resuming,
+        range: Range<u64>,
+        (sent, log): (&Sent, &RequestLog),
+    ) -> (bool, u64) {
+        let counted = sent.reached_server();
+        if !counted {
+            log.stream_failed();
+        }
+        let (going, received) = self.pour(body, range, counted.then_some(log)).await;
+        if counted {
+            log.record_streamed(sent, received);
+        }
+        (going, received)
+    }
+
     /// Hands the reader `body`, which must hold `range`, as it arrives (resumed after stalls),
-    /// counting it in `log`. Whether the reader still reads, and the bytes received.
-    async fn pour(&self, mut body: Resuming, range: Range<u64>, log: &RequestLog) -> (bool, u64) {
+    /// counting it in `log` if there is one. Whether the reader still reads, and the bytes
+    /// received.
+    async fn pour(
+        &self,
+        mut body: Resuming,
+        range: Range<u64>,
+        log: Option<&RequestLog>,
+    ) -> (bool, u64) {
         let mut received = 0u64;
         while let Some(chunk) = body.next().await {
             let chunk = match chunk {
@@ -153,7 +179,9 @@ impl Feed {
                 }
             };
             received += chunk.len() as u64;
-            log.arrived(chunk.len() as u64);
+            if let Some(log) = log {
+                log.arrived(chunk.len() as u64);
+            }
             if !self.send(chunk).await {
                 return (false, received);
             }
@@ -204,8 +232,8 @@ pub(crate) type FromHead = Option<(Arc<Head>, Range<u64>)>;
 
 /// What a read in parts hands over before its parts ([`ObjectReader::in_parts`]).
 pub(crate) enum Leading {
-    /// The answer to a GET of the object's first part, sent at the instant.
-    Answered(GetResult, Instant),
+    /// The answer to a GET of the object's first part, and that GET as sent.
+    Answered(Box<GetResult>, Sent),
     /// Bytes of the object from its head: the head and their range.
     Head(Arc<Head>, Range<u64>),
 }
@@ -284,16 +312,16 @@ impl ObjectReader {
         )
     }
 
-    /// Reads the body of `answered`, a GET of the whole object `path` sent at `start`, on
-    /// `runtime`.
+    /// Reads the body of `answered`, the answer to `sent`, a GET of the whole object `path`,
+    /// on `runtime`.
     pub(crate) fn answered(
         runtime: &Handle,
-        (object, answered, start): ((Arc<dyn ObjectStore>, Path), GetResult, Instant),
+        (object, answered, sent): ((Arc<dyn ObjectStore>, Path), GetResult, Sent),
         read_ahead: usize,
         (policy, log): (Policy, Arc<RequestLog>),
     ) -> Self {
         let range = 0..answered.meta.size;
-        let request = std::future::ready(Ok((answered, start)));
+        let request = std::future::ready(Ok((answered, sent)));
         Self::streaming(
             runtime,
             (object, None, Some(request)),
@@ -312,9 +340,7 @@ impl ObjectReader {
         (object, from_head, request): (
             (Arc<dyn ObjectStore>, Path),
             FromHead,
-            Option<
-                impl Future<Output = Result<(GetResult, Instant), ObjectError>> + Send + 'static,
-            >,
+            Option<impl Future<Output = Result<(GetResult, Sent), ObjectError>> + Send + 'static>,
         ),
         range: Range<u64>,
         (rest, read_ahead): (bytes::Bytes, usize),
@@ -324,7 +350,7 @@ impl ObjectReader {
         let task_log = Arc::clone(&log);
         let request = request.map(|request| {
             log.stream_started();
-            (Aborting(runtime.spawn(request)), Instant::now())
+            (Aborting(runtime.spawn(request)), Sent::now())
         });
         runtime.spawn(async move {
             if let Some((head, bytes)) = from_head
@@ -334,7 +360,7 @@ impl ObjectReader {
             {
                 // The reader is gone, or the head's bytes failed: the GET is dropped.
                 if let Some((_, sent)) = request {
-                    task_log.record_streamed(sent, 0);
+                    task_log.record_streamed(&sent, 0);
                 }
                 return;
             }
@@ -343,7 +369,7 @@ impl ObjectReader {
             };
             // A request that failed was logged where it failed.
             let answer = (&mut request.0).await;
-            let (result, start) = match answer.map_err(ObjectError::Task).and_then(|a| a) {
+            let (result, sent) = match answer.map_err(ObjectError::Task).and_then(|a| a) {
                 Ok(answer) => answer,
                 Err(e) => {
                     task_log.stream_failed();
@@ -352,8 +378,7 @@ impl ObjectReader {
             };
             let resuming = Arc::clone(&task_log);
             let body = Resuming::new(object, range.clone(), result, policy, resuming);
-            let (_, received) = feed.pour(body, range, &task_log).await;
-            task_log.record_streamed(start, received);
+            feed.pour_answer(body, range, (&sent, &task_log)).await;
         });
         ObjectReader {
             chunks: Some(body),
@@ -364,7 +389,7 @@ impl ObjectReader {
     }
 
     /// Reads an object in parts on `runtime`: `first` (the answer to a GET of its first part,
-    /// sent at the instant it gives, or bytes from its head), streamed as it arrives, then
+    /// with that GET as sent, or bytes from its head), streamed as it arrives, then
     /// `parts` (the ranges of the rest, in order) as ranged GETs of `store`, `in_flight` at
     /// once, handed to the reader in order (each as the chunks it arrived in) once the ones
     /// before it have been, and then `rest`.
@@ -435,14 +460,12 @@ impl ObjectReader {
             };
             let object = (Arc::clone(&store), path.clone());
             let going = match first {
-                Some(Leading::Answered(first, start)) => {
+                Some(Leading::Answered(first, sent)) => {
                     let range = first.range.clone();
                     let body =
-                        Resuming::new(object, range.clone(), first, policy, Arc::clone(&log));
-                    let pour = feed.pour(body, range, &log);
-                    let (going, received) = until(pour, &mut nearing, &mut near_end).await;
-                    log.record_streamed(start, received);
-                    going
+                        Resuming::new(object, range.clone(), *first, policy, Arc::clone(&log));
+                    let pour = feed.pour_answer(body, range, (&sent, &log));
+                    until(pour, &mut nearing, &mut near_end).await.0
                 }
                 Some(Leading::Head(head, range)) => {
                     let pour = feed.pour_head(&head, range, &object, (policy, &log));

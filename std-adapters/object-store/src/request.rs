@@ -29,12 +29,13 @@
 //! (when to hedge, when a wait is a stall) are the [`Policy`]'s few numbers.
 
 use crate::ObjectError;
-use crate::log::RequestLog;
+use crate::log::{ORIGIN, RequestLog, Sent};
 use futures::StreamExt;
 use futures::future::{self, Either};
 use futures::stream::FuturesUnordered;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, ObjectStore};
+use std::cell::RefCell;
 use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
@@ -158,9 +159,9 @@ pub(crate) async fn get_range_chunks(
     log: &Arc<RequestLog>,
     (policy, progress): (Policy, impl FnMut(u64)),
 ) -> Result<Vec<bytes::Bytes>, ObjectError> {
-    let (answered, start) = answered(store, path, Some(range.clone()), log, policy).await?;
+    let (answered, sent) = answered(store, path, Some(range.clone()), log, policy).await?;
     if answered.range != range {
-        log.record(start, 0);
+        log.record_sent(&sent, 0);
         let received = answered.range.end - answered.range.start;
         return Err(ObjectError::Length { range, received });
     }
@@ -168,7 +169,7 @@ pub(crate) async fn get_range_chunks(
     let body = Resuming::new(object, range.clone(), answered, policy, Arc::clone(log));
     let body = body.chunks(progress).await;
     let received = |chunks: &Vec<bytes::Bytes>| chunks.iter().map(|c| c.len() as u64).sum();
-    log.record(start, body.as_ref().map_or(0, received));
+    log.record_sent(&sent, body.as_ref().map_or(0, received));
     let body = body?;
     if received(&body) != range.end - range.start {
         let received = received(&body);
@@ -185,15 +186,15 @@ pub(crate) fn join(chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
     }
 }
 
-/// The first answer to `request()` (a GET), hedged (see the module docs), with the time its
-/// request was sent: the first success, or the last error once every request sent has failed;
-/// `None` when no answer came within the stall timeout. A request that lost, failed or stalled
-/// is logged with no bytes.
+/// The first answer to `request()` (a GET), hedged (see the module docs), with its request as
+/// sent (when, and where the answer came from): the first success, or the last error once
+/// every request sent has failed; `None` when no answer came within the stall timeout. A
+/// request that lost, failed or stalled is logged with no bytes.
 async fn answer<F>(
     log: &RequestLog,
     policy: Policy,
     request: &mut impl FnMut() -> F,
-) -> Option<(object_store::Result<GetResult>, Instant)>
+) -> Option<(object_store::Result<GetResult>, Sent)>
 where
     F: Future<Output = object_store::Result<GetResult>>,
 {
@@ -204,7 +205,8 @@ where
     let mut sent = FuturesUnordered::new();
     let mut send = |copy: usize| {
         let get = request();
-        async move { (copy, get.await) }
+        let answered = async move { (get.await, ORIGIN.with(RefCell::take)) };
+        async move { (copy, ORIGIN.scope(RefCell::default(), answered).await) }
     };
     sent.push(send(0));
     let copies = policy.hedge.map_or(0, |h| h.copies as usize);
@@ -251,22 +253,27 @@ where
         }
         let wait = Box::pin(tokio::time::sleep_until(due.into()));
         match future::select(sent.next(), wait).await {
-            Either::Left((Some((copy, Ok(answer))), _)) => {
-                let start = waiting[copy].take().unwrap_or(began);
+            Either::Left((Some((copy, (Ok(answer), origin))), _)) => {
+                let at = waiting[copy].take().unwrap_or(began);
                 lost(&waiting);
-                log.first_byte(start.elapsed());
-                log.answered(start);
-                return Some((Ok(answer), start));
+                let this = Sent { at, origin };
+                // An answer cut from an object the server sent before took no time of its own.
+                if this.reached_server() {
+                    log.first_byte(at.elapsed());
+                    log.answered(at);
+                }
+                return Some((Ok(answer), this));
             }
-            Either::Left((Some((copy, Err(e))), _)) => {
-                let start = waiting[copy].take().unwrap_or(began);
+            Either::Left((Some((copy, (Err(e), origin))), _)) => {
+                let at = waiting[copy].take().unwrap_or(began);
+                let this = Sent { at, origin };
                 // A request the client refused to send (`NotSupported`) was no request.
                 if !matches!(e, object_store::Error::NotSupported { .. }) {
-                    log.record(start, 0);
+                    log.record_sent(&this, 0);
                 }
                 // Another request may still answer.
                 if sent.is_empty() {
-                    return Some((Err(e), start));
+                    return Some((Err(e), this));
                 }
             }
             Either::Left((None, _)) => return None,
@@ -279,8 +286,8 @@ where
     }
 }
 
-/// The first answer to a GET of `range` of `path` (`None`: all of it), with the time its
-/// request was sent: hedged as `policy` says, and sent again when no answer comes within the
+/// The first answer to a GET of `range` of `path` (`None`: all of it), with its request as
+/// sent: hedged as `policy` says, and sent again when no answer comes within the
 /// stall timeout, at most [`STALL_RETRIES`] times. A failed request was logged.
 pub(crate) async fn answered(
     store: &Arc<dyn ObjectStore>,
@@ -288,7 +295,7 @@ pub(crate) async fn answered(
     range: Option<Range<u64>>,
     log: &RequestLog,
     policy: Policy,
-) -> Result<(GetResult, Instant), ObjectError> {
+) -> Result<(GetResult, Sent), ObjectError> {
     let options = GetOptions {
         range: range.clone().map(GetRange::Bounded),
         ..GetOptions::default()
@@ -306,7 +313,7 @@ pub(crate) async fn patiently<F>(
     log: &RequestLog,
     policy: Policy,
     mut request: impl FnMut() -> F,
-) -> Result<(object_store::Result<GetResult>, Instant), ObjectError>
+) -> Result<(object_store::Result<GetResult>, Sent), ObjectError>
 where
     F: Future<Output = object_store::Result<GetResult>>,
 {
@@ -416,8 +423,8 @@ impl Resuming {
             };
             let mut get = || self.store.get_opts(&self.path, options.clone());
             match answer(&self.log, policy, &mut get).await {
-                Some((Ok(answered), start)) => {
-                    self.log.record(start, 0);
+                Some((Ok(answered), sent)) => {
+                    self.log.record_sent(&sent, 0);
                     if answered.range != rest {
                         let received = answered.range.end - answered.range.start;
                         return Some(Err(ObjectError::Length {

@@ -510,7 +510,7 @@ impl ObjectSource {
             ..GetOptions::default()
         };
         let first_part = Some(0..network.first_part());
-        let (answer, start) = crate::request::patiently((&path, first_part), &log, opening, || {
+        let (answer, sent) = crate::request::patiently((&path, first_part), &log, opening, || {
             store.get_opts(&path, first.clone())
         })
         .await?;
@@ -524,13 +524,13 @@ impl ObjectSource {
             Err(_) => {
                 // An empty object (no first byte to range over), or a store that does not
                 // answer ranges: one GET of all of it.
-                let (answered, start) =
+                let (answered, sent) =
                     crate::request::answered(&store, &path, None, &log, opening).await?;
-                network.time_to_first_byte.get_or_insert(start.elapsed());
+                network.time_to_first_byte.get_or_insert(sent.at.elapsed());
                 let size = answered.meta.size;
                 let reader = crate::ObjectReader::answered(
                     &runtime,
-                    (object, answered, start),
+                    (object, answered, sent),
                     read_ahead,
                     (policy(&options, network), Arc::clone(&log)),
                 );
@@ -539,7 +539,7 @@ impl ObjectSource {
                 return Ok((source, reader));
             }
         };
-        network.time_to_first_byte.get_or_insert(start.elapsed());
+        network.time_to_first_byte.get_or_insert(sent.at.elapsed());
         let size = answered.meta.size;
         let first_end = answered.range.end;
         let policy = policy(&options, network);
@@ -547,7 +547,7 @@ impl ObjectSource {
             let log = Arc::clone(&log);
             crate::ObjectReader::answered(
                 &runtime,
-                (object, answered, start),
+                (object, answered, sent),
                 read_ahead,
                 (policy, log),
             )
@@ -558,7 +558,7 @@ impl ObjectSource {
             let parts = quiver::read_plan::split(std::slice::from_ref(&(first_end..size)), part);
             crate::ObjectReader::in_parts(
                 &runtime,
-                Some(crate::read::Leading::Answered(answered, start)),
+                Some(crate::read::Leading::Answered(Box::new(answered), sent)),
                 object,
                 (
                     parts,
@@ -822,14 +822,14 @@ async fn open_tail(
         ..GetOptions::default()
     };
     let suffix = || store.get_opts(path, options.clone());
-    let (answer, start) = crate::request::patiently((path, None), log, policy, suffix).await?;
+    let (answer, sent) = crate::request::patiently((path, None), log, policy, suffix).await?;
     let refused = match answer {
         Ok(result) => {
             let (size, range) = (result.meta.size, result.range.clone());
             let object = (Arc::clone(store), path.clone());
             let body = Resuming::new(object, range.clone(), result, policy, Arc::clone(log));
             let body = body.collect().await;
-            log.record(start, body.as_ref().map_or(0, |b| b.len() as u64));
+            log.record_sent(&sent, body.as_ref().map_or(0, |b| b.len() as u64));
             return Ok((size, exact(body?, range)?));
         }
         Err(

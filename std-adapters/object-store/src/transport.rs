@@ -1,6 +1,6 @@
 //! [`Connector`]: the HTTP client under every cloud store [`crate::from_url`] builds.
 //!
-//! It uses nothing else of the crate: the bottom of the crate, with `error` and `log`.
+//! It uses `log` (where an answer came from) and nothing else of the crate.
 //!
 //! It is `object_store`'s own reqwest client with three changes, each for a server as it is
 //! found rather than as the store's API describes it:
@@ -18,7 +18,10 @@
 //!   each receiving its bytes as they arrive, and an empty chunk whenever bytes before it
 //!   arrive (so that only a stall of the object is seen as one). The object is fetched
 //!   once whatever is read of it; a `200` to a request sent before that was known is dropped.
+//!   Each answer says where it came from ([`crate::log::ORIGIN`]), so that the source's log counts the one
+//!   request the server saw, with the object's bytes, and not the answers cut from it.
 
+use crate::log::{Origin, answered_from};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
@@ -32,6 +35,7 @@ use object_store::client::{
 };
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use tokio::sync::mpsc;
@@ -82,6 +86,7 @@ impl HttpService for Transport {
         };
         let uri = request.uri().clone();
         if let Some(download) = self.kept(&uri) {
+            answered_from(Origin::Kept);
             return Ok(download.answer(range));
         }
         let response = self.client.execute(request).await?;
@@ -96,6 +101,7 @@ impl HttpService for Transport {
         }
         let download = Download::start(uri, response).await?;
         *self.whole.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&download));
+        answered_from(Origin::Whole(Arc::clone(&download.received)));
         Ok(download.answer(range))
     }
 }
@@ -117,14 +123,15 @@ struct Download {
     uri: Uri,
     headers: HeaderMap,
     len: u64,
+    /// Bytes received so far (changed with `state` locked; the log reads them too).
+    received: Arc<AtomicU64>,
     state: Mutex<Arrived>,
 }
 
-/// What a [`Download`] has received, and who waits for more.
+/// What a [`Download`] keeps, and who waits for more.
 #[derive(Debug, Default)]
 struct Arrived {
     chunks: Vec<Bytes>,
-    received: u64,
     /// The ranges still waiting for bytes, and where their bytes go.
     waiting: Vec<(Range<u64>, Sender)>,
     /// Why the body stopped before its end.
@@ -148,13 +155,13 @@ impl Download {
             let len = body.len() as u64;
             let state = Mutex::new(Arrived {
                 chunks: vec![body],
-                received: len,
                 ..Arrived::default()
             });
             return Ok(Arc::new(Download {
                 uri,
                 headers,
                 len,
+                received: Arc::new(AtomicU64::new(len)),
                 state,
             }));
         };
@@ -162,6 +169,7 @@ impl Download {
             uri,
             headers,
             len,
+            received: Arc::default(),
             state: Mutex::default(),
         });
         let reading = Arc::clone(&download);
@@ -173,7 +181,7 @@ impl Download {
                     Err(e) => return reading.fail(&e.to_string()),
                 }
             }
-            let received = reading.lock().received;
+            let received = reading.received.load(Ordering::Relaxed);
             if received != reading.len {
                 let said = reading.len;
                 reading.fail(&format!("the body ended after {received} of {said} bytes"));
@@ -194,9 +202,10 @@ impl Download {
     /// Hands `chunk`, the body's next bytes, to the ranges waiting for them, and keeps it.
     fn arrived(&self, chunk: Bytes) {
         let mut state = self.lock();
-        let at = state.received;
-        state.received += chunk.len() as u64;
-        let received = state.received;
+        let at = self
+            .received
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        let received = at + chunk.len() as u64;
         state.waiting.retain(|(range, send)| {
             // A range whose bytes are still to come hears that the body moves on (an empty
             // chunk), so that a wait for them is not taken for a stall.
@@ -244,7 +253,7 @@ impl Download {
             if let Some(error) = &state.failed {
                 let error = Failed(error.clone());
                 let _ = send.send(Err(HttpError::new(HttpErrorKind::Interrupted, error)));
-            } else if state.received < end {
+            } else if self.received.load(Ordering::Relaxed) < end {
                 state.waiting.push((start..end, send));
             }
         }
@@ -350,6 +359,7 @@ mod tests {
             uri: Uri::from_static("http://h/f"),
             headers: HeaderMap::new(),
             len,
+            received: Arc::default(),
             state: Mutex::default(),
         }
     }
@@ -375,6 +385,7 @@ mod tests {
         assert_eq!(&early.into_body().bytes().await.unwrap()[..], b"2345");
         assert_eq!(&tail.into_body().bytes().await.unwrap()[..], b"0123456789");
         assert!(whole.lock().waiting.is_empty());
+        assert_eq!(whole.received.load(Ordering::Relaxed), 10);
         let late = whole.answer(ByteRange::From(7));
         assert_eq!(&late.into_body().bytes().await.unwrap()[..], b"789");
         let beyond = whole.answer(ByteRange::From(10));
