@@ -252,16 +252,21 @@ impl Reading {
         let (source, whole) = ObjectSource::open_for(store.store, store.path, options, reading)
             .await
             .map_err(|e| self.store_failure(e))?;
-        let is_file = source.tail().ends_with(quiver::format::MAGIC);
         let front_to_back = match whole {
-            Some(reader) => match ObjectBatches::new(reader, ReaderOptions::default()).await {
-                Ok(batches) => Some(batches),
-                Err(e @ Error::Source { .. }) => return Err(self.store_failure(e)),
-                // A file whose stream does not start as one (polars'): by ranges.
-                Err(_) if is_file => None,
-                Err(e) => return Err(self.failed(e, None)),
-            },
-            None if is_file => None,
+            Some(mut reader) => {
+                // Opened whole, there is no tail to tell a file by: its first bytes do.
+                let magic = quiver::format::MAGIC;
+                let leading = reader.peek(magic.len()).await;
+                let is_file = leading.map_err(|e| self.store_failure(e))? == magic;
+                match ObjectBatches::new(reader, ReaderOptions::default()).await {
+                    Ok(batches) => Some(batches),
+                    Err(e @ Error::Source { .. }) => return Err(self.store_failure(e)),
+                    // A file whose stream does not start as one (polars'): by ranges.
+                    Err(_) if is_file => None,
+                    Err(e) => return Err(self.failed(e, None)),
+                }
+            }
+            None if source.tail().ends_with(quiver::format::MAGIC) => None,
             // A stream: in parallel parts when every batch is read, else as it is read.
             None => {
                 let reader = match reading {
