@@ -375,10 +375,20 @@ async fn whole_read(
     let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
         .await
         .unwrap();
-    let mut reader = ObjectBatches::new(reader, Default::default())
-        .await
-        .unwrap();
     let mut rows = 0;
+    let Ok(mut reader) = ObjectBatches::new(reader, Default::default()).await else {
+        // A file whose stream cannot be read from its start (polars writes its schema
+        // message without the length prefix) is read by ranges, as `quiver json` reads it.
+        let mut reader = AsyncFileReader::open(&source, Default::default())
+            .await
+            .unwrap();
+        reader.select(0..usize::MAX, source.scan_options());
+        while let Some(batch) = reader.next_batch().await {
+            rows += batch.unwrap().num_rows();
+        }
+        drop(reader);
+        return (rows, source);
+    };
     while let Some(batch) = reader.next_batch().await.unwrap() {
         rows += batch.num_rows();
     }
