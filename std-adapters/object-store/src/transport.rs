@@ -18,8 +18,9 @@
 //!   each receiving its bytes as they arrive, and an empty chunk whenever bytes before it
 //!   arrive (so that only a stall of the object is seen as one). The object is fetched
 //!   once whatever is read of it; a `200` to a request sent before that was known is dropped.
-//!   Each answer says where it came from ([`crate::log::ORIGIN`]), so that the source's log counts the one
-//!   request the server saw, with the object's bytes, and not the answers cut from it.
+//!   Each answer says where it came from ([`crate::log::ORIGIN`]), so that the source's log
+//!   counts the one request the server saw, with the object's bytes, and not the answers cut
+//!   from it.
 
 use crate::log::{Origin, answered_from};
 use async_trait::async_trait;
