@@ -346,8 +346,7 @@ impl Reading {
     /// This reading of an object of `url`: a scan or the first batches of an `http(s)://`
     /// object open as a peek. Such a server may not serve ranges, and one request finds out;
     /// the two opening GETs of a scan, sent before that is known, would both bring the whole
-    /// object. (Every other
-    /// store's API serves ranges.)
+    /// object. (Every other store's API serves ranges.)
     pub fn on(self, url: &crate::StoreUrl) -> Self {
         match (self, url.kind) {
             (Reading::Scan | Reading::First, "HTTP") => Reading::Peek,
@@ -445,10 +444,10 @@ impl ObjectSource {
 
     /// Opens `path` in `store` as a caller who will read it as `reading` says: for a
     /// [`Reading::Whole`] read, as [`Self::open_whole`] does (the reader it returns is the
-    /// object front to back); for a [`Reading::Scan`] or [`Reading::First`], as
-    /// [`Self::open`] does with a head
-    /// ([`SourceOptions::head`], a whole read's [`NetworkMetrics::first_part`] unless the
-    /// options give one); for a [`Reading::Peek`], as [`Self::open`] does.
+    /// object front to back); for a [`Reading::Scan`] or [`Reading::First`], as [`Self::open`]
+    /// does with a head ([`SourceOptions::head`], a whole read's
+    /// [`NetworkMetrics::first_part`] unless the options give one); for a [`Reading::Peek`],
+    /// as [`Self::open`] does.
     ///
     /// # Errors
     ///
@@ -553,18 +552,11 @@ impl ObjectSource {
             )
         } else {
             let model = network.model(options.max_in_flight);
-            let part = model.part_size(size - first_end, options.window);
-            let in_flight = model.in_flight_for(part, options.window);
-            let parts = quiver::read_plan::split(std::slice::from_ref(&(first_end..size)), part);
             crate::ObjectReader::in_parts(
                 &runtime,
                 Some(crate::read::Leading::Answered(Box::new(answered), sent)),
                 object,
-                (
-                    parts,
-                    usize::try_from(in_flight).unwrap_or(1),
-                    model.bandwidth_delay(),
-                ),
+                parts_of(&model, first_end..size, options.window),
                 (bytes::Bytes::new(), read_ahead),
                 (policy, Arc::clone(&log)),
             )
@@ -678,19 +670,11 @@ impl ObjectSource {
         if fetch.is_empty() {
             return self.streaming((from_head, fetch, rest));
         }
-        let model = self.model();
-        let part = model.part_size(fetch.end - fetch.start, self.window);
-        let in_flight = model.in_flight_for(part, self.window);
-        let parts = quiver::read_plan::split(std::slice::from_ref(&fetch), part);
         crate::ObjectReader::in_parts(
             &self.runtime,
             from_head.map(|(head, range)| crate::read::Leading::Head(head, range)),
             (Arc::clone(&self.store), self.path.clone()),
-            (
-                parts,
-                usize::try_from(in_flight).unwrap_or(1),
-                model.bandwidth_delay(),
-            ),
+            parts_of(&self.model(), fetch, self.window),
             (rest, self.read_ahead),
             (self.policy, Arc::clone(&self.log)),
         )
@@ -789,6 +773,21 @@ struct Pieces {
     head: Option<Range<u64>>,
     middle: Option<Range<u64>>,
     tail: Option<Range<u64>>,
+}
+
+/// `range` read front to back in parts ([`crate::ObjectReader::in_parts`]): the parts, of the
+/// size `model` prices cheapest within `window`; how many of them the window holds in flight;
+/// and how far ahead of a part's end its successor is sent (the bandwidth-delay product).
+fn parts_of(
+    model: &quiver::cost::Network,
+    range: Range<u64>,
+    window: u64,
+) -> (Vec<Range<u64>>, usize, u64) {
+    let part = model.part_size(range.end - range.start, window);
+    let in_flight = model.in_flight_for(part, window);
+    let parts = quiver::read_plan::split(std::slice::from_ref(&range), part);
+    let in_flight = usize::try_from(in_flight).unwrap_or(1);
+    (parts, in_flight, model.bandwidth_delay())
 }
 
 /// When `options` hedge and resume a ranged GET, on `network`.
