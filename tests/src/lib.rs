@@ -89,6 +89,16 @@ pub fn file_of(batches: &[quiver::array::RecordBatch<'_>]) -> Vec<u8> {
     writer.into_inner()
 }
 
+/// The IPC file `bytes` as polars writes it: the schema message at its start without the
+/// continuation marker and length before it (file readers take the schema from the footer),
+/// so its stream cannot be read from its start.
+pub fn polars_like(bytes: &[u8]) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    let schema = bytes.windows(4).position(|w| w == [0xFF; 4]).unwrap();
+    bytes[schema..schema + 8].copy_from_slice(&[4, 0, 0, 0, 0xF2, 0xFF, 0xFF, 0xFF]);
+    bytes
+}
+
 /// Runs a future to completion on this thread: the smallest executor, for the async reader's
 /// tests (it parks the thread until a waker unparks it).
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {

@@ -372,11 +372,12 @@ async fn whole_read(
     key: &str,
     options: SourceOptions,
 ) -> (usize, ObjectSource) {
-    let (source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
+    let (mut source, reader) = ObjectSource::open_whole(store, Path::from(key), options)
         .await
         .unwrap();
     let mut rows = 0;
-    let Ok(mut reader) = ObjectBatches::new(reader, Default::default()).await else {
+    let batches = ObjectBatches::of_whole(&mut source, reader, Default::default());
+    let Some(mut reader) = batches.await.unwrap() else {
         // A file whose stream cannot be read from its start (polars writes its schema
         // message without the length prefix) is read by ranges, as `quiver json` reads it.
         let mut reader = AsyncFileReader::open(&source, Default::default())

@@ -119,7 +119,7 @@ pub fn run(args: &JsonArgs) -> Result<(), Failure> {
                 let stream = Stream::new(&input_path, stream);
                 convert(args, stream, &batches, &mut sink)?
             }
-            Input::Remote(remote) => match remote.front_to_back()? {
+            Input::Remote(mut remote) => match remote.front_to_back()? {
                 Some(stream) => {
                     kind = "stream";
                     let stream = BlockingBatches::stream(&remote.runtime, &remote.source, stream);

@@ -38,7 +38,6 @@ use quiver_object_store::{
     ObjectBatches, ObjectError, ObjectReader, ObjectSource, Reading, SourceOptions, UrlError,
 };
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::runtime::Runtime;
 
@@ -106,9 +105,7 @@ pub struct Remote {
     /// Where the object is, for messages.
     pub place: Place,
     /// The GET of the whole object, before it is read ([`ObjectSource::open_whole`]).
-    whole: Mutex<Option<ObjectReader>>,
-    /// The object was opened for a read of all of it ([`ObjectSource::open_whole`]).
-    opened_whole: bool,
+    whole: Option<ObjectReader>,
     /// How the caller reads it.
     reading: Reading,
 }
@@ -163,9 +160,8 @@ pub fn open(url: &str, reading: Reading, size: Option<u64>) -> Result<Remote, Fa
         source,
         url: url.to_owned(),
         place,
-        opened_whole: reader.is_some(),
         reading,
-        whole: Mutex::new(reader),
+        whole: reader,
     })
 }
 
@@ -199,18 +195,28 @@ impl Remote {
     /// The object's batches front to back, its schema read, or `None` for a file to read by
     /// ranges ([`Self::file_reader`]).
     ///
-    /// Opened whole, the object read front to back: a file read as the stream it holds, its footer
-    /// checked at the end, or a stream. A file whose stream cannot be read from its start (polars
-    /// writes its schema message without the length prefix; file readers never read it) is
-    /// read by ranges instead: nothing was returned from it yet, and its GET is dropped.
+    /// Opened whole, the object read front to back ([`ObjectBatches::of_whole`]): a file read
+    /// as the stream it holds, its footer checked at the end, or a stream. A file whose
+    /// stream may not be readable from its start (polars writes its schema message without a
+    /// length prefix; file readers never read it) is held in memory from the whole read's
+    /// parts and read by ranges from there when it is within the window, else read by ranges
+    /// once its stream fails (nothing was returned from it yet, and its GET is dropped).
     /// Otherwise, a file is read by ranges, and a stream in parallel parts when every batch is
     /// read ([`ObjectSource::parts_reader`]), else through one streaming GET (no request when
     /// the opening brought it whole); an object that starts with `ARROW1` and does not end
     /// with it is a file without its end, an error saying it was cut short.
-    pub fn front_to_back(&self) -> Result<Option<ObjectBatches>, Failure> {
-        let whole = self.whole.lock().map(|mut w| w.take());
+    pub fn front_to_back(&mut self) -> Result<Option<ObjectBatches>, Failure> {
+        let whole = self.whole.take();
+        let failed = |e: quiver::error::Error<ObjectError>| match e {
+            quiver::error::Error::Source { error, .. } => self.place.failure(&error),
+            e => Failure::not_a_stream(Path::new(&self.url), e),
+        };
+        let options = ReaderOptions::default();
         let mut reader = match whole {
-            Ok(Some(reader)) => reader,
+            Some(reader) => {
+                let batches = ObjectBatches::of_whole(&mut self.source, reader, options);
+                return self.runtime.block_on(batches).map_err(failed);
+            }
             // Opened by its end: a file ends with the magic.
             _ if self.source.tail().ends_with(quiver::format::MAGIC) => return Ok(None),
             // A stream: in parallel parts when every batch is read, else as it is read.
@@ -222,17 +228,12 @@ impl Remote {
                 .peek(LEADING)
                 .await
                 .map_err(|e| self.place.failure(&e))?;
-            let file = leading.starts_with(quiver::format::MAGIC);
-            if file && !self.opened_whole {
+            if leading.starts_with(quiver::format::MAGIC) {
                 let error = quiver::format::missing_trailer(leading, self.source.len());
                 return Err(Failure::Error(format!("{}: {error}", self.url)));
             }
-            match ObjectBatches::new(reader, ReaderOptions::default()).await {
-                Ok(batches) => Ok(Some(batches)),
-                Err(quiver::error::Error::Source { error, .. }) => Err(self.place.failure(&error)),
-                Err(_) if file => Ok(None),
-                Err(e) => Err(Failure::not_a_stream(Path::new(&self.url), e)),
-            }
+            let batches = ObjectBatches::new(reader, options).await;
+            batches.map(Some).map_err(failed)
         })
     }
 }

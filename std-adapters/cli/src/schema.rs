@@ -84,7 +84,7 @@ fn describe(name: &Path, input: Input) -> Result<Description, Failure> {
         Input::Positioned(source) => file(name, source),
         Input::Mapped(source) => file(name, source),
         Input::InMemory(bytes) => file(name, bytes),
-        Input::Remote(remote) => remote_schema(&remote),
+        Input::Remote(mut remote) => remote_schema(&mut remote),
         Input::Stream(reader) => {
             let mut stream = input::stream_reader(name, reader)?;
             let schema = stream.schema().clone();
@@ -109,7 +109,7 @@ fn describe(name: &Path, input: Input) -> Result<Description, Failure> {
 
 /// The description of an object named by URL, from as few requests as its schema needs: a
 /// file's footer came with the opening request; a stream's schema is its first message.
-fn remote_schema(remote: &Remote) -> Result<Description, Failure> {
+fn remote_schema(remote: &mut Remote) -> Result<Description, Failure> {
     let Some(stream) = remote.front_to_back()? else {
         let reader = remote.file_reader()?;
         return Ok(Description {

@@ -242,20 +242,15 @@ const OPTIONS: [&[&str]; 7] = [
     &["schema", "--format", "json"],
 ];
 
-/// As polars writes a file: no length prefix before the schema message, so a reader must use
-/// the footer.
-fn polars_like(bytes: &[u8]) -> Vec<u8> {
-    let mut bytes = bytes.to_vec();
-    let schema = bytes.windows(4).position(|w| w == [0xFF; 4]).unwrap();
-    bytes[schema..schema + 8].copy_from_slice(&[4, 0, 0, 0, 0xF2, 0xFF, 0xFF, 0xFF]);
-    bytes
-}
-
 #[test]
 fn a_server_without_range_support_is_read_from_one_get_for_every_option() {
     let folder = tempfile::tempdir().unwrap();
     let polars = folder.path().join("polars-like.arrow");
-    std::fs::write(&polars, polars_like(&std::fs::read(trips()).unwrap())).unwrap();
+    std::fs::write(
+        &polars,
+        quiver_tests::polars_like(&std::fs::read(trips()).unwrap()),
+    )
+    .unwrap();
     for file in [trips(), polars] {
         for args in OPTIONS {
             let object = std::fs::read(&file).unwrap();

@@ -1,6 +1,6 @@
 //! [`ObjectBatches`]: every batch of an object, file or stream, from one streaming GET.
 //!
-//! It uses `read` and `error`.
+//! It uses `read`, `source` and `error`.
 //!
 //! Read by ranges, a file costs its opening request (the footer), then a request per planned
 //! range, and a window's ranges wait in memory until it is decoded. A caller that reads every
@@ -14,12 +14,14 @@
 //! that spans chunks is joined once, when all of it is in. Memory is one message, the batches
 //! the caller holds and the [`ObjectReader`]'s bounded read-ahead, whatever the object's size.
 
-use crate::{ObjectError, ObjectReader};
+use crate::{ObjectError, ObjectReader, ObjectSource};
 use quiver::array::RecordBatch;
 use quiver::bytes::Bytes;
 use quiver::error::{Error, FormatErrorKind};
+use quiver::format::{CONTINUATION, MAGIC};
 use quiver::ipc::{Projection, ReaderOptions, StreamDecodeResult, StreamDecoder};
 use quiver::schema::Schema;
+use quiver::source::AsyncRandomAccess;
 use std::sync::Arc;
 
 /// The batches of an object read front to back from one streaming GET; see the module docs.
@@ -73,6 +75,54 @@ impl ObjectBatches {
             position,
             schema,
         })
+    }
+
+    /// The batches of an object opened for a read of all of it ([`ObjectSource::open_whole`]),
+    /// read front to back by its `reader` as [`Self::new`] reads them; `None` for a file to
+    /// read by ranges from `source` ([`quiver::ipc::AsyncFileReader`]).
+    ///
+    /// A file whose first message lacks the continuation marker may not be readable from its
+    /// start (polars writes its schema message without any length prefix; files before Arrow
+    /// 0.15 frame messages without the marker). Within the source's window, such a file is
+    /// held whole by `source` ([`ObjectSource::hold`]) from the reader's parts, all in flight
+    /// already, and its reads by ranges are served from memory: no more request or round
+    /// trip than the whole read's (three waits for the first byte would be two). A larger
+    /// one is read front to back, and by ranges if its stream fails before its first batch
+    /// (the whole GET dropped).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::new`], but for a file whose stream fails: the store's error, or the error of
+    /// a stream's first messages.
+    pub async fn of_whole(
+        source: &mut ObjectSource,
+        mut reader: ObjectReader,
+        options: ReaderOptions,
+    ) -> Result<Option<Self>, Error<ObjectError>> {
+        // The padded magic, then the first message's continuation marker.
+        const LEADING: usize = 8 + CONTINUATION.len();
+        let leading = reader.peek(LEADING).await;
+        let leading = leading.map_err(|error| Error::Source {
+            error,
+            offset: 0,
+            len: LEADING as u64,
+        })?;
+        let file = leading.starts_with(MAGIC);
+        if file && leading.get(8..) != Some(&CONTINUATION[..]) && source.len() <= source.window() {
+            let len = source.len();
+            source.hold(reader).await.map_err(|error| Error::Source {
+                error,
+                offset: 0,
+                len,
+            })?;
+            return Ok(None);
+        }
+        match Self::new(reader, options).await {
+            Ok(batches) => Ok(Some(batches)),
+            Err(e @ Error::Source { .. }) => Err(e),
+            Err(_) if file => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The object's schema.

@@ -599,9 +599,44 @@ impl ObjectSource {
         &self.store
     }
 
-    /// The object's last bytes, as the opening request returned them (empty if none was sent).
+    /// The object's last bytes, as the opening request returned them (empty if none was sent),
+    /// or all of them once held ([`Self::hold`]).
     pub fn tail(&self) -> &[u8] {
         &self.tail
+    }
+
+    /// Bytes a planned read holds in memory at once ([`SourceOptions::window`]).
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Holds the whole object in memory, read by `reader` from its first byte (a whole read's,
+    /// [`Self::open_whole`]): every later read is served from it, with no request. The caller
+    /// bounds the memory (an object within [`Self::window`]: a whole read has all its parts in
+    /// flight then, so they cost no more request or round trip than reading them in order).
+    ///
+    /// # Errors
+    ///
+    /// The store's error, or a body of another length than the object's
+    /// ([`ObjectError::Length`]).
+    pub async fn hold(&mut self, mut reader: crate::ObjectReader) -> Result<(), ObjectError> {
+        let wrong = |received: usize| ObjectError::Length {
+            range: 0..self.size,
+            received: received as u64,
+        };
+        let size = usize::try_from(self.size).map_err(|_| wrong(0))?;
+        let whole = reader.read_bytes(size).await?;
+        if whole.len() != size {
+            return Err(wrong(whole.len()));
+        }
+        if let Some(more) = reader.next_chunk().await? {
+            return Err(wrong(size + more.len()));
+        }
+        self.tail = whole;
+        if let Some(head) = self.head.take() {
+            head.cut();
+        }
+        Ok(())
     }
 
     /// The requests sent so far, this source's clones included.

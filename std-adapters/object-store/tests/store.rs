@@ -436,6 +436,50 @@ async fn open_whole_file_and_one_column_in_few_requests() {
     assert_eq!(batches.len(), 100);
 }
 
+/// A file whose stream cannot be read from its start (polars writes its schema message
+/// without a length prefix): held whole from the whole read's parts, within the window, then
+/// read by ranges from memory (every byte once, no request more); larger than the window,
+/// read by ranges after its stream fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_whose_stream_does_not_start_as_one_is_held_from_the_whole_read() {
+    let bytes = quiver_tests::ten_columns::file(100, 2000, quiver::ipc::WriterOptions::default());
+    let polars = quiver_tests::polars_like(&bytes);
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let path = put(&*memory, "data/polars.arrow", &polars).await;
+    let read = |counted: Arc<Counted>, window: u64| {
+        let path = path.clone();
+        async move {
+            let options = SourceOptions::default().with_window(window);
+            let opened = ObjectSource::open_whole(counted, path, options).await;
+            let (mut source, reader) = opened.unwrap();
+            let batches = ObjectBatches::of_whole(&mut source, reader, ReaderOptions::default());
+            assert!(batches.await.unwrap().is_none(), "read by ranges");
+            let batches = remote(&source, None).await.unwrap();
+            (batches, source.requests())
+        }
+    };
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let (batches, stats) = read(counted.clone(), 64 << 20).await;
+    assert_batches_equal(&local(&polars, None), &batches);
+    assert_eq!((stats.requests, counted.heads()), (counted.gets(), 0));
+    assert!(tiles(&counted.ranges.lock().unwrap(), polars.len() as u64));
+    assert!(stats.round_trips <= 2, "{stats:?}");
+    assert_eq!(stats.bytes, polars.len() as u64);
+    // The same parts as the file whose stream is read front to back.
+    let usual = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let usual_path = put(&*memory, "data/usual.arrow", &bytes).await;
+    whole(usual.clone(), &usual_path).await.unwrap();
+    assert_eq!(counted.gets(), usual.gets());
+
+    let counted = Counted::new(Arc::clone(&memory), Duration::from_millis(20));
+    let (batches, stats) = read(counted.clone(), 1 << 20).await;
+    assert_batches_equal(&local(&polars, None), &batches);
+    assert!(
+        stats.bytes > polars.len() as u64,
+        "the footer and blocks again: {stats:?}"
+    );
+}
+
 /// A file of three batches of one dictionary-encoded column whose dictionary grows: the delta
 /// batches lie between record batches, where a read front to back meets them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

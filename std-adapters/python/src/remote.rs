@@ -3,9 +3,10 @@
 //!
 //! It uses `source` and `error`; `quiver_object_store` does the reading.
 //!
-//! Reading every column of every batch is ONE GET of the whole object, decoded as it arrives
-//! ([`ObjectBatches`]); a file whose stream cannot be read from its start is read by ranges
-//! instead. Under a selection, opening is one suffix GET (the footer and the size; for some
+//! Reading every column of every batch reads the whole object front to back in parallel parts
+//! (ONE GET for a small object), decoded as it arrives ([`ObjectBatches`]); a file whose
+//! stream cannot be read from its start is read by ranges instead, from those parts held in
+//! memory when it is within the window ([`ObjectBatches::of_whole`]). Under a selection, opening is one suffix GET (the footer and the size; for some
 //! columns of every batch, or the first batches or rows, with a GET of the object's start
 //! beside it: `Reading::Scan` and `Reading::First`), and a
 //! file is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
@@ -249,20 +250,15 @@ impl Reading {
             .with_environment(|name| std::env::var(name).ok())
             .map_err(|e| Failure::Value(e.to_string()))?;
         let reading = self.reading().on(&store);
-        let (source, whole) = ObjectSource::open_for(store.store, store.path, options, reading)
+        let (mut source, whole) = ObjectSource::open_for(store.store, store.path, options, reading)
             .await
             .map_err(|e| self.store_failure(e))?;
         let front_to_back = match whole {
-            Some(mut reader) => {
-                // Opened whole, there is no tail to tell a file by: its first bytes do.
-                let magic = quiver::format::MAGIC;
-                let leading = reader.peek(magic.len()).await;
-                let is_file = leading.map_err(|e| self.store_failure(e))? == magic;
-                match ObjectBatches::new(reader, ReaderOptions::default()).await {
-                    Ok(batches) => Some(batches),
+            // A file whose stream does not start as one (polars'): by ranges, from memory.
+            Some(reader) => {
+                match ObjectBatches::of_whole(&mut source, reader, ReaderOptions::default()).await {
+                    Ok(batches) => batches,
                     Err(e @ Error::Source { .. }) => return Err(self.store_failure(e)),
-                    // A file whose stream does not start as one (polars'): by ranges.
-                    Err(_) if is_file => None,
                     Err(e) => return Err(self.failed(e, None)),
                 }
             }

@@ -187,8 +187,9 @@ def test_s3_one_column_costs_what_the_cli_does(tmp_path, moto, quiver_cli):
 def test_polars_written_files_are_read_whole_by_url(tmp_path, moto):
     # polars writes its schema message without the length prefix (file readers take the
     # footer's schema): such a file cannot be read front to back, so a read of every column
-    # reads it by ranges, as `quiver json` does. It used to fail: "malformed flatbuffer
-    # reading Message (byte offset 12)".
+    # reads it by ranges, as `quiver json` does: from the whole read's bytes held in memory,
+    # one GET of every byte (not the GET, then the footer and the blocks). It used to fail:
+    # "malformed flatbuffer reading Message (byte offset 12)".
     import polars as pl
 
     frame = pl.DataFrame({"x": list(range(30_000)), "s": [f"v{i}" for i in range(30_000)]})
@@ -197,7 +198,10 @@ def test_polars_written_files_are_read_whole_by_url(tmp_path, moto):
     put(moto, "/quiver/p.arrow", path.read_bytes())
     expected = quiver.to_json(frame.to_arrow())
     for url in ["file://" + str(path), "s3://quiver/p.arrow"]:
-        table = pa.table(quiver.read(url))
+        reader = quiver.read(url)
+        table = pa.table(reader)
+        assert reader.requests["requests"] == 1, (url, reader.requests)
+        assert reader.requests["bytes"] == path.stat().st_size, (url, reader.requests)
         assert table.column("x").to_pylist() == list(range(30_000)), url
         assert table.column("s").to_pylist() == [f"v{i}" for i in range(30_000)], url
         assert quiver.to_json(url) == expected, url
