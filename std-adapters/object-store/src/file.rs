@@ -85,15 +85,15 @@ impl ObjectBatches {
     /// start (polars writes its schema message without any length prefix; files before Arrow
     /// 0.15 frame messages without the marker). Within the source's window, such a file is
     /// held whole by `source` ([`ObjectSource::hold`]) from the reader's parts, all in flight
-    /// already, and its reads by ranges are served from memory: no more request or round
-    /// trip than the whole read's (three waits for the first byte would be two). A larger
-    /// one is read front to back, and by ranges if its stream fails before its first batch
-    /// (the whole GET dropped).
+    /// already, and its reads by ranges are served from memory: no request or round trip
+    /// more than the whole read's (two waits for a first byte, where reading the footer, then
+    /// the blocks, would take three). A larger one is read front to back, and by ranges if
+    /// its stream fails before its first batch (the whole GET dropped).
     ///
     /// # Errors
     ///
-    /// As [`Self::new`], but for a file whose stream fails: the store's error, or the error of
-    /// a stream's first messages.
+    /// The store's error, or the error of a stream's first messages (a file whose stream
+    /// fails is read by ranges instead).
     pub async fn of_whole(
         source: &mut ObjectSource,
         mut reader: ObjectReader,

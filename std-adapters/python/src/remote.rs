@@ -6,13 +6,14 @@
 //! Reading every column of every batch reads the whole object front to back in parallel parts
 //! (ONE GET for a small object), decoded as it arrives ([`ObjectBatches`]); a file whose
 //! stream cannot be read from its start is read by ranges instead, from those parts held in
-//! memory when it is within the window ([`ObjectBatches::of_whole`]). Under a selection, opening is one suffix GET (the footer and the size; for some
-//! columns of every batch, or the first batches or rows, with a GET of the object's start
-//! beside it: `Reading::Scan` and `Reading::First`), and a
-//! file is read by [`AsyncFileReader`] with the planner's limits from the network: each window's
-//! ranges are concurrent ranged GETs, the next window in flight while the current one is
-//! converted. A stream is read front to back: in parallel parts when every batch is read,
-//! else through one GET that receives little ahead of what is read.
+//! memory when it is within the window ([`ObjectBatches::of_whole`]). Under a selection,
+//! opening is one suffix GET (the footer and the size; for some columns of every batch, or
+//! the first batches or rows, with a GET of the object's start beside it: `Reading::Scan` and
+//! `Reading::First`), and a file is read by [`AsyncFileReader`] with the planner's limits
+//! from the network: each window's ranges are concurrent ranged GETs, the next window in
+//! flight while the current one is converted. A stream is read front to back: in parallel
+//! parts when every batch is read, else through one GET that receives little ahead of what
+//! is read.
 //!
 //! The reading runs on a thread of its own with a small tokio runtime, which owns the source
 //! and its reader and hands each batch over a channel of one: a batch is read ahead while the
