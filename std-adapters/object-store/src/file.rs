@@ -18,7 +18,7 @@ use crate::{ObjectError, ObjectReader, ObjectSource};
 use quiver::array::RecordBatch;
 use quiver::bytes::Bytes;
 use quiver::error::{Error, FormatErrorKind};
-use quiver::format::{CONTINUATION, MAGIC};
+use quiver::format::{CONTINUATION, LEADING_LEN, MAGIC};
 use quiver::ipc::{Projection, ReaderOptions, StreamDecodeResult, StreamDecoder};
 use quiver::schema::Schema;
 use quiver::source::AsyncRandomAccess;
@@ -100,7 +100,8 @@ impl ObjectBatches {
         options: ReaderOptions,
     ) -> Result<Option<Self>, Error<ObjectError>> {
         // The padded magic, then the first message's continuation marker.
-        const LEADING: usize = 8 + CONTINUATION.len();
+        const MARKER_AT: usize = LEADING_LEN as usize;
+        const LEADING: usize = MARKER_AT + CONTINUATION.len();
         let leading = reader.peek(LEADING).await;
         let leading = leading.map_err(|error| Error::Source {
             error,
@@ -108,7 +109,10 @@ impl ObjectBatches {
             len: LEADING as u64,
         })?;
         let file = leading.starts_with(MAGIC);
-        if file && leading.get(8..) != Some(&CONTINUATION[..]) && source.len() <= source.window() {
+        if file
+            && leading.get(MARKER_AT..) != Some(&CONTINUATION[..])
+            && source.len() <= source.window()
+        {
             let len = source.len();
             source.hold(reader).await.map_err(|error| Error::Source {
                 error,
