@@ -1191,19 +1191,17 @@ fn connections(requests: usize, delay: Duration) {
 /// reads every batch), `column NAME`, `limit N` (the batches N rows need, as `quiver json
 /// --limit N`), and `column-old NAME`, `limit-old N`: the same with the planner as it was
 /// before the cost model (fixed limits: 8 KiB gaps, ranges of 9x the bandwidth-delay
-/// product, windows of two ranges, metadata then buffers). `QUIVER_WINDOW_MIB` sets the
-/// source's window (default 64 MiB).
+/// product, windows of two ranges, metadata then buffers). The source takes the settings
+/// `quiver json` takes from the environment (`SourceOptions::with_environment`:
+/// `QUIVER_WINDOW_MIB`, `QUIVER_REQUEST_COST_MS`, ...).
 fn model_child(endpoint: &str, key: &str, mode: &str, arg: Option<&str>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let store = s3(endpoint);
-    // QUIVER_WINDOW_MIB: the window (default 64 MiB).
-    let mut options = SourceOptions::default();
-    if let Some(mib) = std::env::var("QUIVER_WINDOW_MIB")
-        .ok()
-        .and_then(|w| w.parse::<u64>().ok())
-    {
-        options = options.with_window(mib << 20);
-    }
+    // The settings `quiver json` takes from the environment (`QUIVER_WINDOW_MIB`, the
+    // network's figures), so that the child reads as the CLI would with them.
+    let options = SourceOptions::default()
+        .with_environment(|name| std::env::var(name).ok())
+        .unwrap_or_else(|bad| panic!("{bad}"));
     let rows = runtime.block_on(async {
         if mode == "whole" {
             return whole_read(store, key, options).await.0;
