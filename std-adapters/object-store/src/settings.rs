@@ -10,6 +10,10 @@ use std::time::Duration;
 /// The variable that sets the stall timeout, in seconds (`0.3`, `30`).
 pub const STALL_TIMEOUT_VARIABLE: &str = "QUIVER_STALL_TIMEOUT";
 
+/// The variable that sets what a request costs besides its time, in milliseconds (`0`,
+/// `0.25`, `3`).
+const REQUEST_COST_VARIABLE: &str = "QUIVER_REQUEST_COST_MS";
+
 /// A variable whose value is not one its setting takes: its name, its value and what it
 /// takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +38,13 @@ impl std::error::Error for BadSetting {}
 impl SourceOptions {
     /// These options with the network figures and limits the environment sets (`var` reads a
     /// variable; `|name| std::env::var(name).ok()` for the process's), each a positive whole
-    /// number:
+    /// number but where said:
     ///
     /// - `QUIVER_FIRST_BYTE_MS`: time to first byte, ms (default: measured on the first request);
     /// - `QUIVER_REQUEST_MIBPS`: bandwidth of one request, MiB/s (default 64);
     /// - `QUIVER_TOTAL_MIBPS`: bandwidth of all requests together, MiB/s (default 1024);
-    /// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms (default 1);
+    /// - `QUIVER_REQUEST_COST_MS`: what a request costs besides its time, ms, any number from
+    ///   0 (`0`: requests are free, `0.25`; default 1);
     /// - `QUIVER_IN_FLIGHT`: requests in flight at once, at most (default 128);
     /// - `QUIVER_WINDOW_MIB`: memory a planned read holds at once, MiB (default 64);
     /// - `QUIVER_STALL_TIMEOUT`: how long a request may go without a byte before the rest is
@@ -77,8 +82,19 @@ impl SourceOptions {
         if let Some(mibps) = number("QUIVER_TOTAL_MIBPS")? {
             network = network.with_total_bandwidth(mibps.saturating_mul(MIB));
         }
-        if let Some(ms) = number("QUIVER_REQUEST_COST_MS")? {
-            network = network.with_request_cost(Duration::from_millis(ms));
+        if let Some(text) = var(REQUEST_COST_VARIABLE) {
+            let ms = text.trim().parse::<f64>().ok();
+            match ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()) {
+                Some(cost) => network = network.with_request_cost(cost),
+                None => {
+                    return Err(BadSetting {
+                        name: REQUEST_COST_VARIABLE,
+                        value: text,
+                        expected: "must be a number of milliseconds from 0 (what a request \
+                                   costs besides its time)",
+                    });
+                }
+            }
         }
         if let Some(requests) = number("QUIVER_IN_FLIGHT")? {
             options = options.with_max_in_flight(usize::try_from(requests).unwrap_or(usize::MAX));
@@ -151,6 +167,21 @@ mod tests {
                 error.to_string().starts_with("QUIVER_REQUEST_MIBPS="),
                 "{error}"
             );
+        }
+        for (ms, us) in [("0", 0), ("0.25", 250), (" 3 ", 3000)] {
+            let pairs = [("QUIVER_REQUEST_COST_MS", ms)];
+            let options = SourceOptions::default()
+                .with_environment(env(&pairs))
+                .unwrap();
+            let model = options.network.model(options.max_in_flight);
+            assert_eq!(model.request_cost_us, us, "{ms}");
+        }
+        for bad in ["-1", "free", "", "NaN", "1e400"] {
+            let pairs = [("QUIVER_REQUEST_COST_MS", bad)];
+            let error = SourceOptions::default()
+                .with_environment(env(&pairs))
+                .unwrap_err();
+            assert!(error.to_string().contains("milliseconds from 0"), "{error}");
         }
         for bad in ["0", "-2", "soon", "1e400"] {
             let pairs = [("QUIVER_STALL_TIMEOUT", bad)];
