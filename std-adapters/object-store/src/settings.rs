@@ -70,6 +70,22 @@ impl SourceOptions {
                 }),
             }
         };
+        // A time in units of which `per_second` make a second (a number with a fraction;
+        // zero only if `zero` may be), or the error that says what the variable takes.
+        let time = |name: &'static str, per_second: f64, zero: bool, expected: &'static str| {
+            let Some(value) = var(name) else {
+                return Ok(None);
+            };
+            let units = value.trim().parse::<f64>().ok();
+            match units.and_then(|n| Duration::try_from_secs_f64(n / per_second).ok()) {
+                Some(time) if zero || !time.is_zero() => Ok(Some(time)),
+                _ => Err(BadSetting {
+                    name,
+                    value,
+                    expected,
+                }),
+            }
+        };
         const MIB: u64 = 1024 * 1024;
         let mut network = self.network;
         let mut options = self;
@@ -82,19 +98,10 @@ impl SourceOptions {
         if let Some(mibps) = number("QUIVER_TOTAL_MIBPS")? {
             network = network.with_total_bandwidth(mibps.saturating_mul(MIB));
         }
-        if let Some(text) = var(REQUEST_COST_VARIABLE) {
-            let ms = text.trim().parse::<f64>().ok();
-            match ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()) {
-                Some(cost) => network = network.with_request_cost(cost),
-                None => {
-                    return Err(BadSetting {
-                        name: REQUEST_COST_VARIABLE,
-                        value: text,
-                        expected: "must be a number of milliseconds from 0 (what a request \
-                                   costs besides its time)",
-                    });
-                }
-            }
+        let expected = "must be a number of milliseconds from 0 (what a request costs besides \
+                        its time)";
+        if let Some(cost) = time(REQUEST_COST_VARIABLE, 1000.0, true, expected)? {
+            network = network.with_request_cost(cost);
         }
         if let Some(requests) = number("QUIVER_IN_FLIGHT")? {
             options = options.with_max_in_flight(usize::try_from(requests).unwrap_or(usize::MAX));
@@ -102,19 +109,10 @@ impl SourceOptions {
         if let Some(mib) = number("QUIVER_WINDOW_MIB")? {
             options = options.with_window(mib.saturating_mul(MIB));
         }
-        if let Some(text) = var(STALL_TIMEOUT_VARIABLE) {
-            let seconds = text.trim().parse::<f64>().ok();
-            match seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
-                Some(wait) if !wait.is_zero() => options = options.with_stall_timeout(wait),
-                _ => {
-                    return Err(BadSetting {
-                        name: STALL_TIMEOUT_VARIABLE,
-                        value: text,
-                        expected: "must be a number of seconds above 0 (how long a request may \
-                                   go without a byte)",
-                    });
-                }
-            }
+        let expected = "must be a number of seconds above 0 (how long a request may go without \
+                        a byte)";
+        if let Some(wait) = time(STALL_TIMEOUT_VARIABLE, 1.0, false, expected)? {
+            options = options.with_stall_timeout(wait);
         }
         Ok(options.with_network(network))
     }
