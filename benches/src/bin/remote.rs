@@ -36,7 +36,8 @@
 //! /work/venv/bin/python when it exists, else python3), each run three times.
 //!
 //! `... --bin remote -- --model FILE:COLUMN...` (the network model of issue 27): each file
-//! served by the Rust range server behind the proxy, which holds each request 50 ms
+//! held in memory by the proxy and answered from there (no server behind it whose work
+//! would share the cores with the readers), which holds each request 50 ms
 //! (`QUIVER_BENCH_DELAY_MS`) before its first byte, sends each answer's body at 64 MiB/s
 //! (`QUIVER_BENCH_MIBPS`) and, with `QUIVER_BENCH_SLOW_EVERY=N`, holds every Nth request
 //! `QUIVER_BENCH_SLOW_MS` (3,000) longer; any number in flight. quiver (whole, one column,
@@ -195,9 +196,20 @@ impl Recorder {
     }
 }
 
-/// Forwards each request to `upstream` after `delay`, one upstream connection per request;
-/// answers with `Connection: close`. Returns the proxy's endpoint.
-async fn proxy(upstream: String, delay: Duration, recorder: Arc<Recorder>) -> String {
+/// Where the proxy's answers come from.
+#[derive(Clone)]
+enum Upstream {
+    /// A server at this endpoint (`moto_server`, a range server), one connection per request.
+    Server(String),
+    /// One object held here, answered as [`range_server`] answers (any path): each byte is
+    /// copied once on its way to the client, and no other server's work shares the machine's
+    /// cores with the reader (a real store's work is not on the client's machine).
+    Object(Arc<Vec<u8>>),
+}
+
+/// Answers each request from `upstream` after `delay`; answers with `Connection: close`.
+/// Returns the proxy's endpoint.
+async fn proxy(upstream: Upstream, delay: Duration, recorder: Arc<Recorder>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -223,7 +235,7 @@ async fn proxy(upstream: String, delay: Duration, recorder: Arc<Recorder>) -> St
 
 async fn forward(
     client: TcpStream,
-    upstream: &str,
+    upstream: &Upstream,
     delay: Duration,
     recorder: &Recorder,
     shape: Shape,
@@ -249,8 +261,8 @@ async fn forward(
         }
     }
     head.push_str("Connection: close\r\n\r\n");
-    let mut body = vec![0u8; length];
-    read.read_exact(&mut body).await?;
+    let mut request_body = vec![0u8; length];
+    read.read_exact(&mut request_body).await?;
     let start = Instant::now();
     let n = recorder
         .forwarded
@@ -289,66 +301,93 @@ async fn forward(
     let mut bytes = 0u64;
     let mut logged = false;
     let passed: std::io::Result<()> = async {
-        let server = TcpStream::connect(upstream.trim_start_matches("http://")).await?;
-        let (from_server, mut to_server) = server.into_split();
-        to_server.write_all(head.as_bytes()).await?;
-        to_server.write_all(&body).await?;
-        // The answer streams through as it arrives: its head line by line, then its body. The
-        // request is logged as ended just before its last byte is passed on, so that a request the
-        // client sends on receiving it never seems to overlap it.
-        let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
-        let mut length = None;
-        loop {
-            let mut line = Vec::new();
-            if from_server.read_until(b'\n', &mut line).await? == 0 {
-                break;
+        let body = (&mut write, shape, (recorder, start, n));
+        match upstream {
+            Upstream::Server(endpoint) => {
+                let server = TcpStream::connect(endpoint.trim_start_matches("http://")).await?;
+                let (from_server, mut to_server) = server.into_split();
+                to_server.write_all(head.as_bytes()).await?;
+                to_server.write_all(&request_body).await?;
+                // The answer streams through as it arrives: its head line by line, then its
+                // body.
+                let mut from_server = BufReader::with_capacity(256 * 1024, from_server);
+                let mut length = None;
+                loop {
+                    let mut line = Vec::new();
+                    if from_server.read_until(b'\n', &mut line).await? == 0 {
+                        break;
+                    }
+                    body.0.write_all(&line).await?;
+                    let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
+                    if let Some(n) = lower.strip_prefix("content-length:") {
+                        length = n.trim().parse::<u64>().ok();
+                    }
+                    if line == b"\r\n" {
+                        break;
+                    }
+                }
+                pass_body(from_server, length, body, (&mut bytes, &mut logged)).await
             }
-            write.write_all(&line).await?;
-            let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
-            if let Some(n) = lower.strip_prefix("content-length:") {
-                length = n.trim().parse::<u64>().ok();
-            }
-            if line == b"\r\n" {
-                break;
+            Upstream::Object(object) => {
+                let (reply, sent) = answer(object, &head);
+                body.0.write_all(reply.as_bytes()).await?;
+                let length = Some(sent.len() as u64);
+                pass_body(sent, length, body, (&mut bytes, &mut logged)).await
             }
         }
-        let body_start = tokio::time::Instant::now();
-        if trace {
-            eprintln!("{:?} #{n} upstream head", recorder.since_reset());
-        }
-        loop {
-            // The body at the per-request bandwidth: each piece leaves when the bytes before it
-            // would have at that rate.
-            if shape.bytes_per_second > 0 {
-                let due = Duration::from_secs_f64(bytes as f64 / shape.bytes_per_second as f64);
-                tokio::time::sleep_until(body_start + due).await;
-            }
-            let chunk = from_server.fill_buf().await?;
-            if chunk.is_empty() {
-                break;
-            }
-            let chunk = &chunk[..chunk.len().min(64 * 1024)];
-            let n = chunk.len();
-            let sent = bytes + n as u64;
-            if length.is_some_and(|l| sent >= l) && !logged {
-                recorder.record(start, sent);
-                logged = true;
-            }
-            write.write_all(chunk).await?;
-            bytes = sent;
-            from_server.consume(n);
-        }
-        if trace {
-            eprintln!("{:?} #{n} done, {bytes} bytes", recorder.since_reset());
-        }
-        write.shutdown().await?;
-        Ok(())
     }
     .await;
     if !logged {
         recorder.record(start, bytes);
     }
     passed
+}
+
+/// Passes an answer's `body` (of `length` bytes, when said) on to the client `write` at the
+/// bandwidth `shape` caps it to, counting what it sent in `bytes`; the request (the `n`-th,
+/// received at `start`) is logged as ended just before its last byte is passed on, so that a
+/// request the client sends on receiving it never seems to overlap it (`logged` once it is).
+async fn pass_body(
+    mut body: impl tokio::io::AsyncBufRead + Unpin,
+    length: Option<u64>,
+    (write, shape, (recorder, start, n)): (
+        &mut tokio::net::tcp::OwnedWriteHalf,
+        Shape,
+        (&Recorder, Instant, u64),
+    ),
+    (bytes, logged): (&mut u64, &mut bool),
+) -> std::io::Result<()> {
+    let trace = std::env::var_os("QUIVER_BENCH_TRACE").is_some();
+    let body_start = tokio::time::Instant::now();
+    if trace {
+        eprintln!("{:?} #{n} upstream head", recorder.since_reset());
+    }
+    loop {
+        // The body at the per-request bandwidth: each piece leaves when the bytes before it
+        // would have at that rate.
+        if shape.bytes_per_second > 0 {
+            let due = Duration::from_secs_f64(*bytes as f64 / shape.bytes_per_second as f64);
+            tokio::time::sleep_until(body_start + due).await;
+        }
+        let chunk = body.fill_buf().await?;
+        if chunk.is_empty() {
+            break;
+        }
+        let chunk = &chunk[..chunk.len().min(64 * 1024)];
+        let size = chunk.len();
+        let sent = *bytes + size as u64;
+        if length.is_some_and(|l| sent >= l) && !*logged {
+            recorder.record(start, sent);
+            *logged = true;
+        }
+        write.write_all(chunk).await?;
+        *bytes = sent;
+        body.consume(size);
+    }
+    if trace {
+        eprintln!("{:?} #{n} done, {bytes} bytes", recorder.since_reset());
+    }
+    write.shutdown().await
 }
 
 fn s3(endpoint: &str) -> Arc<dyn ObjectStore> {
@@ -517,7 +556,11 @@ fn small(args: &[String]) {
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let endpoint = runtime.block_on(proxy(moto.endpoint.clone(), delay, Arc::clone(&recorder)));
+    let endpoint = runtime.block_on(proxy(
+        Upstream::Server(moto.endpoint.clone()),
+        delay,
+        Arc::clone(&recorder),
+    ));
     let store = s3(&endpoint);
     let mut times = Vec::new();
     for (what, projection) in [("whole file", None), ("one column", Some(column))] {
@@ -619,7 +662,11 @@ fn many(objects: usize, rows: usize, delay: Duration) {
     let what = format!("{objects} objects");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let endpoint = runtime.block_on(proxy(moto.endpoint.clone(), delay, Arc::clone(&recorder)));
+    let endpoint = runtime.block_on(proxy(
+        Upstream::Server(moto.endpoint.clone()),
+        delay,
+        Arc::clone(&recorder),
+    ));
     let quiver = std::env::current_exe().unwrap().with_file_name("quiver");
     assert!(
         quiver.exists(),
@@ -858,7 +905,7 @@ async fn serve_range(
 ) -> std::io::Result<()> {
     let (read, mut write) = client.into_split();
     let mut read = BufReader::new(read);
-    let (mut method, mut range) = (String::new(), None);
+    let mut request = String::new();
     loop {
         let mut line = String::new();
         if read.read_line(&mut line).await? == 0 {
@@ -867,43 +914,14 @@ async fn serve_range(
         if line == "\r\n" {
             break;
         }
-        if method.is_empty() {
-            method = line.split(' ').next().unwrap_or("").to_string();
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(spec) = lower.strip_prefix("range:") {
-            let spec = spec.trim().trim_start_matches("bytes=").to_string();
-            let (a, b) = spec.split_once('-').unwrap_or(("", ""));
-            let len = object.len() as u64;
-            range = match (a.parse::<u64>().ok(), b.parse::<u64>().ok()) {
-                (Some(a), Some(b)) => Some(a..(b + 1).min(len)),
-                (Some(a), None) => Some(a..len),
-                (None, Some(n)) => Some(len.saturating_sub(n)..len),
-                (None, None) => None,
-            };
-        }
+        request.push_str(&line);
     }
     let start = Instant::now();
     if let Some((delay, _)) = delayed {
         tokio::time::sleep(*delay).await;
     }
-    let len = object.len();
-    let (status, body, content_range) = match range {
-        Some(r) if r.start < r.end => {
-            let body = &object[r.start as usize..r.end as usize];
-            let content_range = format!("Content-Range: bytes {}-{}/{len}\r\n", r.start, r.end - 1);
-            ("206 Partial Content", body, content_range)
-        }
-        _ => ("200 OK", object, String::new()),
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{content_range}Accept-Ranges: bytes\r\n\
-         ETag: \"quiver\"\r\nLast-Modified: Tue, 01 Dec 2026 00:00:00 GMT\r\n\
-         Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
+    let (head, sent) = answer(object, &request);
     write.write_all(head.as_bytes()).await?;
-    let sent = if method == "HEAD" { &[][..] } else { body };
     // The last byte goes once the request is logged (as the proxy does).
     let (most, last) = sent.split_at(sent.len().saturating_sub(1));
     write.write_all(most).await?;
@@ -922,6 +940,44 @@ async fn serve_range(
     }
     write.write_all(last).await?;
     write.shutdown().await
+}
+
+/// S3's answer to the request whose head is `request` (its lines) for `object` (any path): the
+/// answer's head and the bytes of its body. GET and HEAD: the whole object (200), or one range
+/// (`bytes=a-b`, `bytes=a-`, `bytes=-n`; 206).
+fn answer<'a>(object: &'a [u8], request: &str) -> (String, &'a [u8]) {
+    let method = request.split(' ').next().unwrap_or("");
+    let len = object.len() as u64;
+    let range = request.lines().find_map(|line| {
+        let lower = line.to_ascii_lowercase();
+        let spec = lower
+            .strip_prefix("range:")?
+            .trim()
+            .trim_start_matches("bytes=")
+            .to_string();
+        let (a, b) = spec.split_once('-').unwrap_or(("", ""));
+        match (a.parse::<u64>().ok(), b.parse::<u64>().ok()) {
+            (Some(a), Some(b)) => Some(a..(b + 1).min(len)),
+            (Some(a), None) => Some(a..len),
+            (None, Some(n)) => Some(len.saturating_sub(n)..len),
+            (None, None) => None,
+        }
+    });
+    let (status, body, content_range) = match range {
+        Some(r) if r.start < r.end => {
+            let body = &object[r.start as usize..r.end as usize];
+            let content_range = format!("Content-Range: bytes {}-{}/{len}\r\n", r.start, r.end - 1);
+            ("206 Partial Content", body, content_range)
+        }
+        _ => ("200 OK", object, String::new()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{content_range}Accept-Ranges: bytes\r\n\
+         ETag: \"quiver\"\r\nLast-Modified: Tue, 01 Dec 2026 00:00:00 GMT\r\n\
+         Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    (head, if method == "HEAD" { &[] } else { body })
 }
 
 /// One plain GET of the whole object, its body streamed and dropped; returns its bytes.
@@ -1034,7 +1090,11 @@ fn big(gigabytes: f64, delay: Duration) {
         let endpoint = if name == "inside" {
             upstream
         } else {
-            runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)))
+            runtime.block_on(proxy(
+                Upstream::Server(upstream),
+                delay,
+                Arc::clone(&recorder),
+            ))
         };
         recorder.reset();
         parent_cpu.set(cpu());
@@ -1141,7 +1201,11 @@ fn connections(requests: usize, delay: Duration) {
         ("`moto_server`", moto.endpoint.clone()),
         ("Rust range server", loopback),
     ] {
-        let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
+        let endpoint = runtime.block_on(proxy(
+            Upstream::Server(upstream),
+            delay,
+            Arc::clone(&recorder),
+        ));
         let store = s3(&endpoint);
         // One request first, so that any connection set-up of the client is done.
         runtime
@@ -1292,7 +1356,7 @@ async fn stream_rows(source: &ObjectSource, mode: &str, arg: Option<&str>) -> us
     rows
 }
 
-/// The model run: each `FILE:COLUMN` served by the Rust range server behind the proxy (the
+/// The model run: each `FILE:COLUMN` held and answered by the proxy (the
 /// first-byte delay, each answer's bandwidth capped, any number in flight, the slow tail as
 /// `QUIVER_BENCH_*` say), read whole, one column and `--limit 10` by quiver (a child process,
 /// its peak resident set measured) with and without the cost model, by polars and pyarrow
@@ -1332,7 +1396,7 @@ fn model(files: &[String], delay: Duration) {
             .file_name()
             .map_or(file.to_string(), |n| n.to_string_lossy().into_owned());
         let label = format!("{name} ({:.1} MB)", object.len() as f64 / 1e6);
-        let upstream = runtime.block_on(range_server(Arc::clone(&object), None));
+        let upstream = Upstream::Object(Arc::clone(&object));
         let endpoint = runtime.block_on(proxy(upstream, delay, Arc::clone(&recorder)));
         let key = "model.arrow";
         let line = |reader: &str, what: &str, peak_kib: Option<u64>| {
