@@ -301,7 +301,7 @@ async fn forward(
     let mut bytes = 0u64;
     let mut logged = false;
     let passed: std::io::Result<()> = async {
-        let body = (&mut write, shape, (recorder, start, n));
+        let to_client = (&mut write, shape, (recorder, start, n));
         match upstream {
             Upstream::Server(endpoint) => {
                 let server = TcpStream::connect(endpoint.trim_start_matches("http://")).await?;
@@ -317,7 +317,7 @@ async fn forward(
                     if from_server.read_until(b'\n', &mut line).await? == 0 {
                         break;
                     }
-                    body.0.write_all(&line).await?;
+                    to_client.0.write_all(&line).await?;
                     let lower = String::from_utf8_lossy(&line).to_ascii_lowercase();
                     if let Some(n) = lower.strip_prefix("content-length:") {
                         length = n.trim().parse::<u64>().ok();
@@ -326,13 +326,13 @@ async fn forward(
                         break;
                     }
                 }
-                pass_body(from_server, length, body, (&mut bytes, &mut logged)).await
+                pass_body(from_server, length, to_client, (&mut bytes, &mut logged)).await
             }
             Upstream::Object(object) => {
                 let (reply, sent) = answer(object, &head);
-                body.0.write_all(reply.as_bytes()).await?;
+                to_client.0.write_all(reply.as_bytes()).await?;
                 let length = Some(sent.len() as u64);
-                pass_body(sent, length, body, (&mut bytes, &mut logged)).await
+                pass_body(sent, length, to_client, (&mut bytes, &mut logged)).await
             }
         }
     }
